@@ -1,0 +1,116 @@
+namespace Courier.Actors.Server;
+
+/// <summary>
+/// Everything the broker needs to know about how it runs. Filled by the gateway from flags and the
+/// config file (nats-server's names in the comments); defaults are nats-server's.
+/// </summary>
+public sealed class ServerOptions
+{
+    /// <summary>Client listen host (<c>host</c>, <c>-a</c>).</summary>
+    public string Host { get; set; } = "0.0.0.0";
+
+    /// <summary>Client listen port (<c>port</c>, <c>-p</c>); -1 picks a random free port.</summary>
+    public int Port { get; set; } = 4222;
+
+    /// <summary>Server name (<c>server_name</c>, <c>-n</c>); defaults to the server id.</summary>
+    public string? ServerName { get; set; }
+
+    /// <summary>Monitoring host (<c>http</c> host part / <c>http_host</c>); defaults to <see cref="Host"/>.</summary>
+    public string? HttpHost { get; set; }
+
+    /// <summary>Monitoring port (<c>http_port</c>, <c>-m</c>); 0 disables, -1 picks a random port.</summary>
+    public int HttpPort { get; set; }
+
+    /// <summary>Bytes; <c>max_payload</c>, nats-server default 1 MB.</summary>
+    public int MaxPayload { get; set; } = 1024 * 1024;
+
+    /// <summary>Bytes; <c>max_control_line</c>, nats-server default 4 KB.</summary>
+    public int MaxControlLine { get; set; } = 4096;
+
+    /// <summary>Bytes of outbound data buffered per client before it is a slow consumer; <c>max_pending</c>, default 64 MB.</summary>
+    public long MaxPending { get; set; } = 64L * 1024 * 1024;
+
+    /// <summary><c>max_connections</c>, default 64K.</summary>
+    public int MaxConnections { get; set; } = 64 * 1024;
+
+    /// <summary><c>max_subscriptions</c> per connection; 0 means unlimited.</summary>
+    public int MaxSubscriptions { get; set; }
+
+    /// <summary><c>ping_interval</c>, default 2 minutes.</summary>
+    public TimeSpan PingInterval { get; set; } = TimeSpan.FromMinutes(2);
+
+    /// <summary><c>ping_max</c>: unanswered server PINGs before the connection is stale; default 2.</summary>
+    public int MaxPingsOut { get; set; } = 2;
+
+    /// <summary><c>authorization.timeout</c>: time a client has to send CONNECT; default 2 s.</summary>
+    public TimeSpan AuthTimeout { get; set; } = TimeSpan.FromSeconds(2);
+
+    /// <summary><c>write_deadline</c>: a write blocked this long closes the client as a slow consumer; default 10 s.</summary>
+    public TimeSpan WriteDeadline { get; set; } = TimeSpan.FromSeconds(10);
+
+    /// <summary><c>authorization.token</c>, <c>--auth</c>.</summary>
+    public string? Token { get; set; }
+
+    /// <summary><c>authorization.user</c>, <c>--user</c>.</summary>
+    public string? Username { get; set; }
+
+    /// <summary><c>authorization.password</c>, <c>--pass</c>.</summary>
+    public string? Password { get; set; }
+
+    /// <summary><c>authorization.users</c>: users with optional per-user permissions.</summary>
+    public List<UserEntry> Users { get; } = [];
+
+    /// <summary><c>authorization.permissions</c>: permissions for the single user/token form.</summary>
+    public Permissions? DefaultPermissions { get; set; }
+
+    /// <summary><c>jetstream</c> enabled (<c>-js</c>).</summary>
+    public bool JetStream { get; set; }
+
+    /// <summary><c>jetstream.store_dir</c>, <c>-sd</c>.</summary>
+    public string? StoreDir { get; set; }
+
+    /// <summary>Bytes; <c>jetstream.max_memory_store</c>; -1 means unlimited (nats-server: a share of RAM).</summary>
+    public long MaxMemoryStore { get; set; } = -1;
+
+    /// <summary>Bytes; <c>jetstream.max_file_store</c>; -1 means unlimited.</summary>
+    public long MaxFileStore { get; set; } = -1;
+
+    /// <summary><c>debug</c>, <c>-D</c>.</summary>
+    public bool Debug { get; set; }
+
+    /// <summary><c>trace</c>, <c>-V</c>.</summary>
+    public bool Trace { get; set; }
+
+    /// <summary><c>log_file</c>, <c>-l</c>.</summary>
+    public string? LogFile { get; set; }
+
+    /// <summary><c>ports_file_dir</c>, <c>--ports_file_dir</c>.</summary>
+    public string? PortsFileDir { get; set; }
+
+    /// <summary><c>pid_file</c>, <c>-P</c>.</summary>
+    public string? PidFile { get; set; }
+
+    /// <summary>The config file this came from (<c>-c</c>), if any.</summary>
+    public string? ConfigFile { get; set; }
+
+    /// <summary>
+    /// The nats-server version whose behaviour Courier implements; sent as INFO <c>version</c>
+    /// (config key <c>nats_server_version</c>). Clients gate features on it.
+    /// </summary>
+    public string NatsServerVersion { get; set; } = "2.10.22";
+
+    /// <summary>True when any form of client authentication is configured.</summary>
+    public bool AuthRequired => Token is not null || Username is not null || Users.Count > 0;
+}
+
+/// <summary>One entry of <c>authorization.users</c>.</summary>
+public sealed record UserEntry(string User, string? Password, Permissions? Permissions);
+
+/// <summary>Publish and subscribe permissions, as nats-server's <c>permissions</c> block.</summary>
+public sealed record Permissions(SubjectPermission? Publish, SubjectPermission? Subscribe);
+
+/// <summary>
+/// Allow and deny lists of subjects (wildcards allowed). A plain list in the config file is an
+/// allow list. Null allow means everything not denied is allowed.
+/// </summary>
+public sealed record SubjectPermission(IReadOnlyList<string>? Allow, IReadOnlyList<string>? Deny);
