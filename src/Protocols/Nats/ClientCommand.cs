@@ -1,0 +1,82 @@
+using System.Buffers;
+
+namespace Courier.Protocols.Nats;
+
+/// <summary>The operations a NATS client may send to a server.</summary>
+public enum ClientOp : byte
+{
+    None,
+    Connect,
+    Ping,
+    Pong,
+    Pub,
+    HPub,
+    Sub,
+    Unsub,
+    Info,
+    Ok,
+    Err,
+}
+
+/// <summary>What <see cref="NatsParser.TryRead"/> found at the reader's position.</summary>
+public enum ParseStatus : byte
+{
+    /// <summary>A whole command was read; the reader is past it.</summary>
+    Command,
+
+    /// <summary>The buffer holds only part of a command; the reader is unmoved.</summary>
+    NeedMoreData,
+
+    /// <summary>The input is not a valid command; the connection must get the error and close.</summary>
+    Error,
+}
+
+/// <summary>A fatal protocol error, each with the exact text nats-server sends.</summary>
+public enum ParseError : byte
+{
+    None,
+
+    /// <summary><c>-ERR 'Unknown Protocol Operation'</c>: bad op, bad arguments, missing CRLF after a payload.</summary>
+    UnknownOperation,
+
+    /// <summary><c>-ERR 'maximum control line exceeded'</c>.</summary>
+    MaxControlLineExceeded,
+
+    /// <summary><c>-ERR 'Maximum Payload Violation'</c>.</summary>
+    MaxPayloadViolation,
+}
+
+/// <summary>
+/// One parsed client command. Spans point into the read buffer (or the parser's line buffer when the
+/// control line spanned segments) and are valid until the next <see cref="NatsParser.TryRead"/> call
+/// or until the buffer is advanced past them; the payload is a slice of the read buffer, not a copy.
+/// </summary>
+public ref struct ClientCommand
+{
+    /// <summary>The operation.</summary>
+    public ClientOp Op;
+
+    /// <summary>PUB/HPUB/SUB subject.</summary>
+    public ReadOnlySpan<byte> Subject;
+
+    /// <summary>PUB/HPUB reply subject; empty when none.</summary>
+    public ReadOnlySpan<byte> ReplyTo;
+
+    /// <summary>SUB queue group; empty when none.</summary>
+    public ReadOnlySpan<byte> Queue;
+
+    /// <summary>SUB/UNSUB subscription id.</summary>
+    public ReadOnlySpan<byte> Sid;
+
+    /// <summary>UNSUB max messages; -1 when absent or not a number (then UNSUB is immediate, as nats-server).</summary>
+    public long Max;
+
+    /// <summary>HPUB header block size in bytes; -1 for PUB.</summary>
+    public int HeaderSize;
+
+    /// <summary>PUB: the payload. HPUB: the header block followed by the payload.</summary>
+    public ReadOnlySequence<byte> Payload;
+
+    /// <summary>CONNECT/INFO JSON, or the -ERR text.</summary>
+    public ReadOnlySpan<byte> Arguments;
+}

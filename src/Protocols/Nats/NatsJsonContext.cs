@@ -1,0 +1,13 @@
+using System.Text.Json.Serialization;
+
+namespace Courier.Protocols.Nats;
+
+/// <summary>Source-generated JSON for the protocol's INFO and CONNECT bodies.</summary>
+[JsonSourceGenerationOptions(
+    GenerationMode = JsonSourceGenerationMode.Default,
+    AllowTrailingCommas = true,
+    ReadCommentHandling = System.Text.Json.JsonCommentHandling.Skip,
+    NumberHandling = JsonNumberHandling.AllowReadingFromString)]
+[JsonSerializable(typeof(ServerInfo))]
+[JsonSerializable(typeof(ConnectOptions))]
+public sealed partial class NatsJsonContext : JsonSerializerContext;

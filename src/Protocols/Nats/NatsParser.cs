@@ -1,0 +1,494 @@
+using System.Buffers;
+using System.Runtime.CompilerServices;
+
+namespace Courier.Protocols.Nats;
+
+/// <summary>
+/// Parses the client side of the NATS protocol, one command per call, from a
+/// <see cref="SequenceReader{T}"/> over a pipe's buffer.
+/// </summary>
+/// <remarks>
+/// Hot path: no allocation per command. The control line is read in place when it lies in one
+/// segment, otherwise copied once into a line buffer owned by this parser (sized by the control
+/// line limit, allocated once per connection). Payloads are slices of the input, never copies.
+/// Every length is checked against <see cref="MaxControlLine"/> and <see cref="MaxPayload"/>
+/// before anything is read past it. Grammar as nats-server's parser.go: ops are case-insensitive,
+/// arguments are separated by runs of spaces or tabs, a line ends at LF with an optional CR.
+/// </remarks>
+public sealed class NatsParser
+{
+    // Longest op plus its separator ("CONNECT ") and the CR: slack over max_control_line, which
+    // nats-server applies to the arguments only. Bytes.
+    private const int OpSlack = 9;
+
+    // An argument count above any op's maximum (HPUB has 4) so a line with too many is rejected.
+    private const int MaxArgs = 5;
+
+    private readonly byte[] _lineBuffer;
+
+    /// <summary>Creates a parser with nats-server's limits.</summary>
+    /// <param name="maxControlLine">Bytes allowed in a control line's arguments.</param>
+    /// <param name="maxPayload">Bytes allowed in a PUB/HPUB payload (headers included).</param>
+    public NatsParser(int maxControlLine = 4096, int maxPayload = 1024 * 1024)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(maxControlLine, 32);
+        ArgumentOutOfRangeException.ThrowIfNegative(maxPayload);
+        MaxControlLine = maxControlLine;
+        MaxPayload = maxPayload;
+        _lineBuffer = new byte[maxControlLine + OpSlack];
+    }
+
+    /// <summary>Bytes allowed in a control line's arguments (<c>max_control_line</c>).</summary>
+    public int MaxControlLine { get; }
+
+    /// <summary>Bytes allowed in a message (<c>max_payload</c>).</summary>
+    public int MaxPayload { get; set; }
+
+    /// <summary>
+    /// Reads one command. On <see cref="ParseStatus.Command"/> the reader is past the command; on
+    /// <see cref="ParseStatus.NeedMoreData"/> it is where it was; on <see cref="ParseStatus.Error"/>
+    /// its position is undefined and the connection must be closed with <paramref name="error"/>.
+    /// </summary>
+    public ParseStatus TryRead(ref SequenceReader<byte> reader, ref ClientCommand command, out ParseError error)
+    {
+        command = default;
+        error = ParseError.None;
+        if (reader.End)
+        {
+            return ParseStatus.NeedMoreData;
+        }
+
+        var start = reader.Consumed;
+        ReadOnlySpan<byte> line;
+        var unread = reader.UnreadSpan;
+        var lf = unread.IndexOf((byte)'\n');
+        if (lf >= 0)
+        {
+            // Fast path: the whole control line is in the current segment.
+            line = unread[..lf];
+            if (line.Length > _lineBuffer.Length)
+            {
+                return Fail(ParseError.MaxControlLineExceeded, out error);
+            }
+
+            reader.Advance(lf + 1);
+        }
+        else
+        {
+            var status = ReadSpanningLine(ref reader, out line, out error);
+            if (status != ParseStatus.Command)
+            {
+                return status;
+            }
+        }
+
+        if (line.Length > 0 && line[^1] == (byte)'\r')
+        {
+            line = line[..^1];
+        }
+
+        var result = ParseLine(line, ref reader, ref command, out error);
+        if (result == ParseStatus.NeedMoreData)
+        {
+            reader.Rewind(reader.Consumed - start);
+        }
+
+        return result;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private ParseStatus ReadSpanningLine(scoped ref SequenceReader<byte> reader, out ReadOnlySpan<byte> line, out ParseError error)
+    {
+        line = default;
+        error = ParseError.None;
+        var probe = reader;
+        if (!probe.TryReadTo(out ReadOnlySequence<byte> lineSequence, (byte)'\n', advancePastDelimiter: true))
+        {
+            // No line end yet: wait for more, unless what is buffered already breaks the limit.
+            return reader.Remaining > _lineBuffer.Length
+                ? Fail(ParseError.MaxControlLineExceeded, out error)
+                : ParseStatus.NeedMoreData;
+        }
+
+        if (lineSequence.Length > _lineBuffer.Length)
+        {
+            return Fail(ParseError.MaxControlLineExceeded, out error);
+        }
+
+        lineSequence.CopyTo(_lineBuffer);
+        line = _lineBuffer.AsSpan(0, (int)lineSequence.Length);
+        reader = probe;
+        return ParseStatus.Command;
+    }
+
+    private ParseStatus ParseLine(ReadOnlySpan<byte> line, scoped ref SequenceReader<byte> reader, scoped ref ClientCommand command, out ParseError error)
+    {
+        error = ParseError.None;
+        if (line.IsEmpty)
+        {
+            return Fail(ParseError.UnknownOperation, out error);
+        }
+
+        switch (line[0] | 0x20)
+        {
+            case 'p':
+                if (StartsWithOp(line, "PUB"u8))
+                {
+                    return ParsePub(line[3..], ref reader, ref command, out error);
+                }
+
+                if (StartsWithPrefix(line, "PING"u8))
+                {
+                    // PING ignores anything up to the line end, as nats-server.
+                    command.Op = ClientOp.Ping;
+                    return ParseStatus.Command;
+                }
+
+                if (StartsWithPrefix(line, "PONG"u8))
+                {
+                    command.Op = ClientOp.Pong;
+                    return ParseStatus.Command;
+                }
+
+                break;
+            case 'h':
+                if (StartsWithOp(line, "HPUB"u8))
+                {
+                    return ParseHPub(line[4..], ref reader, ref command, out error);
+                }
+
+                break;
+            case 's':
+                if (StartsWithOp(line, "SUB"u8))
+                {
+                    return ParseSub(line[3..], ref command, out error);
+                }
+
+                break;
+            case 'u':
+                if (StartsWithOp(line, "UNSUB"u8))
+                {
+                    return ParseUnsub(line[5..], ref command, out error);
+                }
+
+                break;
+            case 'c':
+                if (StartsWithOp(line, "CONNECT"u8))
+                {
+                    var args = TrimStart(line[7..]);
+                    if (args.Length > MaxControlLine)
+                    {
+                        return Fail(ParseError.MaxControlLineExceeded, out error);
+                    }
+
+                    command.Op = ClientOp.Connect;
+                    command.Arguments = args;
+                    return ParseStatus.Command;
+                }
+
+                break;
+            case 'i':
+                if (StartsWithOp(line, "INFO"u8))
+                {
+                    command.Op = ClientOp.Info;
+                    command.Arguments = TrimStart(line[4..]);
+                    return ParseStatus.Command;
+                }
+
+                break;
+            case '+':
+                if (StartsWithPrefix(line, "+OK"u8))
+                {
+                    command.Op = ClientOp.Ok;
+                    return ParseStatus.Command;
+                }
+
+                break;
+            case '-':
+                if (StartsWithOp(line, "-ERR"u8))
+                {
+                    command.Op = ClientOp.Err;
+                    command.Arguments = TrimStart(line[4..]);
+                    return ParseStatus.Command;
+                }
+
+                break;
+        }
+
+        return Fail(ParseError.UnknownOperation, out error);
+    }
+
+    // PUB <subject> [reply-to] <#bytes>\r\n[payload]\r\n
+    private ParseStatus ParsePub(ReadOnlySpan<byte> args, ref SequenceReader<byte> reader, scoped ref ClientCommand command, out ParseError error)
+    {
+        if (args.Length > MaxControlLine)
+        {
+            return Fail(ParseError.MaxControlLineExceeded, out error);
+        }
+
+        Span<Range> ranges = stackalloc Range[MaxArgs];
+        var count = SplitArgs(args, ranges);
+        long size;
+        switch (count)
+        {
+            case 2:
+                command.Subject = args[ranges[0]];
+                size = ParseSize(args[ranges[1]]);
+                break;
+            case 3:
+                command.Subject = args[ranges[0]];
+                command.ReplyTo = args[ranges[1]];
+                size = ParseSize(args[ranges[2]]);
+                break;
+            default:
+                return Fail(ParseError.UnknownOperation, out error);
+        }
+
+        if (size < 0)
+        {
+            return Fail(ParseError.UnknownOperation, out error);
+        }
+
+        if (size > MaxPayload)
+        {
+            return Fail(ParseError.MaxPayloadViolation, out error);
+        }
+
+        command.Op = ClientOp.Pub;
+        command.HeaderSize = -1;
+        return ReadPayload(ref reader, (int)size, ref command, out error);
+    }
+
+    // HPUB <subject> [reply-to] <#header bytes> <#total bytes>\r\n[headers]\r\n\r\n[payload]\r\n
+    private ParseStatus ParseHPub(ReadOnlySpan<byte> args, ref SequenceReader<byte> reader, scoped ref ClientCommand command, out ParseError error)
+    {
+        if (args.Length > MaxControlLine)
+        {
+            return Fail(ParseError.MaxControlLineExceeded, out error);
+        }
+
+        Span<Range> ranges = stackalloc Range[MaxArgs];
+        var count = SplitArgs(args, ranges);
+        long headerSize, size;
+        switch (count)
+        {
+            case 3:
+                command.Subject = args[ranges[0]];
+                headerSize = ParseSize(args[ranges[1]]);
+                size = ParseSize(args[ranges[2]]);
+                break;
+            case 4:
+                command.Subject = args[ranges[0]];
+                command.ReplyTo = args[ranges[1]];
+                headerSize = ParseSize(args[ranges[2]]);
+                size = ParseSize(args[ranges[3]]);
+                break;
+            default:
+                return Fail(ParseError.UnknownOperation, out error);
+        }
+
+        if (headerSize < 0 || size < 0 || headerSize > size)
+        {
+            return Fail(ParseError.UnknownOperation, out error);
+        }
+
+        if (size > MaxPayload)
+        {
+            return Fail(ParseError.MaxPayloadViolation, out error);
+        }
+
+        command.Op = ClientOp.HPub;
+        command.HeaderSize = (int)headerSize;
+        return ReadPayload(ref reader, (int)size, ref command, out error);
+    }
+
+    private static ParseStatus ReadPayload(ref SequenceReader<byte> reader, int size, scoped ref ClientCommand command, out ParseError error)
+    {
+        error = ParseError.None;
+        if (reader.Remaining < size + 2)
+        {
+            return ParseStatus.NeedMoreData;
+        }
+
+        command.Payload = reader.UnreadSequence.Slice(0, size);
+        reader.Advance(size);
+        if (!reader.IsNext("\r\n"u8, advancePast: true))
+        {
+            return Fail(ParseError.UnknownOperation, out error);
+        }
+
+        return ParseStatus.Command;
+    }
+
+    // SUB <subject> [queue group] <sid>\r\n
+    private ParseStatus ParseSub(ReadOnlySpan<byte> args, scoped ref ClientCommand command, out ParseError error)
+    {
+        if (args.Length > MaxControlLine)
+        {
+            return Fail(ParseError.MaxControlLineExceeded, out error);
+        }
+
+        Span<Range> ranges = stackalloc Range[MaxArgs];
+        switch (SplitArgs(args, ranges))
+        {
+            case 2:
+                command.Subject = args[ranges[0]];
+                command.Sid = args[ranges[1]];
+                break;
+            case 3:
+                command.Subject = args[ranges[0]];
+                command.Queue = args[ranges[1]];
+                command.Sid = args[ranges[2]];
+                break;
+            default:
+                return Fail(ParseError.UnknownOperation, out error);
+        }
+
+        command.Op = ClientOp.Sub;
+        error = ParseError.None;
+        return ParseStatus.Command;
+    }
+
+    // UNSUB <sid> [max_msgs]\r\n
+    private ParseStatus ParseUnsub(ReadOnlySpan<byte> args, scoped ref ClientCommand command, out ParseError error)
+    {
+        if (args.Length > MaxControlLine)
+        {
+            return Fail(ParseError.MaxControlLineExceeded, out error);
+        }
+
+        Span<Range> ranges = stackalloc Range[MaxArgs];
+        switch (SplitArgs(args, ranges))
+        {
+            case 1:
+                command.Sid = args[ranges[0]];
+                command.Max = -1;
+                break;
+            case 2:
+                command.Sid = args[ranges[0]];
+                command.Max = ParseSize(args[ranges[1]]);
+                break;
+            default:
+                return Fail(ParseError.UnknownOperation, out error);
+        }
+
+        command.Op = ClientOp.Unsub;
+        error = ParseError.None;
+        return ParseStatus.Command;
+    }
+
+    /// <summary>
+    /// Splits arguments at runs of spaces and tabs. Returns how many there are; a count above
+    /// <paramref name="ranges"/>' length means too many.
+    /// </summary>
+    internal static int SplitArgs(ReadOnlySpan<byte> args, Span<Range> ranges)
+    {
+        var count = 0;
+        var start = -1;
+        for (var i = 0; i < args.Length; i++)
+        {
+            var b = args[i];
+            if (b == (byte)' ' || b == (byte)'\t')
+            {
+                if (start >= 0)
+                {
+                    if (count == ranges.Length)
+                    {
+                        return count + 1;
+                    }
+
+                    ranges[count++] = new Range(start, i);
+                    start = -1;
+                }
+            }
+            else if (start < 0)
+            {
+                start = i;
+            }
+        }
+
+        if (start >= 0)
+        {
+            if (count == ranges.Length)
+            {
+                return count + 1;
+            }
+
+            ranges[count++] = new Range(start, args.Length);
+        }
+
+        return count;
+    }
+
+    /// <summary>
+    /// A non-negative decimal as nats-server's parseSize: -1 for empty, a non-digit, or overflow.
+    /// </summary>
+    internal static long ParseSize(ReadOnlySpan<byte> digits)
+    {
+        // 18 digits always fit in a long; nats-server rejects longer numbers the same way.
+        const int MaxDigits = 18;
+        if (digits.IsEmpty || digits.Length > MaxDigits)
+        {
+            return -1;
+        }
+
+        long n = 0;
+        foreach (var d in digits)
+        {
+            var v = d - (byte)'0';
+            if ((uint)v > 9)
+            {
+                return -1;
+            }
+
+            n = (n * 10) + v;
+        }
+
+        return n;
+    }
+
+    // The op followed by a space or a tab, case-insensitive.
+    private static bool StartsWithOp(ReadOnlySpan<byte> line, ReadOnlySpan<byte> op) =>
+        line.Length > op.Length
+        && (line[op.Length] == (byte)' ' || line[op.Length] == (byte)'\t')
+        && EqualsIgnoreCase(line[..op.Length], op);
+
+    private static bool StartsWithPrefix(ReadOnlySpan<byte> line, ReadOnlySpan<byte> op) =>
+        line.Length >= op.Length && EqualsIgnoreCase(line[..op.Length], op);
+
+    private static bool EqualsIgnoreCase(ReadOnlySpan<byte> a, ReadOnlySpan<byte> upper)
+    {
+        for (var i = 0; i < upper.Length; i++)
+        {
+            var b = a[i];
+            if (b >= (byte)'a' && b <= (byte)'z')
+            {
+                b -= 0x20;
+            }
+
+            if (b != upper[i])
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
+
+    private static ReadOnlySpan<byte> TrimStart(ReadOnlySpan<byte> s)
+    {
+        var i = 0;
+        while (i < s.Length && (s[i] == (byte)' ' || s[i] == (byte)'\t'))
+        {
+            i++;
+        }
+
+        return s[i..];
+    }
+
+    private static ParseStatus Fail(ParseError reason, out ParseError error)
+    {
+        error = reason;
+        return ParseStatus.Error;
+    }
+}

@@ -1,0 +1,171 @@
+namespace Courier.Protocols.Subjects;
+
+/// <summary>
+/// Subject syntax as nats-server: tokens separated by '.', no empty tokens, no whitespace;
+/// <c>*</c> matches one token and <c>&gt;</c> one or more trailing tokens, each only as a whole token.
+/// </summary>
+public static class SubjectRules
+{
+    /// <summary>The token separator.</summary>
+    public const byte Separator = (byte)'.';
+
+    /// <summary>A subscription subject: wildcards allowed, <c>&gt;</c> only as the last token.</summary>
+    public static bool IsValidSubject(ReadOnlySpan<byte> subject) => Validate(subject, allowWildcards: true);
+
+    /// <summary>A subject without wildcards (what pedantic mode requires of a publish).</summary>
+    public static bool IsValidLiteralSubject(ReadOnlySpan<byte> subject) => Validate(subject, allowWildcards: false);
+
+    /// <inheritdoc cref="IsValidSubject(ReadOnlySpan{byte})"/>
+    public static bool IsValidSubject(string subject) => IsValidSubject(System.Text.Encoding.UTF8.GetBytes(subject));
+
+    /// <summary>True when the subject has a wildcard token.</summary>
+    public static bool HasWildcard(ReadOnlySpan<byte> subject)
+    {
+        var tokenStart = 0;
+        for (var i = 0; i <= subject.Length; i++)
+        {
+            if (i == subject.Length || subject[i] == Separator)
+            {
+                if (i - tokenStart == 1 && (subject[tokenStart] == (byte)'*' || subject[tokenStart] == (byte)'>'))
+                {
+                    return true;
+                }
+
+                tokenStart = i + 1;
+            }
+        }
+
+        return false;
+    }
+
+    private static bool Validate(ReadOnlySpan<byte> subject, bool allowWildcards)
+    {
+        if (subject.IsEmpty)
+        {
+            return false;
+        }
+
+        var tokenStart = 0;
+        var sawFullWildcard = false;
+        for (var i = 0; i <= subject.Length; i++)
+        {
+            if (i < subject.Length)
+            {
+                var b = subject[i];
+                if (b == (byte)' ' || b == (byte)'\t' || b == (byte)'\r' || b == (byte)'\n' || b == 0)
+                {
+                    return false;
+                }
+
+                if (b != Separator)
+                {
+                    continue;
+                }
+            }
+
+            var length = i - tokenStart;
+            if (length == 0 || sawFullWildcard)
+            {
+                return false;
+            }
+
+            if (length == 1)
+            {
+                var t = subject[tokenStart];
+                if (t == (byte)'*' || t == (byte)'>')
+                {
+                    if (!allowWildcards)
+                    {
+                        return false;
+                    }
+
+                    sawFullWildcard = t == (byte)'>';
+                }
+            }
+
+            tokenStart = i + 1;
+        }
+
+        return true;
+    }
+
+    /// <summary>
+    /// Whether a literal subject is matched by a pattern that may have wildcards.
+    /// </summary>
+    public static bool Matches(ReadOnlySpan<char> subject, ReadOnlySpan<char> pattern)
+    {
+        while (true)
+        {
+            var pDot = pattern.IndexOf('.');
+            var pToken = pDot < 0 ? pattern : pattern[..pDot];
+            if (pToken.Length == 1 && pToken[0] == '>')
+            {
+                return !subject.IsEmpty;
+            }
+
+            if (subject.IsEmpty)
+            {
+                return false;
+            }
+
+            var sDot = subject.IndexOf('.');
+            var sToken = sDot < 0 ? subject : subject[..sDot];
+            if (!(pToken.Length == 1 && pToken[0] == '*') && !pToken.SequenceEqual(sToken))
+            {
+                return false;
+            }
+
+            if (pDot < 0 || sDot < 0)
+            {
+                return pDot < 0 && sDot < 0;
+            }
+
+            pattern = pattern[(pDot + 1)..];
+            subject = subject[(sDot + 1)..];
+        }
+    }
+
+    /// <summary>
+    /// Whether pattern <paramref name="inner"/> matches only subjects that <paramref name="outer"/>
+    /// also matches (every subject of inner is a subject of outer). Used for permission checks on
+    /// wildcard subscriptions.
+    /// </summary>
+    public static bool IsSubsetOf(ReadOnlySpan<char> inner, ReadOnlySpan<char> outer)
+    {
+        while (true)
+        {
+            var oDot = outer.IndexOf('.');
+            var oToken = oDot < 0 ? outer : outer[..oDot];
+            if (oToken.Length == 1 && oToken[0] == '>')
+            {
+                return !inner.IsEmpty;
+            }
+
+            if (inner.IsEmpty)
+            {
+                return false;
+            }
+
+            var iDot = inner.IndexOf('.');
+            var iToken = iDot < 0 ? inner : inner[..iDot];
+            if (iToken.Length == 1 && iToken[0] == '>')
+            {
+                return false;
+            }
+
+            var outerStar = oToken.Length == 1 && oToken[0] == '*';
+            if (!outerStar && !oToken.SequenceEqual(iToken))
+            {
+                return false;
+            }
+
+            if (oDot < 0 || iDot < 0)
+            {
+                return oDot < 0 && iDot < 0;
+            }
+
+            outer = outer[(oDot + 1)..];
+            inner = inner[(iDot + 1)..];
+        }
+    }
+}
