@@ -36,8 +36,14 @@ public enum ParseError : byte
 {
     None,
 
-    /// <summary><c>-ERR 'Unknown Protocol Operation'</c>: bad op, bad arguments, missing CRLF after a payload.</summary>
+    /// <summary><c>-ERR 'Unknown Protocol Operation'</c>: an unknown op, or no CRLF after a payload.</summary>
     UnknownOperation,
+
+    /// <summary>
+    /// Bad arguments to a known op (wrong count, a size that is not a number): nats-server closes
+    /// the connection without sending an error.
+    /// </summary>
+    InvalidArguments,
 
     /// <summary><c>-ERR 'maximum control line exceeded'</c>.</summary>
     MaxControlLineExceeded,

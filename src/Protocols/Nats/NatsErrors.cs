@@ -22,6 +22,7 @@ public static class NatsErrors
     {
         ParseError.MaxControlLineExceeded => MaxControlLineExceeded,
         ParseError.MaxPayloadViolation => MaxPayloadViolation,
+        ParseError.InvalidArguments => "",
         _ => UnknownProtocolOperation,
     };
 

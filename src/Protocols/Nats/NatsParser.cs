@@ -241,12 +241,12 @@ public sealed class NatsParser
                 size = ParseSize(args[ranges[2]]);
                 break;
             default:
-                return Fail(ParseError.UnknownOperation, out error);
+                return Fail(ParseError.InvalidArguments, out error);
         }
 
         if (size < 0)
         {
-            return Fail(ParseError.UnknownOperation, out error);
+            return Fail(ParseError.InvalidArguments, out error);
         }
 
         if (size > MaxPayload)
@@ -284,12 +284,12 @@ public sealed class NatsParser
                 size = ParseSize(args[ranges[3]]);
                 break;
             default:
-                return Fail(ParseError.UnknownOperation, out error);
+                return Fail(ParseError.InvalidArguments, out error);
         }
 
         if (headerSize < 0 || size < 0 || headerSize > size)
         {
-            return Fail(ParseError.UnknownOperation, out error);
+            return Fail(ParseError.InvalidArguments, out error);
         }
 
         if (size > MaxPayload)
@@ -341,7 +341,7 @@ public sealed class NatsParser
                 command.Sid = args[ranges[2]];
                 break;
             default:
-                return Fail(ParseError.UnknownOperation, out error);
+                return Fail(ParseError.InvalidArguments, out error);
         }
 
         command.Op = ClientOp.Sub;
@@ -369,7 +369,7 @@ public sealed class NatsParser
                 command.Max = ParseSize(args[ranges[1]]);
                 break;
             default:
-                return Fail(ParseError.UnknownOperation, out error);
+                return Fail(ParseError.InvalidArguments, out error);
         }
 
         command.Op = ClientOp.Unsub;
