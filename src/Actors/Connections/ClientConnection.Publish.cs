@@ -1,0 +1,185 @@
+using System.Buffers;
+using System.Text;
+using Courier.Actors.Routing;
+using Courier.Protocols.Nats;
+using Courier.Protocols.Subjects;
+
+namespace Courier.Actors.Connections;
+
+internal sealed partial class ClientConnection
+{
+    // Holds the MSG/HMSG control line parts shared by all deliveries of one publish.
+    private readonly byte[] _msgTemplate;
+
+    // Outbound buffers touched during the current read batch, signalled once at its end.
+    private readonly List<Outbound> _touched = [];
+    private Outbound? _lastTouched;
+    private uint _queuePick = (uint)Random.Shared.Next();
+
+    /// <summary>
+    /// Delivers one message to every matching subscription (one member per queue group).
+    /// </summary>
+    /// <remarks>
+    /// Hot path: a cached match, one formatted control-line template, and a copy of the payload into
+    /// each subscriber's outbound buffer. No allocation, no actor message, no lock held across I/O.
+    /// </remarks>
+    private void ProcessPublish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload)
+    {
+        var size = (int)payload.Length;
+        InMsgs++;
+        InBytes += size;
+
+        if (_permissions is not null && !_permissions.CanPublish(subject))
+        {
+            WriteOwn(ProtocolWriter.Error(NatsErrors.PublishViolation(Encoding.UTF8.GetString(subject))));
+            return;
+        }
+
+        if (_pedantic && !SubjectRules.IsValidLiteralSubject(subject))
+        {
+            WriteOwn(ProtocolWriter.Error(NatsErrors.InvalidPublishSubject));
+        }
+
+        if (_verbose)
+        {
+            WriteOwn(ProtocolWriter.Ok);
+        }
+
+        var match = _broker.Space.Match(subject);
+        if (match.IsEmpty)
+        {
+            if (_noResponders && !replyTo.IsEmpty)
+            {
+                SendNoResponders(replyTo);
+            }
+
+            return;
+        }
+
+        if (!ProtocolWriter.TryFormatMsgTemplate(_msgTemplate, subject, replyTo, headerSize, size, out var prefixLength, out var suffixLength))
+        {
+            return; // Unreachable: the template buffer holds two control lines.
+        }
+
+        var prefix = new ReadOnlySpan<byte>(_msgTemplate, 0, prefixLength);
+        var suffix = new ReadOnlySpan<byte>(_msgTemplate, prefixLength, suffixLength);
+        var delivered = false;
+
+        foreach (var sub in match.Plain)
+        {
+            if (!_echo && ReferenceEquals(sub.Client, this))
+            {
+                continue;
+            }
+
+            delivered |= Deliver(sub, prefix, suffix, payload);
+        }
+
+        foreach (var group in match.Queues)
+        {
+            delivered |= DeliverToOneMember(group.Members, prefix, suffix, payload);
+        }
+
+        if (!delivered && _noResponders && !replyTo.IsEmpty)
+        {
+            SendNoResponders(replyTo);
+        }
+    }
+
+    private bool DeliverToOneMember(Subscription[] members, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, in ReadOnlySequence<byte> payload)
+    {
+        // Start at a pseudo-random member and take the first that accepts (echo, auto-unsubscribe
+        // and closed members are passed over), so each message reaches exactly one member.
+        _queuePick = (_queuePick * 1664525) + 1013904223; // LCG step (Numerical Recipes constants).
+        var start = (int)((_queuePick >> 8) % (uint)members.Length);
+        for (var i = 0; i < members.Length; i++)
+        {
+            var sub = members[(start + i) % members.Length];
+            if (!_echo && ReferenceEquals(sub.Client, this))
+            {
+                continue;
+            }
+
+            if (Deliver(sub, prefix, suffix, payload))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    private bool Deliver(Subscription sub, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, in ReadOnlySequence<byte> payload)
+    {
+        var claim = sub.TryClaimDelivery();
+        if (claim < 0)
+        {
+            return false;
+        }
+
+        var target = sub.Client;
+        if (!target.Outbound.WriteMsg(prefix, sub.Sid, suffix, payload))
+        {
+            return false;
+        }
+
+        Touch(target.Outbound);
+        if (claim > 0)
+        {
+            target.RemoveAfterLastDelivery(sub);
+        }
+
+        return true;
+    }
+
+    // HMSG <reply> <sid> 16 16\r\nNATS/1.0 503\r\n\r\n\r\n to this client's own subscription on the reply subject.
+    private void SendNoResponders(ReadOnlySpan<byte> replyTo)
+    {
+        var match = _broker.Space.Match(replyTo);
+        foreach (var sub in match.Plain)
+        {
+            if (!ReferenceEquals(sub.Client, this))
+            {
+                continue;
+            }
+
+            var header = ProtocolWriter.NoRespondersHeader;
+            if (ProtocolWriter.TryFormatMsgTemplate(_msgTemplate, replyTo, default, header.Length, header.Length, out var prefixLength, out var suffixLength))
+            {
+                Outbound.WriteMsg(
+                    new ReadOnlySpan<byte>(_msgTemplate, 0, prefixLength),
+                    sub.Sid,
+                    new ReadOnlySpan<byte>(_msgTemplate, prefixLength, suffixLength),
+                    new ReadOnlySequence<byte>(NoRespondersPayload));
+                Touch(Outbound);
+            }
+
+            return;
+        }
+    }
+
+    private static readonly byte[] NoRespondersPayload = ProtocolWriter.NoRespondersHeader.ToArray();
+
+    private void Touch(Outbound outbound)
+    {
+        if (ReferenceEquals(outbound, _lastTouched))
+        {
+            return;
+        }
+
+        _lastTouched = outbound;
+        _touched.Add(outbound);
+    }
+
+    /// <summary>Deferred flush: wakes each touched client's write pump once for the whole read batch.</summary>
+    private void FlushTouched()
+    {
+        foreach (var outbound in _touched)
+        {
+            outbound.Signal();
+        }
+
+        _touched.Clear();
+        _lastTouched = null;
+    }
+}

@@ -1,0 +1,268 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Net.Sockets;
+using System.Text.Json;
+using Courier.Protocols.Nats;
+using Microsoft.Extensions.Logging;
+
+namespace Courier.Actors.Connections;
+
+internal sealed partial class ClientConnection
+{
+    // Read buffer sizing. Zero-byte reads keep an idle connection from holding a buffer at all.
+    private const int ReadBufferSize = 64 * 1024; // bytes: a full socket read of small messages
+    private const int MinimumReadSize = 4 * 1024; // bytes: below this the buffer is grown first
+
+    private bool _connectReceived;
+    private bool _headers;
+    private bool _noResponders;
+    private bool _echo = true;
+    private bool _verbose;
+    private bool _pedantic;
+    private int _pingsOut;
+    private ClientPermissions? _permissions;
+
+    private enum ReadOutcome
+    {
+        /// <summary>Everything complete was processed; read more.</summary>
+        Continue,
+
+        /// <summary>Stopped before a PUB: pending SUB/UNSUB must be in effect first (invariant 2).</summary>
+        FlushSubscriptions,
+
+        /// <summary>The connection must close (the reason is recorded).</summary>
+        Close,
+    }
+
+    private async Task RunReadPumpAsync()
+    {
+        var reader = PipeReader.Create(_stream, new StreamPipeReaderOptions(
+            bufferSize: ReadBufferSize, minimumReadSize: MinimumReadSize, leaveOpen: true, useZeroByteReads: true));
+        var closeReason = "Client Closed";
+        try
+        {
+            while (true)
+            {
+                var result = await reader.ReadAsync().ConfigureAwait(false);
+                var buffer = result.Buffer;
+                var outcome = ReadOutcome.Continue;
+                try
+                {
+                    while (true)
+                    {
+                        outcome = Process(ref buffer);
+                        if (outcome != ReadOutcome.FlushSubscriptions)
+                        {
+                            break;
+                        }
+
+                        await FlushSubscriptionChangesAsync().ConfigureAwait(false);
+                    }
+
+                    if (_pendingChanges.Count > 0)
+                    {
+                        await FlushSubscriptionChangesAsync().ConfigureAwait(false);
+                    }
+
+                    FlushTouched();
+                }
+                finally
+                {
+                    reader.AdvanceTo(buffer.Start, buffer.End);
+                }
+
+                if (outcome == ReadOutcome.Close)
+                {
+                    closeReason = _closeRequest ?? "Protocol Error";
+                    break;
+                }
+
+                if (result.IsCompleted || IsClosed)
+                {
+                    break;
+                }
+            }
+        }
+        catch (Exception e) when (e is IOException or SocketException or ObjectDisposedException or OperationCanceledException)
+        {
+            closeReason = "Read Error";
+        }
+        finally
+        {
+            await reader.CompleteAsync().ConfigureAwait(false);
+        }
+
+        RequestClose(closeReason);
+    }
+
+    private string? _closeRequest;
+
+    /// <summary>Processes every complete command in <paramref name="buffer"/>, slicing off what it consumed.</summary>
+    private ReadOutcome Process(ref ReadOnlySequence<byte> buffer)
+    {
+        var reader = new SequenceReader<byte>(buffer);
+        var command = default(ClientCommand);
+        var outcome = ReadOutcome.Continue;
+        while (true)
+        {
+            var before = reader.Consumed;
+            var status = _parser.TryRead(ref reader, ref command, out var error);
+            if (status == ParseStatus.NeedMoreData)
+            {
+                break;
+            }
+
+            if (status == ParseStatus.Error)
+            {
+                outcome = ProtocolViolation(error);
+                break;
+            }
+
+            if (!_connectReceived && command.Op != ClientOp.Connect && _broker.Options.AuthRequired)
+            {
+                outcome = Fatal(NatsErrors.AuthorizationViolation, "Authentication Failure");
+                break;
+            }
+
+            switch (command.Op)
+            {
+                case ClientOp.Pub:
+                case ClientOp.HPub:
+                    if (_pendingChanges.Count > 0)
+                    {
+                        reader.Rewind(reader.Consumed - before);
+                        outcome = ReadOutcome.FlushSubscriptions;
+                        break;
+                    }
+
+                    if (command.Op == ClientOp.HPub && !_headers)
+                    {
+                        // nats-server: headers not supported by this client -> closed without an error.
+                        outcome = Fatal(null, "Headers Not Supported");
+                        break;
+                    }
+
+                    ProcessPublish(command.Subject, command.ReplyTo, command.HeaderSize, command.Payload);
+                    break;
+                case ClientOp.Sub:
+                    ProcessSubscribe(command.Subject, command.Queue, command.Sid);
+                    break;
+                case ClientOp.Unsub:
+                    ProcessUnsubscribe(command.Sid, command.Max);
+                    break;
+                case ClientOp.Ping:
+                    WriteOwn(ProtocolWriter.Pong);
+                    break;
+                case ClientOp.Pong:
+                    Volatile.Write(ref _pingsOut, 0);
+                    break;
+                case ClientOp.Connect:
+                    outcome = ProcessConnect(command.Arguments);
+                    break;
+                default:
+                    // INFO, +OK and -ERR from a client are ignored.
+                    break;
+            }
+
+            if (outcome != ReadOutcome.Continue)
+            {
+                break;
+            }
+        }
+
+        LastActivity = DateTime.UtcNow;
+        buffer = buffer.Slice(reader.Position);
+        return outcome;
+    }
+
+    private ReadOutcome ProtocolViolation(ParseError error)
+    {
+        if (error == ParseError.InvalidArguments)
+        {
+            return Fatal(null, "Protocol Violation");
+        }
+
+        var text = NatsErrors.ToText(error);
+        Log.ProtocolError(_log, Id, text);
+        return Fatal(text, error == ParseError.MaxPayloadViolation ? "Maximum Payload Exceeded" : "Protocol Violation");
+    }
+
+    /// <summary>Queues the -ERR (if any) for the client and ends processing; the pump then closes.</summary>
+    private ReadOutcome Fatal(string? errorText, string reason)
+    {
+        if (errorText is not null)
+        {
+            WriteOwn(ProtocolWriter.Error(errorText));
+        }
+
+        _closeRequest = reason;
+        return ReadOutcome.Close;
+    }
+
+    // CONNECT <json>\r\n
+    private ReadOutcome ProcessConnect(ReadOnlySpan<byte> json)
+    {
+        ConnectOptions options;
+        try
+        {
+            options = JsonSerializer.Deserialize(json, NatsJsonContext.Default.ConnectOptions) ?? new ConnectOptions();
+        }
+        catch (JsonException)
+        {
+            return Fatal(NatsErrors.AuthorizationViolation, "Authentication Failure");
+        }
+
+        if (!_connectReceived)
+        {
+            var auth = _broker.Authenticate(options);
+            if (!auth.Succeeded)
+            {
+                return Fatal(NatsErrors.AuthorizationViolation, "Authentication Failure");
+            }
+
+            AuthorizedUser = auth.User;
+            _permissions = auth.Permissions is null ? null : new ClientPermissions(auth.Permissions);
+        }
+
+        if (options.Protocol is < 0 or > 1)
+        {
+            return Fatal(NatsErrors.BadClientProtocol, "Bad Client Protocol Version");
+        }
+
+        if (options.NoResponders && !options.Headers)
+        {
+            return Fatal(NatsErrors.NoRespondersRequiresHeaders, "No Responders Requires Headers");
+        }
+
+        ConnectOptions = options;
+        _headers = options.Headers;
+        _noResponders = options.NoResponders;
+        _echo = options.Echo;
+        _verbose = options.Verbose;
+        _pedantic = options.Pedantic;
+        if (!_connectReceived)
+        {
+            _connectReceived = true;
+            _owner.Tell(ConnectionActor.Protocol.Connected.Instance);
+        }
+
+        if (_verbose)
+        {
+            WriteOwn(ProtocolWriter.Ok);
+        }
+
+        if (_log.IsEnabled(LogLevel.Trace))
+        {
+            Log.TraceIn(_log, Id, ClientOp.Connect);
+        }
+
+        return ReadOutcome.Continue;
+    }
+
+    /// <summary>Queues a frame for this client itself; flushed with the read batch.</summary>
+    private void WriteOwn(ReadOnlySpan<byte> frame)
+    {
+        Outbound.Write(frame);
+        Touch(Outbound);
+    }
+}

@@ -1,0 +1,204 @@
+using System.Text;
+using Courier.Actors.Routing;
+using Courier.Protocols.Nats;
+using Courier.Protocols.Subjects;
+
+namespace Courier.Actors.Connections;
+
+internal sealed partial class ClientConnection
+{
+    private readonly Lock _subsLock = new();
+    private readonly Dictionary<string, Subscription> _subs = new(StringComparer.Ordinal);
+    private readonly List<SubChange> _pendingChanges = [];
+
+    /// <summary>Subscriptions held, for monitoring.</summary>
+    public int SubscriptionCount
+    {
+        get
+        {
+            lock (_subsLock)
+            {
+                return _subs.Count;
+            }
+        }
+    }
+
+    /// <summary>
+    /// This client's subscriptions in one router shard: what a restarted shard rebuilds from.
+    /// </summary>
+    public void CollectSubscriptions(int shard, List<Subscription> into)
+    {
+        lock (_subsLock)
+        {
+            foreach (var sub in _subs.Values)
+            {
+                if (sub.Shard == shard)
+                {
+                    into.Add(sub);
+                }
+            }
+        }
+    }
+
+    /// <summary>A copy of all subscriptions, for monitoring.</summary>
+    public Subscription[] SubscriptionsSnapshot()
+    {
+        lock (_subsLock)
+        {
+            return [.. _subs.Values];
+        }
+    }
+
+    // SUB <subject> [queue group] <sid>\r\n
+    private void ProcessSubscribe(ReadOnlySpan<byte> subjectBytes, ReadOnlySpan<byte> queueBytes, ReadOnlySpan<byte> sidBytes)
+    {
+        if (!SubjectRules.IsValidSubject(subjectBytes) || (!queueBytes.IsEmpty && !IsValidQueue(queueBytes)))
+        {
+            WriteOwn(ProtocolWriter.Error(NatsErrors.InvalidSubject));
+            return;
+        }
+
+        var subject = Encoding.UTF8.GetString(subjectBytes);
+        var queue = queueBytes.IsEmpty ? null : Encoding.UTF8.GetString(queueBytes);
+        if (_permissions is not null && !_permissions.CanSubscribe(subject))
+        {
+            WriteOwn(ProtocolWriter.Error(NatsErrors.SubscribeViolation(subject, queue)));
+            return;
+        }
+
+        var sid = sidBytes.ToArray();
+        var sub = new Subscription(this, subject, queue, sid, _broker.Space.ShardForSubscription(subjectBytes));
+        var max = _broker.Options.MaxSubscriptions;
+        lock (_subsLock)
+        {
+            if (_subs.ContainsKey(sub.SidKey))
+            {
+                // nats-server keeps the first subscription for a repeated sid.
+                sub = null;
+            }
+            else if (max > 0 && _subs.Count >= max)
+            {
+                sub = null;
+                max = -1;
+            }
+            else
+            {
+                _subs.Add(sub.SidKey, sub);
+            }
+        }
+
+        if (max == -1)
+        {
+            WriteOwn(ProtocolWriter.Error(NatsErrors.MaxSubscriptionsExceeded));
+            return;
+        }
+
+        if (sub is not null)
+        {
+            _pendingChanges.Add(new SubChange(sub, Add: true));
+        }
+
+        if (_verbose)
+        {
+            WriteOwn(ProtocolWriter.Ok);
+        }
+    }
+
+    // UNSUB <sid> [max_msgs]\r\n
+    private void ProcessUnsubscribe(ReadOnlySpan<byte> sidBytes, long max)
+    {
+        var sidKey = Encoding.UTF8.GetString(sidBytes);
+        Subscription? removed = null;
+        lock (_subsLock)
+        {
+            if (_subs.TryGetValue(sidKey, out var sub))
+            {
+                if (max > 0 && max > sub.Delivered)
+                {
+                    sub.Max = max;
+                }
+                else
+                {
+                    _subs.Remove(sidKey);
+                    removed = sub;
+                }
+            }
+        }
+
+        if (removed is not null)
+        {
+            _pendingChanges.Add(new SubChange(removed, Add: false));
+        }
+
+        if (_verbose)
+        {
+            WriteOwn(ProtocolWriter.Ok);
+        }
+    }
+
+    /// <summary>
+    /// Removes a subscription that reached its auto-unsubscribe limit. Called by whichever
+    /// publisher delivered the last message, so it does not wait for the router.
+    /// </summary>
+    internal void RemoveAfterLastDelivery(Subscription sub)
+    {
+        lock (_subsLock)
+        {
+            if (!_subs.TryGetValue(sub.SidKey, out var current) || !ReferenceEquals(current, sub))
+            {
+                return;
+            }
+
+            _subs.Remove(sub.SidKey);
+        }
+
+        _broker.ApplyWithoutWaiting([new SubChange(sub, Add: false)]);
+    }
+
+    /// <summary>Makes the batch of SUB/UNSUB in effect in the routers, then returns (invariant 2).</summary>
+    private async Task FlushSubscriptionChangesAsync()
+    {
+        var changes = _pendingChanges.ToArray();
+        _pendingChanges.Clear();
+        await _broker.ApplyAsync(changes).ConfigureAwait(false);
+    }
+
+    private void RemoveAllSubscriptions()
+    {
+        Subscription[] all;
+        lock (_subsLock)
+        {
+            all = [.. _subs.Values];
+            _subs.Clear();
+        }
+
+        if (all.Length == 0)
+        {
+            return;
+        }
+
+        var changes = new SubChange[all.Length];
+        for (var i = 0; i < all.Length; i++)
+        {
+            changes[i] = new SubChange(all[i], Add: false);
+        }
+
+        _broker.ApplyWithoutWaiting(changes);
+    }
+
+    private static bool IsValidQueue(ReadOnlySpan<byte> queue)
+    {
+        foreach (var b in queue)
+        {
+            if (b is (byte)' ' or (byte)'\t' or (byte)'\r' or (byte)'\n')
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
+}
+
+/// <summary>One subscription added to or removed from the subject space.</summary>
+internal readonly record struct SubChange(Subscription Sub, bool Add);

@@ -1,0 +1,197 @@
+using System.Net;
+using System.Net.Sockets;
+using Courier.Actors.Routing;
+using Courier.Actors.Runtime;
+using Courier.Actors.Server;
+using Courier.Protocols.Nats;
+using Microsoft.Extensions.Logging;
+
+namespace Courier.Actors.Connections;
+
+/// <summary>
+/// One client connection's data path: the read pump (parse, authorize, publish, subscribe) and the
+/// outbound buffer with its write pump. Its <see cref="ConnectionActor"/> owns its lifetime: the
+/// pumps report to the actor, and the actor shuts the connection down.
+/// </summary>
+internal sealed partial class ClientConnection
+{
+    private readonly Broker _broker;
+    private readonly Socket? _socket;
+    private readonly Stream _stream;
+    private readonly IActorRef _owner;
+    private readonly ILogger _log;
+    private readonly NatsParser _parser;
+    private int _closed;
+    private Task _readPump = Task.CompletedTask;
+    private Task _writePump = Task.CompletedTask;
+
+    public ClientConnection(Broker broker, Stream stream, Socket? socket, ulong id, IActorRef owner)
+    {
+        _broker = broker;
+        _stream = stream;
+        _socket = socket;
+        _owner = owner;
+        _log = broker.Logger;
+        Id = id;
+        var options = broker.Options;
+        _parser = new NatsParser(options.MaxControlLine, options.MaxPayload);
+        Outbound = new Outbound(options.MaxPending);
+        Outbound.SlowConsumerDetected = OnSlowConsumer;
+        _msgTemplate = new byte[options.MaxControlLine * 2 + 64];
+        if (socket?.RemoteEndPoint is IPEndPoint remote)
+        {
+            RemoteIp = remote.Address.IsIPv4MappedToIPv6 ? remote.Address.MapToIPv4().ToString() : remote.Address.ToString();
+            RemotePort = remote.Port;
+        }
+
+        Started = DateTime.UtcNow;
+        LastActivity = Started;
+    }
+
+    /// <summary>The client id (INFO <c>client_id</c>, connz <c>cid</c>).</summary>
+    public ulong Id { get; }
+
+    public Outbound Outbound { get; }
+
+    public string RemoteIp { get; } = "";
+
+    public int RemotePort { get; }
+
+    public DateTime Started { get; }
+
+    public DateTime LastActivity { get; private set; }
+
+    /// <summary>The CONNECT options; null until CONNECT.</summary>
+    public ConnectOptions? ConnectOptions { get; private set; }
+
+    /// <summary>The authenticated user name, if any.</summary>
+    public string? AuthorizedUser { get; private set; }
+
+    /// <summary>Messages received from this client (written only by its read pump).</summary>
+    public long InMsgs { get; private set; }
+
+    /// <summary>Payload bytes received from this client.</summary>
+    public long InBytes { get; private set; }
+
+    /// <summary>Server PINGs sent without a PONG back.</summary>
+    public int PingsOut => Volatile.Read(ref _pingsOut);
+
+    public bool IsClosed => Volatile.Read(ref _closed) != 0;
+
+    /// <summary>Why the connection closed, for logs and monitoring.</summary>
+    public string? CloseReason { get; private set; }
+
+    /// <summary>Sends INFO and starts the read and write pumps.</summary>
+    public void Start()
+    {
+        var info = _broker.CreateInfo(this);
+        Outbound.Write(ProtocolWriter.Info(info));
+        Outbound.Signal();
+        _writePump = Task.Run(RunWritePumpAsync);
+        _readPump = Task.Run(RunReadPumpAsync);
+    }
+
+    /// <summary>Queues <c>-ERR '&lt;text&gt;'</c> and flushes it.</summary>
+    public void SendError(string text)
+    {
+        Outbound.Write(ProtocolWriter.Error(text));
+        Outbound.Signal();
+    }
+
+    /// <summary>Sends a keepalive PING and counts it as outstanding.</summary>
+    public void SendPing()
+    {
+        Interlocked.Increment(ref _pingsOut);
+        Outbound.Write(ProtocolWriter.Ping);
+        Outbound.Signal();
+    }
+
+    /// <summary>
+    /// Ends the connection: unregisters its subscriptions, writes what is queued (so a final -ERR
+    /// reaches the client), then closes the socket. Called by the owning actor when it stops.
+    /// </summary>
+    public void Shutdown(string reason)
+    {
+        if (Interlocked.Exchange(ref _closed, 1) != 0)
+        {
+            return;
+        }
+
+        CloseReason = reason;
+        RemoveAllSubscriptions();
+        _broker.Unregister(this);
+        Outbound.Complete();
+        _ = CloseTransportAsync();
+    }
+
+    private async Task CloseTransportAsync()
+    {
+        // Give the write pump a moment to flush a final -ERR; a stuck peer cannot hold us here.
+        var flushed = await Task.WhenAny(_writePump, Task.Delay(TimeSpan.FromSeconds(1))).ConfigureAwait(false);
+        try
+        {
+            _socket?.Shutdown(SocketShutdown.Both);
+        }
+        catch (SocketException)
+        {
+        }
+        catch (ObjectDisposedException)
+        {
+        }
+
+        await _stream.DisposeAsync().ConfigureAwait(false);
+        _socket?.Dispose();
+        if (flushed != _writePump)
+        {
+            Log.WriteDidNotFinish(_log, Id);
+        }
+    }
+
+    private async Task RunWritePumpAsync()
+    {
+        try
+        {
+            await Outbound.RunWritePumpAsync(_stream).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is IOException or SocketException or ObjectDisposedException)
+        {
+            RequestClose("Write Error");
+        }
+    }
+
+    private void OnSlowConsumer()
+    {
+        _broker.Stats.CountSlowConsumer();
+        Log.SlowConsumer(_log, Id, RemoteIp, RemotePort);
+        RequestClose("Slow Consumer (Pending Bytes)");
+    }
+
+    /// <summary>Asks the owning actor to close this connection.</summary>
+    public void RequestClose(string reason)
+    {
+        if (!IsClosed)
+        {
+            _owner.Tell(new ConnectionActor.Protocol.Close(reason));
+        }
+    }
+
+    public override string ToString() => $"cid:{Id} {RemoteIp}:{RemotePort}";
+
+    private static partial class Log
+    {
+        [LoggerMessage(Level = LogLevel.Warning, Message = "cid:{Cid} - Slow Consumer Detected: MaxPending exceeded ({Ip}:{Port})")]
+        public static partial void SlowConsumer(ILogger logger, ulong cid, string ip, int port);
+
+        [LoggerMessage(Level = LogLevel.Debug, Message = "cid:{Cid} - closed before its last writes were flushed")]
+        public static partial void WriteDidNotFinish(ILogger logger, ulong cid);
+
+        [LoggerMessage(Level = LogLevel.Debug, Message = "cid:{Cid} - Client connection closed: {Reason}")]
+        public static partial void Closed(ILogger logger, ulong cid, string reason);
+
+        [LoggerMessage(Level = LogLevel.Error, Message = "cid:{Cid} - {Error}")]
+        public static partial void ProtocolError(ILogger logger, ulong cid, string error);
+
+        [LoggerMessage(Level = LogLevel.Trace, Message = "cid:{Cid} - <<- [{Op}]")]
+        public static partial void TraceIn(ILogger logger, ulong cid, ClientOp op);
+    }
+}

@@ -1,0 +1,136 @@
+using System.Net.Sockets;
+using Courier.Actors.Runtime;
+using Courier.Actors.Server;
+using Courier.Protocols.Nats;
+
+namespace Courier.Actors.Connections;
+
+/// <summary>
+/// Owns one client connection's lifetime: starts its pumps, runs the auth timeout and the
+/// PING/PONG keepalive, and shuts the connection down when it stops, whatever stopped it (the
+/// client, a protocol error, a slow consumer, or its supervisor). It never sees a NATS message.
+/// </summary>
+internal sealed class ConnectionActor : ReceiveActor, IWithTimers
+{
+    private const string AuthTimerKey = "auth";
+    private const string PingTimerKey = "ping";
+
+    private readonly Broker _broker;
+    private readonly ClientConnection _connection;
+    private string _closeReason = "Server Shutdown";
+
+    public ConnectionActor(Broker broker, Socket socket, Stream stream, ulong id)
+    {
+        _broker = broker;
+        _connection = new ClientConnection(broker, stream, socket, id, Self);
+
+        Receive<Protocol.Connected>(_ => Timers.Cancel(AuthTimerKey));
+        Receive<Protocol.AuthTimeout>(_ =>
+        {
+            if (_connection.ConnectOptions is null)
+            {
+                _connection.SendError(NatsErrors.AuthenticationTimeout);
+                StopWith("Authentication Timeout");
+            }
+        });
+        Receive<Protocol.PingTick>(_ =>
+        {
+            if (_connection.PingsOut + 1 > _broker.Options.MaxPingsOut)
+            {
+                _connection.SendError(NatsErrors.StaleConnection);
+                StopWith("Stale Connection");
+                return;
+            }
+
+            _connection.SendPing();
+        });
+        Receive<Protocol.Close>(close => StopWith(close.Reason));
+    }
+
+    /// <inheritdoc />
+    public ITimerScheduler Timers { get; set; } = null!;
+
+    /// <summary>The connection this actor owns.</summary>
+    internal ClientConnection Connection => _connection;
+
+    public static Props Props(Broker broker, Socket socket, Stream stream, ulong id) =>
+        Runtime.Props.Create(() => new ConnectionActor(broker, socket, stream, id));
+
+    protected override void PreStart()
+    {
+        _broker.Register(_connection);
+        if (_broker.Options.AuthRequired)
+        {
+            Timers.StartSingleTimer(AuthTimerKey, Protocol.AuthTimeout.Instance, _broker.Options.AuthTimeout);
+        }
+
+        if (_broker.Options.PingInterval > TimeSpan.Zero)
+        {
+            Timers.StartPeriodicTimer(PingTimerKey, Protocol.PingTick.Instance, _broker.Options.PingInterval);
+        }
+
+        _connection.Start();
+    }
+
+    protected override void PostStop() => _connection.Shutdown(_closeReason);
+
+    private void StopWith(string reason)
+    {
+        _closeReason = reason;
+        Context.Stop(Self);
+    }
+
+    /// <summary>The messages this actor understands.</summary>
+    public static class Protocol
+    {
+        /// <summary>CONNECT was accepted: the auth timer stops.</summary>
+        public sealed class Connected
+        {
+            public static readonly Connected Instance = new();
+
+            private Connected()
+            {
+            }
+
+            public override string ToString() => "Connected";
+        }
+
+        /// <summary>The client did not CONNECT in time.</summary>
+        public sealed class AuthTimeout
+        {
+            public static readonly AuthTimeout Instance = new();
+
+            private AuthTimeout()
+            {
+            }
+
+            public override string ToString() => "AuthTimeout";
+        }
+
+        /// <summary>Time to PING the client (or declare it stale).</summary>
+        public sealed class PingTick
+        {
+            public static readonly PingTick Instance = new();
+
+            private PingTick()
+            {
+            }
+
+            public override string ToString() => "PingTick";
+        }
+
+        /// <summary>Close the connection.</summary>
+        public sealed class Close
+        {
+            public Close(string reason)
+            {
+                ArgumentException.ThrowIfNullOrEmpty(reason);
+                Reason = reason;
+            }
+
+            public string Reason { get; }
+
+            public override string ToString() => $"Close({Reason})";
+        }
+    }
+}

@@ -1,0 +1,277 @@
+using System.Buffers;
+using System.Diagnostics;
+
+namespace Courier.Actors.Connections;
+
+/// <summary>
+/// A client's outbound buffer and write pump. Many publishers append frames (under a short lock,
+/// never held across I/O); the pump drains everything queued with one pass of socket writes per
+/// wake-up. Bytes queued past <c>max_pending</c> make the client a slow consumer.
+/// </summary>
+/// <remarks>
+/// Hot path: <see cref="WriteMsg"/> copies one frame into pooled 64 KB chunks, no allocation.
+/// Publishers call <see cref="Signal"/> once per read batch (deferred flush), not per message.
+/// </remarks>
+internal sealed class Outbound
+{
+    /// <summary>Bytes per pooled chunk: large enough that a burst of small messages is one write.</summary>
+    private const int ChunkSize = 64 * 1024;
+
+    private readonly Lock _lock = new();
+    private readonly AsyncSignal _signal = new();
+    private readonly long _maxPending;
+    private List<ArraySegment<byte>> _queued = [];
+    private List<ArraySegment<byte>> _draining = [];
+    private byte[]? _current;
+    private int _currentLength;
+    private long _pending;
+    private bool _completed;
+    private bool _slowConsumer;
+    private long _writeStartedTimestamp;
+
+    public Outbound(long maxPending)
+    {
+        _maxPending = maxPending;
+    }
+
+    /// <summary>Called once, outside the lock, when the client first exceeds max_pending.</summary>
+    public Action? SlowConsumerDetected { get; set; }
+
+    /// <summary>Messages queued for this client.</summary>
+    public long OutMsgs { get; private set; }
+
+    /// <summary>Message payload bytes queued for this client.</summary>
+    public long OutBytes { get; private set; }
+
+    /// <summary>Bytes queued and not yet written.</summary>
+    public long PendingBytes => Volatile.Read(ref _pending);
+
+    public bool IsSlowConsumer => Volatile.Read(ref _slowConsumer);
+
+    /// <summary>How long the write in progress has been blocked; zero when none is.</summary>
+    public TimeSpan CurrentWriteDuration
+    {
+        get
+        {
+            var started = Volatile.Read(ref _writeStartedTimestamp);
+            return started == 0 ? TimeSpan.Zero : Stopwatch.GetElapsedTime(started);
+        }
+    }
+
+    /// <summary>Queues a control frame (PONG, +OK, -ERR, INFO). Returns false if the client is gone or slow.</summary>
+    public bool Write(ReadOnlySpan<byte> frame)
+    {
+        lock (_lock)
+        {
+            if (Reserve(frame.Length))
+            {
+                Append(frame);
+                return true;
+            }
+        }
+
+        if (IsSlowConsumer)
+        {
+            NotifySlowConsumer();
+        }
+
+        return false;
+    }
+
+    /// <summary>
+    /// Queues one MSG/HMSG: the publish's pre-formatted prefix, this subscription's sid, the
+    /// suffix, the payload and CRLF.
+    /// </summary>
+    public bool WriteMsg(ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> sid, ReadOnlySpan<byte> suffix, in ReadOnlySequence<byte> payload)
+    {
+        var payloadLength = (int)payload.Length;
+        var size = prefix.Length + sid.Length + suffix.Length + payloadLength + 2;
+        bool slow;
+        lock (_lock)
+        {
+            if (Reserve(size))
+            {
+                Append(prefix);
+                Append(sid);
+                Append(suffix);
+                if (payload.IsSingleSegment)
+                {
+                    Append(payload.FirstSpan);
+                }
+                else
+                {
+                    foreach (var segment in payload)
+                    {
+                        Append(segment.Span);
+                    }
+                }
+
+                Append("\r\n"u8);
+                OutMsgs++;
+                OutBytes += payloadLength;
+                return true;
+            }
+
+            slow = _slowConsumer;
+        }
+
+        if (slow)
+        {
+            NotifySlowConsumer();
+        }
+
+        return false;
+    }
+
+    /// <summary>Wakes the write pump (deferred flush: once per read batch per touched client).</summary>
+    public void Signal() => _signal.Set();
+
+    /// <summary>Stops accepting frames; the pump writes what is queued and ends.</summary>
+    public void Complete()
+    {
+        lock (_lock)
+        {
+            _completed = true;
+        }
+
+        _signal.Set();
+    }
+
+    /// <summary>Writes queued frames to <paramref name="stream"/> until completed or the stream fails.</summary>
+    public async Task RunWritePumpAsync(Stream stream)
+    {
+        try
+        {
+            while (true)
+            {
+                await _signal.WaitAsync().ConfigureAwait(false);
+                bool completed;
+                while (true)
+                {
+                    List<ArraySegment<byte>> batch;
+                    lock (_lock)
+                    {
+                        completed = _completed;
+                        if (_currentLength > 0)
+                        {
+                            _queued.Add(new ArraySegment<byte>(_current!, 0, _currentLength));
+                            _current = null;
+                            _currentLength = 0;
+                        }
+
+                        if (_queued.Count == 0)
+                        {
+                            break;
+                        }
+
+                        batch = _queued;
+                        _queued = _draining;
+                        _draining = batch;
+                    }
+
+                    long written = 0;
+                    Volatile.Write(ref _writeStartedTimestamp, Stopwatch.GetTimestamp());
+                    try
+                    {
+                        foreach (var chunk in batch)
+                        {
+                            await stream.WriteAsync(chunk.AsMemory(), CancellationToken.None).ConfigureAwait(false);
+                            written += chunk.Count;
+                        }
+                    }
+                    finally
+                    {
+                        Volatile.Write(ref _writeStartedTimestamp, 0);
+                        foreach (var chunk in batch)
+                        {
+                            ArrayPool<byte>.Shared.Return(chunk.Array!);
+                        }
+
+                        batch.Clear();
+                    }
+
+                    lock (_lock)
+                    {
+                        _pending -= written;
+                    }
+                }
+
+                if (completed)
+                {
+                    return;
+                }
+            }
+        }
+        finally
+        {
+            lock (_lock)
+            {
+                _completed = true;
+                foreach (var chunk in _queued)
+                {
+                    ArrayPool<byte>.Shared.Return(chunk.Array!);
+                }
+
+                _queued.Clear();
+                if (_current is not null)
+                {
+                    ArrayPool<byte>.Shared.Return(_current);
+                    _current = null;
+                }
+            }
+        }
+    }
+
+    private void NotifySlowConsumer()
+    {
+        Action? notify;
+        lock (_lock)
+        {
+            notify = SlowConsumerDetected;
+            SlowConsumerDetected = null;
+        }
+
+        notify?.Invoke();
+    }
+
+    // Caller holds the lock.
+    private bool Reserve(int size)
+    {
+        if (_completed || _slowConsumer)
+        {
+            return false;
+        }
+
+        if (_pending + size > _maxPending)
+        {
+            _slowConsumer = true;
+            return false;
+        }
+
+        _pending += size;
+        return true;
+    }
+
+    // Caller holds the lock.
+    private void Append(ReadOnlySpan<byte> bytes)
+    {
+        while (!bytes.IsEmpty)
+        {
+            if (_current is null || _currentLength == _current.Length)
+            {
+                if (_current is not null)
+                {
+                    _queued.Add(new ArraySegment<byte>(_current, 0, _currentLength));
+                }
+
+                _current = ArrayPool<byte>.Shared.Rent(ChunkSize);
+                _currentLength = 0;
+            }
+
+            var n = Math.Min(bytes.Length, _current.Length - _currentLength);
+            bytes[..n].CopyTo(_current.AsSpan(_currentLength));
+            _currentLength += n;
+            bytes = bytes[n..];
+        }
+    }
+}

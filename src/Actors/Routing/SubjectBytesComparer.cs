@@ -1,0 +1,27 @@
+namespace Courier.Actors.Routing;
+
+/// <summary>
+/// Compares subjects kept as UTF-8 byte arrays, and looks them up by span, so the publish path
+/// finds a cached match without making a string or an array.
+/// </summary>
+internal sealed class SubjectBytesComparer : IEqualityComparer<byte[]>, IAlternateEqualityComparer<ReadOnlySpan<byte>, byte[]>
+{
+    public static readonly SubjectBytesComparer Instance = new();
+
+    public bool Equals(byte[]? x, byte[]? y) => ReferenceEquals(x, y) || (x is not null && y is not null && x.AsSpan().SequenceEqual(y));
+
+    public int GetHashCode(byte[] obj) => Hash(obj);
+
+    public bool Equals(ReadOnlySpan<byte> alternate, byte[] other) => alternate.SequenceEqual(other);
+
+    public int GetHashCode(ReadOnlySpan<byte> alternate) => Hash(alternate);
+
+    public byte[] Create(ReadOnlySpan<byte> alternate) => alternate.ToArray();
+
+    private static int Hash(ReadOnlySpan<byte> bytes)
+    {
+        var h = default(HashCode);
+        h.AddBytes(bytes);
+        return h.ToHashCode();
+    }
+}

@@ -1,0 +1,169 @@
+using System.Collections.Concurrent;
+using System.Text;
+
+namespace Courier.Actors.Routing;
+
+/// <summary>
+/// The node's subject space as publishers see it: the current snapshot of every router shard,
+/// read without locks, each with its own bounded match cache.
+/// </summary>
+/// <remarks>
+/// Shard key: a subscription's first token, hashed; subscriptions whose first token is a wildcard
+/// live in one extra shard that every publish also consults. A cached match records the wildcard
+/// shard's version it was computed with, so a change in a literal shard drops only that shard's
+/// cache (a new snapshot starts empty) and a change in the wildcard shard makes entries stale lazily.
+/// Hot path (<see cref="Match"/> on a hit): two volatile reads, one span-keyed dictionary lookup, no
+/// allocation.
+/// </remarks>
+internal sealed class SubjectSpace
+{
+    /// <summary>Entries per shard cache before it is pruned (nats-server keeps 1024 per sublist).</summary>
+    internal const int MaxCachedSubjects = 4096;
+
+    private readonly ShardSnapshot[] _shards;
+    private readonly int _literalShards;
+
+    [ThreadStatic]
+    private static List<Subscription>? t_plain;
+
+    [ThreadStatic]
+    private static List<Subscription>? t_queued;
+
+    public SubjectSpace(int literalShards)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(literalShards, 1);
+        _literalShards = literalShards;
+        _shards = new ShardSnapshot[literalShards + 1];
+        for (var i = 0; i < _shards.Length; i++)
+        {
+            _shards[i] = new ShardSnapshot(SubList.Empty, 0);
+        }
+    }
+
+    /// <summary>Literal shards plus the wildcard shard.</summary>
+    public int ShardCount => _shards.Length;
+
+    /// <summary>The index of the shard for subscriptions whose first token is a wildcard.</summary>
+    public int WildcardShard => _literalShards;
+
+    /// <summary>Subscriptions held by all shards.</summary>
+    public int Count
+    {
+        get
+        {
+            var n = 0;
+            for (var i = 0; i < _shards.Length; i++)
+            {
+                n += Volatile.Read(ref _shards[i]).List.Count;
+            }
+
+            return n;
+        }
+    }
+
+    /// <summary>The shard that holds a subscription to <paramref name="subject"/>.</summary>
+    public int ShardForSubscription(ReadOnlySpan<byte> subject)
+    {
+        var first = FirstToken(subject);
+        return first.Length == 1 && (first[0] == (byte)'*' || first[0] == (byte)'>') ? _literalShards : HashShard(first);
+    }
+
+    /// <summary>The current snapshot of one shard.</summary>
+    public SubList Snapshot(int shard) => Volatile.Read(ref _shards[shard]).List;
+
+    /// <summary>Publishes a shard's new trie. Only that shard's router calls this.</summary>
+    public void Publish(int shard, SubList list)
+    {
+        var old = Volatile.Read(ref _shards[shard]);
+        Volatile.Write(ref _shards[shard], new ShardSnapshot(list, old.Version + 1));
+    }
+
+    /// <summary>Every subscription a message published to the literal <paramref name="subject"/> reaches.</summary>
+    public MatchResult Match(ReadOnlySpan<byte> subject)
+    {
+        var shard = Volatile.Read(ref _shards[HashShard(FirstToken(subject))]);
+        var wild = Volatile.Read(ref _shards[_literalShards]);
+        if (shard.Lookup.TryGetValue(subject, out var cached) && cached.WildcardVersion == wild.Version)
+        {
+            return cached.Result;
+        }
+
+        return MatchAndCache(subject, shard, wild);
+    }
+
+    private static MatchResult MatchAndCache(ReadOnlySpan<byte> subjectBytes, ShardSnapshot shard, ShardSnapshot wild)
+    {
+        var plain = t_plain ??= [];
+        var queued = t_queued ??= [];
+        plain.Clear();
+        queued.Clear();
+        var subject = Encoding.UTF8.GetString(subjectBytes);
+        shard.List.Match(subject, plain, queued);
+        wild.List.Match(subject, plain, queued);
+        var result = MatchResult.Create(plain, queued);
+        plain.Clear();
+        queued.Clear();
+
+        if (shard.Cache.Count >= MaxCachedSubjects)
+        {
+            Prune(shard.Cache);
+        }
+
+        shard.Lookup[subjectBytes] = new CachedMatch(result, wild.Version);
+        return result;
+    }
+
+    private static void Prune(ConcurrentDictionary<byte[], CachedMatch> cache)
+    {
+        // Drop a quarter, in whatever order the dictionary yields: cheap, and hot subjects come back.
+        var toDrop = cache.Count / 4;
+        foreach (var key in cache.Keys)
+        {
+            if (toDrop-- <= 0)
+            {
+                break;
+            }
+
+            cache.TryRemove(key, out _);
+        }
+    }
+
+    private int HashShard(ReadOnlySpan<byte> firstToken)
+    {
+        if (_literalShards == 1)
+        {
+            return 0;
+        }
+
+        var h = default(HashCode);
+        h.AddBytes(firstToken);
+        return (int)((uint)h.ToHashCode() % (uint)_literalShards);
+    }
+
+    private static ReadOnlySpan<byte> FirstToken(ReadOnlySpan<byte> subject)
+    {
+        var dot = subject.IndexOf((byte)'.');
+        return dot < 0 ? subject : subject[..dot];
+    }
+
+    private sealed class ShardSnapshot
+    {
+        public ShardSnapshot(SubList list, long version)
+        {
+            List = list;
+            Version = version;
+            Cache = new ConcurrentDictionary<byte[], CachedMatch>(SubjectBytesComparer.Instance);
+            Lookup = Cache.GetAlternateLookup<ReadOnlySpan<byte>>();
+        }
+
+        public SubList List { get; }
+
+        public long Version { get; }
+
+        public ConcurrentDictionary<byte[], CachedMatch> Cache { get; }
+
+        public ConcurrentDictionary<byte[], CachedMatch>.AlternateLookup<ReadOnlySpan<byte>> Lookup { get; }
+    }
+
+    private sealed record CachedMatch(MatchResult Result, long WildcardVersion);
+}

@@ -1,0 +1,68 @@
+using System.Text;
+using Courier.Actors.Connections;
+
+namespace Courier.Actors.Routing;
+
+/// <summary>
+/// One client subscription: what it matches, who receives, and its auto-unsubscribe state.
+/// Immutable but for the delivery count; identity is the object (the SubList stores references).
+/// </summary>
+internal sealed class Subscription
+{
+    private long _delivered;
+    private long _max;
+
+    public Subscription(ClientConnection client, string subject, string? queue, byte[] sid, int shard)
+    {
+        Client = client;
+        Subject = subject;
+        Queue = queue;
+        Sid = sid;
+        SidKey = Encoding.UTF8.GetString(sid);
+        Shard = shard;
+    }
+
+    /// <summary>The subscriber; deliveries go to its outbound buffer.</summary>
+    public ClientConnection Client { get; }
+
+    public string Subject { get; }
+
+    public string? Queue { get; }
+
+    /// <summary>The sid exactly as the client sent it, written into every MSG.</summary>
+    public byte[] Sid { get; }
+
+    public string SidKey { get; }
+
+    /// <summary>The router shard that holds this subscription.</summary>
+    public int Shard { get; }
+
+    /// <summary>Messages delivered so far.</summary>
+    public long Delivered => Volatile.Read(ref _delivered);
+
+    /// <summary>Auto-unsubscribe limit (UNSUB with max); 0 means none.</summary>
+    public long Max
+    {
+        get => Volatile.Read(ref _max);
+        set => Volatile.Write(ref _max, value);
+    }
+
+    /// <summary>
+    /// Claims one delivery. Returns 0 to deliver, 1 to deliver and then remove (the limit is
+    /// reached), -1 to skip (past the limit). Lock-free: publishers on several connections may race.
+    /// </summary>
+    public int TryClaimDelivery()
+    {
+        var max = Max;
+        if (max <= 0)
+        {
+            _delivered++; // Statistics only: a lost increment under a race is harmless.
+            return 0;
+        }
+
+        var n = Interlocked.Increment(ref _delivered);
+        return n < max ? 0 : n == max ? 1 : -1;
+    }
+
+    public override string ToString() => Queue is null ? $"{Subject} sid={SidKey}" : $"{Subject} q={Queue} sid={SidKey}";
+}

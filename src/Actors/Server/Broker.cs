@@ -1,0 +1,287 @@
+using System.Collections.Concurrent;
+using System.Net.Sockets;
+using System.Security.Cryptography;
+using System.Text;
+using Courier.Actors.Connections;
+using Courier.Actors.Routing;
+using Courier.Actors.Runtime;
+using Courier.Protocols.Nats;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+
+namespace Courier.Actors.Server;
+
+/// <summary>
+/// The broker of one node: its actor system, the subject routers and the connection actors.
+/// Listeners hand it accepted sockets; monitoring reads its state.
+/// </summary>
+public sealed class Broker : IAsyncDisposable
+{
+    /// <summary>Literal router shards (plus one for subscriptions starting with a wildcard).</summary>
+    internal const int DefaultLiteralShards = 4;
+
+    /// <summary>The Courier version, reported beside the nats-server version it implements.</summary>
+    public static readonly string CourierVersion =
+        typeof(Broker).Assembly.GetName().Version?.ToString(3) ?? "0.1.0";
+
+    private readonly ConcurrentDictionary<ulong, ClientConnection> _clients = new();
+    private readonly IActorRef[] _routers;
+    private readonly IActorRef _connections;
+    private readonly ServerInfo _info;
+    private long _nextClientId;
+
+    public Broker(ServerOptions options, ILoggerFactory? loggerFactory = null, int literalShards = DefaultLiteralShards)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        Options = options;
+        Logger = (loggerFactory ?? NullLoggerFactory.Instance).CreateLogger("courier");
+        ServerId = NewServerId();
+        ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
+        Space = new SubjectSpace(literalShards);
+        System = ActorSystem.Create("courier");
+        _routers = new IActorRef[Space.ShardCount];
+        RouterSupervisorRef = System.ActorOf(RouterSupervisor.Props(this, _routers), "routers");
+        _connections = System.ActorOf(ConnectionSupervisor.Props(this), "connections");
+        _info = new ServerInfo
+        {
+            ServerId = ServerId,
+            ServerName = ServerName,
+            Version = options.NatsServerVersion,
+            Proto = 1,
+            Go = "courier " + CourierVersion,
+            Host = options.Host,
+            Port = options.Port,
+            Headers = true,
+            AuthRequired = options.AuthRequired,
+            MaxPayload = options.MaxPayload,
+            JetStream = options.JetStream,
+        };
+    }
+
+    public ServerOptions Options { get; }
+
+    public string ServerId { get; }
+
+    public string ServerName { get; }
+
+    public DateTime Started { get; } = DateTime.UtcNow;
+
+    public ServerStats Stats { get; } = new();
+
+    /// <summary>Connections open now.</summary>
+    public int ConnectionCount => _clients.Count;
+
+    /// <summary>Subscriptions held now.</summary>
+    public int SubscriptionCount => Space.Count;
+
+    internal ILogger Logger { get; }
+
+    internal ActorSystem System { get; }
+
+    internal SubjectSpace Space { get; }
+
+    internal IActorRef RouterSupervisorRef { get; }
+
+    internal IReadOnlyList<IActorRef> Routers => _routers;
+
+    internal IActorRef ConnectionSupervisorRef => _connections;
+
+    internal ICollection<ClientConnection> Clients => _clients.Values;
+
+    /// <summary>Sets the port listeners actually bound (for INFO when the configured port was -1).</summary>
+    public void SetListenPort(int port) => _info.Port = port;
+
+    /// <summary>Takes ownership of an accepted client socket.</summary>
+    public void Accept(Socket socket)
+    {
+        socket.NoDelay = true;
+        _connections.Tell(new ConnectionSupervisor.Protocol.Accept(socket));
+    }
+
+    /// <summary>A snapshot of connection state for monitoring.</summary>
+    public IReadOnlyList<ConnectionInfo> GetConnections()
+    {
+        var list = new List<ConnectionInfo>(_clients.Count);
+        foreach (var c in _clients.Values)
+        {
+            var subs = c.SubscriptionsSnapshot();
+            var subjects = new string[subs.Length];
+            for (var i = 0; i < subs.Length; i++)
+            {
+                subjects[i] = subs[i].Subject;
+            }
+
+            list.Add(new ConnectionInfo(
+                c.Id, c.RemoteIp, c.RemotePort, c.Started, c.LastActivity, c.ConnectOptions?.Name, c.ConnectOptions?.Lang,
+                c.ConnectOptions?.Version, c.AuthorizedUser, c.InMsgs, c.InBytes, c.Outbound.OutMsgs, c.Outbound.OutBytes,
+                c.Outbound.PendingBytes, subjects));
+        }
+
+        list.Sort((a, b) => a.Cid.CompareTo(b.Cid));
+        return list;
+    }
+
+    /// <summary>Totals over closed and open connections.</summary>
+    public (long InMsgs, long InBytes, long OutMsgs, long OutBytes) GetTotals()
+    {
+        long inMsgs = Stats.InMsgs, inBytes = Stats.InBytes, outMsgs = Stats.OutMsgs, outBytes = Stats.OutBytes;
+        foreach (var c in _clients.Values)
+        {
+            inMsgs += c.InMsgs;
+            inBytes += c.InBytes;
+            outMsgs += c.Outbound.OutMsgs;
+            outBytes += c.Outbound.OutBytes;
+        }
+
+        return (inMsgs, inBytes, outMsgs, outBytes);
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        await System.Terminate().ConfigureAwait(false);
+    }
+
+    internal ulong NextClientId() => (ulong)Interlocked.Increment(ref _nextClientId);
+
+    internal void Register(ClientConnection client)
+    {
+        _clients[client.Id] = client;
+        Stats.CountConnection();
+    }
+
+    internal void Unregister(ClientConnection client)
+    {
+        if (_clients.TryRemove(client.Id, out _))
+        {
+            Stats.AddClosed(client.InMsgs, client.InBytes, client.Outbound.OutMsgs, client.Outbound.OutBytes);
+        }
+    }
+
+    internal ServerInfo CreateInfo(ClientConnection client) => CreateInfo(client.Id, client.RemoteIp);
+
+    internal ServerInfo CreateInfo(ulong clientId, string? clientIp)
+    {
+        var info = _info.Clone();
+        info.ClientId = clientId;
+        info.ClientIp = string.IsNullOrEmpty(clientIp) ? null : clientIp;
+        return info;
+    }
+
+    /// <summary>Makes a batch of subscription changes effective; completes when every shard involved has published it.</summary>
+    internal Task ApplyAsync(IReadOnlyList<SubChange> changes)
+    {
+        if (changes.Count == 0)
+        {
+            return Task.CompletedTask;
+        }
+
+        var first = changes[0].Sub.Shard;
+        var single = true;
+        for (var i = 1; i < changes.Count && single; i++)
+        {
+            single = changes[i].Sub.Shard == first;
+        }
+
+        if (single)
+        {
+            var completion = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            _routers[first].Tell(new SubjectRouter.Protocol.Apply(changes, completion));
+            return completion.Task;
+        }
+
+        var tasks = new List<Task>();
+        var seen = new HashSet<int>();
+        foreach (var change in changes)
+        {
+            if (seen.Add(change.Sub.Shard))
+            {
+                var completion = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+                _routers[change.Sub.Shard].Tell(new SubjectRouter.Protocol.Apply(changes, completion));
+                tasks.Add(completion.Task);
+            }
+        }
+
+        return Task.WhenAll(tasks);
+    }
+
+    /// <summary>Like <see cref="ApplyAsync"/>, for removals nobody waits on (a closing client, auto-unsubscribe).</summary>
+    internal void ApplyWithoutWaiting(IReadOnlyList<SubChange> changes)
+    {
+        var seen = new HashSet<int>();
+        foreach (var change in changes)
+        {
+            if (seen.Add(change.Sub.Shard))
+            {
+                _routers[change.Sub.Shard].Tell(new SubjectRouter.Protocol.Apply(changes, null));
+            }
+        }
+    }
+
+    internal AuthResult Authenticate(ConnectOptions connect)
+    {
+        var o = Options;
+        if (!o.AuthRequired)
+        {
+            return new AuthResult(true, null, null);
+        }
+
+        if (o.Users.Count > 0 && connect.User is not null)
+        {
+            foreach (var user in o.Users)
+            {
+                if (user.User == connect.User && SecretEquals(user.Password, connect.Pass))
+                {
+                    return new AuthResult(true, user.User, user.Permissions ?? o.DefaultPermissions);
+                }
+            }
+        }
+
+        if (o.Username is not null && connect.User == o.Username && SecretEquals(o.Password, connect.Pass))
+        {
+            return new AuthResult(true, o.Username, o.DefaultPermissions);
+        }
+
+        if (o.Token is not null && SecretEquals(o.Token, connect.AuthToken))
+        {
+            return new AuthResult(true, null, o.DefaultPermissions);
+        }
+
+        return AuthResult.Denied;
+    }
+
+    private static bool SecretEquals(string? expected, string? given) =>
+        expected is not null && given is not null &&
+        CryptographicOperations.FixedTimeEquals(Encoding.UTF8.GetBytes(expected), Encoding.UTF8.GetBytes(given));
+
+    private static string NewServerId()
+    {
+        // nats-server ids are 56 characters of base32 starting with 'N' (a server public nkey).
+        const string Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+        Span<char> id = stackalloc char[56];
+        id[0] = 'N';
+        for (var i = 1; i < id.Length; i++)
+        {
+            id[i] = Alphabet[RandomNumberGenerator.GetInt32(Alphabet.Length)];
+        }
+
+        return new string(id);
+    }
+}
+
+/// <summary>One connection as /connz shows it.</summary>
+public sealed record ConnectionInfo(
+    ulong Cid,
+    string Ip,
+    int Port,
+    DateTime Start,
+    DateTime LastActivity,
+    string? Name,
+    string? Lang,
+    string? Version,
+    string? AuthorizedUser,
+    long InMsgs,
+    long InBytes,
+    long OutMsgs,
+    long OutBytes,
+    long PendingBytes,
+    IReadOnlyList<string> Subscriptions);

@@ -1,0 +1,13 @@
+using System.Text.Json.Serialization;
+using Courier.Gateway.Monitoring;
+
+namespace Courier.Gateway;
+
+/// <summary>Source-generated JSON for monitoring responses and the ports file.</summary>
+[JsonSourceGenerationOptions(WriteIndented = true)]
+[JsonSerializable(typeof(Varz))]
+[JsonSerializable(typeof(Connz))]
+[JsonSerializable(typeof(Subsz))]
+[JsonSerializable(typeof(Healthz))]
+[JsonSerializable(typeof(PortsFile))]
+internal sealed partial class GatewayJsonContext : JsonSerializerContext;

@@ -1,0 +1,119 @@
+using System.Text.Json.Serialization;
+
+namespace Courier.Gateway.Monitoring;
+
+/// <summary>/varz, with nats-server's field names for the fields Courier implements.</summary>
+internal sealed class Varz
+{
+    [JsonPropertyName("server_id")] public string ServerId { get; init; } = "";
+    [JsonPropertyName("server_name")] public string ServerName { get; init; } = "";
+    [JsonPropertyName("version")] public string Version { get; init; } = "";
+    [JsonPropertyName("courier_version")] public string CourierVersion { get; init; } = "";
+    [JsonPropertyName("proto")] public int Proto { get; init; }
+    [JsonPropertyName("go")] public string Go { get; init; } = "";
+    [JsonPropertyName("host")] public string Host { get; init; } = "";
+    [JsonPropertyName("port")] public int Port { get; init; }
+    [JsonPropertyName("auth_required")] public bool AuthRequired { get; init; }
+    [JsonPropertyName("max_connections")] public int MaxConnections { get; init; }
+    [JsonPropertyName("max_subscriptions")] public int MaxSubscriptions { get; init; }
+    [JsonPropertyName("ping_interval")] public long PingInterval { get; init; }
+    [JsonPropertyName("ping_max")] public int PingMax { get; init; }
+    [JsonPropertyName("http_host")] public string HttpHost { get; init; } = "";
+    [JsonPropertyName("http_port")] public int HttpPort { get; init; }
+    [JsonPropertyName("auth_timeout")] public double AuthTimeout { get; init; }
+    [JsonPropertyName("max_control_line")] public int MaxControlLine { get; init; }
+    [JsonPropertyName("max_payload")] public int MaxPayload { get; init; }
+    [JsonPropertyName("max_pending")] public long MaxPending { get; init; }
+    [JsonPropertyName("write_deadline")] public long WriteDeadline { get; init; }
+    [JsonPropertyName("jetstream")] public VarzJetStream? JetStream { get; init; }
+    [JsonPropertyName("start")] public DateTime Start { get; init; }
+    [JsonPropertyName("now")] public DateTime Now { get; init; }
+    [JsonPropertyName("uptime")] public string Uptime { get; init; } = "";
+    [JsonPropertyName("mem")] public long Mem { get; init; }
+    [JsonPropertyName("cores")] public int Cores { get; init; }
+    [JsonPropertyName("gomaxprocs")] public int MaxProcs { get; init; }
+    [JsonPropertyName("cpu")] public double Cpu { get; init; }
+    [JsonPropertyName("connections")] public int Connections { get; init; }
+    [JsonPropertyName("total_connections")] public long TotalConnections { get; init; }
+    [JsonPropertyName("routes")] public int Routes { get; init; }
+    [JsonPropertyName("remotes")] public int Remotes { get; init; }
+    [JsonPropertyName("leafnodes")] public int Leafnodes { get; init; }
+    [JsonPropertyName("in_msgs")] public long InMsgs { get; init; }
+    [JsonPropertyName("out_msgs")] public long OutMsgs { get; init; }
+    [JsonPropertyName("in_bytes")] public long InBytes { get; init; }
+    [JsonPropertyName("out_bytes")] public long OutBytes { get; init; }
+    [JsonPropertyName("slow_consumers")] public long SlowConsumers { get; init; }
+    [JsonPropertyName("subscriptions")] public int Subscriptions { get; init; }
+    [JsonPropertyName("config_load_time")] public DateTime ConfigLoadTime { get; init; }
+}
+
+/// <summary>The JetStream part of /varz.</summary>
+internal sealed class VarzJetStream
+{
+    [JsonPropertyName("config")] public VarzJetStreamConfig? Config { get; init; }
+}
+
+internal sealed class VarzJetStreamConfig
+{
+    [JsonPropertyName("max_memory")] public long MaxMemory { get; init; }
+    [JsonPropertyName("max_storage")] public long MaxStorage { get; init; }
+    [JsonPropertyName("store_dir")] public string StoreDir { get; init; } = "";
+}
+
+/// <summary>/connz.</summary>
+internal sealed class Connz
+{
+    [JsonPropertyName("server_id")] public string ServerId { get; init; } = "";
+    [JsonPropertyName("now")] public DateTime Now { get; init; }
+    [JsonPropertyName("num_connections")] public int NumConnections { get; init; }
+    [JsonPropertyName("total")] public int Total { get; init; }
+    [JsonPropertyName("offset")] public int Offset { get; init; }
+    [JsonPropertyName("limit")] public int Limit { get; init; }
+    [JsonPropertyName("connections")] public IReadOnlyList<ConnzConnection> Connections { get; init; } = [];
+}
+
+internal sealed class ConnzConnection
+{
+    [JsonPropertyName("cid")] public ulong Cid { get; init; }
+    [JsonPropertyName("kind")] public string Kind { get; init; } = "Client";
+    [JsonPropertyName("type")] public string Type { get; init; } = "nats";
+    [JsonPropertyName("ip")] public string Ip { get; init; } = "";
+    [JsonPropertyName("port")] public int Port { get; init; }
+    [JsonPropertyName("start")] public DateTime Start { get; init; }
+    [JsonPropertyName("last_activity")] public DateTime LastActivity { get; init; }
+    [JsonPropertyName("uptime")] public string Uptime { get; init; } = "";
+    [JsonPropertyName("idle")] public string Idle { get; init; } = "";
+    [JsonPropertyName("pending_bytes")] public long PendingBytes { get; init; }
+    [JsonPropertyName("in_msgs")] public long InMsgs { get; init; }
+    [JsonPropertyName("out_msgs")] public long OutMsgs { get; init; }
+    [JsonPropertyName("in_bytes")] public long InBytes { get; init; }
+    [JsonPropertyName("out_bytes")] public long OutBytes { get; init; }
+    [JsonPropertyName("subscriptions")] public int Subscriptions { get; init; }
+    [JsonPropertyName("name")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Name { get; init; }
+    [JsonPropertyName("lang")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Lang { get; init; }
+    [JsonPropertyName("version")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Version { get; init; }
+    [JsonPropertyName("authorized_user")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? AuthorizedUser { get; init; }
+    [JsonPropertyName("subscriptions_list")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<string>? SubscriptionsList { get; init; }
+}
+
+/// <summary>/subsz.</summary>
+internal sealed class Subsz
+{
+    [JsonPropertyName("server_id")] public string ServerId { get; init; } = "";
+    [JsonPropertyName("now")] public DateTime Now { get; init; }
+    [JsonPropertyName("num_subscriptions")] public int NumSubscriptions { get; init; }
+    [JsonPropertyName("num_cache")] public int NumCache { get; init; }
+    [JsonPropertyName("num_inserts")] public long NumInserts { get; init; }
+    [JsonPropertyName("num_removes")] public long NumRemoves { get; init; }
+    [JsonPropertyName("num_matches")] public long NumMatches { get; init; }
+    [JsonPropertyName("cache_hit_rate")] public double CacheHitRate { get; init; }
+    [JsonPropertyName("max_fanout")] public int MaxFanout { get; init; }
+    [JsonPropertyName("avg_fanout")] public double AvgFanout { get; init; }
+}
+
+/// <summary>/healthz.</summary>
+internal sealed class Healthz
+{
+    [JsonPropertyName("status")] public string Status { get; init; } = "ok";
+    [JsonPropertyName("error")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Error { get; init; }
+}

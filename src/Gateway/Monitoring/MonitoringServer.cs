@@ -1,0 +1,206 @@
+using System.Diagnostics;
+using System.Net;
+using System.Text.Json;
+using System.Text.Json.Serialization.Metadata;
+using Courier.Actors.Server;
+using Courier.Gateway.Listeners;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+
+namespace Courier.Gateway.Monitoring;
+
+/// <summary>
+/// HTTP monitoring (<c>-m</c> / <c>http_port</c>): /healthz, /varz, /connz, /subsz with nats-server's
+/// JSON field names, served by Kestrel from the shared framework.
+/// </summary>
+internal sealed class MonitoringServer : IAsyncDisposable
+{
+    /// <summary>/connz page size when none is asked for (nats-server DefaultConnListSize).</summary>
+    private const int DefaultConnzLimit = 1024;
+
+    private readonly Broker _broker;
+    private readonly WebApplication _app;
+    private readonly DateTime _configLoadTime = DateTime.UtcNow;
+
+    public MonitoringServer(Broker broker, string host, int port, ILoggerFactory loggerFactory)
+    {
+        _broker = broker;
+        var builder = WebApplication.CreateSlimBuilder();
+        builder.Logging.ClearProviders();
+        builder.Services.AddSingleton(loggerFactory);
+        var address = ListenAddress.Resolve(host);
+        builder.WebHost.ConfigureKestrel(k => k.Listen(address, port < 0 ? 0 : port));
+        _app = builder.Build();
+        _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /subsz /healthz\n"));
+        _app.MapGet("/healthz", Healthz);
+        _app.MapGet("/varz", (HttpContext _) => Json(BuildVarz(), GatewayJsonContext.Default.Varz));
+        _app.MapGet("/connz", (HttpContext http) => Json(BuildConnz(http.Request.Query), GatewayJsonContext.Default.Connz));
+        _app.MapGet("/subsz", (HttpContext _) => Json(BuildSubsz(), GatewayJsonContext.Default.Subsz));
+    }
+
+    /// <summary>Where it listens, known after <see cref="StartAsync"/>.</summary>
+    public IPEndPoint? LocalEndPoint { get; private set; }
+
+    public async Task StartAsync()
+    {
+        await _app.StartAsync().ConfigureAwait(false);
+        var addresses = _app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses;
+        var uri = new Uri(addresses.First().Replace("[::]", "0.0.0.0", StringComparison.Ordinal));
+        LocalEndPoint = new IPEndPoint(IPAddress.TryParse(uri.Host, out var ip) ? ip : IPAddress.Any, uri.Port);
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        await _app.StopAsync().ConfigureAwait(false);
+        await _app.DisposeAsync().ConfigureAwait(false);
+    }
+
+    private IResult Healthz(HttpContext http)
+    {
+        var jsOnly = http.Request.Query["js-enabled-only"] == "true" || http.Request.Query["js-enabled"] == "true";
+        if (jsOnly && !_broker.Options.JetStream)
+        {
+            return Json(new Healthz { Status = "unavailable", Error = "JetStream not enabled" }, GatewayJsonContext.Default.Healthz, StatusCodes.Status503ServiceUnavailable);
+        }
+
+        return Json(new Healthz(), GatewayJsonContext.Default.Healthz);
+    }
+
+    private Varz BuildVarz()
+    {
+        var o = _broker.Options;
+        var now = DateTime.UtcNow;
+        var totals = _broker.GetTotals();
+        using var process = Process.GetCurrentProcess();
+        return new Varz
+        {
+            ServerId = _broker.ServerId,
+            ServerName = _broker.ServerName,
+            Version = o.NatsServerVersion,
+            CourierVersion = Broker.CourierVersion,
+            Proto = 1,
+            Go = "courier " + Broker.CourierVersion,
+            Host = o.Host,
+            Port = o.Port,
+            AuthRequired = o.AuthRequired,
+            MaxConnections = o.MaxConnections,
+            MaxSubscriptions = o.MaxSubscriptions,
+            PingInterval = o.PingInterval.Ticks * 100, // nanoseconds, as Go's time.Duration
+            PingMax = o.MaxPingsOut,
+            HttpHost = o.HttpHost ?? o.Host,
+            HttpPort = LocalEndPoint?.Port ?? o.HttpPort,
+            AuthTimeout = o.AuthTimeout.TotalSeconds,
+            MaxControlLine = o.MaxControlLine,
+            MaxPayload = o.MaxPayload,
+            MaxPending = o.MaxPending,
+            WriteDeadline = o.WriteDeadline.Ticks * 100,
+            JetStream = o.JetStream
+                ? new VarzJetStream { Config = new VarzJetStreamConfig { MaxMemory = o.MaxMemoryStore, MaxStorage = o.MaxFileStore, StoreDir = o.StoreDir ?? "" } }
+                : null,
+            Start = _broker.Started,
+            Now = now,
+            Uptime = GoDurationText(now - _broker.Started),
+            Mem = process.WorkingSet64,
+            Cores = Environment.ProcessorCount,
+            MaxProcs = Environment.ProcessorCount,
+            Connections = _broker.ConnectionCount,
+            TotalConnections = _broker.Stats.TotalConnections,
+            InMsgs = totals.InMsgs,
+            OutMsgs = totals.OutMsgs,
+            InBytes = totals.InBytes,
+            OutBytes = totals.OutBytes,
+            SlowConsumers = _broker.Stats.SlowConsumers,
+            Subscriptions = _broker.SubscriptionCount,
+            ConfigLoadTime = _configLoadTime,
+        };
+    }
+
+    private Connz BuildConnz(IQueryCollection query)
+    {
+        var now = DateTime.UtcNow;
+        var withSubs = query["subs"] is var s && (s == "1" || s == "true" || s == "detail");
+        var withAuth = query["auth"] is var a && (a == "1" || a == "true");
+        var offset = int.TryParse(query["offset"], out var o) && o > 0 ? o : 0;
+        var limit = int.TryParse(query["limit"], out var l) && l > 0 ? l : DefaultConnzLimit;
+        var all = _broker.GetConnections();
+        var page = new List<ConnzConnection>();
+        for (var i = offset; i < all.Count && page.Count < limit; i++)
+        {
+            var c = all[i];
+            page.Add(new ConnzConnection
+            {
+                Cid = c.Cid,
+                Ip = c.Ip,
+                Port = c.Port,
+                Start = c.Start,
+                LastActivity = c.LastActivity,
+                Uptime = GoDurationText(now - c.Start),
+                Idle = GoDurationText(now - c.LastActivity),
+                PendingBytes = c.PendingBytes,
+                InMsgs = c.InMsgs,
+                OutMsgs = c.OutMsgs,
+                InBytes = c.InBytes,
+                OutBytes = c.OutBytes,
+                Subscriptions = c.Subscriptions.Count,
+                Name = c.Name,
+                Lang = c.Lang,
+                Version = c.Version,
+                AuthorizedUser = withAuth ? c.AuthorizedUser : null,
+                SubscriptionsList = withSubs ? c.Subscriptions : null,
+            });
+        }
+
+        return new Connz
+        {
+            ServerId = _broker.ServerId,
+            Now = now,
+            NumConnections = page.Count,
+            Total = all.Count,
+            Offset = offset,
+            Limit = limit,
+            Connections = page,
+        };
+    }
+
+    private Subsz BuildSubsz() => new()
+    {
+        ServerId = _broker.ServerId,
+        Now = DateTime.UtcNow,
+        NumSubscriptions = _broker.SubscriptionCount,
+    };
+
+    private static IResult Json<T>(T value, JsonTypeInfo<T> typeInfo, int status = StatusCodes.Status200OK) =>
+        Results.Bytes(JsonSerializer.SerializeToUtf8Bytes(value, typeInfo), "application/json", statusCode: status);
+
+    /// <summary>A duration the way nats-server prints uptime: <c>1d2h3m4s</c>, largest units first.</summary>
+    internal static string GoDurationText(TimeSpan d)
+    {
+        if (d < TimeSpan.Zero)
+        {
+            d = TimeSpan.Zero;
+        }
+
+        var text = "";
+        if (d.Days > 0)
+        {
+            text += $"{d.Days}d";
+        }
+
+        if (d.Hours > 0 || text.Length > 0)
+        {
+            text += $"{d.Hours}h";
+        }
+
+        if (d.Minutes > 0 || text.Length > 0)
+        {
+            text += $"{d.Minutes}m";
+        }
+
+        return text + $"{d.Seconds}s";
+    }
+}

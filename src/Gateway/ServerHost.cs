@@ -1,0 +1,105 @@
+using Courier.Actors.Server;
+using Courier.Gateway.Listeners;
+using Courier.Gateway.Monitoring;
+using Microsoft.Extensions.Logging;
+
+namespace Courier.Gateway;
+
+/// <summary>
+/// The running server: the broker, the client listener, monitoring, and the ports and pid files.
+/// Used by <c>Program</c> and by tests that embed a server in-process.
+/// </summary>
+internal sealed partial class ServerHost : IAsyncDisposable
+{
+    private readonly ServerOptions _options;
+    private readonly ILoggerFactory _loggerFactory;
+    private readonly ILogger _log;
+    private NatsListener? _listener;
+    private MonitoringServer? _monitoring;
+    private string? _portsFile;
+
+    public ServerHost(ServerOptions options, ILoggerFactory loggerFactory)
+    {
+        _options = options;
+        _loggerFactory = loggerFactory;
+        _log = loggerFactory.CreateLogger("courier");
+        Broker = new Broker(options, loggerFactory);
+    }
+
+    public Broker Broker { get; }
+
+    /// <summary>The client port actually bound.</summary>
+    public int Port => _listener?.LocalEndPoint.Port ?? 0;
+
+    /// <summary>The monitoring port actually bound, or 0.</summary>
+    public int MonitorPort => _monitoring?.LocalEndPoint?.Port ?? 0;
+
+    public async Task StartAsync()
+    {
+        Log.Starting(_log, Broker.CourierVersion, _options.NatsServerVersion, Broker.ServerId, Broker.ServerName);
+        if (_options.ConfigFile is { } file)
+        {
+            Log.UsingConfig(_log, file);
+        }
+
+        _listener = new NatsListener(Broker, _options.Host, _options.Port, _log);
+        Broker.SetListenPort(_listener.LocalEndPoint.Port);
+        if (_options.HttpPort != 0)
+        {
+            _monitoring = new MonitoringServer(Broker, _options.HttpHost ?? _options.Host, _options.HttpPort, _loggerFactory);
+            await _monitoring.StartAsync().ConfigureAwait(false);
+            Log.Monitoring(_log, _monitoring.LocalEndPoint!.ToString());
+        }
+
+        _listener.Start();
+        if (_options.PidFile is { } pidFile)
+        {
+            await File.WriteAllTextAsync(pidFile, Environment.ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture)).ConfigureAwait(false);
+        }
+
+        if (_options.PortsFileDir is { } dir)
+        {
+            _portsFile = new PortsFile
+            {
+                Client = ListenAddress.Urls("nats", _listener.LocalEndPoint),
+                Monitoring = _monitoring?.LocalEndPoint is { } m ? ListenAddress.Urls("http", m) : null,
+            }.Write(dir);
+        }
+
+        Log.Ready(_log);
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (_listener is not null)
+        {
+            await _listener.DisposeAsync().ConfigureAwait(false);
+        }
+
+        if (_monitoring is not null)
+        {
+            await _monitoring.DisposeAsync().ConfigureAwait(false);
+        }
+
+        await Broker.DisposeAsync().ConfigureAwait(false);
+        if (_portsFile is not null)
+        {
+            File.Delete(_portsFile);
+        }
+    }
+
+    private static partial class Log
+    {
+        [LoggerMessage(Level = LogLevel.Information, Message = "Starting courier {CourierVersion} (implements nats-server {NatsVersion}), id {ServerId}, name {ServerName}")]
+        public static partial void Starting(ILogger logger, string courierVersion, string natsVersion, string serverId, string serverName);
+
+        [LoggerMessage(Level = LogLevel.Information, Message = "Using configuration file: {File}")]
+        public static partial void UsingConfig(ILogger logger, string file);
+
+        [LoggerMessage(Level = LogLevel.Information, Message = "Starting http monitor on {EndPoint}")]
+        public static partial void Monitoring(ILogger logger, string endPoint);
+
+        [LoggerMessage(Level = LogLevel.Information, Message = "Server is ready")]
+        public static partial void Ready(ILogger logger);
+    }
+}

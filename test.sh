@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs every test: installs what the tests need (Debian's nats-server as the reference server,
+# nats.js for the JavaScript client tests), builds once, runs `dotnet test` on the solution, and
+# ends with one line: "N passed, N failed, N skipped".
+set -uo pipefail
+cd "$(dirname "$0")"
+
+if ! command -v nats-server >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "== installing Debian's nats-server (reference server for differential tests)"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nats-server) >/dev/null
+  else
+    echo "nats-server is not installed and cannot be installed here: apt-get install nats-server" >&2
+  fi
+fi
+
+js=tests/Courier.Integration.Tests/js
+if [ -f "$js/package-lock.json" ] && [ ! -d "$js/node_modules" ]; then
+  echo "== installing nats.js (npm ci)"
+  npm ci --prefix "$js" --no-audit --no-fund --loglevel=error
+fi
+
+config=${CONFIGURATION:-Release}
+echo "== building ($config)"
+if ! dotnet build Courier.slnx -c "$config" -warnaserror -nologo -clp:NoSummary -v:q; then
+  echo "0 passed, 1 failed, 0 skipped"
+  exit 1
+fi
+
+log=$(mktemp)
+echo "== testing"
+dotnet test Courier.slnx -c "$config" --no-build --nologo --logger "console;verbosity=normal" "$@" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+
+# VSTest prints one totals line per test assembly: "Passed! - Failed: 0, Passed: 12, Skipped: 0, Total: 12 ...".
+read -r passed failed skipped < <(grep -E '^(Passed|Failed)! +- +Failed: ' "$log" |
+  sed -E 's/.*Failed: *([0-9]+), Passed: *([0-9]+), Skipped: *([0-9]+).*/\2 \1 \3/' |
+  awk '{p+=$1; f+=$2; s+=$3} END {print p+0, f+0, s+0}')
+assemblies=$(grep -cE '^(Passed|Failed)! +- +Failed: ' "$log")
+rm -f "$log"
+if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+  failed=1 # the run failed outside any test (a crashed test host, a build problem)
+fi
+if [ "$assemblies" -eq 0 ]; then
+  failed=$((failed + 1))
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$status" -eq 0 ] && [ "$failed" -eq 0 ]
