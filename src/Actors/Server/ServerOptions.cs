@@ -9,7 +9,7 @@ public sealed class ServerOptions
     /// <summary>Client listen host (<c>host</c>, <c>-a</c>).</summary>
     public string Host { get; set; } = "0.0.0.0";
 
-    /// <summary>Client listen port (<c>port</c>, <c>-p</c>); -1 picks a random free port.</summary>
+    /// <summary>Client listen port (<c>port</c>, <c>-p</c>); -1 picks a random free port; 0 in the file or flags means 4222.</summary>
     public int Port { get; set; } = 4222;
 
     /// <summary>Server name (<c>server_name</c>, <c>-n</c>); defaults to the server id.</summary>
@@ -30,7 +30,10 @@ public sealed class ServerOptions
     /// <summary>Bytes of outbound data buffered per client before it is a slow consumer; <c>max_pending</c>, default 64 MB.</summary>
     public long MaxPending { get; set; } = 64L * 1024 * 1024;
 
-    /// <summary><c>max_connections</c>, default 64K.</summary>
+    /// <summary>
+    /// <c>max_connections</c>, default 64K. Negative means no client connection is accepted
+    /// (<c>max_connections: 0</c> in the file maps here, as nats-server).
+    /// </summary>
     public int MaxConnections { get; set; } = 64 * 1024;
 
     /// <summary><c>max_subscriptions</c> per connection; 0 means unlimited.</summary>

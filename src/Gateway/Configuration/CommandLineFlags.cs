@@ -1,0 +1,134 @@
+using Courier.Actors.Server;
+
+namespace Courier.Gateway.Configuration;
+
+/// <summary>
+/// The options given explicitly on the command line; null means "not given". Applied after the
+/// config file so that flags win, as nats-server re-parses its flags over the file's values.
+/// </summary>
+internal sealed class CommandLineFlags
+{
+    /// <summary><c>-a</c>, <c>--addr</c>, <c>--net</c>.</summary>
+    public string? Host { get; set; }
+
+    /// <summary><c>-p</c>, <c>--port</c>; -1 picks a random port.</summary>
+    public int? Port { get; set; }
+
+    /// <summary><c>-n</c>, <c>--name</c>, <c>--server_name</c>.</summary>
+    public string? ServerName { get; set; }
+
+    /// <summary><c>-m</c>, <c>--http_port</c>.</summary>
+    public int? HttpPort { get; set; }
+
+    /// <summary><c>-c</c>, <c>--config</c>.</summary>
+    public string? ConfigFile { get; set; }
+
+    /// <summary><c>-js</c>, <c>--jetstream</c>.</summary>
+    public bool? JetStream { get; set; }
+
+    /// <summary><c>-sd</c>, <c>--store_dir</c>.</summary>
+    public string? StoreDir { get; set; }
+
+    /// <summary><c>--user</c>.</summary>
+    public string? Username { get; set; }
+
+    /// <summary><c>--pass</c>.</summary>
+    public string? Password { get; set; }
+
+    /// <summary><c>--auth</c>: the token.</summary>
+    public string? Token { get; set; }
+
+    /// <summary><c>-D</c>, <c>--debug</c>, <c>-DV</c>, <c>-DVV</c>.</summary>
+    public bool? Debug { get; set; }
+
+    /// <summary><c>-V</c>, <c>--trace</c>, <c>-DV</c>, <c>-VV</c>, <c>-DVV</c>.</summary>
+    public bool? Trace { get; set; }
+
+    /// <summary><c>-l</c>, <c>--log</c>.</summary>
+    public string? LogFile { get; set; }
+
+    /// <summary><c>-P</c>, <c>--pid</c>.</summary>
+    public string? PidFile { get; set; }
+
+    /// <summary><c>--ports_file_dir</c>.</summary>
+    public string? PortsFileDir { get; set; }
+
+    /// <summary>Copies every flag that was given onto <paramref name="options"/>.</summary>
+    public void ApplyTo(ServerOptions options)
+    {
+        if (Host is not null)
+        {
+            options.Host = Host;
+        }
+
+        if (Port is { } port)
+        {
+            options.Port = port;
+        }
+
+        if (ServerName is not null)
+        {
+            options.ServerName = ServerName;
+        }
+
+        if (HttpPort is { } httpPort)
+        {
+            options.HttpPort = httpPort;
+        }
+
+        if (ConfigFile is not null)
+        {
+            options.ConfigFile = ConfigFile;
+        }
+
+        if (JetStream is { } jetStream)
+        {
+            options.JetStream = jetStream;
+        }
+
+        if (StoreDir is not null)
+        {
+            options.StoreDir = StoreDir;
+        }
+
+        if (Username is not null)
+        {
+            options.Username = Username;
+        }
+
+        if (Password is not null)
+        {
+            options.Password = Password;
+        }
+
+        if (Token is not null)
+        {
+            options.Token = Token;
+        }
+
+        if (Debug is { } debug)
+        {
+            options.Debug = debug;
+        }
+
+        if (Trace is { } trace)
+        {
+            options.Trace = trace;
+        }
+
+        if (LogFile is not null)
+        {
+            options.LogFile = LogFile;
+        }
+
+        if (PidFile is not null)
+        {
+            options.PidFile = PidFile;
+        }
+
+        if (PortsFileDir is not null)
+        {
+            options.PortsFileDir = PortsFileDir;
+        }
+    }
+}

@@ -1,0 +1,119 @@
+using Courier.Actors.Server;
+
+namespace Courier.Gateway.Configuration;
+
+/// <summary>
+/// Flags plus config file into <see cref="ServerOptions"/>, in nats-server's order: parse the
+/// flags, load and bind the file named by <c>-c</c>, then apply the flags given explicitly over
+/// it, then fill defaults and check the result (nats-server setBaselineOptions, validateOptions).
+/// </summary>
+internal sealed class ServerConfiguration
+{
+    /// <summary>nats-server's DEFAULT_PORT, used when the port is 0.</summary>
+    public const int DefaultPort = 4222;
+
+    /// <summary>nats-server's DEFAULT_HOST, used when the host is empty.</summary>
+    public const string DefaultHost = "0.0.0.0";
+
+    private const int MaxPort = 65535; // highest TCP port
+
+    private ServerConfiguration(CommandLineAction action, ServerOptions options, IReadOnlyList<string> warnings, string? error)
+    {
+        Action = action;
+        Options = options;
+        Warnings = warnings;
+        Error = error;
+    }
+
+    /// <summary>Run, show version, show help, or error.</summary>
+    public CommandLineAction Action { get; }
+
+    /// <summary>The options to run with; complete only when <see cref="Action"/> is <see cref="CommandLineAction.Run"/>.</summary>
+    public ServerOptions Options { get; }
+
+    /// <summary>Lines to log as warnings: unknown or unsupported config keys and flags, deprecated forms.</summary>
+    public IReadOnlyList<string> Warnings { get; }
+
+    /// <summary>
+    /// For <see cref="CommandLineAction.Error"/>: what to print to stderr before exiting non-zero.
+    /// Flag errors are followed by <see cref="CommandLine.Usage"/>; config errors are
+    /// <c>file:line:col: reason</c>, one per line.
+    /// </summary>
+    public string? Error { get; }
+
+    /// <summary>Builds the options from the process arguments (without the program name). Never throws for bad input.</summary>
+    public static ServerConfiguration Load(IReadOnlyList<string> args)
+    {
+        var options = new ServerOptions();
+        var commandLine = CommandLine.Parse(args);
+        if (commandLine.Action == CommandLineAction.Error)
+        {
+            return new(CommandLineAction.Error, options, [], $"{commandLine.Error}\n\n{CommandLine.Usage}");
+        }
+
+        if (commandLine.Action != CommandLineAction.Run)
+        {
+            return new(commandLine.Action, options, commandLine.Warnings, null);
+        }
+
+        var warnings = new List<string>(commandLine.Warnings);
+        var flags = commandLine.Flags;
+        if (flags.ConfigFile is { } file)
+        {
+            try
+            {
+                warnings.AddRange(OptionsBinder.Bind(ConfigParser.ParseFile(file), options));
+            }
+            catch (ConfigException e)
+            {
+                return new(CommandLineAction.Error, options, warnings, e.Message);
+            }
+        }
+
+        flags.ApplyTo(options);
+        ApplyDefaults(options);
+        return Validate(options) is { } error
+            ? new(CommandLineAction.Error, options, warnings, error)
+            : new(CommandLineAction.Run, options, warnings, null);
+    }
+
+    /// <summary>nats-server's setBaselineOptions for the keys here: port 0 and an empty host mean the defaults.</summary>
+    private static void ApplyDefaults(ServerOptions options)
+    {
+        if (options.Port == 0)
+        {
+            options.Port = DefaultPort;
+        }
+
+        if (string.IsNullOrEmpty(options.Host))
+        {
+            options.Host = DefaultHost;
+        }
+    }
+
+    /// <summary>Checks that hold whatever set the values (file or flags); null when all is well.</summary>
+    private static string? Validate(ServerOptions options)
+    {
+        if (options.Port is < -1 or > MaxPort)
+        {
+            return $"port {options.Port} is out of range (0-{MaxPort}, or -1 for a random port)";
+        }
+
+        if (options.HttpPort is < -1 or > MaxPort)
+        {
+            return $"http port {options.HttpPort} is out of range (0-{MaxPort}, or -1 for a random port)";
+        }
+
+        if (options.MaxPayload > options.MaxPending)
+        {
+            return $"max_payload ({options.MaxPayload}) cannot be higher than max_pending ({options.MaxPending})";
+        }
+
+        if (options.ServerName is { } name && name.Contains(' '))
+        {
+            return "server name cannot contain spaces";
+        }
+
+        return null;
+    }
+}
