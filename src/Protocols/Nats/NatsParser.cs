@@ -310,7 +310,7 @@ public sealed class NatsParser
     private static ParseStatus ReadPayload(ref SequenceReader<byte> reader, int size, scoped ref ClientCommand command, out ParseError error)
     {
         error = ParseError.None;
-        if (reader.Remaining < size + 2)
+        if (reader.Remaining < (long)size + 2)
         {
             return ParseStatus.NeedMoreData;
         }
