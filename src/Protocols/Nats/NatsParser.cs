@@ -307,22 +307,34 @@ public sealed class NatsParser
         return ReadPayload(ref reader, (int)size, ref command, out error);
     }
 
+    // [payload]\r\n: the payload is a slice of the input. The CRLF after it is checked a byte at a
+    // time as it arrives, as nats-server's MSG_END_R/MSG_END_N states, so a wrong byte fails at once.
     private static ParseStatus ReadPayload(ref SequenceReader<byte> reader, int size, scoped ref ClientCommand command, out ParseError error)
     {
         error = ParseError.None;
-        if (reader.Remaining < (long)size + 2)
+        if (reader.Remaining < size)
         {
             return ParseStatus.NeedMoreData;
         }
 
         command.Payload = reader.UnreadSequence.Slice(0, size);
         reader.Advance(size);
-        if (!reader.IsNext("\r\n"u8, advancePast: true))
+        if (!reader.TryRead(out var cr))
+        {
+            return ParseStatus.NeedMoreData;
+        }
+
+        if (cr != (byte)'\r')
         {
             return Fail(ParseError.UnknownOperation, out error);
         }
 
-        return ParseStatus.Command;
+        if (!reader.TryRead(out var lf))
+        {
+            return ParseStatus.NeedMoreData;
+        }
+
+        return lf == (byte)'\n' ? ParseStatus.Command : Fail(ParseError.UnknownOperation, out error);
     }
 
     // SUB <subject> [queue group] <sid>\r\n
