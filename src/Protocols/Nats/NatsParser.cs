@@ -175,24 +175,14 @@ public sealed class NatsParser
             case 'c':
                 if (StartsWithOp(line, "CONNECT"u8))
                 {
-                    var args = TrimStart(line[7..]);
-                    if (args.Length > MaxControlLine)
-                    {
-                        return Fail(ParseError.MaxControlLineExceeded, out error);
-                    }
-
-                    command.Op = ClientOp.Connect;
-                    command.Arguments = args;
-                    return ParseStatus.Command;
+                    return ParseText(ClientOp.Connect, line[7..], ref command, out error);
                 }
 
                 break;
             case 'i':
                 if (StartsWithOp(line, "INFO"u8))
                 {
-                    command.Op = ClientOp.Info;
-                    command.Arguments = TrimStart(line[4..]);
-                    return ParseStatus.Command;
+                    return ParseText(ClientOp.Info, line[4..], ref command, out error);
                 }
 
                 break;
@@ -207,9 +197,7 @@ public sealed class NatsParser
             case '-':
                 if (StartsWithOp(line, "-ERR"u8))
                 {
-                    command.Op = ClientOp.Err;
-                    command.Arguments = TrimStart(line[4..]);
-                    return ParseStatus.Command;
+                    return ParseText(ClientOp.Err, line[4..], ref command, out error);
                 }
 
                 break;
@@ -218,9 +206,25 @@ public sealed class NatsParser
         return Fail(ParseError.UnknownOperation, out error);
     }
 
+    // CONNECT <json>\r\n, INFO <json>\r\n, -ERR <error>\r\n: the rest of the line, as one argument.
+    private ParseStatus ParseText(ClientOp op, ReadOnlySpan<byte> args, scoped ref ClientCommand command, out ParseError error)
+    {
+        args = TrimStart(args);
+        if (args.Length > MaxControlLine)
+        {
+            return Fail(ParseError.MaxControlLineExceeded, out error);
+        }
+
+        command.Op = op;
+        command.Arguments = args;
+        error = ParseError.None;
+        return ParseStatus.Command;
+    }
+
     // PUB <subject> [reply-to] <#bytes>\r\n[payload]\r\n
     private ParseStatus ParsePub(ReadOnlySpan<byte> args, ref SequenceReader<byte> reader, scoped ref ClientCommand command, out ParseError error)
     {
+        args = TrimStart(args);
         if (args.Length > MaxControlLine)
         {
             return Fail(ParseError.MaxControlLineExceeded, out error);
@@ -262,6 +266,7 @@ public sealed class NatsParser
     // HPUB <subject> [reply-to] <#header bytes> <#total bytes>\r\n[headers]\r\n\r\n[payload]\r\n
     private ParseStatus ParseHPub(ReadOnlySpan<byte> args, ref SequenceReader<byte> reader, scoped ref ClientCommand command, out ParseError error)
     {
+        args = TrimStart(args);
         if (args.Length > MaxControlLine)
         {
             return Fail(ParseError.MaxControlLineExceeded, out error);
@@ -302,27 +307,40 @@ public sealed class NatsParser
         return ReadPayload(ref reader, (int)size, ref command, out error);
     }
 
+    // [payload]\r\n: the payload is a slice of the input. The CRLF after it is checked a byte at a
+    // time as it arrives, as nats-server's MSG_END_R/MSG_END_N states, so a wrong byte fails at once.
     private static ParseStatus ReadPayload(ref SequenceReader<byte> reader, int size, scoped ref ClientCommand command, out ParseError error)
     {
         error = ParseError.None;
-        if (reader.Remaining < size + 2)
+        if (reader.Remaining < size)
         {
             return ParseStatus.NeedMoreData;
         }
 
         command.Payload = reader.UnreadSequence.Slice(0, size);
         reader.Advance(size);
-        if (!reader.IsNext("\r\n"u8, advancePast: true))
+        if (!reader.TryRead(out var cr))
+        {
+            return ParseStatus.NeedMoreData;
+        }
+
+        if (cr != (byte)'\r')
         {
             return Fail(ParseError.UnknownOperation, out error);
         }
 
-        return ParseStatus.Command;
+        if (!reader.TryRead(out var lf))
+        {
+            return ParseStatus.NeedMoreData;
+        }
+
+        return lf == (byte)'\n' ? ParseStatus.Command : Fail(ParseError.UnknownOperation, out error);
     }
 
     // SUB <subject> [queue group] <sid>\r\n
     private ParseStatus ParseSub(ReadOnlySpan<byte> args, scoped ref ClientCommand command, out ParseError error)
     {
+        args = TrimStart(args);
         if (args.Length > MaxControlLine)
         {
             return Fail(ParseError.MaxControlLineExceeded, out error);
@@ -352,6 +370,7 @@ public sealed class NatsParser
     // UNSUB <sid> [max_msgs]\r\n
     private ParseStatus ParseUnsub(ReadOnlySpan<byte> args, scoped ref ClientCommand command, out ParseError error)
     {
+        args = TrimStart(args);
         if (args.Length > MaxControlLine)
         {
             return Fail(ParseError.MaxControlLineExceeded, out error);

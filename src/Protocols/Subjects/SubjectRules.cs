@@ -52,7 +52,7 @@ public static class SubjectRules
             if (i < subject.Length)
             {
                 var b = subject[i];
-                if (b == (byte)' ' || b == (byte)'\t' || b == (byte)'\r' || b == (byte)'\n' || b == 0)
+                if (b == (byte)' ' || b == (byte)'\t' || b == (byte)'\r' || b == (byte)'\n' || b == (byte)'\f' || b == 0)
                 {
                     return false;
                 }
