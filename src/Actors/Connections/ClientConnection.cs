@@ -1,6 +1,5 @@
 using System.Net;
 using System.Net.Sockets;
-using Courier.Actors.Routing;
 using Courier.Actors.Runtime;
 using Courier.Actors.Server;
 using Courier.Protocols.Nats;

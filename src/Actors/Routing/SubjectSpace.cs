@@ -162,7 +162,10 @@ internal sealed class SubjectSpace
 
         public ConcurrentDictionary<byte[], CachedMatch> Cache { get; }
 
-        public ConcurrentDictionary<byte[], CachedMatch>.AlternateLookup<ReadOnlySpan<byte>> Lookup { get; }
+        // A field, not a property: the lookup is a struct and indexer writes must reach this copy.
+#pragma warning disable SA1401, CA1051
+        public readonly ConcurrentDictionary<byte[], CachedMatch>.AlternateLookup<ReadOnlySpan<byte>> Lookup;
+#pragma warning restore SA1401, CA1051
     }
 
     private sealed record CachedMatch(MatchResult Result, long WildcardVersion);

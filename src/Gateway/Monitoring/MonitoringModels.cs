@@ -25,7 +25,7 @@ internal sealed class Varz
     [JsonPropertyName("max_payload")] public int MaxPayload { get; init; }
     [JsonPropertyName("max_pending")] public long MaxPending { get; init; }
     [JsonPropertyName("write_deadline")] public long WriteDeadline { get; init; }
-    [JsonPropertyName("jetstream")] public VarzJetStream? JetStream { get; init; }
+    [JsonPropertyName("jetstream")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public VarzJetStream? JetStream { get; init; }
     [JsonPropertyName("start")] public DateTime Start { get; init; }
     [JsonPropertyName("now")] public DateTime Now { get; init; }
     [JsonPropertyName("uptime")] public string Uptime { get; init; } = "";

@@ -175,7 +175,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
     };
 
     private static IResult Json<T>(T value, JsonTypeInfo<T> typeInfo, int status = StatusCodes.Status200OK) =>
-        Results.Bytes(JsonSerializer.SerializeToUtf8Bytes(value, typeInfo), "application/json", statusCode: status);
+        Results.Text(JsonSerializer.Serialize(value, typeInfo), "application/json", System.Text.Encoding.UTF8, status);
 
     /// <summary>A duration the way nats-server prints uptime: <c>1d2h3m4s</c>, largest units first.</summary>
     internal static string GoDurationText(TimeSpan d)

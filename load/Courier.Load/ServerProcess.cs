@@ -1,0 +1,71 @@
+using System.Diagnostics;
+using System.Text.Json;
+
+namespace Courier.Load;
+
+/// <summary>A server under test (courier or nats-server) started fresh on a random loopback port.</summary>
+internal sealed class ServerProcess : IDisposable
+{
+    private readonly Process _process;
+    private readonly string _dir;
+
+    private ServerProcess(Process process, string dir, int port)
+    {
+        _process = process;
+        _dir = dir;
+        Port = port;
+    }
+
+    public int Port { get; }
+
+    public static ServerProcess Start(string kind, string repoRoot)
+    {
+        var dir = Directory.CreateTempSubdirectory("courier-load-").FullName;
+        var args = $"-a 127.0.0.1 -p -1 --ports_file_dir {dir}";
+        var psi = kind == "courier"
+            ? new ProcessStartInfo("dotnet", $"{Path.Combine(repoRoot, "src/Gateway/bin/Release/net10.0/courier.dll")} {args}")
+            : new ProcessStartInfo("nats-server", args);
+        psi.RedirectStandardOutput = true;
+        psi.RedirectStandardError = true;
+        var process = Process.Start(psi) ?? throw new InvalidOperationException($"could not start {kind}");
+        process.OutputDataReceived += (_, _) => { };
+        process.ErrorDataReceived += (_, _) => { };
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        var file = Path.Combine(dir, $"nats-server_{process.Id}.ports");
+        var deadline = DateTime.UtcNow.AddSeconds(30);
+        while (DateTime.UtcNow < deadline)
+        {
+            if (File.Exists(file))
+            {
+                try
+                {
+                    using var doc = JsonDocument.Parse(File.ReadAllText(file));
+                    var url = doc.RootElement.GetProperty("client")[0].GetString()!;
+                    return new ServerProcess(process, dir, new Uri(url).Port);
+                }
+                catch (JsonException)
+                {
+                    // Still being written.
+                }
+            }
+
+            Thread.Sleep(50);
+        }
+
+        process.Kill();
+        throw new TimeoutException($"{kind} did not write its ports file");
+    }
+
+    public void Dispose()
+    {
+        if (!_process.HasExited)
+        {
+            _process.Kill();
+            _process.WaitForExit(10_000);
+        }
+
+        _process.Dispose();
+        Directory.Delete(_dir, recursive: true);
+    }
+}
