@@ -15,9 +15,11 @@ internal sealed class TestActor : ActorBase
         {
             case WatchCommand watch:
                 Context.Watch(watch.Target);
+                watch.Done.TrySetResult();
                 break;
             case UnwatchCommand unwatch:
                 Context.Unwatch(unwatch.Target);
+                unwatch.Done.TrySetResult();
                 break;
             default:
                 _queue.Add(new ReceivedMessage(message, Sender));
@@ -27,11 +29,11 @@ internal sealed class TestActor : ActorBase
         return true;
     }
 
-    /// <summary>Makes the test actor watch <paramref name="Target"/>.</summary>
-    internal sealed record WatchCommand(IActorRef Target);
+    /// <summary>Makes the test actor watch <paramref name="Target"/>; completes <paramref name="Done"/> once it does.</summary>
+    internal sealed record WatchCommand(IActorRef Target, TaskCompletionSource Done);
 
-    /// <summary>Makes the test actor stop watching <paramref name="Target"/>.</summary>
-    internal sealed record UnwatchCommand(IActorRef Target);
+    /// <summary>Makes the test actor stop watching <paramref name="Target"/>; completes <paramref name="Done"/> once it has.</summary>
+    internal sealed record UnwatchCommand(IActorRef Target, TaskCompletionSource Done);
 }
 
 /// <summary>A message a <see cref="TestProbe"/> received, with its sender.</summary>

@@ -60,19 +60,26 @@ public sealed class TestProbe
     /// <summary>Replies to <see cref="LastSender"/> with the probe as sender.</summary>
     public void Reply(object message) => LastSender.Tell(message, Ref);
 
-    /// <summary>Makes the probe watch <paramref name="target"/>; <see cref="ExpectTerminated"/> then sees it stop.</summary>
+    /// <summary>
+    /// Makes the probe watch <paramref name="target"/> and returns once the watch is registered, so a stop
+    /// requested afterwards is seen with <see cref="Terminated.ExistenceConfirmed"/> true.
+    /// </summary>
     public IActorRef Watch(IActorRef target)
     {
         ArgumentNullException.ThrowIfNull(target);
-        Ref.Tell(new TestActor.WatchCommand(target), null);
+        var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Ref.Tell(new TestActor.WatchCommand(target, done), null);
+        AwaitDone(done.Task, $"watching {target}");
         return target;
     }
 
-    /// <summary>Stops watching <paramref name="target"/>.</summary>
+    /// <summary>Stops watching <paramref name="target"/>; returns once done (a queued <see cref="Terminated"/> is then dropped).</summary>
     public IActorRef Unwatch(IActorRef target)
     {
         ArgumentNullException.ThrowIfNull(target);
-        Ref.Tell(new TestActor.UnwatchCommand(target), null);
+        var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Ref.Tell(new TestActor.UnwatchCommand(target, done), null);
+        AwaitDone(done.Task, $"unwatching {target}");
         return target;
     }
 
@@ -170,6 +177,14 @@ public sealed class TestProbe
 
     private static string Describe(ReceivedMessage received) =>
         $"<{received.Message}> of type {received.Message.GetType().Name} from {received.Sender}";
+
+    private void AwaitDone(Task done, string what)
+    {
+        if (!done.Wait(DefaultTimeout))
+        {
+            throw new TestKitAssertionException($"Timeout ({DefaultTimeout.TotalMilliseconds:0} ms) while {what}.");
+        }
+    }
 
     private ReceivedMessage Take(TimeSpan timeout, string what)
     {
