@@ -1,0 +1,158 @@
+using System.Collections.Concurrent;
+
+namespace Courier.Actors.Runtime.Internal;
+
+/// <summary>
+/// An actor's two queues (user messages, system messages) and its turn on the .NET thread pool.
+/// </summary>
+/// <remarks>
+/// <para>Many threads post; one runs. <see cref="_status"/> holds a <c>Scheduled</c> bit set by a CAS from
+/// idle, so at most one <see cref="Execute"/> runs at a time, and cleared with an interlocked AND at the end
+/// of the run. The interlocked operations, and the thread pool's own hand-off, order everything one run wrote
+/// before everything the next run reads, so the actor's state needs no locks.</para>
+/// <para>A post is one lock-free enqueue (the <see cref="Envelope"/> is a struct, so nothing is allocated per
+/// message beyond the queue's amortised segments), a full fence, and a read of the status; only a post that
+/// finds the mailbox idle pays a CAS and a thread-pool enqueue. The fence pairs with the interlocked clear at
+/// the end of a run, which re-checks the queues: a producer either sees <c>Scheduled</c> still set and the
+/// run then sees its message, or it sees the bit cleared and schedules the run itself (no lost wake-up).</para>
+/// <para>System messages are processed first, and again after every user message if any arrived. User
+/// messages are not processed while the actor is suspended (after a failure, while an async handler runs, or
+/// while stopping); such posts do not schedule a run.</para>
+/// </remarks>
+internal sealed class Mailbox : IThreadPoolWorkItem
+{
+    /// <summary>
+    /// User messages one run processes before it yields the thread and re-queues itself: Akka's default
+    /// dispatcher throughput (messages per turn). Enough to amortise the thread-pool hop, small enough that one
+    /// busy actor cannot hold a pool thread for long.
+    /// </summary>
+    public const int Throughput = 30;
+
+    private const int StatusIdle = 0;
+    private const int StatusScheduled = 1;
+    private const int StatusClosed = 2;
+
+    private readonly ConcurrentQueue<Envelope> _userQueue = new();
+    private readonly ConcurrentQueue<SystemMessage> _systemQueue = new();
+    private readonly ActorCell _cell;
+    private int _status;
+    private volatile bool _userBlocked;
+
+    public Mailbox(ActorCell cell) => _cell = cell;
+
+    public bool IsClosed => (Volatile.Read(ref _status) & StatusClosed) != 0;
+
+    /// <summary>True if user messages are queued (for tests that need a message to be queued before they act).</summary>
+    public bool HasUserMessages => !_userQueue.IsEmpty;
+
+    public void Post(Envelope envelope)
+    {
+        _userQueue.Enqueue(envelope);
+        Interlocked.MemoryBarrier(); // pairs with the interlocked clear in Execute's finally (see remarks)
+        var status = Volatile.Read(ref _status);
+        if ((status & StatusClosed) != 0)
+        {
+            DrainUserQueueToDeadLetters();
+        }
+        else if (status == StatusIdle && !_userBlocked)
+        {
+            TrySchedule();
+        }
+    }
+
+    public void PostSystem(SystemMessage message)
+    {
+        _systemQueue.Enqueue(message);
+        Interlocked.MemoryBarrier(); // as in Post
+        var status = Volatile.Read(ref _status);
+        if ((status & StatusClosed) != 0)
+        {
+            DrainSystemQueueAfterStop();
+        }
+        else if (status == StatusIdle)
+        {
+            TrySchedule();
+        }
+    }
+
+    /// <summary>Called on the actor's thread when its suspension state changes.</summary>
+    public void SetUserBlocked(bool blocked) => _userBlocked = blocked;
+
+    /// <summary>
+    /// Called once, on the actor's thread, when it has stopped: later posts go to dead letters, and what is
+    /// still queued is drained now (a post racing with this drains its own message, see <see cref="Post"/>).
+    /// </summary>
+    public void Close()
+    {
+        Interlocked.Or(ref _status, StatusClosed);
+        DrainUserQueueToDeadLetters();
+        DrainSystemQueueAfterStop();
+    }
+
+    public bool TryDequeueSystem(out SystemMessage message) => _systemQueue.TryDequeue(out message!);
+
+    public void Execute()
+    {
+        var previous = ActorCell.Current;
+        ActorCell.Current = _cell;
+        try
+        {
+            if (!IsClosed)
+            {
+                _cell.ProcessSystemMessages();
+                ProcessUserMessages();
+            }
+        }
+        finally
+        {
+            ActorCell.Current = previous;
+            Interlocked.And(ref _status, ~StatusScheduled);
+            if (!_systemQueue.IsEmpty || (!_userBlocked && !_userQueue.IsEmpty))
+            {
+                TrySchedule();
+            }
+        }
+    }
+
+    private void ProcessUserMessages()
+    {
+        for (var left = Throughput; left > 0; left--)
+        {
+            if (_userBlocked || IsClosed || !_userQueue.TryDequeue(out var envelope))
+            {
+                return;
+            }
+
+            _cell.Invoke(envelope);
+            if (!_systemQueue.IsEmpty)
+            {
+                _cell.ProcessSystemMessages();
+            }
+        }
+    }
+
+    private void TrySchedule()
+    {
+        if (Interlocked.CompareExchange(ref _status, StatusScheduled, StatusIdle) == StatusIdle)
+        {
+            ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+        }
+    }
+
+    private void DrainUserQueueToDeadLetters()
+    {
+        var deadLetters = _cell.System.DeadLetterRef;
+        while (_userQueue.TryDequeue(out var envelope))
+        {
+            deadLetters.Deliver(envelope.Message, envelope.Sender, _cell.Self);
+        }
+    }
+
+    private void DrainSystemQueueAfterStop()
+    {
+        while (_systemQueue.TryDequeue(out var message))
+        {
+            _cell.HandleSystemMessageAfterStop(message);
+        }
+    }
+}
