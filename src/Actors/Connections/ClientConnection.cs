@@ -52,6 +52,9 @@ internal sealed partial class ClientConnection
 
     public Outbound Outbound { get; }
 
+    /// <summary>The actor that owns this connection's lifetime.</summary>
+    public IActorRef Owner => _owner;
+
     public string RemoteIp { get; } = "";
 
     public int RemotePort { get; }
