@@ -227,6 +227,46 @@ public sealed class WireClient : IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// Reads and discards MSG/HMSG frames until the server closes the connection, as a slow consumer
+    /// is closed: no other frame may come. A truncated last frame is allowed (the server may drop
+    /// its buffer mid-frame). Returns the number of whole messages read.
+    /// </summary>
+    public async Task<int> ExpectMessagesThenClosedAsync(int maxFrames)
+    {
+        using var cts = new CancellationTokenSource(Timeout);
+        var messages = 0;
+        while (messages <= maxFrames)
+        {
+            if (TryTakeFrame(out var frame))
+            {
+                if (frame.AsSpan().StartsWith("MSG "u8) || frame.AsSpan().StartsWith("HMSG "u8))
+                {
+                    messages++;
+                }
+                else if (!IsPing(frame))
+                {
+                    Fail($"expected only messages before the close, got {Show(frame)}");
+                }
+
+                continue;
+            }
+
+            if (_closed)
+            {
+                return messages;
+            }
+
+            if (!await FillAsync(cts.Token))
+            {
+                Fail($"expected the connection to be closed, but it is still open after {Timeout.TotalSeconds} s ({messages} messages read)");
+            }
+        }
+
+        Fail($"more than {maxFrames} messages and the connection is still open");
+        return messages;
+    }
+
     /// <summary>Reads the next frame (answering and skipping server PINGs unless
     /// <see cref="AnswerServerPings"/> is off).</summary>
     public async Task<byte[]> ReadFrameAsync(string waitingFor = "a frame")
