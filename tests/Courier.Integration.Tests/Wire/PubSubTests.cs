@@ -109,6 +109,24 @@ public abstract class PubSubTests<TServer> : IClassFixture<TServer>
     }
 
     [Fact]
+    public async Task Commands_split_in_two_writes_at_every_position_are_parsed()
+    {
+        var p = Subjects.NewPrefix();
+        await using var c = await ConnectedAsync();
+        await c.SendAsync($"SUB {p} 1\r\n");
+        var input = $"PUB {p} r 5\r\nhello\r\nHPUB {p} 12 14\r\nNATS/1.0\r\n\r\nhi\r\nPING\r\n";
+        var output = $"MSG {p} 1 r 5\r\nhello\r\nHMSG {p} 1 12 14\r\nNATS/1.0\r\n\r\nhi\r\nPONG\r\n";
+
+        for (var split = 1; split < input.Length; split++)
+        {
+            await c.SendAsync(input[..split]);
+            await Task.Delay(1); // let the first part arrive on its own
+            await c.SendAsync(input[split..]);
+            await c.ExpectAsync(output);
+        }
+    }
+
+    [Fact]
     public async Task Many_commands_in_one_write_are_all_processed_in_order()
     {
         var p = Subjects.NewPrefix();
