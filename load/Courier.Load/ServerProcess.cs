@@ -41,7 +41,7 @@ internal sealed class ServerProcess : IDisposable
                 try
                 {
                     using var doc = JsonDocument.Parse(File.ReadAllText(file));
-                    var url = doc.RootElement.GetProperty("client")[0].GetString()!;
+                    var url = doc.RootElement.GetProperty("nats")[0].GetString()!;
                     return new ServerProcess(process, dir, new Uri(url).Port);
                 }
                 catch (JsonException)

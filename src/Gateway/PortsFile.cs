@@ -9,7 +9,7 @@ namespace Courier.Gateway;
 /// </summary>
 internal sealed class PortsFile
 {
-    [JsonPropertyName("client")]
+    [JsonPropertyName("nats")]
     public IReadOnlyList<string>? Client { get; init; }
 
     [JsonPropertyName("monitoring")]

@@ -26,6 +26,11 @@ internal sealed partial class ClientConnection
     private void ProcessPublish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload)
     {
         var size = (int)payload.Length;
+        if (headerSize == 0)
+        {
+            headerSize = -1; // An empty header block is delivered as a plain MSG, as nats-server.
+        }
+
         InMsgs++;
         InBytes += size;
 

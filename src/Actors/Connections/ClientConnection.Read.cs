@@ -18,8 +18,9 @@ internal sealed partial class ClientConnection
     private bool _headers;
     private bool _noResponders;
     private bool _echo = true;
-    private bool _verbose;
-    private bool _pedantic;
+    // nats-server's options before CONNECT: verbose and pedantic until the client says otherwise.
+    private bool _verbose = true;
+    private bool _pedantic = true;
     private int _pingsOut;
     private ClientPermissions? _permissions;
 
@@ -160,8 +161,12 @@ internal sealed partial class ClientConnection
                 case ClientOp.Connect:
                     outcome = ProcessConnect(command.Arguments);
                     break;
+                case ClientOp.Err:
+                    // nats-server closes a client that sends -ERR, without a reply.
+                    outcome = Fatal(null, "Client Error");
+                    break;
                 default:
-                    // INFO, +OK and -ERR from a client are ignored.
+                    // INFO and +OK from a client are ignored.
                     break;
             }
 
@@ -210,7 +215,8 @@ internal sealed partial class ClientConnection
         }
         catch (JsonException)
         {
-            return Fatal(NatsErrors.AuthorizationViolation, "Authentication Failure");
+            // nats-server: the CONNECT cannot be decoded -> closed without an error line.
+            return Fatal(null, "Protocol Violation");
         }
 
         if (!_connectReceived)

@@ -163,7 +163,7 @@ internal sealed partial class ClientConnection
         await _broker.ApplyAsync(changes).ConfigureAwait(false);
     }
 
-    private void RemoveAllSubscriptions()
+    private Subscription[] RemoveAllSubscriptions()
     {
         Subscription[] all;
         lock (_subsLock)
@@ -174,7 +174,7 @@ internal sealed partial class ClientConnection
 
         if (all.Length == 0)
         {
-            return;
+            return all;
         }
 
         var changes = new SubChange[all.Length];
@@ -184,6 +184,7 @@ internal sealed partial class ClientConnection
         }
 
         _broker.ApplyWithoutWaiting(changes);
+        return all;
     }
 
     private static bool IsValidQueue(ReadOnlySpan<byte> queue)

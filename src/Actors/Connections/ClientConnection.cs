@@ -120,8 +120,8 @@ internal sealed partial class ClientConnection
         }
 
         CloseReason = reason;
-        RemoveAllSubscriptions();
-        _broker.Unregister(this);
+        var subscriptions = RemoveAllSubscriptions();
+        _broker.Unregister(this, subscriptions);
         Outbound.Complete();
         _ = CloseTransportAsync();
     }

@@ -24,7 +24,11 @@ public sealed class Broker : IAsyncDisposable
     public static readonly string CourierVersion =
         typeof(Broker).Assembly.GetName().Version?.ToString(3) ?? "0.1.0";
 
+    /// <summary>Closed connections kept for /connz?state=closed (nats-server keeps 10,000).</summary>
+    internal const int MaxClosedConnections = 10_000;
+
     private readonly ConcurrentDictionary<ulong, ClientConnection> _clients = new();
+    private readonly ConcurrentQueue<ConnectionInfo> _closed = new();
     private readonly IActorRef[] _routers;
     private readonly IActorRef _connections;
     private readonly ServerInfo _info;
@@ -98,27 +102,41 @@ public sealed class Broker : IAsyncDisposable
         _connections.Tell(new ConnectionSupervisor.Protocol.Accept(socket));
     }
 
-    /// <summary>A snapshot of connection state for monitoring.</summary>
-    public IReadOnlyList<ConnectionInfo> GetConnections()
-    {
-        var list = new List<ConnectionInfo>(_clients.Count);
-        foreach (var c in _clients.Values)
-        {
-            var subs = c.SubscriptionsSnapshot();
-            var subjects = new string[subs.Length];
-            for (var i = 0; i < subs.Length; i++)
-            {
-                subjects[i] = subs[i].Subject;
-            }
+    /// <summary>The client port actually listened on.</summary>
+    public int ListenPort => _info.Port;
 
-            list.Add(new ConnectionInfo(
-                c.Id, c.RemoteIp, c.RemotePort, c.Started, c.LastActivity, c.ConnectOptions?.Name, c.ConnectOptions?.Lang,
-                c.ConnectOptions?.Version, c.AuthorizedUser, c.InMsgs, c.InBytes, c.Outbound.OutMsgs, c.Outbound.OutBytes,
-                c.Outbound.PendingBytes, subjects));
+    /// <summary>A snapshot of open (or recently closed) connections for monitoring, by cid.</summary>
+    public IReadOnlyList<ConnectionInfo> GetConnections(bool closed = false)
+    {
+        var list = new List<ConnectionInfo>();
+        if (closed)
+        {
+            list.AddRange(_closed);
+        }
+        else
+        {
+            foreach (var c in _clients.Values)
+            {
+                list.Add(Describe(c, subscriptions: c.SubscriptionsSnapshot(), stop: null));
+            }
         }
 
         list.Sort((a, b) => a.Cid.CompareTo(b.Cid));
         return list;
+    }
+
+    private static ConnectionInfo Describe(ClientConnection c, Subscription[] subscriptions, DateTime? stop)
+    {
+        var subjects = new string[subscriptions.Length];
+        for (var i = 0; i < subscriptions.Length; i++)
+        {
+            subjects[i] = subscriptions[i].Subject;
+        }
+
+        return new ConnectionInfo(
+            c.Id, c.RemoteIp, c.RemotePort, c.Started, c.LastActivity, c.ConnectOptions?.Name, c.ConnectOptions?.Lang,
+            c.ConnectOptions?.Version, c.AuthorizedUser, c.InMsgs, c.InBytes, c.Outbound.OutMsgs, c.Outbound.OutBytes,
+            c.Outbound.PendingBytes, subjects, stop, stop is null ? null : c.CloseReason);
     }
 
     /// <summary>Totals over closed and open connections.</summary>
@@ -149,11 +167,15 @@ public sealed class Broker : IAsyncDisposable
         Stats.CountConnection();
     }
 
-    internal void Unregister(ClientConnection client)
+    internal void Unregister(ClientConnection client, Subscription[] subscriptions)
     {
         if (_clients.TryRemove(client.Id, out _))
         {
             Stats.AddClosed(client.InMsgs, client.InBytes, client.Outbound.OutMsgs, client.Outbound.OutBytes);
+            _closed.Enqueue(Describe(client, subscriptions, DateTime.UtcNow));
+            while (_closed.Count > MaxClosedConnections && _closed.TryDequeue(out _))
+            {
+            }
         }
     }
 
@@ -284,4 +306,6 @@ public sealed record ConnectionInfo(
     long OutMsgs,
     long OutBytes,
     long PendingBytes,
-    IReadOnlyList<string> Subscriptions);
+    IReadOnlyList<string> Subscriptions,
+    DateTime? Stop,
+    string? Reason);

@@ -93,6 +93,8 @@ internal sealed class ConnzConnection
     [JsonPropertyName("lang")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Lang { get; init; }
     [JsonPropertyName("version")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Version { get; init; }
     [JsonPropertyName("authorized_user")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? AuthorizedUser { get; init; }
+    [JsonPropertyName("stop")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public DateTime? Stop { get; init; }
+    [JsonPropertyName("reason")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Reason { get; init; }
     [JsonPropertyName("subscriptions_list")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<string>? SubscriptionsList { get; init; }
 }
 

@@ -86,7 +86,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
             Proto = 1,
             Go = "courier " + Broker.CourierVersion,
             Host = o.Host,
-            Port = o.Port,
+            Port = _broker.ListenPort,
             AuthRequired = o.AuthRequired,
             MaxConnections = o.MaxConnections,
             MaxSubscriptions = o.MaxSubscriptions,
@@ -127,7 +127,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
         var withAuth = query["auth"] is var a && (a == "1" || a == "true");
         var offset = int.TryParse(query["offset"], out var o) && o > 0 ? o : 0;
         var limit = int.TryParse(query["limit"], out var l) && l > 0 ? l : DefaultConnzLimit;
-        var all = _broker.GetConnections();
+        var all = _broker.GetConnections(closed: query["state"] == "closed");
         var page = new List<ConnzConnection>();
         for (var i = offset; i < all.Count && page.Count < limit; i++)
         {
@@ -152,6 +152,8 @@ internal sealed class MonitoringServer : IAsyncDisposable
                 Version = c.Version,
                 AuthorizedUser = withAuth ? c.AuthorizedUser : null,
                 SubscriptionsList = withSubs ? c.Subscriptions : null,
+                Stop = c.Stop,
+                Reason = c.Reason,
             });
         }
 

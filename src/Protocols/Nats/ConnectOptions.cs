@@ -5,11 +5,13 @@ namespace Courier.Protocols.Nats;
 /// <summary>The CONNECT JSON a client sends, with nats-server's field names.</summary>
 public sealed class ConnectOptions
 {
+    /// <summary>+OK after each command. True unless the client says otherwise, as nats-server's defaults.</summary>
     [JsonPropertyName("verbose")]
-    public bool Verbose { get; set; }
+    public bool Verbose { get; set; } = true;
 
+    /// <summary>Strict subject checks. True unless the client says otherwise, as nats-server's defaults.</summary>
     [JsonPropertyName("pedantic")]
-    public bool Pedantic { get; set; }
+    public bool Pedantic { get; set; } = true;
 
     [JsonPropertyName("tls_required")]
     public bool TlsRequired { get; set; }

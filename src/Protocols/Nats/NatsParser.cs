@@ -178,6 +178,12 @@ public sealed class NatsParser
                     return ParseText(ClientOp.Connect, line[7..], ref command, out error);
                 }
 
+                if (line.Length == 7 && StartsWithPrefix(line, "CONNECT"u8))
+                {
+                    // CONNECT with no JSON: nats-server fails to decode it and closes silently.
+                    return Fail(ParseError.InvalidArguments, out error);
+                }
+
                 break;
             case 'i':
                 if (StartsWithOp(line, "INFO"u8))

@@ -75,13 +75,14 @@ public sealed class ConnectOptionsTests
     }
 
     [Fact]
-    public void Echo_defaults_to_true_and_everything_else_to_off_when_absent()
+    public void Echo_verbose_and_pedantic_default_to_true_and_everything_else_to_off_when_absent()
     {
+        // nats-server decodes CONNECT over defaults of verbose, pedantic and echo all true.
         var options = Read("{}");
 
         Assert.True(options.Echo);
-        Assert.False(options.Verbose);
-        Assert.False(options.Pedantic);
+        Assert.True(options.Verbose);
+        Assert.True(options.Pedantic);
         Assert.False(options.Headers);
         Assert.False(options.NoResponders);
         Assert.Equal(0, options.Protocol);
