@@ -32,11 +32,16 @@ echo "== testing"
 dotnet test Courier.slnx -c "$config" --no-build --nologo --logger "console;verbosity=normal" "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 
-# VSTest prints one totals line per test assembly: "Passed! - Failed: 0, Passed: 12, Skipped: 0, Total: 12 ...".
-read -r passed failed skipped < <(grep -E '^(Passed|Failed)! +- +Failed: ' "$log" |
-  sed -E 's/.*Failed: *([0-9]+), Passed: *([0-9]+), Skipped: *([0-9]+).*/\2 \1 \3/' |
-  awk '{p+=$1; f+=$2; s+=$3} END {print p+0, f+0, s+0}')
-assemblies=$(grep -cE '^(Passed|Failed)! +- +Failed: ' "$log")
+# VSTest ends each test assembly with a totals block:
+#   Total tests: 12
+#        Passed: 11
+#        Failed: 1      (only when non-zero; likewise Skipped)
+read -r passed failed skipped assemblies < <(awk '
+  /^Total tests: [0-9]+/ { n++ }
+  /^ +Passed: [0-9]+$/ { p += $2 }
+  /^ +Failed: [0-9]+$/ { f += $2 }
+  /^ +Skipped: [0-9]+$/ { s += $2 }
+  END { print p+0, f+0, s+0, n+0 }' "$log")
 rm -f "$log"
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
   failed=1 # the run failed outside any test (a crashed test host, a build problem)
