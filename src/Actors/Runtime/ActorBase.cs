@@ -14,7 +14,7 @@ public abstract class ActorBase
     protected ActorBase()
     {
         var cell = ActorCell.Current;
-        if (cell is null || !cell.TryBindConstructedActor())
+        if (cell is null || !cell.TryBindConstructedActor(this))
         {
             throw new ActorInitializationException(
                 null,
