@@ -23,6 +23,7 @@ public abstract class ActorBase
 
         Cell = cell;
         DefaultBehavior = Receive;
+        cell.Become(DefaultBehavior); // bottom of the stack; a Become in the derived constructor replaces it
     }
 
     /// <summary>This actor's context: its ref, sender, children, watches and behaviour stack.</summary>

@@ -257,7 +257,6 @@ internal sealed partial class ActorCell : IActorContext
 
         actor.CompleteConstruction();
         _defaultBehavior = actor.DefaultBehavior;
-        _behaviorStack.Add(_defaultBehavior);
         if (actor is IWithTimers withTimers)
         {
             _timers = new TimerScheduler(this);
