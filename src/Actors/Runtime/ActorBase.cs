@@ -14,7 +14,7 @@ public abstract class ActorBase
     protected ActorBase()
     {
         var cell = ActorCell.Current;
-        if (cell is null || !cell.TryBindConstructedActor())
+        if (cell is null || !cell.TryBindConstructedActor(this))
         {
             throw new ActorInitializationException(
                 null,
@@ -23,6 +23,7 @@ public abstract class ActorBase
 
         Cell = cell;
         DefaultBehavior = Receive;
+        cell.Become(DefaultBehavior); // bottom of the stack; a Become in the derived constructor replaces it
     }
 
     /// <summary>This actor's context: its ref, sender, children, watches and behaviour stack.</summary>

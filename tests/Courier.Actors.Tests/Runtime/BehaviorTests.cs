@@ -59,6 +59,23 @@ public sealed class BehaviorTests : TestKitBase
     }
 
     [Fact]
+    public void Become_in_the_constructor_sets_the_initial_behaviour()
+    {
+        var untyped = Sys.ActorOf(Props.Create(() => new StartsOffActor()));
+        untyped.Tell("x", TestActor);
+        ExpectMsg("off:x");
+        untyped.Tell("x", TestActor);
+        ExpectMsg("on:x");
+
+        var typed = Sys.ActorOf(Props.Create(() => new StartsSadActor()));
+        typed.Tell("state", TestActor);
+        ExpectMsg("sad");
+        typed.Tell("unbecome", TestActor);
+        typed.Tell("state", TestActor);
+        ExpectMsg("happy");
+    }
+
+    [Fact]
     public void First_matching_handler_wins_and_predicates_filter()
     {
         var actor = Sys.ActorOf(Props.Create(() => new MatchingActor()));
@@ -150,6 +167,37 @@ public sealed class BehaviorTests : TestKitBase
             Sender.Tell($"off:{message}", Self);
             UnbecomeStacked();
             return true;
+        }
+    }
+
+    private sealed class StartsOffActor : ActorBase
+    {
+        public StartsOffActor() => Become(Off);
+
+        protected override bool Receive(object message)
+        {
+            Sender.Tell($"on:{message}", Self);
+            return true;
+        }
+
+        private bool Off(object message)
+        {
+            Sender.Tell($"off:{message}", Self);
+            UnbecomeStacked();
+            return true;
+        }
+    }
+
+    private sealed class StartsSadActor : ReceiveActor
+    {
+        public StartsSadActor()
+        {
+            Receive<string>(s => s == "state", _ => Sender.Tell("happy", Self));
+            Become(() =>
+            {
+                Receive<string>(s => s == "state", _ => Sender.Tell("sad", Self));
+                Receive<string>(s => s == "unbecome", _ => UnbecomeStacked());
+            });
         }
     }
 

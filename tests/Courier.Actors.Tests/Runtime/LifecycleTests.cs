@@ -174,15 +174,31 @@ public sealed class LifecycleTests : TestKitBase
     }
 
     [Fact]
-    public void Factory_returning_a_shared_instance_fails_creation()
+    public void Factory_returning_null_fails_creation()
     {
-        var actor = Sys.ActorOf(Props.Create(() => new EchoActor()));
+        var actor = Sys.ActorOf(Props.Create<ActorBase>(() => null!));
         Watch(actor);
-        actor.Tell("ping", TestActor);
-        ExpectMsg("ping");
-        var sneaky = Sys.ActorOf(Props.Create<ActorBase>(() => null!));
-        Watch(sneaky);
-        ExpectTerminated(sneaky);
+        ExpectTerminated(actor);
+    }
+
+    [Fact]
+    public void Factory_returning_its_previous_instance_on_restart_fails_the_restart()
+    {
+        var failures = CreateTestProbe();
+        Sys.Failed += f => failures.Ref.Tell(f, null);
+        var threeRestarts = new OneForOneStrategy(3, TimeSpan.FromMinutes(1), _ => Directive.Restart);
+        EchoActor? reused = null;
+        var parent = Sys.ActorOf(Props.Create(() => new SupervisorActor(
+            Props.Create(() => reused ??= new EchoActor()), threeRestarts, TestActor)));
+        parent.Tell("child?", TestActor);
+        var child = ExpectMsg<IActorRef>();
+        Watch(child);
+
+        child.Tell(Kill.Instance, TestActor);
+
+        var restartFailure = failures.FishForMessage<ActorFailure>(f => f.Cause is ActorInitializationException);
+        Assert.Contains("did not create", restartFailure.Cause.InnerException!.Message, StringComparison.Ordinal);
+        ExpectTerminated(child);
     }
 
     [Fact]

@@ -163,6 +163,29 @@ public sealed class SupervisionTests : TestKitBase
     }
 
     [Fact]
+    public void Children_kept_by_PreRestart_are_restarted_after_their_parent()
+    {
+        var lifecycle = CreateTestProbe();
+        var parent = Sys.ActorOf(Props.Create(() => new KeepingParent()));
+        parent.Tell(Props.Create(() => new LifecycleActor(lifecycle.Ref, "kid")), TestActor);
+        var kid = ExpectMsg<IActorRef>();
+        lifecycle.ExpectMsg("kid:ctor");
+        lifecycle.ExpectMsg("kid:PreStart");
+
+        parent.Tell("boom", TestActor);
+
+        lifecycle.ExpectMsg("kid:PreRestart:boom:");
+        lifecycle.ExpectMsg("kid:PostStop");
+        lifecycle.ExpectMsg("kid:ctor");
+        lifecycle.ExpectMsg("kid:PostRestart:boom");
+        lifecycle.ExpectMsg("kid:PreStart");
+        kid.Tell("hi", TestActor);
+        lifecycle.ExpectMsg("kid:got:hi");
+        parent.Tell("kids?", TestActor);
+        ExpectMsg(1);
+    }
+
+    [Fact]
     public void Escalate_fails_the_parent_with_the_same_exception()
     {
         var failures = CreateTestProbe();
@@ -364,6 +387,21 @@ public sealed class SupervisionTests : TestKitBase
         {
             _probe.Tell($"parent:PreRestart:{reason.Message}", Self);
             base.PreRestart(reason, message);
+        }
+    }
+
+    private sealed class KeepingParent : ReceiveActor
+    {
+        public KeepingParent()
+        {
+            Receive<Props>(p => Sender.Tell(Context.ActorOf(p, "kid"), Self));
+            Receive<string>(s => s == "boom", _ => throw new InvalidOperationException("boom"));
+            Receive<string>(s => s == "kids?", _ => Sender.Tell(Context.GetChildren().Count(), Self));
+        }
+
+        protected override void PreRestart(Exception reason, object? message)
+        {
+            // Keep the children: they are restarted once this actor has been.
         }
     }
 

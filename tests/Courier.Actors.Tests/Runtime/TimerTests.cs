@@ -36,14 +36,17 @@ public sealed class TimerTests : TestKitBase
     }
 
     [Fact]
-    public void Periodic_timer_with_initial_delay_starts_after_it()
+    public void Periodic_timer_waits_for_its_initial_delay_not_its_interval()
     {
+        // A one-minute initial delay with a 20 ms interval: any tick within the window would mean the
+        // interval was used as the first delay. No false failure is possible on a slow machine.
         var actor = Sys.ActorOf(Props.Create(() => new TimerActor(TestActor)));
-        actor.Tell(new StartPeriodic("p", "tick", TimeSpan.FromMilliseconds(300), Short), TestActor);
-        ExpectNoMsg(TimeSpan.FromMilliseconds(100));
-        ExpectMsg("tick");
+        actor.Tell(new StartPeriodic("p", "tick", TimeSpan.FromMinutes(1), Short), TestActor);
+        actor.Tell(new IsActive("p"), TestActor);
+        ExpectMsg(true);
+        ExpectNoMsg(TimeSpan.FromMilliseconds(200));
         actor.Tell(new CancelTimer("p"), TestActor);
-        FishForMessage<object>(m => m is "cancelled");
+        ExpectMsg("cancelled");
     }
 
     [Fact]

@@ -174,6 +174,20 @@ internal sealed partial class ActorCell
             return;
         }
 
+        bool alreadyWaiting;
+        lock (_childrenLock)
+        {
+            alreadyWaiting = _childrenState != ChildrenState.Normal;
+        }
+
+        if (alreadyWaiting)
+        {
+            // A second restart (e.g. as a survivor of a restarting parent) while the first still waits for
+            // children: that restart will finish the job; only keep the suspend count balanced (as Akka).
+            FaultResume(causedByFailure: null);
+            return;
+        }
+
         var failedActor = _actor;
         var failedMessage = _failedMessage;
         _timers?.CancelAll();

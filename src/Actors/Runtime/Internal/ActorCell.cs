@@ -23,6 +23,7 @@ internal sealed partial class ActorCell : IActorContext
     private TimerScheduler? _timers;
     private Envelope _currentEnvelope;
     private bool _awaitingConstruction;
+    private ActorBase? _constructedActor;
 
     public ActorCell(ActorSystem system, Props props, ActorCell? parent, string name, string path)
     {
@@ -58,10 +59,10 @@ internal sealed partial class ActorCell : IActorContext
     public Props Props => _props;
 
     /// <summary>
-    /// Binds the <see cref="ActorBase"/> under construction to this cell: true exactly once per factory call,
+    /// Binds <paramref name="actor"/>, under construction, to this cell: true exactly once per factory call,
     /// so an actor constructed anywhere else (or a second one in the same factory) is rejected.
     /// </summary>
-    public bool TryBindConstructedActor()
+    public bool TryBindConstructedActor(ActorBase actor)
     {
         if (!_awaitingConstruction)
         {
@@ -69,6 +70,7 @@ internal sealed partial class ActorCell : IActorContext
         }
 
         _awaitingConstruction = false;
+        _constructedActor = actor;
         return true;
     }
 
@@ -233,6 +235,7 @@ internal sealed partial class ActorCell : IActorContext
         _strategy = null;
         _timers = null;
         _awaitingConstruction = true;
+        _constructedActor = null;
         ActorBase actor;
         try
         {
@@ -244,7 +247,9 @@ internal sealed partial class ActorCell : IActorContext
             _awaitingConstruction = false;
         }
 
-        if (!ReferenceEquals(actor.Cell, this))
+        var constructed = _constructedActor;
+        _constructedActor = null;
+        if (!ReferenceEquals(actor, constructed))
         {
             throw new InvalidOperationException(
                 $"The factory of {_props} returned an instance it did not create; it must create a new one per call.");
@@ -252,7 +257,6 @@ internal sealed partial class ActorCell : IActorContext
 
         actor.CompleteConstruction();
         _defaultBehavior = actor.DefaultBehavior;
-        _behaviorStack.Add(_defaultBehavior);
         if (actor is IWithTimers withTimers)
         {
             _timers = new TimerScheduler(this);
