@@ -16,6 +16,14 @@ internal sealed partial class ClientConnection
     private Outbound? _lastTouched;
     private uint _queuePick = (uint)Random.Shared.Next();
 
+    // One-entry match cache: publishers usually repeat a subject. Valid while the space's version
+    // is the one read before the match was computed.
+    private const int LastSubjectCapacity = 128; // bytes; longer subjects use the shared cache only
+    private readonly byte[] _lastSubject = new byte[LastSubjectCapacity];
+    private int _lastSubjectLength;
+    private long _lastSubjectVersion = -1; // no space version is negative: nothing cached yet
+    private MatchResult _lastMatch = MatchResult.Empty;
+
     /// <summary>
     /// Delivers one message to every matching subscription (one member per queue group).
     /// </summary>
@@ -50,7 +58,7 @@ internal sealed partial class ClientConnection
             WriteOwn(ProtocolWriter.Ok);
         }
 
-        var match = _broker.Space.Match(subject);
+        var match = Match(subject);
         if (match.IsEmpty)
         {
             if (_noResponders && !replyTo.IsEmpty)
@@ -89,6 +97,27 @@ internal sealed partial class ClientConnection
         {
             SendNoResponders(replyTo);
         }
+    }
+
+    private MatchResult Match(ReadOnlySpan<byte> subject)
+    {
+        var space = _broker.Space;
+        var version = space.Version;
+        if (version == _lastSubjectVersion && subject.SequenceEqual(_lastSubject.AsSpan(0, _lastSubjectLength)))
+        {
+            return _lastMatch;
+        }
+
+        var match = space.Match(subject);
+        if (subject.Length <= LastSubjectCapacity)
+        {
+            subject.CopyTo(_lastSubject);
+            _lastSubjectLength = subject.Length;
+            _lastSubjectVersion = version;
+            _lastMatch = match;
+        }
+
+        return match;
     }
 
     private bool DeliverToOneMember(Subscription[] members, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, in ReadOnlySequence<byte> payload)

@@ -22,6 +22,7 @@ internal sealed class SubjectSpace
 
     private readonly ShardSnapshot[] _shards;
     private readonly int _literalShards;
+    private long _version;
 
     [ThreadStatic]
     private static List<Subscription>? t_plain;
@@ -39,6 +40,12 @@ internal sealed class SubjectSpace
             _shards[i] = new ShardSnapshot(SubList.Empty, 0);
         }
     }
+
+    /// <summary>
+    /// Changes whenever any shard publishes a snapshot. A match computed after reading version v is
+    /// still current while the version is v (a publisher's one-entry cache relies on this).
+    /// </summary>
+    public long Version => Volatile.Read(ref _version);
 
     /// <summary>Literal shards plus the wildcard shard.</summary>
     public int ShardCount => _shards.Length;
@@ -76,6 +83,7 @@ internal sealed class SubjectSpace
     {
         var old = Volatile.Read(ref _shards[shard]);
         Volatile.Write(ref _shards[shard], new ShardSnapshot(list, old.Version + 1));
+        Interlocked.Increment(ref _version);
     }
 
     /// <summary>Every subscription a message published to the literal <paramref name="subject"/> reaches.</summary>
