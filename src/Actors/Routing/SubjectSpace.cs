@@ -25,10 +25,10 @@ internal sealed class SubjectSpace
     private long _version;
 
     [ThreadStatic]
-    private static List<Subscription>? t_plain;
+    private static List<Subscription>? _threadPlain;
 
     [ThreadStatic]
-    private static List<Subscription>? t_queued;
+    private static List<Subscription>? _threadQueued;
 
     public SubjectSpace(int literalShards)
     {
@@ -101,8 +101,8 @@ internal sealed class SubjectSpace
 
     private static MatchResult MatchAndCache(ReadOnlySpan<byte> subjectBytes, ShardSnapshot shard, ShardSnapshot wild)
     {
-        var plain = t_plain ??= [];
-        var queued = t_queued ??= [];
+        var plain = _threadPlain ??= [];
+        var queued = _threadQueued ??= [];
         plain.Clear();
         queued.Clear();
         var subject = Encoding.UTF8.GetString(subjectBytes);

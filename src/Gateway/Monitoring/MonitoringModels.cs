@@ -25,7 +25,7 @@ internal sealed class Varz
     [JsonPropertyName("max_payload")] public int MaxPayload { get; init; }
     [JsonPropertyName("max_pending")] public long MaxPending { get; init; }
     [JsonPropertyName("write_deadline")] public long WriteDeadline { get; init; }
-    [JsonPropertyName("jetstream")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public VarzJetStream? JetStream { get; init; }
+    [JsonPropertyName("jetstream")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public VarzJetStream? JetStream { get; init; }
     [JsonPropertyName("start")] public DateTime Start { get; init; }
     [JsonPropertyName("now")] public DateTime Now { get; init; }
     [JsonPropertyName("uptime")] public string Uptime { get; init; } = "";
@@ -89,13 +89,13 @@ internal sealed class ConnzConnection
     [JsonPropertyName("in_bytes")] public long InBytes { get; init; }
     [JsonPropertyName("out_bytes")] public long OutBytes { get; init; }
     [JsonPropertyName("subscriptions")] public int Subscriptions { get; init; }
-    [JsonPropertyName("name")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Name { get; init; }
-    [JsonPropertyName("lang")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Lang { get; init; }
-    [JsonPropertyName("version")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Version { get; init; }
-    [JsonPropertyName("authorized_user")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? AuthorizedUser { get; init; }
-    [JsonPropertyName("stop")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public DateTime? Stop { get; init; }
-    [JsonPropertyName("reason")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Reason { get; init; }
-    [JsonPropertyName("subscriptions_list")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<string>? SubscriptionsList { get; init; }
+    [JsonPropertyName("name")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Name { get; init; }
+    [JsonPropertyName("lang")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Lang { get; init; }
+    [JsonPropertyName("version")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Version { get; init; }
+    [JsonPropertyName("authorized_user")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? AuthorizedUser { get; init; }
+    [JsonPropertyName("stop")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public DateTime? Stop { get; init; }
+    [JsonPropertyName("reason")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Reason { get; init; }
+    [JsonPropertyName("subscriptions_list")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<string>? SubscriptionsList { get; init; }
 }
 
 /// <summary>/subsz.</summary>
@@ -117,5 +117,5 @@ internal sealed class Subsz
 internal sealed class Healthz
 {
     [JsonPropertyName("status")] public string Status { get; init; } = "ok";
-    [JsonPropertyName("error")] [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Error { get; init; }
+    [JsonPropertyName("error")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Error { get; init; }
 }
