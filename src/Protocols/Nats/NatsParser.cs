@@ -450,7 +450,8 @@ public sealed class NatsParser
     /// </summary>
     internal static long ParseSize(ReadOnlySpan<byte> digits)
     {
-        // 18 digits always fit in a long; nats-server rejects longer numbers the same way.
+        // 18 digits always fit in a long. nats-server reads at most 9, so a 10-18 digit size is a
+        // max payload violation here and a parse error there; both close the connection.
         const int MaxDigits = 18;
         if (digits.IsEmpty || digits.Length > MaxDigits)
         {
