@@ -1,23 +1,41 @@
-using System.Diagnostics;
 using System.Globalization;
 using System.Text;
 using Courier.Load;
 
-// First side-by-side figures (pub-only 16 B, pub/sub 1:1 16 B): Courier vs Debian's nats-server,
-// alternating servers, a fresh server per round, medians and the spread of per-round ratios.
-// Usage: dotnet run -c Release --project load/Courier.Load -- [--rounds 3] [--messages 2000000]
+// Side by side: every core scenario of ../shared/BENCHMARKS.md against Debian's nats-server and
+// Courier (Release), alternating servers with a fresh process per round, medians per server and
+// the median and spread of the per-round ratios.
+// Usage: dotnet run -c Release --project load/Courier.Load -- [--rounds 3] [--scenarios pub16,ps16] [--out load/results]
 var rounds = 3;
-var messages = 2_000_000;
-for (var i = 0; i + 1 < args.Length; i += 2)
+string[]? only = null;
+string? outDir = null;
+for (var i = 0; i < args.Length; i++)
 {
+    var value = i + 1 < args.Length ? args[i + 1] : "";
     switch (args[i])
     {
         case "--rounds":
-            rounds = int.Parse(args[i + 1], CultureInfo.InvariantCulture);
+            rounds = Math.Max(1, int.Parse(value, CultureInfo.InvariantCulture));
+            i++;
             break;
-        case "--messages":
-            messages = int.Parse(args[i + 1], CultureInfo.InvariantCulture);
+        case "--scenarios":
+            only = value.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+            i++;
             break;
+        case "--out":
+            outDir = value;
+            i++;
+            break;
+        case "--list":
+            foreach (var s in Scenarios.All)
+            {
+                Console.WriteLine($"{s.Id,-8} {s.Description}");
+            }
+
+            return 0;
+        default:
+            Console.Error.WriteLine($"unknown argument {args[i]}; use --rounds N, --scenarios a,b, --out DIR, --list");
+            return 2;
     }
 }
 
@@ -27,89 +45,64 @@ while (!File.Exists(Path.Combine(root, "Courier.slnx")))
     root = Path.GetDirectoryName(root.TrimEnd('/')) ?? throw new InvalidOperationException("repository root not found");
 }
 
-var scenarios = new (string Id, Func<int, int, double> Run)[]
-{
-    ("pub16", PubOnly),
-    ("ps16", PubSub),
-};
+outDir ??= Path.Combine(root, "load", "results");
+var scenarios = Scenarios.All.Where(s => only is null || only.Contains(s.Id)).ToList();
 string[] servers = ["nats-server", "courier"];
-var table = new StringBuilder("| scenario | nats-server median msgs/s | courier median msgs/s | ratio (median) | ratio min-max |\n|---|---|---|---|---|\n");
-foreach (var (id, run) in scenarios)
+var versions = servers.ToDictionary(s => s, s => ServerProcess.Version(s, root));
+var cpu = File.ReadLines("/proc/cpuinfo").FirstOrDefault(l => l.StartsWith("model name", StringComparison.Ordinal))?.Split(':', 2)[1].Trim() ?? "unknown CPU";
+
+var table = new StringBuilder();
+table.AppendLine("| scenario | metric | nats-server median | courier median | ratio (median) | ratio min-max |");
+table.AppendLine("|---|---|---|---|---|---|");
+var perRound = new StringBuilder();
+foreach (var scenario in scenarios)
 {
-    var results = servers.ToDictionary(s => s, _ => new List<double>());
+    // results[server][round] = metrics
+    var results = servers.ToDictionary(s => s, _ => new List<IReadOnlyList<Metric>>());
     for (var round = 0; round < rounds; round++)
     {
         foreach (var server in servers)
         {
             using var process = ServerProcess.Start(server, root);
-            var rate = run(process.Port, messages);
-            results[server].Add(rate);
-            Console.WriteLine($"{id} round {round + 1} {server}: {rate:N0} msgs/s");
+            var metrics = scenario.Run(process);
+            results[server].Add(metrics);
+            var line = $"{scenario.Id} round {round + 1}/{rounds} {server}: {string.Join(", ", metrics.Select(m => $"{m.Value:N0} {m.Name}"))}";
+            Console.WriteLine(line);
+            perRound.AppendLine(CultureInfo.InvariantCulture, $"- {line}");
         }
     }
 
-    var ratios = results["courier"].Zip(results["nats-server"], (c, n) => c / n).ToList();
-    table.Append(CultureInfo.InvariantCulture, $"| {id} | {Median(results["nats-server"]):N0} | {Median(results["courier"]):N0} | {Median(ratios):F2} | {ratios.Min():F2}-{ratios.Max():F2} |\n");
+    var names = results["courier"][0].Select(m => m.Name).ToList();
+    foreach (var name in names)
+    {
+        var nats = results["nats-server"].Select(r => r.First(m => m.Name == name)).ToList();
+        var courier = results["courier"].Select(r => r.First(m => m.Name == name)).ToList();
+        var higherIsBetter = courier[0].HigherIsBetter;
+        var ratios = courier.Zip(nats, (c, n) => higherIsBetter ? c.Value / n.Value : n.Value / c.Value).ToList();
+        table.AppendLine(CultureInfo.InvariantCulture,
+            $"| {scenario.Id} | {name} | {Median(nats.Select(m => m.Value)):N0} | {Median(courier.Select(m => m.Value)):N0} | {Median(ratios):F2} | {ratios.Min():F2}-{ratios.Max():F2} |");
+    }
 }
 
+var header = new StringBuilder();
+header.AppendLine(CultureInfo.InvariantCulture, $"# Courier vs nats-server, {DateTime.UtcNow:yyyy-MM-dd HH:mm} UTC");
+header.AppendLine();
+header.AppendLine(CultureInfo.InvariantCulture, $"- machine: {Environment.ProcessorCount} cores, {cpu}");
+header.AppendLine(CultureInfo.InvariantCulture, $"- nats-server: `{versions["nats-server"]}`; courier: `{versions["courier"]}`");
+header.AppendLine(CultureInfo.InvariantCulture, $"- {rounds} rounds, servers alternating, a fresh server per round; ratio = courier/nats-server per round (inverted for latency and memory, so above 1.0 means Courier is better)");
+header.AppendLine("- client: the same raw-socket client for both servers (load/Courier.Load/BenchClient.cs)");
+header.AppendLine();
+var report = $"{header}{table}\n## Rounds\n\n{perRound}";
 Console.WriteLine();
-Console.WriteLine($"{Environment.ProcessorCount} cores, {rounds} rounds, {messages:N0} messages per run");
-Console.WriteLine(table);
+Console.WriteLine(report);
+Directory.CreateDirectory(outDir);
+var file = Path.Combine(outDir, $"{DateTime.UtcNow:yyyy-MM-dd-HHmm}.md");
+File.WriteAllText(file, report);
+Console.WriteLine($"written to {file}");
 return 0;
 
-static double Median(List<double> values)
+static double Median(IEnumerable<double> values)
 {
     var sorted = values.Order().ToList();
     return sorted.Count % 2 == 1 ? sorted[sorted.Count / 2] : (sorted[(sorted.Count / 2) - 1] + sorted[sorted.Count / 2]) / 2;
-}
-
-static byte[] PubBatch(int count)
-{
-    var one = Encoding.ASCII.GetBytes("PUB bench 16\r\n0123456789abcdef\r\n");
-    var batch = new byte[one.Length * count];
-    for (var i = 0; i < count; i++)
-    {
-        one.CopyTo(batch, i * one.Length);
-    }
-
-    return batch;
-}
-
-static double PubOnly(int port, int messages)
-{
-    const int PerBatch = 2000; // messages per socket write
-    using var client = new RawClient(port);
-    var batch = PubBatch(PerBatch);
-    var sw = Stopwatch.StartNew();
-    for (var sent = 0; sent < messages; sent += PerBatch)
-    {
-        client.Send(batch);
-    }
-
-    client.Flush();
-    return messages / sw.Elapsed.TotalSeconds;
-}
-
-static double PubSub(int port, int messages)
-{
-    const int PerBatch = 2000;
-    const int FrameSize = 34; // "MSG bench 1 16\r\n" + 16 bytes + CRLF
-    using var subscriber = new RawClient(port);
-    subscriber.Send("SUB bench 1\r\n");
-    subscriber.Flush();
-    using var publisher = new RawClient(port);
-    var batch = PubBatch(PerBatch);
-    var sw = Stopwatch.StartNew();
-    var reader = Task.Run(() => subscriber.ReadBytes((long)messages * FrameSize));
-    for (var sent = 0; sent < messages; sent += PerBatch)
-    {
-        publisher.Send(batch);
-    }
-
-    if (!reader.Wait(TimeSpan.FromMinutes(2)))
-    {
-        throw new TimeoutException("subscriber did not receive every message in time");
-    }
-
-    return messages / sw.Elapsed.TotalSeconds;
 }

@@ -18,12 +18,47 @@ internal sealed class ServerProcess : IDisposable
 
     public int Port { get; }
 
+    /// <summary>Resident set size of the server process, in bytes (Linux /proc).</summary>
+    public long ResidentBytes()
+    {
+        foreach (var line in File.ReadLines($"/proc/{_process.Id}/status"))
+        {
+            if (line.StartsWith("VmRSS:", StringComparison.Ordinal))
+            {
+                var kb = long.Parse(line["VmRSS:".Length..].Trim().Split(' ')[0], System.Globalization.CultureInfo.InvariantCulture);
+                return kb * 1024;
+            }
+        }
+
+        return 0;
+    }
+
+    /// <summary>The first line of the server's <c>-v</c>.</summary>
+    public static string Version(string kind, string repoRoot)
+    {
+        var psi = kind == "courier"
+            ? new ProcessStartInfo("dotnet", $"{CourierDll(repoRoot)} -v")
+            : new ProcessStartInfo("nats-server", "-v");
+        psi.RedirectStandardOutput = true;
+        using var process = Process.Start(psi)!;
+        var line = process.StandardOutput.ReadLine() ?? "";
+        process.WaitForExit(10_000);
+        return line.Trim();
+    }
+
+    private static string CourierDll(string repoRoot) => Path.Combine(repoRoot, "src/Gateway/bin/Release/net10.0/courier.dll");
+
     public static ServerProcess Start(string kind, string repoRoot)
     {
+        if (kind == "courier" && !File.Exists(CourierDll(repoRoot)))
+        {
+            throw new FileNotFoundException("build Courier in Release first: dotnet build -c Release Courier.slnx", CourierDll(repoRoot));
+        }
+
         var dir = Directory.CreateTempSubdirectory("courier-load-").FullName;
         var args = $"-a 127.0.0.1 -p -1 --ports_file_dir {dir}";
         var psi = kind == "courier"
-            ? new ProcessStartInfo("dotnet", $"{Path.Combine(repoRoot, "src/Gateway/bin/Release/net10.0/courier.dll")} {args}")
+            ? new ProcessStartInfo("dotnet", $"{CourierDll(repoRoot)} {args}")
             : new ProcessStartInfo("nats-server", args);
         psi.RedirectStandardOutput = true;
         psi.RedirectStandardError = true;

@@ -205,15 +205,42 @@ internal sealed partial class ClientConnection
         _touched.Add(outbound);
     }
 
-    /// <summary>Deferred flush: wakes each touched client's write pump once for the whole read batch.</summary>
+    /// <summary>
+    /// Deferred flush: wakes each touched client's write pump once for the whole read batch, and
+    /// notes the ones so far behind that this producer should wait for them.
+    /// </summary>
     private void FlushTouched()
     {
         foreach (var outbound in _touched)
         {
             outbound.Signal();
+            if (outbound.IsStalling && !ReferenceEquals(outbound, Outbound) && !_stalledOn.Contains(outbound))
+            {
+                _stalledOn.Add(outbound);
+            }
         }
 
         _touched.Clear();
         _lastTouched = null;
     }
+
+    /// <summary>
+    /// Fast-producer stall, as nats-server: before reading more, wait (bounded) for consumers that
+    /// have more than half of max_pending queued. Rare path; may allocate.
+    /// </summary>
+    private async Task WaitForStalledConsumersAsync()
+    {
+        foreach (var outbound in _stalledOn)
+        {
+            var drained = outbound.WaitForDrainAsync();
+            if (!drained.IsCompleted)
+            {
+                await Task.WhenAny(drained, Task.Delay(outbound.StallDuration)).ConfigureAwait(false);
+            }
+        }
+
+        _stalledOn.Clear();
+    }
+
+    private readonly List<Outbound> _stalledOn = [];
 }

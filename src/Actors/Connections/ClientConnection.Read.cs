@@ -73,6 +73,11 @@ internal sealed partial class ClientConnection
                     reader.AdvanceTo(buffer.Start, buffer.End);
                 }
 
+                if (_stalledOn.Count > 0)
+                {
+                    await WaitForStalledConsumersAsync().ConfigureAwait(false);
+                }
+
                 if (outcome == ReadOutcome.Close)
                 {
                     closeReason = _closeRequest ?? "Protocol Error";

@@ -28,6 +28,7 @@ internal sealed class Outbound
     private bool _completed;
     private bool _slowConsumer;
     private long _writeStartedTimestamp;
+    private TaskCompletionSource? _drained;
 
     public Outbound(long maxPending)
     {
@@ -123,6 +124,48 @@ internal sealed class Outbound
         return false;
     }
 
+    /// <summary>
+    /// More than half of max_pending is queued: producers should wait for the write pump before
+    /// sending more (nats-server's fast-producer stall), so a consumer that is merely slower than
+    /// its producers is throttled instead of cut off.
+    /// </summary>
+    public bool IsStalling => Volatile.Read(ref _pending) > _maxPending / 2;
+
+    /// <summary>
+    /// How long a producer waits at most, as nats-server's stallDuration: 100 ms, plus 100 ms per
+    /// tenth of the half of max_pending queued beyond that half, and 1 s once max_pending is reached.
+    /// </summary>
+    public TimeSpan StallDuration
+    {
+        get
+        {
+            var pending = PendingBytes;
+            var half = _maxPending / 2;
+            if (pending >= _maxPending)
+            {
+                return TimeSpan.FromSeconds(1);
+            }
+
+            var steps = pending > half ? (pending - half) / Math.Max(1, half / 10) : 0;
+            return TimeSpan.FromMilliseconds(100 * (1 + steps));
+        }
+    }
+
+    /// <summary>Completes when the queue is back under half of max_pending (or the client is gone).</summary>
+    public Task WaitForDrainAsync()
+    {
+        lock (_lock)
+        {
+            if (_completed || _pending <= _maxPending / 2)
+            {
+                return Task.CompletedTask;
+            }
+
+            _drained ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            return _drained.Task;
+        }
+    }
+
     /// <summary>Wakes the write pump (deferred flush: once per read batch per touched client).</summary>
     public void Signal() => _signal.Set();
 
@@ -190,10 +233,18 @@ internal sealed class Outbound
                         batch.Clear();
                     }
 
+                    TaskCompletionSource? drained = null;
                     lock (_lock)
                     {
                         _pending -= written;
+                        if (_drained is not null && _pending <= _maxPending / 2)
+                        {
+                            drained = _drained;
+                            _drained = null;
+                        }
                     }
+
+                    drained?.TrySetResult();
                 }
 
                 if (completed)
@@ -204,8 +255,11 @@ internal sealed class Outbound
         }
         finally
         {
+            TaskCompletionSource? drained;
             lock (_lock)
             {
+                drained = _drained;
+                _drained = null;
                 _completed = true;
                 foreach (var chunk in _queued)
                 {
@@ -219,6 +273,8 @@ internal sealed class Outbound
                     _current = null;
                 }
             }
+
+            drained?.TrySetResult();
         }
     }
 

@@ -1,0 +1,172 @@
+using System.Buffers.Text;
+using System.Net.Sockets;
+using System.Text;
+
+namespace Courier.Load;
+
+/// <summary>
+/// A lean NATS client over a raw socket, the same bytes for both servers: CONNECT, batched PUBs,
+/// PING/PONG, counting delivered bytes, and reading MSG frames for request/reply.
+/// </summary>
+/// <remarks>
+/// NATS.Client.Core (the client BENCHMARKS.md names) cannot be restored from this project's NuGet
+/// mirror, so both servers are driven by this client; the ratio is what counts.
+/// </remarks>
+internal sealed class BenchClient : IDisposable
+{
+    private const int ReadBufferSize = 1024 * 1024; // bytes per receive: large, to keep the client cheap
+
+    private readonly Socket _socket;
+    private readonly byte[] _buffer = new byte[ReadBufferSize];
+    private int _start;
+    private int _end;
+
+    public BenchClient(int port, bool handshake = true)
+    {
+        _socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        _socket.Connect("127.0.0.1", port);
+        if (handshake)
+        {
+            ReadLine(); // INFO
+            Send("CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,\"no_responders\":true,\"protocol\":1}\r\n");
+            Flush();
+        }
+    }
+
+    public void Send(string text) => Send(Encoding.ASCII.GetBytes(text));
+
+    public void Send(ReadOnlySpan<byte> bytes)
+    {
+        while (!bytes.IsEmpty)
+        {
+            bytes = bytes[_socket.Send(bytes)..];
+        }
+    }
+
+    /// <summary>PING and wait for PONG (skipping anything before it): everything sent before is processed.</summary>
+    public void Flush()
+    {
+        Send("PING\r\n"u8);
+        while (ReadLine() != "PONG")
+        {
+        }
+    }
+
+    /// <summary>Receives and discards exactly <paramref name="bytes"/> bytes.</summary>
+    public void Drain(long bytes)
+    {
+        var buffered = _end - _start;
+        if (buffered > 0)
+        {
+            var take = (int)Math.Min(buffered, bytes);
+            _start += take;
+            bytes -= take;
+        }
+
+        while (bytes > 0)
+        {
+            var n = _socket.Receive(_buffer, 0, (int)Math.Min(_buffer.Length, bytes), SocketFlags.None);
+            if (n == 0)
+            {
+                throw new IOException("server closed the connection");
+            }
+
+            bytes -= n;
+        }
+
+        _start = _end = 0;
+    }
+
+    /// <summary>Reads one MSG frame; returns its reply subject (empty if none).</summary>
+    public string ReadMsg()
+    {
+        while (true)
+        {
+            var line = ReadLine();
+            if (line.StartsWith("MSG ", StringComparison.Ordinal))
+            {
+                var parts = line.Split(' ');
+                var size = int.Parse(parts[^1], System.Globalization.CultureInfo.InvariantCulture);
+                Skip(size + 2);
+                return parts.Length == 5 ? parts[3] : "";
+            }
+
+            if (line == "PING")
+            {
+                Send("PONG\r\n"u8);
+            }
+        }
+    }
+
+    public string ReadLine()
+    {
+        while (true)
+        {
+            var span = _buffer.AsSpan(_start, _end - _start);
+            var lf = span.IndexOf((byte)'\n');
+            if (lf >= 0)
+            {
+                var line = Encoding.ASCII.GetString(span[..(lf > 0 && span[lf - 1] == '\r' ? lf - 1 : lf)]);
+                _start += lf + 1;
+                return line;
+            }
+
+            Fill();
+        }
+    }
+
+    private void Skip(int count)
+    {
+        while (_end - _start < count)
+        {
+            Fill();
+        }
+
+        _start += count;
+    }
+
+    private void Fill()
+    {
+        if (_start > 0)
+        {
+            Buffer.BlockCopy(_buffer, _start, _buffer, 0, _end - _start);
+            _end -= _start;
+            _start = 0;
+        }
+
+        var n = _socket.Receive(_buffer, _end, _buffer.Length - _end, SocketFlags.None);
+        if (n == 0)
+        {
+            throw new IOException("server closed the connection");
+        }
+
+        _end += n;
+    }
+
+    public void Dispose() => _socket.Dispose();
+
+    /// <summary>count copies of "PUB subject [reply] size\r\npayload\r\n" back to back.</summary>
+    public static byte[] PubBatch(string subject, int payloadSize, int count, string? reply = null)
+    {
+        var head = Encoding.ASCII.GetBytes(reply is null ? $"PUB {subject} {payloadSize}\r\n" : $"PUB {subject} {reply} {payloadSize}\r\n");
+        var one = new byte[head.Length + payloadSize + 2];
+        head.CopyTo(one, 0);
+        one.AsSpan(head.Length, payloadSize).Fill((byte)'x');
+        "\r\n"u8.CopyTo(one.AsSpan(head.Length + payloadSize));
+        var batch = new byte[one.Length * count];
+        for (var i = 0; i < count; i++)
+        {
+            one.CopyTo(batch, i * one.Length);
+        }
+
+        return batch;
+    }
+
+    /// <summary>Bytes of one "MSG subject sid size\r\npayload\r\n" frame.</summary>
+    public static int MsgFrameSize(string subject, string sid, int payloadSize)
+    {
+        Span<byte> digits = stackalloc byte[16];
+        Utf8Formatter.TryFormat(payloadSize, digits, out var n);
+        return 4 + subject.Length + 1 + sid.Length + 1 + n + 2 + payloadSize + 2;
+    }
+}

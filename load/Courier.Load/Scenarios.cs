@@ -1,0 +1,197 @@
+using System.Diagnostics;
+
+namespace Courier.Load;
+
+/// <summary>One measured value of a scenario run.</summary>
+/// <param name="Name">What it is, e.g. "msgs/s".</param>
+/// <param name="Value">The figure.</param>
+/// <param name="HigherIsBetter">Throughput: true; latency and memory: false (the ratio is inverted so above 1.0 means Courier is better).</param>
+internal readonly record struct Metric(string Name, double Value, bool HigherIsBetter = true);
+
+/// <summary>A row of BENCHMARKS.md: a bounded run against one server on a port.</summary>
+internal sealed record Scenario(string Id, string Description, Func<ServerProcess, IReadOnlyList<Metric>> Run);
+
+/// <summary>The core scenarios of ../shared/BENCHMARKS.md, each bounded in count and time.</summary>
+internal static class Scenarios
+{
+    private static readonly TimeSpan RunLimit = TimeSpan.FromSeconds(60);
+
+    public static IReadOnlyList<Scenario> All { get; } =
+    [
+        new("pub16", "single publisher, no subscribers, 16 B", s => PubOnly(s, 16, 10_000_000)),
+        new("pub128", "single publisher, no subscribers, 128 B", s => PubOnly(s, 128, 6_000_000)),
+        new("ps16", "publisher + subscriber 1:1, 16 B", s => PubSub(s, 16, 6_000_000, publishers: 1, subscribers: 1)),
+        new("ps16k", "publisher + subscriber 1:1, 16 KB", s => PubSub(s, 16 * 1024, 100_000, publishers: 1, subscribers: 1)),
+        new("fan4", "fan-out 1 pub : 4 subs, 128 B", s => PubSub(s, 128, 2_000_000, publishers: 1, subscribers: 4)),
+        new("m4x4", "4 pubs x 4 subs, 128 B", s => PubSub(s, 128, 2_000_000, publishers: 4, subscribers: 4)),
+        new("rr1", "request/reply, 1 client 1 service, 128 B", s => RequestReply(s, 128, clients: 1, services: 1, requestsPerClient: 10_000)),
+        new("rr10", "request/reply, 10 clients, 2 services in a queue group, 16 B", s => RequestReply(s, 16, clients: 10, services: 2, requestsPerClient: 5_000)),
+        new("conn", "5,000 idle connections with one SUB each", s => IdleConnections(s, 5_000)),
+    ];
+
+    private static IReadOnlyList<Metric> PubOnly(ServerProcess server, int size, int messages)
+    {
+        var perBatch = Math.Max(1, 64 * 1024 / (size + 20));
+        var batch = BenchClient.PubBatch("bench.pub", size, perBatch);
+        using var client = new BenchClient(server.Port);
+        var sw = Stopwatch.StartNew();
+        for (var sent = 0; sent < messages && sw.Elapsed < RunLimit; sent += perBatch)
+        {
+            client.Send(batch);
+        }
+
+        client.Flush();
+        var seconds = sw.Elapsed.TotalSeconds;
+        return [new("msgs/s", messages / seconds), new("MB/s", messages * (double)size / seconds / 1e6)];
+    }
+
+    private static IReadOnlyList<Metric> PubSub(ServerProcess server, int size, int messages, int publishers, int subscribers)
+    {
+        const string Subject = "bench.ps";
+        var subs = new List<BenchClient>();
+        for (var i = 0; i < subscribers; i++)
+        {
+            var sub = new BenchClient(server.Port);
+            sub.Send($"SUB {Subject} 1\r\n");
+            sub.Flush();
+            subs.Add(sub);
+        }
+
+        var perPublisher = messages / publishers;
+        var total = perPublisher * publishers;
+        var frame = BenchClient.MsgFrameSize(Subject, "1", size);
+        var perBatch = Math.Max(1, 64 * 1024 / (size + 20));
+        var batch = BenchClient.PubBatch(Subject, size, perBatch);
+        var pubs = Enumerable.Range(0, publishers).Select(_ => new BenchClient(server.Port)).ToList();
+        try
+        {
+            var sw = Stopwatch.StartNew();
+            var readers = subs.Select(s => Task.Factory.StartNew(() => s.Drain((long)total * frame), TaskCreationOptions.LongRunning)).ToArray();
+            var writers = pubs.Select(p => Task.Factory.StartNew(
+                () =>
+                {
+                    var sent = 0;
+                    while (sent < perPublisher)
+                    {
+                        var n = Math.Min(perBatch, perPublisher - sent);
+                        p.Send(batch.AsSpan(0, n * (batch.Length / perBatch)));
+                        sent += n;
+                    }
+                },
+                TaskCreationOptions.LongRunning)).ToArray();
+            if (!Task.WaitAll([.. readers, .. writers], RunLimit))
+            {
+                throw new TimeoutException("subscribers did not receive every message in time");
+            }
+
+            var seconds = sw.Elapsed.TotalSeconds;
+            var delivered = (double)total * subscribers;
+            return [new("delivered msgs/s", delivered / seconds), new("MB/s", delivered * size / seconds / 1e6)];
+        }
+        finally
+        {
+            subs.ForEach(s => s.Dispose());
+            pubs.ForEach(p => p.Dispose());
+        }
+    }
+
+    private static IReadOnlyList<Metric> RequestReply(ServerProcess server, int size, int clients, int services, int requestsPerClient)
+    {
+        using var stop = new CancellationTokenSource();
+        var serviceClients = new List<BenchClient>();
+        for (var i = 0; i < services; i++)
+        {
+            var service = new BenchClient(server.Port);
+            service.Send("SUB bench.rr q 1\r\n");
+            service.Flush();
+            serviceClients.Add(service);
+        }
+
+        var serviceLoops = serviceClients.Select(service => Task.Factory.StartNew(
+            () =>
+            {
+                var replies = new Dictionary<string, byte[]>();
+                try
+                {
+                    while (!stop.IsCancellationRequested)
+                    {
+                        var inbox = service.ReadMsg();
+                        if (!replies.TryGetValue(inbox, out var frame))
+                        {
+                            replies[inbox] = frame = BenchClient.PubBatch(inbox, size, 1);
+                        }
+
+                        service.Send(frame);
+                    }
+                }
+                catch (Exception e) when (e is IOException or ObjectDisposedException or System.Net.Sockets.SocketException)
+                {
+                    // Closed at the end of the run.
+                }
+            },
+            TaskCreationOptions.LongRunning)).ToArray();
+
+        var latencies = new double[clients * requestsPerClient];
+        var sw = Stopwatch.StartNew();
+        var requesters = Enumerable.Range(0, clients).Select(c => Task.Factory.StartNew(
+            () =>
+            {
+                using var client = new BenchClient(server.Port);
+                var inbox = $"_INBOX.bench.{c}";
+                client.Send($"SUB {inbox} 1\r\n");
+                client.Flush();
+                var request = BenchClient.PubBatch("bench.rr", size, 1, inbox);
+                for (var i = 0; i < requestsPerClient && sw.Elapsed < RunLimit; i++)
+                {
+                    var start = Stopwatch.GetTimestamp();
+                    client.Send(request);
+                    client.ReadMsg();
+                    latencies[(c * requestsPerClient) + i] = Stopwatch.GetElapsedTime(start).TotalMicroseconds;
+                }
+            },
+            TaskCreationOptions.LongRunning)).ToArray();
+        Task.WaitAll(requesters);
+        var seconds = sw.Elapsed.TotalSeconds;
+        stop.Cancel();
+        serviceClients.ForEach(s => s.Dispose());
+        Task.WaitAll(serviceLoops, TimeSpan.FromSeconds(10));
+
+        var done = latencies.Where(l => l > 0).Order().ToArray();
+        return
+        [
+            new("req/s", done.Length / seconds),
+            new("p50 us", done[done.Length / 2], HigherIsBetter: false),
+            new("p99 us", done[(int)(done.Length * 0.99)], HigherIsBetter: false),
+        ];
+    }
+
+    private static IReadOnlyList<Metric> IdleConnections(ServerProcess server, int count)
+    {
+        Thread.Sleep(500); // let the fresh server settle before the baseline
+        GC.Collect();
+        var before = server.ResidentBytes();
+        var clients = new List<BenchClient>(count);
+        try
+        {
+            for (var i = 0; i < count; i++)
+            {
+                var client = new BenchClient(server.Port);
+                client.Send($"SUB idle.{i} 1\r\n");
+                clients.Add(client);
+            }
+
+            foreach (var client in clients)
+            {
+                client.Flush();
+            }
+
+            Thread.Sleep(1_000); // let the servers' buffers settle
+            var after = server.ResidentBytes();
+            return [new("RSS bytes/conn", (after - before) / (double)count, HigherIsBetter: false)];
+        }
+        finally
+        {
+            clients.ForEach(c => c.Dispose());
+        }
+    }
+}
