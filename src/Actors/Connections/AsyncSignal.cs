@@ -6,6 +6,13 @@ namespace Courier.Actors.Connections;
 /// An auto-reset signal for one waiter (a write pump) and many setters (publishers), without an
 /// allocation per wait or per set. Sets while nobody waits coalesce into one wake-up.
 /// </summary>
+/// <remarks>
+/// <see cref="Set"/> with <c>inline: true</c> runs the waiter's continuation on the setting thread:
+/// a publisher that wakes an idle write pump performs that pump's socket write itself (as
+/// nats-server's producer flushes its consumers), so a small delivery costs no thread-pool hop.
+/// Otherwise the continuation is queued to the thread pool, so large batches are written on
+/// another core while the publisher parses on.
+/// </remarks>
 internal sealed class AsyncSignal : IValueTaskSource
 {
     private const int Idle = 0;
@@ -35,7 +42,8 @@ internal sealed class AsyncSignal : IValueTaskSource
     }
 
     /// <summary>Wakes the waiter, or lets its next wait complete at once.</summary>
-    public void Set()
+    /// <param name="inline">Run the waiter's continuation on this thread.</param>
+    public void Set(bool inline = false)
     {
         while (true)
         {
@@ -53,6 +61,8 @@ internal sealed class AsyncSignal : IValueTaskSource
                 default:
                     if (Interlocked.CompareExchange(ref _state, Idle, Waiting) == Waiting)
                     {
+                        // Only the thread that won the exchange completes this wait.
+                        _core.RunContinuationsAsynchronously = !inline;
                         _core.SetResult(true);
                         return;
                     }

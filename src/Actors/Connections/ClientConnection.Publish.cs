@@ -8,8 +8,14 @@ namespace Courier.Actors.Connections;
 
 internal sealed partial class ClientConnection
 {
-    // Holds the MSG/HMSG control line parts shared by all deliveries of one publish.
-    private readonly byte[] _msgTemplate;
+    // The MSG/HMSG control line parts shared by all deliveries of one publish. Per thread, not per
+    // connection: a publish formats and uses it without awaiting, and idle connections stay small.
+    [ThreadStatic]
+    private static byte[]? _threadMsgTemplate;
+
+    private byte[] MsgTemplate => _threadMsgTemplate is { } t && t.Length >= _msgTemplateSize
+        ? t
+        : _threadMsgTemplate = new byte[_msgTemplateSize];
 
     // Outbound buffers touched during the current read batch, signalled once at its end.
     private readonly List<Outbound> _touched = [];
@@ -69,13 +75,14 @@ internal sealed partial class ClientConnection
             return;
         }
 
-        if (!ProtocolWriter.TryFormatMsgTemplate(_msgTemplate, subject, replyTo, headerSize, size, out var prefixLength, out var suffixLength))
+        var template = MsgTemplate;
+        if (!ProtocolWriter.TryFormatMsgTemplate(template, subject, replyTo, headerSize, size, out var prefixLength, out var suffixLength))
         {
             return; // Unreachable: the template buffer holds two control lines.
         }
 
-        var prefix = new ReadOnlySpan<byte>(_msgTemplate, 0, prefixLength);
-        var suffix = new ReadOnlySpan<byte>(_msgTemplate, prefixLength, suffixLength);
+        var prefix = new ReadOnlySpan<byte>(template, 0, prefixLength);
+        var suffix = new ReadOnlySpan<byte>(template, prefixLength, suffixLength);
         var delivered = false;
 
         foreach (var sub in match.Plain)
@@ -178,12 +185,13 @@ internal sealed partial class ClientConnection
             }
 
             var header = ProtocolWriter.NoRespondersHeader;
-            if (ProtocolWriter.TryFormatMsgTemplate(_msgTemplate, replyTo, default, header.Length, header.Length, out var prefixLength, out var suffixLength))
+            var template = MsgTemplate;
+            if (ProtocolWriter.TryFormatMsgTemplate(template, replyTo, default, header.Length, header.Length, out var prefixLength, out var suffixLength))
             {
                 Outbound.WriteMsg(
-                    new ReadOnlySpan<byte>(_msgTemplate, 0, prefixLength),
+                    new ReadOnlySpan<byte>(template, 0, prefixLength),
                     sub.Sid,
-                    new ReadOnlySpan<byte>(_msgTemplate, prefixLength, suffixLength),
+                    new ReadOnlySpan<byte>(template, prefixLength, suffixLength),
                     new ReadOnlySequence<byte>(NoRespondersPayload));
                 Touch(Outbound);
             }
@@ -211,9 +219,13 @@ internal sealed partial class ClientConnection
     /// </summary>
     private void FlushTouched()
     {
+        // A small batch is latency-bound (request/reply): write it from this thread. A large one is
+        // throughput-bound: hand it to the pumps so another core writes while this one parses.
+        var inline = InMsgs - _inMsgsAtBatchStart <= InlineFlushMaxMessages;
+        _inMsgsAtBatchStart = InMsgs;
         foreach (var outbound in _touched)
         {
-            outbound.Signal();
+            outbound.Signal(inline);
             if (outbound.IsStalling && !ReferenceEquals(outbound, Outbound) && !_stalledOn.Contains(outbound))
             {
                 _stalledOn.Add(outbound);
@@ -243,4 +255,9 @@ internal sealed partial class ClientConnection
     }
 
     private readonly List<Outbound> _stalledOn = [];
+
+    /// <summary>Messages in a read batch up to which deliveries are written inline (see <see cref="FlushTouched"/>).</summary>
+    private const int InlineFlushMaxMessages = 16;
+
+    private long _inMsgsAtBatchStart;
 }

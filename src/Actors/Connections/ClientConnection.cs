@@ -20,6 +20,7 @@ internal sealed partial class ClientConnection
     private readonly IActorRef _owner;
     private readonly ILogger _log;
     private readonly NatsParser _parser;
+    private readonly int _msgTemplateSize;
     private int _closed;
     private Task _readPump = Task.CompletedTask;
     private Task _writePump = Task.CompletedTask;
@@ -36,7 +37,7 @@ internal sealed partial class ClientConnection
         _parser = new NatsParser(options.MaxControlLine, options.MaxPayload);
         Outbound = new Outbound(options.MaxPending);
         Outbound.SlowConsumerDetected = OnSlowConsumer;
-        _msgTemplate = new byte[options.MaxControlLine * 2 + 64];
+        _msgTemplateSize = (options.MaxControlLine * 2) + 64; // two control lines' worth of subject and reply
         if (socket?.RemoteEndPoint is IPEndPoint remote)
         {
             RemoteIp = remote.Address.IsIPv4MappedToIPv6 ? remote.Address.MapToIPv4().ToString() : remote.Address.ToString();

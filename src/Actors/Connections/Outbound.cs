@@ -167,7 +167,8 @@ internal sealed class Outbound
     }
 
     /// <summary>Wakes the write pump (deferred flush: once per read batch per touched client).</summary>
-    public void Signal() => _signal.Set();
+    /// <param name="inline">Write on the calling thread if the pump is idle (small batches: no thread hop).</param>
+    public void Signal(bool inline = false) => _signal.Set(inline);
 
     /// <summary>Stops accepting frames; the pump writes what is queued and ends.</summary>
     public void Complete()

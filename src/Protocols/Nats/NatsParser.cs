@@ -10,7 +10,7 @@ namespace Courier.Protocols.Nats;
 /// <remarks>
 /// Hot path: no allocation per command. The control line is read in place when it lies in one
 /// segment, otherwise copied once into a line buffer owned by this parser (sized by the control
-/// line limit, allocated once per connection). Payloads are slices of the input, never copies.
+/// line limit, allocated the first time it is needed). Payloads are slices of the input, never copies.
 /// Every length is checked against <see cref="MaxControlLine"/> and <see cref="MaxPayload"/>
 /// before anything is read past it. Grammar as nats-server's parser.go: ops are case-insensitive,
 /// arguments are separated by runs of spaces or tabs, a line ends at LF with an optional CR.
@@ -24,7 +24,8 @@ public sealed class NatsParser
     // An argument count above any op's maximum (HPUB has 4) so a line with too many is rejected.
     private const int MaxArgs = 5;
 
-    private readonly byte[] _lineBuffer;
+    private readonly int _maxLine;
+    private byte[]? _lineBuffer; // allocated the first time a control line spans segments
 
     /// <summary>Creates a parser with nats-server's limits.</summary>
     /// <param name="maxControlLine">Bytes allowed in a control line's arguments.</param>
@@ -35,7 +36,7 @@ public sealed class NatsParser
         ArgumentOutOfRangeException.ThrowIfNegative(maxPayload);
         MaxControlLine = maxControlLine;
         MaxPayload = maxPayload;
-        _lineBuffer = new byte[maxControlLine + OpSlack];
+        _maxLine = maxControlLine + OpSlack;
     }
 
     /// <summary>Bytes allowed in a control line's arguments (<c>max_control_line</c>).</summary>
@@ -66,7 +67,7 @@ public sealed class NatsParser
         {
             // Fast path: the whole control line is in the current segment.
             line = unread[..lf];
-            if (line.Length > _lineBuffer.Length)
+            if (line.Length > _maxLine)
             {
                 return Fail(ParseError.MaxControlLineExceeded, out error);
             }
@@ -105,16 +106,17 @@ public sealed class NatsParser
         if (!probe.TryReadTo(out ReadOnlySequence<byte> lineSequence, (byte)'\n', advancePastDelimiter: true))
         {
             // No line end yet: wait for more, unless what is buffered already breaks the limit.
-            return reader.Remaining > _lineBuffer.Length
+            return reader.Remaining > _maxLine
                 ? Fail(ParseError.MaxControlLineExceeded, out error)
                 : ParseStatus.NeedMoreData;
         }
 
-        if (lineSequence.Length > _lineBuffer.Length)
+        if (lineSequence.Length > _maxLine)
         {
             return Fail(ParseError.MaxControlLineExceeded, out error);
         }
 
+        _lineBuffer ??= new byte[_maxLine];
         lineSequence.CopyTo(_lineBuffer);
         line = _lineBuffer.AsSpan(0, (int)lineSequence.Length);
         reader = probe;
