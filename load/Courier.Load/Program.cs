@@ -6,6 +6,7 @@ using Courier.Load;
 // Courier (Release), alternating servers with a fresh process per round, medians per server and
 // the median and spread of the per-round ratios.
 // Usage: dotnet run -c Release --project load/Courier.Load -- [--rounds 3] [--scenarios pub16,ps16] [--out load/results]
+//        ... -- --scenarios pub128 --attach 4222   (once, against a running server: for profiling)
 var rounds = 3;
 string[]? only = null;
 string? outDir = null;
@@ -26,6 +27,17 @@ for (var i = 0; i < args.Length; i++)
             outDir = value;
             i++;
             break;
+        case "--attach":
+            // Profiling aid: run the chosen scenarios once against a server already listening on this port.
+            var port = int.Parse(value, CultureInfo.InvariantCulture);
+            foreach (var s in Scenarios.All.Where(s => only is null || only.Contains(s.Id)))
+            {
+                using var external = ServerProcess.External(port);
+                var metrics = s.Run(external);
+                Console.WriteLine($"{s.Id}: {string.Join(", ", metrics.Select(m => $"{m.Value:N0} {m.Name}"))}");
+            }
+
+            return 0;
         case "--list":
             foreach (var s in Scenarios.All)
             {

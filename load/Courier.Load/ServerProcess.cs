@@ -6,10 +6,13 @@ namespace Courier.Load;
 /// <summary>A server under test (courier or nats-server) started fresh on a random loopback port.</summary>
 internal sealed class ServerProcess : IDisposable
 {
-    private readonly Process _process;
-    private readonly string _dir;
+    private readonly Process? _process;
+    private readonly string? _dir;
 
-    private ServerProcess(Process process, string dir, int port)
+    /// <summary>A server started elsewhere (for profiling): nothing to stop.</summary>
+    public static ServerProcess External(int port) => new(null, null, port);
+
+    private ServerProcess(Process? process, string? dir, int port)
     {
         _process = process;
         _dir = dir;
@@ -21,6 +24,11 @@ internal sealed class ServerProcess : IDisposable
     /// <summary>Resident set size of the server process, in bytes (Linux /proc).</summary>
     public long ResidentBytes()
     {
+        if (_process is null)
+        {
+            return 0;
+        }
+
         foreach (var line in File.ReadLines($"/proc/{_process.Id}/status"))
         {
             if (line.StartsWith("VmRSS:", StringComparison.Ordinal))
@@ -94,6 +102,11 @@ internal sealed class ServerProcess : IDisposable
 
     public void Dispose()
     {
+        if (_process is null || _dir is null)
+        {
+            return;
+        }
+
         if (!_process.HasExited)
         {
             _process.Kill();
