@@ -4,6 +4,15 @@ using Courier.Gateway;
 using Courier.Gateway.Configuration;
 using Microsoft.Extensions.Logging;
 
+// Socket completions run on the socket engine's thread instead of hopping to the thread pool: the
+// read pumps never block (they await), so this only removes a hop per read. It must be set before
+// the first socket is created; an explicit setting in the environment wins.
+const string InlineCompletions = "DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS";
+if (Environment.GetEnvironmentVariable(InlineCompletions) is null)
+{
+    Environment.SetEnvironmentVariable(InlineCompletions, "1");
+}
+
 var configuration = ServerConfiguration.Load(args);
 switch (configuration.Action)
 {
