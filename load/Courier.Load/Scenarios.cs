@@ -167,8 +167,18 @@ internal static class Scenarios
 
     private static IReadOnlyList<Metric> IdleConnections(ServerProcess server, int count)
     {
-        Thread.Sleep(500); // let the fresh server settle before the baseline
-        GC.Collect();
+        // Warm up with a few connections first (for both servers), so the baseline already holds
+        // one-time costs (code paths compiled, pools created) and the delta is per connection.
+        const int WarmUp = 50;
+        var warm = Enumerable.Range(0, WarmUp).Select(i =>
+        {
+            var c = new BenchClient(server.Port);
+            c.Send($"SUB warm.{i} 1\r\n");
+            c.Flush();
+            return c;
+        }).ToList();
+        warm.ForEach(c => c.Dispose());
+        Thread.Sleep(1_000); // let the server settle before the baseline
         var before = server.ResidentBytes();
         var clients = new List<BenchClient>(count);
         try

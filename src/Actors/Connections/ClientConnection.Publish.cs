@@ -25,7 +25,7 @@ internal sealed partial class ClientConnection
     // One-entry match cache: publishers usually repeat a subject. Valid while the space's version
     // is the one read before the match was computed.
     private const int LastSubjectCapacity = 128; // bytes; longer subjects use the shared cache only
-    private readonly byte[] _lastSubject = new byte[LastSubjectCapacity];
+    private byte[]? _lastSubject; // allocated at the first publish: idle connections stay small
     private int _lastSubjectLength;
     private long _lastSubjectVersion = -1; // no space version is negative: nothing cached yet
     private MatchResult _lastMatch = MatchResult.Empty;
@@ -118,6 +118,7 @@ internal sealed partial class ClientConnection
         var match = space.Match(subject);
         if (subject.Length <= LastSubjectCapacity)
         {
+            _lastSubject ??= new byte[LastSubjectCapacity];
             subject.CopyTo(_lastSubject);
             _lastSubjectLength = subject.Length;
             _lastSubjectVersion = version;

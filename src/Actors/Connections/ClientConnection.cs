@@ -87,8 +87,18 @@ internal sealed partial class ClientConnection
     /// <summary>Sends INFO and starts the read and write pumps.</summary>
     public void Start()
     {
-        var info = _broker.CreateInfo(this);
-        Outbound.Write(ProtocolWriter.Info(info));
+        // INFO is formatted in place: no per-connection JSON serialization or garbage.
+        Span<byte> info = stackalloc byte[2048]; // bytes: the INFO line is a few hundred
+        var length = _broker.FormatInfo(info, Id, RemoteIp);
+        if (length > 0)
+        {
+            Outbound.Write(info[..length]);
+        }
+        else
+        {
+            Outbound.Write(ProtocolWriter.Info(_broker.CreateInfo(this)));
+        }
+
         Outbound.Signal();
         _writePump = Task.Run(RunWritePumpAsync);
         _readPump = Task.Run(RunReadPumpAsync);

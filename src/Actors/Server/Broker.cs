@@ -1,7 +1,9 @@
+using System.Buffers.Text;
 using System.Collections.Concurrent;
 using System.Net.Sockets;
 using System.Security.Cryptography;
 using System.Text;
+using System.Text.Json;
 using Courier.Actors.Connections;
 using Courier.Actors.Routing;
 using Courier.Actors.Runtime;
@@ -32,6 +34,7 @@ public sealed class Broker : IAsyncDisposable
     private readonly IActorRef[] _routers;
     private readonly IActorRef _connections;
     private readonly ServerInfo _info;
+    private byte[]? _infoJson;
     private long _nextClientId;
 
     public Broker(ServerOptions options, ILoggerFactory? loggerFactory = null, int literalShards = DefaultLiteralShards)
@@ -93,7 +96,11 @@ public sealed class Broker : IAsyncDisposable
     internal ICollection<ClientConnection> Clients => _clients.Values;
 
     /// <summary>Sets the port listeners actually bound (for INFO when the configured port was -1).</summary>
-    public void SetListenPort(int port) => _info.Port = port;
+    public void SetListenPort(int port)
+    {
+        _info.Port = port;
+        _infoJson = null;
+    }
 
     /// <summary>Takes ownership of an accepted client socket.</summary>
     public void Accept(Socket socket)
@@ -177,6 +184,48 @@ public sealed class Broker : IAsyncDisposable
             {
             }
         }
+    }
+
+    /// <summary>
+    /// Writes <c>INFO {json}\r\n</c> for one client into <paramref name="destination"/>: the server's
+    /// part is serialized once, only client_id and client_ip are added per connection. Returns the
+    /// length, or -1 when the destination is too small.
+    /// </summary>
+    internal int FormatInfo(Span<byte> destination, ulong clientId, string? clientIp)
+    {
+        var json = _infoJson ??= JsonSerializer.SerializeToUtf8Bytes(_info, NatsJsonContext.Default.ServerInfo);
+        var p = 0;
+        if (!Append(destination, ref p, "INFO "u8) || !Append(destination, ref p, json.AsSpan(0, json.Length - 1)) ||
+            !Append(destination, ref p, ",\"client_id\":"u8) ||
+            !Utf8Formatter.TryFormat(clientId, destination[p..], out var written))
+        {
+            return -1;
+        }
+
+        p += written;
+        if (!string.IsNullOrEmpty(clientIp))
+        {
+            if (!Append(destination, ref p, ",\"client_ip\":\""u8) || destination.Length - p < clientIp.Length + 1)
+            {
+                return -1;
+            }
+
+            p += Encoding.ASCII.GetBytes(clientIp, destination[p..]); // an IP address: ASCII, nothing to escape
+            destination[p++] = (byte)'"';
+        }
+
+        return Append(destination, ref p, "}\r\n"u8) ? p : -1;
+    }
+
+    private static bool Append(Span<byte> destination, ref int position, ReadOnlySpan<byte> bytes)
+    {
+        if (!bytes.TryCopyTo(destination[position..]))
+        {
+            return false;
+        }
+
+        position += bytes.Length;
+        return true;
     }
 
     internal ServerInfo CreateInfo(ClientConnection client) => CreateInfo(client.Id, client.RemoteIp);

@@ -45,7 +45,9 @@ public sealed class ServerInfo
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public bool JetStream { get; set; }
 
+    /// <summary>Omitted when 0, as nats-server.</summary>
     [JsonPropertyName("client_id")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public ulong ClientId { get; set; }
 
     [JsonPropertyName("client_ip")]

@@ -33,7 +33,11 @@ internal sealed class Mailbox : IThreadPoolWorkItem
     private const int StatusClosed = 2;
 
     private readonly ConcurrentQueue<Envelope> _userQueue = new();
-    private readonly ConcurrentQueue<SystemMessage> _systemQueue = new();
+    // System messages are rare (create, watch, failure, stop): a small locked queue costs far less
+    // per actor than a ConcurrentQueue's first segment, which matters with one actor per connection.
+    private readonly Queue<SystemMessage> _systemQueue = new(2);
+    private readonly Lock _systemLock = new();
+    private int _systemCount;
     private readonly ActorCell _cell;
     private int _status;
     private volatile bool _userBlocked;
@@ -62,7 +66,11 @@ internal sealed class Mailbox : IThreadPoolWorkItem
 
     public void PostSystem(SystemMessage message)
     {
-        _systemQueue.Enqueue(message);
+        lock (_systemLock)
+        {
+            _systemQueue.Enqueue(message);
+            Volatile.Write(ref _systemCount, _systemQueue.Count);
+        }
         Interlocked.MemoryBarrier(); // as in Post
         var status = Volatile.Read(ref _status);
         if ((status & StatusClosed) != 0)
@@ -89,7 +97,23 @@ internal sealed class Mailbox : IThreadPoolWorkItem
         DrainSystemQueueAfterStop();
     }
 
-    public bool TryDequeueSystem(out SystemMessage message) => _systemQueue.TryDequeue(out message!);
+    public bool TryDequeueSystem(out SystemMessage message)
+    {
+        if (Volatile.Read(ref _systemCount) == 0)
+        {
+            message = null!;
+            return false;
+        }
+
+        lock (_systemLock)
+        {
+            var dequeued = _systemQueue.TryDequeue(out message!);
+            Volatile.Write(ref _systemCount, _systemQueue.Count);
+            return dequeued;
+        }
+    }
+
+    private bool HasSystemMessages => Volatile.Read(ref _systemCount) > 0;
 
     public void Execute()
     {
@@ -107,7 +131,7 @@ internal sealed class Mailbox : IThreadPoolWorkItem
         {
             ActorCell.Current = previous;
             Interlocked.And(ref _status, ~StatusScheduled);
-            if (!_systemQueue.IsEmpty || (!_userBlocked && !_userQueue.IsEmpty))
+            if (HasSystemMessages || (!_userBlocked && !_userQueue.IsEmpty))
             {
                 TrySchedule();
             }
@@ -124,7 +148,7 @@ internal sealed class Mailbox : IThreadPoolWorkItem
             }
 
             _cell.Invoke(envelope);
-            if (!_systemQueue.IsEmpty)
+            if (HasSystemMessages)
             {
                 _cell.ProcessSystemMessages();
             }
@@ -150,7 +174,7 @@ internal sealed class Mailbox : IThreadPoolWorkItem
 
     private void DrainSystemQueueAfterStop()
     {
-        while (_systemQueue.TryDequeue(out var message))
+        while (TryDequeueSystem(out var message))
         {
             _cell.HandleSystemMessageAfterStop(message);
         }
