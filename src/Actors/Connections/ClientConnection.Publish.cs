@@ -19,7 +19,11 @@ internal sealed partial class ClientConnection
 
     // Outbound buffers touched during the current read batch, signalled once at its end.
     private readonly List<Outbound> _touched = [];
-    private Outbound? _lastTouched;
+    private long _batchId = NextBatchId();
+
+    private static long _lastBatchId;
+
+    private static long NextBatchId() => Interlocked.Increment(ref _lastBatchId);
     private uint _queuePick = (uint)Random.Shared.Next();
 
     // One-entry match cache: publishers usually repeat a subject. Valid while the space's version
@@ -203,14 +207,19 @@ internal sealed partial class ClientConnection
 
     private static readonly byte[] NoRespondersPayload = ProtocolWriter.NoRespondersHeader.ToArray();
 
+    /// <summary>Notes an outbound to signal at the end of this read batch, once per batch.</summary>
+    /// <remarks>
+    /// Batch ids are unique across the node, so an outbound marked with this batch's id was added by
+    /// this batch. Another publisher overwriting the mark only causes a harmless duplicate signal.
+    /// </remarks>
     private void Touch(Outbound outbound)
     {
-        if (ReferenceEquals(outbound, _lastTouched))
+        if (outbound.TouchedInBatch == _batchId)
         {
             return;
         }
 
-        _lastTouched = outbound;
+        outbound.TouchedInBatch = _batchId;
         _touched.Add(outbound);
     }
 
@@ -234,7 +243,7 @@ internal sealed partial class ClientConnection
         }
 
         _touched.Clear();
-        _lastTouched = null;
+        _batchId = NextBatchId();
     }
 
     /// <summary>

@@ -14,9 +14,6 @@ namespace Courier.Actors.Connections;
 /// </remarks>
 internal sealed class Outbound
 {
-    /// <summary>Bytes per pooled chunk: large enough that a burst of small messages is one write.</summary>
-    private const int ChunkSize = 64 * 1024;
-
     private readonly Lock _lock = new();
     private readonly AsyncSignal _signal = new();
     private readonly long _maxPending;
@@ -43,6 +40,9 @@ internal sealed class Outbound
 
     /// <summary>Message payload bytes queued for this client.</summary>
     public long OutBytes { get; private set; }
+
+    /// <summary>The read batch that last queued this outbound for a signal (see ClientConnection.Touch).</summary>
+    public long TouchedInBatch { get; set; }
 
     /// <summary>Bytes queued and not yet written.</summary>
     public long PendingBytes => Volatile.Read(ref _pending);
@@ -228,7 +228,7 @@ internal sealed class Outbound
                         Volatile.Write(ref _writeStartedTimestamp, 0);
                         foreach (var chunk in batch)
                         {
-                            ArrayPool<byte>.Shared.Return(chunk.Array!);
+                            OutboundChunkPool.Return(chunk.Array!);
                         }
 
                         batch.Clear();
@@ -264,13 +264,13 @@ internal sealed class Outbound
                 _completed = true;
                 foreach (var chunk in _queued)
                 {
-                    ArrayPool<byte>.Shared.Return(chunk.Array!);
+                    OutboundChunkPool.Return(chunk.Array!);
                 }
 
                 _queued.Clear();
                 if (_current is not null)
                 {
-                    ArrayPool<byte>.Shared.Return(_current);
+                    OutboundChunkPool.Return(_current);
                     _current = null;
                 }
             }
@@ -321,7 +321,7 @@ internal sealed class Outbound
                     _queued.Add(new ArraySegment<byte>(_current, 0, _currentLength));
                 }
 
-                _current = ArrayPool<byte>.Shared.Rent(ChunkSize);
+                _current = OutboundChunkPool.Rent();
                 _currentLength = 0;
             }
 

@@ -48,6 +48,11 @@ public sealed class Broker : IAsyncDisposable
         System = ActorSystem.Create("courier");
         _routers = new IActorRef[Space.ShardCount];
         RouterSupervisorRef = System.ActorOf(RouterSupervisor.Props(this, _routers), "routers");
+
+        // The shard refs are filled in by the supervisor's constructor on an actor thread: wait for
+        // it, so no SUB can reach an empty slot (startup only, bounded).
+        RouterSupervisorRef.Ask<RouterSupervisor.Protocol.ShardsReady>(RouterSupervisor.Protocol.AwaitShards.Instance, TimeSpan.FromSeconds(30))
+            .GetAwaiter().GetResult();
         _connections = System.ActorOf(ConnectionSupervisor.Props(this), "connections");
         _info = new ServerInfo
         {
