@@ -27,6 +27,7 @@ internal static class Scenarios
         new("rr1", "request/reply, 1 client 1 service, 128 B", s => RequestReply(s, 128, clients: 1, services: 1, requestsPerClient: 10_000)),
         new("rr10", "request/reply, 10 clients, 2 services in a queue group, 16 B", s => RequestReply(s, 16, clients: 10, services: 2, requestsPerClient: 5_000)),
         new("conn", "5,000 idle connections with one SUB each", s => IdleConnections(s, 5_000)),
+        new("storm", "connection storm: 8 threads open, handshake and close 4,000 connections", s => ConnectionStorm(s, threads: 8, connections: 4_000)),
     ];
 
     private static IReadOnlyList<Metric> PubOnly(ServerProcess server, int size, int messages)
@@ -161,6 +162,32 @@ internal static class Scenarios
         [
             new("req/s", done.Length / seconds),
             new("p50 us", done[done.Length / 2], HigherIsBetter: false),
+            new("p99 us", done[(int)(done.Length * 0.99)], HigherIsBetter: false),
+        ];
+    }
+
+    private static IReadOnlyList<Metric> ConnectionStorm(ServerProcess server, int threads, int connections)
+    {
+        var perThread = connections / threads;
+        var latencies = new double[perThread * threads];
+        var sw = Stopwatch.StartNew();
+        var workers = Enumerable.Range(0, threads).Select(t => Task.Factory.StartNew(
+            () =>
+            {
+                for (var i = 0; i < perThread && sw.Elapsed < RunLimit; i++)
+                {
+                    var start = Stopwatch.GetTimestamp();
+                    using var client = new BenchClient(server.Port); // INFO, CONNECT, PING/PONG
+                    latencies[(t * perThread) + i] = Stopwatch.GetElapsedTime(start).TotalMicroseconds;
+                }
+            },
+            TaskCreationOptions.LongRunning)).ToArray();
+        Task.WaitAll(workers);
+        var seconds = sw.Elapsed.TotalSeconds;
+        var done = latencies.Where(l => l > 0).Order().ToArray();
+        return
+        [
+            new("conn/s", done.Length / seconds),
             new("p99 us", done[(int)(done.Length * 0.99)], HigherIsBetter: false),
         ];
     }
