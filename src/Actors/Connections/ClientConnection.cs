@@ -53,6 +53,9 @@ internal sealed partial class ClientConnection
 
     public Outbound Outbound { get; }
 
+    /// <summary>An in-process connection of one of Courier's own services (no socket).</summary>
+    public bool IsInternal => _socket is null;
+
     /// <summary>The actor that owns this connection's lifetime.</summary>
     public IActorRef Owner => _owner;
 

@@ -19,7 +19,7 @@ internal sealed class ConnectionActor : ReceiveActor, IWithTimers
     private readonly ClientConnection _connection;
     private string _closeReason = "Server Shutdown";
 
-    public ConnectionActor(Broker broker, Socket socket, Stream stream, ulong id)
+    public ConnectionActor(Broker broker, Socket? socket, Stream stream, ulong id)
     {
         _broker = broker;
         _connection = new ClientConnection(broker, stream, socket, id, Self);
@@ -53,7 +53,7 @@ internal sealed class ConnectionActor : ReceiveActor, IWithTimers
     /// <summary>The connection this actor owns.</summary>
     internal ClientConnection Connection => _connection;
 
-    public static Props Props(Broker broker, Socket socket, Stream stream, ulong id) =>
+    public static Props Props(Broker broker, Socket? socket, Stream stream, ulong id) =>
         Runtime.Props.Create(() => new ConnectionActor(broker, socket, stream, id));
 
     protected override void PreStart()

@@ -17,12 +17,31 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
 
     private readonly Broker _broker;
     private int _open;
+    private int _internal;
+    private readonly HashSet<IActorRef> _internalChildren = [];
 
     public ConnectionSupervisor(Broker broker)
     {
         _broker = broker;
         Receive<Protocol.Accept>(OnAccept);
-        Receive<Terminated>(_ => _open--);
+        Receive<Protocol.AcceptInternal>(accept =>
+        {
+            // In-process clients (Courier's own services) do not count against max_connections.
+            var id = _broker.NextClientId();
+            var child = Context.ActorOf(ConnectionActor.Props(_broker, null, accept.Stream, id), $"internal-{id}");
+            Context.Watch(child);
+            _internalChildren.Add(child);
+            _open++;
+            _internal++;
+        });
+        Receive<Terminated>(terminated =>
+        {
+            _open--;
+            if (_internalChildren.Remove(terminated.ActorRef))
+            {
+                _internal--;
+            }
+        });
         Receive<Protocol.Sweep>(_ => Sweep());
     }
 
@@ -39,7 +58,7 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
     private void OnAccept(Protocol.Accept accept)
     {
         var id = _broker.NextClientId();
-        if (_open >= _broker.Options.MaxConnections)
+        if (_open - _internal >= _broker.Options.MaxConnections)
         {
             _ = RejectAsync(accept.Socket, id);
             return;
@@ -99,6 +118,20 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
             public Socket Socket { get; }
 
             public override string ToString() => $"Accept({Socket.RemoteEndPoint})";
+        }
+
+        /// <summary>An in-process connection (its server-side stream) from one of Courier's own services.</summary>
+        public sealed class AcceptInternal
+        {
+            public AcceptInternal(Stream stream)
+            {
+                ArgumentNullException.ThrowIfNull(stream);
+                Stream = stream;
+            }
+
+            public Stream Stream { get; }
+
+            public override string ToString() => "AcceptInternal";
         }
 
         /// <summary>Look for writes stuck past the deadline.</summary>

@@ -80,8 +80,20 @@ public sealed class Broker : IAsyncDisposable
 
     public ServerStats Stats { get; } = new();
 
-    /// <summary>Connections open now.</summary>
-    public int ConnectionCount => _clients.Count;
+    /// <summary>Client connections open now (Courier's own in-process connections excluded).</summary>
+    public int ConnectionCount
+    {
+        get
+        {
+            var n = 0;
+            foreach (var c in _clients.Values)
+            {
+                n += c.IsInternal ? 0 : 1;
+            }
+
+            return n;
+        }
+    }
 
     /// <summary>Subscriptions held now.</summary>
     public int SubscriptionCount => Space.Count;
@@ -117,6 +129,17 @@ public sealed class Broker : IAsyncDisposable
     /// <summary>The client port actually listened on.</summary>
     public int ListenPort => _info.Port;
 
+    /// <summary>
+    /// Opens an in-process client connection: the broker serves it through the same pumps as a
+    /// socket. Returns the client's ends: read server frames from the reader, write commands to the writer.
+    /// </summary>
+    internal (System.IO.Pipelines.PipeReader Input, System.IO.Pipelines.PipeWriter Output) ConnectInternal()
+    {
+        var (server, input, output) = DuplexPipeStream.CreatePair();
+        _connections.Tell(new ConnectionSupervisor.Protocol.AcceptInternal(server));
+        return (input, output);
+    }
+
     /// <summary>A snapshot of open (or recently closed) connections for monitoring, by cid.</summary>
     public IReadOnlyList<ConnectionInfo> GetConnections(bool closed = false)
     {
@@ -129,7 +152,10 @@ public sealed class Broker : IAsyncDisposable
         {
             foreach (var c in _clients.Values)
             {
-                list.Add(Describe(c, subscriptions: c.SubscriptionsSnapshot(), stop: null));
+                if (!c.IsInternal)
+                {
+                    list.Add(Describe(c, subscriptions: c.SubscriptionsSnapshot(), stop: null));
+                }
             }
         }
 
@@ -184,7 +210,11 @@ public sealed class Broker : IAsyncDisposable
         if (_clients.TryRemove(client.Id, out _))
         {
             Stats.AddClosed(client.InMsgs, client.InBytes, client.Outbound.OutMsgs, client.Outbound.OutBytes);
-            _closed.Enqueue(Describe(client, subscriptions, DateTime.UtcNow));
+            if (!client.IsInternal)
+            {
+                _closed.Enqueue(Describe(client, subscriptions, DateTime.UtcNow));
+            }
+
             while (_closed.Count > MaxClosedConnections && _closed.TryDequeue(out _))
             {
             }

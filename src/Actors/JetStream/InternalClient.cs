@@ -1,0 +1,293 @@
+using System.Buffers;
+using System.Buffers.Text;
+using System.IO.Pipelines;
+using System.Text;
+using Courier.Actors.Connections;
+using Courier.Actors.Server;
+using Courier.Protocols.Nats;
+
+namespace Courier.Actors.JetStream;
+
+/// <summary>A message received by an <see cref="InternalClient"/>, copied out of the read buffer.</summary>
+internal sealed record InternalMessage(string Subject, string? ReplyTo, byte[]? Headers, byte[] Payload);
+
+/// <summary>
+/// An in-process NATS client of the broker for Courier's own services: it speaks the protocol over
+/// a pipe pair, so the services see exactly what a network client sees and the publish path needs
+/// no special case. Messages are handed over per read batch and subscription, never one by one.
+/// </summary>
+internal sealed class InternalClient : IAsyncDisposable
+{
+    private readonly PipeReader _input;
+    private readonly PipeWriter _output;
+    private readonly Lock _writeLock = new();
+    private readonly AsyncSignal _flushSignal = new();
+    private readonly Dictionary<string, Action<IReadOnlyList<InternalMessage>>> _handlers = [];
+    private readonly Lock _handlersLock = new();
+    private readonly Queue<TaskCompletionSource> _pongWaiters = new();
+    private ArrayBufferWriter<byte> _pending = new(4096);
+    private ArrayBufferWriter<byte> _flushing = new(4096);
+    private int _nextSid;
+    private bool _closed;
+    private Task _readLoop = Task.CompletedTask;
+    private Task _writeLoop = Task.CompletedTask;
+
+    public InternalClient(Broker broker)
+    {
+        (_input, _output) = broker.ConnectInternal();
+    }
+
+    /// <summary>Sends CONNECT and starts the loops.</summary>
+    public void Start()
+    {
+        Write("CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,\"echo\":false,\"name\":\"courier-internal\",\"protocol\":1}\r\n"u8);
+        _writeLoop = Task.Run(WriteLoopAsync);
+        _readLoop = Task.Run(ReadLoopAsync);
+    }
+
+    /// <summary>Subscribes; <paramref name="handler"/> receives each read batch's messages for this subscription.</summary>
+    public string Subscribe(string subject, string? queue, Action<IReadOnlyList<InternalMessage>> handler)
+    {
+        var sid = Interlocked.Increment(ref _nextSid).ToString(System.Globalization.CultureInfo.InvariantCulture);
+        lock (_handlersLock)
+        {
+            _handlers[sid] = handler;
+        }
+
+        Write(Encoding.UTF8.GetBytes(queue is null ? $"SUB {subject} {sid}\r\n" : $"SUB {subject} {queue} {sid}\r\n"));
+        return sid;
+    }
+
+    public void Unsubscribe(string sid)
+    {
+        lock (_handlersLock)
+        {
+            _handlers.Remove(sid);
+        }
+
+        Write(Encoding.UTF8.GetBytes($"UNSUB {sid}\r\n"));
+    }
+
+    /// <summary>Completes when the broker has processed everything sent before (PING/PONG).</summary>
+    public Task FlushAsync()
+    {
+        var waiter = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        lock (_writeLock)
+        {
+            _pongWaiters.Enqueue(waiter);
+            Append("PING\r\n"u8);
+        }
+
+        _flushSignal.Set();
+        return waiter.Task;
+    }
+
+    // PUB <subject> [reply-to] <#bytes>\r\n[payload]\r\n
+    // HPUB <subject> [reply-to] <#header bytes> <#total bytes>\r\n[headers][payload]\r\n
+    public void Publish(string subject, string? replyTo, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+    {
+        var subjectBytes = Encoding.UTF8.GetByteCount(subject);
+        var replyBytes = replyTo is null ? 0 : Encoding.UTF8.GetByteCount(replyTo);
+        lock (_writeLock)
+        {
+            var line = _pending.GetSpan(subjectBytes + replyBytes + 48);
+            var p = 0;
+            var op = headers.IsEmpty ? "PUB "u8 : "HPUB "u8;
+            op.CopyTo(line);
+            p += op.Length;
+            p += Encoding.UTF8.GetBytes(subject, line[p..]);
+            line[p++] = (byte)' ';
+            if (replyTo is not null)
+            {
+                p += Encoding.UTF8.GetBytes(replyTo, line[p..]);
+                line[p++] = (byte)' ';
+            }
+
+            int written;
+            if (!headers.IsEmpty)
+            {
+                Utf8Formatter.TryFormat(headers.Length, line[p..], out written);
+                p += written;
+                line[p++] = (byte)' ';
+            }
+
+            Utf8Formatter.TryFormat(headers.Length + payload.Length, line[p..], out written);
+            p += written;
+            line[p++] = (byte)'\r';
+            line[p++] = (byte)'\n';
+            _pending.Advance(p);
+            _pending.Write(headers);
+            _pending.Write(payload);
+            _pending.Write("\r\n"u8);
+        }
+
+        _flushSignal.Set();
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        lock (_writeLock)
+        {
+            _closed = true;
+        }
+
+        _flushSignal.Set();
+        await _writeLoop.ConfigureAwait(false);
+        await _output.CompleteAsync().ConfigureAwait(false);
+        _input.CancelPendingRead();
+        await _readLoop.ConfigureAwait(false);
+    }
+
+    private void Write(ReadOnlySpan<byte> bytes)
+    {
+        lock (_writeLock)
+        {
+            Append(bytes);
+        }
+
+        _flushSignal.Set();
+    }
+
+    // Caller holds _writeLock.
+    private void Append(ReadOnlySpan<byte> bytes) => _pending.Write(bytes);
+
+    private async Task WriteLoopAsync()
+    {
+        while (true)
+        {
+            await _flushSignal.WaitAsync().ConfigureAwait(false);
+            bool closed;
+            lock (_writeLock)
+            {
+                (_pending, _flushing) = (_flushing, _pending);
+                closed = _closed;
+            }
+
+            if (_flushing.WrittenCount > 0)
+            {
+                var result = await _output.WriteAsync(_flushing.WrittenMemory).ConfigureAwait(false);
+                _flushing.ResetWrittenCount();
+                if (result.IsCompleted)
+                {
+                    return;
+                }
+            }
+
+            if (closed)
+            {
+                return;
+            }
+        }
+    }
+
+    private async Task ReadLoopAsync()
+    {
+        var parser = new ServerFrameParser();
+        var batches = new Dictionary<string, List<InternalMessage>>();
+        try
+        {
+            while (true)
+            {
+                var result = await _input.ReadAsync().ConfigureAwait(false);
+                var buffer = result.Buffer;
+                var consumed = Parse(parser, buffer, batches, out var error);
+                _input.AdvanceTo(consumed, buffer.End);
+                Dispatch(batches);
+                if (error || result.IsCompleted || result.IsCanceled)
+                {
+                    break;
+                }
+            }
+        }
+        catch (Exception e) when (e is InvalidOperationException or IOException or OperationCanceledException)
+        {
+            // The broker closed the connection.
+        }
+        finally
+        {
+            await _input.CompleteAsync().ConfigureAwait(false);
+            lock (_writeLock)
+            {
+                while (_pongWaiters.TryDequeue(out var waiter))
+                {
+                    waiter.TrySetCanceled();
+                }
+            }
+        }
+    }
+
+    private SequencePosition Parse(ServerFrameParser parser, ReadOnlySequence<byte> buffer, Dictionary<string, List<InternalMessage>> batches, out bool error)
+    {
+        var reader = new SequenceReader<byte>(buffer);
+        var frame = default(ServerFrame);
+        error = false;
+        while (true)
+        {
+            var status = parser.TryRead(ref reader, ref frame);
+            if (status == ParseStatus.NeedMoreData)
+            {
+                break;
+            }
+
+            if (status == ParseStatus.Error)
+            {
+                error = true;
+                break;
+            }
+
+            switch (frame.Op)
+            {
+                case ServerOp.Msg:
+                case ServerOp.HMsg:
+                    var sid = Encoding.UTF8.GetString(frame.Sid);
+                    if (!batches.TryGetValue(sid, out var batch))
+                    {
+                        batches[sid] = batch = [];
+                    }
+
+                    var all = frame.Payload.ToArray();
+                    var headerSize = Math.Max(frame.HeaderSize, 0);
+                    batch.Add(new InternalMessage(
+                        Encoding.UTF8.GetString(frame.Subject),
+                        frame.ReplyTo.IsEmpty ? null : Encoding.UTF8.GetString(frame.ReplyTo),
+                        headerSize > 0 ? all[..headerSize] : null,
+                        headerSize > 0 ? all[headerSize..] : all));
+                    break;
+                case ServerOp.Ping:
+                    Write("PONG\r\n"u8);
+                    break;
+                case ServerOp.Pong:
+                    TaskCompletionSource? waiter;
+                    lock (_writeLock)
+                    {
+                        _pongWaiters.TryDequeue(out waiter);
+                    }
+
+                    waiter?.TrySetResult();
+                    break;
+            }
+        }
+
+        return reader.Position;
+    }
+
+    private void Dispatch(Dictionary<string, List<InternalMessage>> batches)
+    {
+        foreach (var (sid, batch) in batches)
+        {
+            if (batch.Count == 0)
+            {
+                continue;
+            }
+
+            Action<IReadOnlyList<InternalMessage>>? handler;
+            lock (_handlersLock)
+            {
+                _handlers.TryGetValue(sid, out handler);
+            }
+
+            handler?.Invoke(batch.ToArray());
+            batch.Clear();
+        }
+    }
+}
