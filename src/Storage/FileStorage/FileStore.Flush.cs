@@ -1,0 +1,201 @@
+using System.Diagnostics;
+using Courier.Storage.Internal;
+
+namespace Courier.Storage.FileStorage;
+
+/// <summary>Group commit: the one write and one fsync per batch, and deleting dead blocks after it.</summary>
+internal sealed partial class FileStore
+{
+    /// <inheritdoc/>
+    public override void Flush() => FlushCore(forceSync: false, allowClosed: false);
+
+    /// <inheritdoc/>
+    public override void Sync() => FlushCore(forceSync: true, allowClosed: false);
+
+    /// <summary>
+    /// Writes every buffered record (one write per block with buffered bytes), fsyncs when the policy
+    /// says so, then deletes blocks that hold nothing needed any more. The lock is held only to take
+    /// the buffers and to publish the result; the write and fsync run outside it, under the I/O gate.
+    /// </summary>
+    private void FlushCore(bool forceSync, bool allowClosed)
+    {
+        using (EnterIo())
+        {
+            var jobs = new List<MsgBlock>();
+            List<MsgBlock>? toSync = null;
+            List<MsgBlock>? toDelete;
+            bool sync, syncDirectory;
+            lock (StateLock)
+            {
+                if (IsClosedLocked && !allowClosed)
+                {
+                    return;
+                }
+
+                if (_failure is not null)
+                {
+                    throw new IOException($"store '{ConfigLocked.Name}' failed an earlier write and accepts no more", _failure);
+                }
+
+                toDelete = PrepareDeletions();
+                foreach (var block in _blocks)
+                {
+                    if (block.BeginFlush())
+                    {
+                        _ = block.Handle;
+                        jobs.Add(block);
+                    }
+                }
+
+                sync = forceSync || _options.Sync.IsAlways || Stopwatch.GetElapsedTime(_lastSync) >= _options.Sync.Period;
+                if (sync)
+                {
+                    foreach (var block in _blocks)
+                    {
+                        if (block.Unsynced || block.Inflight is not null)
+                        {
+                            (toSync ??= []).Add(block);
+                        }
+                    }
+                }
+
+                syncDirectory = sync && (_directoryDirty || toDelete is not null);
+                _directoryDirty = !syncDirectory && (_directoryDirty || toDelete is not null);
+            }
+
+            try
+            {
+                foreach (var block in jobs)
+                {
+                    RandomAccess.Write(block.Handle, block.Inflight.AsSpan(0, block.InflightLength), block.InflightStart);
+                }
+
+                if (toSync is not null)
+                {
+                    foreach (var block in toSync)
+                    {
+                        RandomAccess.FlushToDisk(block.Handle);
+                        SyncCount++;
+                    }
+                }
+
+                if (toDelete is not null)
+                {
+                    foreach (var block in toDelete)
+                    {
+                        block.Dispose();
+                        File.Delete(block.DataPath);
+                        File.Delete(block.IndexPath);
+                    }
+                }
+
+                if (syncDirectory)
+                {
+                    DirectorySync.TrySync(_directory);
+                }
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                lock (StateLock)
+                {
+                    _failure = e;
+                }
+
+                throw;
+            }
+
+            lock (StateLock)
+            {
+                foreach (var block in jobs)
+                {
+                    block.EndFlush();
+                }
+
+                if (sync)
+                {
+                    foreach (var block in toSync ?? [])
+                    {
+                        block.Unsynced = false;
+                    }
+
+                    _lastSync = Stopwatch.GetTimestamp();
+                }
+
+                // Sealed blocks now wholly on disk get their index file (small; once per block).
+                WriteIndexes(includeWriteBlock: false);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Decides which doomed blocks (no live messages) can go. A block's tombstones for messages in
+    /// blocks that stay are still needed: up to a quarter block of them are carried into the write
+    /// block, more pin the block until their targets' blocks go. A floor record with the last
+    /// sequence is appended whenever the front moved or a block goes, so neither is lost with it.
+    /// Lock held.
+    /// </summary>
+    private List<MsgBlock>? PrepareDeletions()
+    {
+        List<MsgBlock>? deletions = null;
+        if (_recheckPinned && _pinned.Count > 0)
+        {
+            _doomed.AddRange(_pinned);
+            _pinned.Clear();
+        }
+
+        _recheckPinned = false;
+        if (_doomed.Count > 0)
+        {
+            var carryLimit = Math.Max(1, (int)(_blockSize / (RecordFormat.Overhead * 4)));
+            var floor = FloorLocked;
+            var candidates = _doomed.ToArray();
+            Array.Sort(candidates, static (a, b) => a.Id.CompareTo(b.Id));
+            _doomed.Clear();
+            var needed = new List<(ulong Seq, uint Block)>();
+            foreach (var block in candidates)
+            {
+                if (block == _write || block.LiveMsgs != 0)
+                {
+                    block.Doomed = false;
+                    continue;
+                }
+
+                needed.Clear();
+                foreach (var seq in block.HeldTombstones)
+                {
+                    if (seq >= floor && TryGetLocation(seq, out var location, out var live) && !live)
+                    {
+                        var target = FindBlock(BlockOf(location));
+                        if (target is not null && target != block && target.LiveMsgs > 0)
+                        {
+                            needed.Add((seq, target.Id));
+                        }
+                    }
+                }
+
+                if (needed.Count > carryLimit)
+                {
+                    _pinned.Add(block); // looked at again after some other block goes
+                    continue;
+                }
+
+                foreach (var (seq, target) in needed)
+                {
+                    AppendTombstone(seq, target);
+                }
+
+                _blocks.Remove(block);
+                InvalidateWindows(block);
+                (deletions ??= []).Add(block);
+            }
+        }
+
+        _recheckPinned = deletions is not null;
+        if (deletions is not null || FloorLocked > _persistedFloor)
+        {
+            AppendFloor();
+        }
+
+        return deletions;
+    }
+}

@@ -1,0 +1,148 @@
+using Courier.Storage.Internal;
+
+namespace Courier.Storage.FileStorage;
+
+/// <summary>Reading records back: from the append buffer, from a read window, or with one positional read.</summary>
+internal sealed partial class FileStore
+{
+    private const int WindowSize = 64 * 1024; // bytes read ahead per window: a sequential consumer reads a window per ~hundreds of messages
+    private const int WindowCount = 4;        // windows per store (several readers at different places)
+
+    private readonly ReadWindow[] _windows = CreateWindows();
+    private int _nextWindow;
+
+    /// <inheritdoc/>
+    /// <remarks>Verifies the record's checksum, kind, sequence and subject before serving it.</remarks>
+    protected override StoredMessage? ReadRecord(ulong seq, in MsgSlot slot, SubjectEntry subject)
+    {
+        var block = FindBlock(BlockOf(slot.Location));
+        if (block is null)
+        {
+            return null;
+        }
+
+        var offset = OffsetOf(slot.Location);
+        var length = (int)slot.Size;
+        byte[]? owned = null;
+        if (!block.TryGetBuffered(offset, length, out var record) && !TryReadWindow(block, offset, length, out record))
+        {
+            owned = new byte[length];
+            if (!ReadExactly(block, offset, owned))
+            {
+                return null;
+            }
+
+            record = owned;
+        }
+
+        if (record.Length < RecordFormat.Overhead || !RecordFormat.ChecksumOk(record))
+        {
+            return null;
+        }
+
+        var header = RecordFormat.ReadHeader(record);
+        if (header.Kind != RecordKind.Message || header.Sequence != seq || header.Length != length
+            || !record.Slice(RecordFormat.HeaderSize, header.SubjectLength).SequenceEqual(subject.Key))
+        {
+            return null;
+        }
+
+        var bodyStart = RecordFormat.HeaderSize + header.SubjectLength;
+        var bodyLength = (int)header.HeadersLength + header.PayloadLength;
+        var body = bodyLength == 0 ? [] : record.Slice(bodyStart, bodyLength).ToArray();
+        var headersLength = (int)header.HeadersLength;
+        return new StoredMessage(subject.Text, body.AsMemory(0, headersLength), body.AsMemory(headersLength), seq, header.Timestamp);
+    }
+
+    /// <summary>Serves [offset, offset + length) from a read window, filling one if needed. Lock held.</summary>
+    private bool TryReadWindow(MsgBlock block, long offset, int length, out ReadOnlySpan<byte> bytes)
+    {
+        foreach (var w in _windows)
+        {
+            if (w.Block == block && offset >= w.Start && offset + length <= w.Start + w.Length)
+            {
+                bytes = w.Data.AsSpan((int)(offset - w.Start), length);
+                return true;
+            }
+        }
+
+        bytes = default;
+        if (length > WindowSize)
+        {
+            return false;
+        }
+
+        // Only bytes already in the file: anything newer is still buffered.
+        var available = block.FileLength - offset;
+        if (available < length)
+        {
+            return false;
+        }
+
+        var window = _windows[_nextWindow];
+        _nextWindow = (_nextWindow + 1) % WindowCount;
+        var toRead = (int)Math.Min(WindowSize, available);
+        window.Block = null;
+        var read = RandomAccess.Read(block.Handle, window.Data.AsSpan(0, toRead), offset);
+        if (read < length)
+        {
+            return false;
+        }
+
+        window.Block = block;
+        window.Start = offset;
+        window.Length = read;
+        bytes = window.Data.AsSpan(0, length);
+        return true;
+    }
+
+    private static bool ReadExactly(MsgBlock block, long offset, byte[] destination)
+    {
+        var done = 0;
+        while (done < destination.Length)
+        {
+            var n = RandomAccess.Read(block.Handle, destination.AsSpan(done), offset + done);
+            if (n <= 0)
+            {
+                return false;
+            }
+
+            done += n;
+        }
+
+        return true;
+    }
+
+    /// <summary>Forgets windows over <paramref name="block"/> (all when null): its file changed or went. Lock held.</summary>
+    private void InvalidateWindows(MsgBlock? block)
+    {
+        foreach (var w in _windows)
+        {
+            if (block is null || w.Block == block)
+            {
+                w.Block = null;
+            }
+        }
+    }
+
+    private static ReadWindow[] CreateWindows()
+    {
+        var windows = new ReadWindow[WindowCount];
+        for (var i = 0; i < windows.Length; i++)
+        {
+            windows[i] = new ReadWindow();
+        }
+
+        return windows;
+    }
+
+    /// <summary>A copy of some flushed bytes of one block.</summary>
+    private sealed class ReadWindow
+    {
+        public MsgBlock? Block;
+        public long Start;
+        public int Length;
+
+        public byte[] Data => field ??= new byte[WindowSize];
+    }
+}

@@ -1,0 +1,379 @@
+using System.Buffers.Binary;
+using System.Globalization;
+using System.Runtime.InteropServices;
+
+namespace Courier.Storage.FileStorage;
+
+/// <summary>
+/// Opening a store: each block's header, then its index file if it has a valid one (no message
+/// bytes read), then a record-by-record scan of whatever the index does not cover (the tail of the
+/// write block after a crash, or a whole block without a usable index). Damage is cut off or
+/// skipped, reported in <see cref="IStreamStore.Warnings"/> and, for messages, in the lost list.
+/// </summary>
+internal sealed partial class FileStore
+{
+    private ulong _diskFloor;
+
+    private void Recover()
+    {
+        lock (StateLock)
+        {
+            _recovering = true;
+            try
+            {
+                RecoverLocked();
+            }
+            finally
+            {
+                _recovering = false;
+            }
+
+            foreach (var block in _blocks)
+            {
+                if (block != _write && block.LiveMsgs == 0)
+                {
+                    Doom(block);
+                }
+            }
+
+            WriteIndexes(includeWriteBlock: false);
+            _persistedFloor = _diskFloor;
+            EnforceLimitsLocked();
+        }
+
+        Flush(); // writes a floor record and deletes empty blocks if recovery found any
+    }
+
+    private void RecoverLocked()
+    {
+        foreach (var stale in Directory.EnumerateFiles(_directory, "*.tmp"))
+        {
+            File.Delete(stale);
+        }
+
+        var found = new List<(uint Id, long Length, bool HeaderOk, ulong Floor, bool Reset)>();
+        Span<byte> header = stackalloc byte[BlockHeader.Size];
+        foreach (var path in Directory.EnumerateFiles(_directory, "*.blk"))
+        {
+            if (!uint.TryParse(Path.GetFileNameWithoutExtension(path), NumberStyles.None, CultureInfo.InvariantCulture, out var id))
+            {
+                continue;
+            }
+
+            var length = new FileInfo(path).Length;
+            var ok = false;
+            ulong floor = 0;
+            var reset = false;
+            if (length >= BlockHeader.Size)
+            {
+                using var handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
+                ok = RandomAccess.Read(handle, header, 0) == BlockHeader.Size
+                    && BlockHeader.TryRead(header, out var headerId, out floor, out reset) && headerId == id;
+            }
+
+            found.Add((id, length, ok, floor, reset));
+        }
+
+        found.Sort((a, b) => a.Id.CompareTo(b.Id));
+
+        // A purge writes a reset block before deleting the older ones; if it crashed in between,
+        // those older blocks are obsolete.
+        var start = found.FindLastIndex(f => f.HeaderOk && f.Reset);
+        for (var i = 0; i < start; i++)
+        {
+            var obsolete = new MsgBlock(_directory, found[i].Id);
+            File.Delete(obsolete.DataPath);
+            File.Delete(obsolete.IndexPath);
+            _directoryDirty = true;
+        }
+
+        foreach (var (id, length, headerOk, floor, _) in found.Skip(Math.Max(start, 0)))
+        {
+            _nextBlockId = Math.Max(_nextBlockId, id + 1);
+            var block = new MsgBlock(_directory, id);
+            if (length < BlockHeader.Size)
+            {
+                // Created by a rollover whose first flush never happened.
+                if (length > 0)
+                {
+                    AddWarning(new StoreWarning(StoreWarningKind.TruncatedTail, $"block {id}: {length} bytes, shorter than its header; removed"));
+                }
+
+                File.Delete(block.DataPath);
+                File.Delete(block.IndexPath);
+                _directoryDirty = true;
+                continue;
+            }
+
+            if (headerOk)
+            {
+                RestoreFloor(floor);
+                _diskFloor = Math.Max(_diskFloor, floor);
+            }
+            else
+            {
+                AddWarning(new StoreWarning(StoreWarningKind.CorruptBlockHeader, $"block {id}: header damaged; records recovered by scanning"));
+            }
+
+            _blocks.Add(block);
+            LoadBlock(block, length);
+        }
+
+        if (_blocks.Count == 0)
+        {
+            _write = null!;
+            StartBlock(reset: false, FloorLocked);
+            ApplyInitialFirstSeqLocked();
+            return;
+        }
+
+        foreach (var block in _blocks)
+        {
+            block.Sealed = true;
+        }
+
+        var last = _blocks[^1];
+        _write = last;
+        if (last.Length < _blockSize && found[^1].HeaderOk && found[^1].Id == last.Id)
+        {
+            last.Sealed = false;
+            last.IndexCurrent = false; // appends will outgrow it; rewritten on stop
+            last.Entries ??= [];
+        }
+        else
+        {
+            Rollover(reset: false, FloorLocked);
+        }
+
+        foreach (var block in _blocks)
+        {
+            if (block.Sealed && block.IndexCurrent)
+            {
+                block.Entries = null;
+            }
+        }
+    }
+
+    /// <summary>Restores one block's records into the store state.</summary>
+    private void LoadBlock(MsgBlock block, long length)
+    {
+        List<IndexEntry> entries;
+        long covered;
+        string? problem = null;
+        if (!_options.VerifyOnOpen && BlockIndex.TryRead(block.IndexPath, block.Id, length, out entries, out covered, out problem))
+        {
+            Recovery.BlocksFromIndex++;
+        }
+        else
+        {
+            if (problem is not null && !_options.VerifyOnOpen)
+            {
+                AddWarning(new StoreWarning(StoreWarningKind.CorruptIndex, $"block {block.Id}: index unusable ({problem}); block scanned"));
+            }
+
+            entries = [];
+            covered = BlockHeader.Size;
+            Recovery.BlocksScanned++;
+        }
+
+        var claims = new List<(ulong Seq, ulong Bytes)>();
+        var end = length;
+        if (covered < length)
+        {
+            Recovery.BytesScanned += length - covered;
+            end = ScanRegion(block, covered, length, entries, claims, report: true);
+            if (end < length)
+            {
+                block.TruncateFile(end);
+                _directoryDirty = true;
+            }
+        }
+
+        block.StartAppending(end);
+        block.IndexCurrent = covered == length;
+        block.Entries = entries;
+
+        var span = CollectionsMarshal.AsSpan(entries);
+        for (var i = 0; i < span.Length; i++)
+        {
+            ref var e = ref span[i];
+            switch (e.Kind)
+            {
+                case RecordKind.Message:
+                    if (RestoreMessage(e.Sequence, e.Timestamp, e.Subject, Pack(block.Id, e.Offset), e.Length, out var subject))
+                    {
+                        block.LiveMsgs++;
+                        e.Subject = subject!.Key; // share the table's copy
+                    }
+
+                    break;
+                case RecordKind.Tombstone:
+                    if (TryGetSlot(e.Sequence, out var target))
+                    {
+                        if (target.IsLive)
+                        {
+                            RemoveLocked(e.Sequence);
+                        }
+
+                        if (BlockOf(target.Location) != block.Id)
+                        {
+                            block.HeldTombstones.Add(e.Sequence);
+                        }
+                    }
+
+                    break;
+                case RecordKind.Floor:
+                    RestoreFloor(e.Sequence);
+                    RestoreSequence(e.Aux, e.Timestamp);
+                    _diskFloor = Math.Max(_diskFloor, e.Sequence);
+                    break;
+                case RecordKind.Erased:
+                    RestoreSequence(e.Sequence, e.Timestamp);
+                    break;
+            }
+        }
+
+        foreach (var (seq, bytes) in claims)
+        {
+            AddLost(seq, bytes);
+            if (seq > LastSeqLocked)
+            {
+                RestoreSequence(seq, LastTimeLocked);
+                _diskFloor = 0; // the next flush persists the last sequence in a floor record
+            }
+        }
+    }
+
+    /// <summary>
+    /// Reads records in [from, to) of a block file, adding an entry per valid record. A damaged
+    /// record followed by valid ones is skipped (its message lost); damage with nothing valid after
+    /// it is a torn tail. Returns where the valid data ends (the file is cut there by the caller).
+    /// </summary>
+    private long ScanRegion(MsgBlock block, long from, long to, List<IndexEntry> entries, List<(ulong Seq, ulong Bytes)>? claims, bool report)
+    {
+        var buffer = new byte[to - from];
+        var read = 0;
+        while (read < buffer.Length)
+        {
+            var n = RandomAccess.Read(block.Handle, buffer.AsSpan(read), from + read);
+            if (n <= 0)
+            {
+                break;
+            }
+
+            read += n;
+        }
+
+        var data = buffer.AsSpan(0, read);
+        ulong previous = 0;
+        for (var i = entries.Count - 1; i >= 0; i--)
+        {
+            if (entries[i].Kind is RecordKind.Message or RecordKind.Erased)
+            {
+                previous = entries[i].Sequence;
+                break;
+            }
+        }
+
+        var gap = false;
+        var pos = 0;
+        while (pos < data.Length)
+        {
+            var rest = data[pos..];
+            if (RecordFormat.IsValidAt(rest, MaxRecordSize, out var h))
+            {
+                var e = new IndexEntry
+                {
+                    Offset = (uint)(from + pos),
+                    Length = h.Length,
+                    Sequence = h.Sequence,
+                    Timestamp = h.Timestamp,
+                    Kind = h.Kind,
+                };
+                if (h.Kind is RecordKind.Message or RecordKind.Erased)
+                {
+                    if (h.Kind == RecordKind.Message)
+                    {
+                        e.Subject = rest.Slice(RecordFormat.HeaderSize, h.SubjectLength).ToArray();
+                    }
+
+                    if (gap && previous != 0 && h.Sequence > previous + 1)
+                    {
+                        for (var lost = previous + 1; lost < h.Sequence && claims is not null; lost++)
+                        {
+                            claims.Add((lost, 0));
+                        }
+                    }
+
+                    gap = false;
+                    previous = h.Sequence;
+                }
+                else if (h.Kind == RecordKind.Floor)
+                {
+                    var payload = rest.Slice(RecordFormat.HeaderSize, RecordFormat.FloorPayload);
+                    e.Aux = BinaryPrimitives.ReadUInt64LittleEndian(payload);
+                    e.Timestamp = BinaryPrimitives.ReadInt64LittleEndian(payload[8..]);
+                }
+
+                entries.Add(e);
+                pos += (int)h.Length;
+                continue;
+            }
+
+            // Damage at pos. Does a valid record follow?
+            var header = rest.Length >= RecordFormat.HeaderSize ? RecordFormat.ReadHeader(rest) : default;
+            var plausible = rest.Length >= RecordFormat.HeaderSize && RecordFormat.IsPlausible(header, MaxRecordSize);
+            var next = FindNextValid(data, pos + 1);
+            if (plausible && header.Kind == RecordKind.Message && (previous == 0 || header.Sequence == previous + 1))
+            {
+                // The fixed part reads right: the message it names is the one lost.
+                if (next >= 0 || header.Length == rest.Length)
+                {
+                    claims?.Add((header.Sequence, header.Length));
+                    previous = header.Sequence;
+                }
+            }
+            else
+            {
+                gap = true;
+            }
+
+            var where = $"block {block.Id} offset {from + pos}";
+            if (next < 0)
+            {
+                if (report)
+                {
+                    var whole = plausible && header.Length == rest.Length;
+                    AddWarning(whole
+                        ? new StoreWarning(StoreWarningKind.CorruptRecord, $"{where}: last record failed its checksum; message {header.Sequence} lost", header.Sequence)
+                        : new StoreWarning(StoreWarningKind.TruncatedTail, $"{where}: {rest.Length} bytes of partial record cut off"));
+                }
+
+                return from + pos;
+            }
+
+            if (report)
+            {
+                AddWarning(new StoreWarning(StoreWarningKind.CorruptRecord, $"{where}: {next - pos} damaged bytes skipped" + (plausible ? $" (message {header.Sequence} lost)" : ""), plausible ? header.Sequence : 0));
+            }
+
+            pos = next;
+        }
+
+        return from + pos;
+    }
+
+    /// <summary>The first position at or after <paramref name="start"/> where a whole valid record begins, or -1.</summary>
+    private static int FindNextValid(ReadOnlySpan<byte> data, int start)
+    {
+        for (var p = start; p + RecordFormat.Overhead <= data.Length; p++)
+        {
+            if (RecordFormat.IsValidAt(data[p..], MaxRecordSize, out _))
+            {
+                return p;
+            }
+        }
+
+        return -1;
+    }
+}

@@ -1,0 +1,17 @@
+namespace Courier.Storage;
+
+/// <summary>How a FileStore lays out and syncs its files. The defaults suit production.</summary>
+public sealed record FileStoreOptions
+{
+    /// <summary>Default block size: 8 MiB, nats-server's default for streams with limits.</summary>
+    public const long DefaultBlockSize = 8L * 1024 * 1024;
+
+    /// <summary>A block file is sealed and a new one started once it would grow past this many bytes (a single larger record gets a block of its own).</summary>
+    public long BlockSize { get; init; } = DefaultBlockSize;
+
+    /// <summary>When data is fsynced; see <see cref="SyncPolicy"/>.</summary>
+    public SyncPolicy Sync { get; init; } = SyncPolicy.Always;
+
+    /// <summary>Check every record's checksum on open, ignoring index files (slow restart, full verification).</summary>
+    public bool VerifyOnOpen { get; init; }
+}
