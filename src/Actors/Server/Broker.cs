@@ -5,6 +5,7 @@ using System.Security.Cryptography;
 using System.Text;
 using System.Text.Json;
 using Courier.Actors.Connections;
+using Courier.Actors.JetStream;
 using Courier.Actors.Routing;
 using Courier.Actors.Runtime;
 using Courier.Protocols.Nats;
@@ -54,6 +55,10 @@ public sealed class Broker : IAsyncDisposable
         RouterSupervisorRef.Ask<RouterSupervisor.Protocol.ShardsReady>(RouterSupervisor.Protocol.AwaitShards.Instance, TimeSpan.FromSeconds(30))
             .GetAwaiter().GetResult();
         _connections = System.ActorOf(ConnectionSupervisor.Props(this), "connections");
+        if (options.JetStream)
+        {
+            JetStream = System.ActorOf(JetStreamApi.Props(this), "jetstream");
+        }
         _info = new ServerInfo
         {
             ServerId = ServerId,
@@ -107,6 +112,9 @@ public sealed class Broker : IAsyncDisposable
     internal IActorRef RouterSupervisorRef { get; }
 
     internal IReadOnlyList<IActorRef> Routers => _routers;
+
+    /// <summary>The JetStream API actor, when JetStream is enabled.</summary>
+    internal IActorRef? JetStream { get; }
 
     internal IActorRef ConnectionSupervisorRef => _connections;
 

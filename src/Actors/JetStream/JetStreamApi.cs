@@ -1,0 +1,384 @@
+using System.Text.Json;
+using System.Text.Json.Serialization.Metadata;
+using Courier.Actors.Runtime;
+using Courier.Actors.Server;
+using Courier.Protocols.JetStream;
+using Courier.Protocols.Subjects;
+using Courier.Storage;
+
+namespace Courier.Actors.JetStream;
+
+/// <summary>
+/// Answers <c>$JS.API.*</c> for the node: creates, finds and deletes streams (one
+/// <see cref="StreamActor"/> each) and routes stream requests to them. It is a client of the broker
+/// through an <see cref="InternalClient"/>; requests arrive one actor message per read batch.
+/// </summary>
+internal sealed class JetStreamApi : ReceiveActor
+{
+    private const string ApiPrefix = "$JS.API.";
+    private const string MetaFile = "meta.json";
+
+    private readonly Broker _broker;
+    private readonly Dictionary<string, StreamEntry> _streams = new(StringComparer.Ordinal);
+    private readonly string _streamsDirectory;
+    private InternalClient _client = null!;
+    private long _apiTotal;
+    private long _apiErrors;
+
+    public JetStreamApi(Broker broker)
+    {
+        _broker = broker;
+        var storeDir = broker.Options.StoreDir ?? Path.Combine(Path.GetTempPath(), "nats");
+        _streamsDirectory = Path.Combine(storeDir, "jetstream", "$G", "streams");
+        ReceiveAsync<Protocol.Requests>(HandleAsync);
+    }
+
+    public static Props Props(Broker broker) => Runtime.Props.Create(() => new JetStreamApi(broker));
+
+    protected override void PreStart()
+    {
+        Directory.CreateDirectory(_streamsDirectory);
+        _client = new InternalClient(_broker);
+        _client.Start();
+        var self = Self;
+        _client.Subscribe(ApiPrefix + ">", null, batch => self.Tell(new Protocol.Requests(batch)));
+        RecoverStreams();
+    }
+
+    protected override void PostStop() => _client.DisposeAsync().AsTask().Wait(TimeSpan.FromSeconds(5));
+
+    private void RecoverStreams()
+    {
+        foreach (var directory in Directory.EnumerateDirectories(_streamsDirectory))
+        {
+            var meta = Path.Combine(directory, MetaFile);
+            if (!File.Exists(meta))
+            {
+                continue;
+            }
+
+            var stored = JsonSerializer.Deserialize(File.ReadAllBytes(meta), JetStreamJsonContext.Default.StreamInfoResponse);
+            if (stored?.Config is { } config)
+            {
+                Start(config, stored.Created, OpenStore(config, directory));
+            }
+        }
+    }
+
+    private async Task HandleAsync(Protocol.Requests requests)
+    {
+        foreach (var request in requests.Messages)
+        {
+            _apiTotal++;
+            if (request.ReplyTo is null)
+            {
+                continue;
+            }
+
+            try
+            {
+                await DispatchAsync(request.Subject[ApiPrefix.Length..], request).ConfigureAwait(true);
+            }
+            catch (JsonException)
+            {
+                _apiErrors++;
+                Reply(request.ReplyTo, new ErrorResponse { Type = "io.nats.jetstream.api.v1.error", Error = ApiError.InvalidJson }, JetStreamJsonContext.Default.ErrorResponse);
+            }
+        }
+    }
+
+    private async Task DispatchAsync(string api, InternalMessage request)
+    {
+        var reply = request.ReplyTo!;
+        if (api == "INFO")
+        {
+            await AccountInfoAsync(reply).ConfigureAwait(true);
+            return;
+        }
+
+        if (api == "STREAM.NAMES")
+        {
+            var filter = request.Payload.Length > 0 ? JsonSerializer.Deserialize(request.Payload, JetStreamJsonContext.Default.StreamListRequest)?.Subject : null;
+            var names = _streams.Values.Where(s => filter is null || Subjects(s.Config).Any(x => SubjectRules.IsSubsetOf(x, filter) || SubjectRules.IsSubsetOf(filter, x)))
+                .Select(s => s.Config.Name).Order(StringComparer.Ordinal).ToList();
+            Reply(reply, new StreamNamesResponse { Type = "io.nats.jetstream.api.v1.stream_names_response", Total = names.Count, Limit = 1024, Streams = names }, JetStreamJsonContext.Default.StreamNamesResponse);
+            return;
+        }
+
+        if (api == "STREAM.LIST")
+        {
+            var infos = new List<StreamInfoResponse>();
+            foreach (var entry in _streams.Values.OrderBy(s => s.Config.Name, StringComparer.Ordinal))
+            {
+                infos.Add(await entry.Actor.Ask<StreamInfoResponse>(StreamActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true));
+            }
+
+            Reply(reply, new StreamListResponse { Type = "io.nats.jetstream.api.v1.stream_list_response", Total = infos.Count, Limit = 256, Streams = infos }, JetStreamJsonContext.Default.StreamListResponse);
+            return;
+        }
+
+        var (operation, name) = SplitStreamApi(api);
+        switch (operation)
+        {
+            case "STREAM.CREATE":
+            case "STREAM.UPDATE":
+                await CreateAsync(operation, name, request).ConfigureAwait(true);
+                return;
+            case "STREAM.DELETE":
+                await DeleteAsync(name, reply).ConfigureAwait(true);
+                return;
+            case "STREAM.INFO":
+            case "STREAM.PURGE":
+            case "STREAM.MSG.GET":
+            case "STREAM.MSG.DELETE":
+                if (!_streams.TryGetValue(name, out var stream))
+                {
+                    _apiErrors++;
+                    Reply(reply, new ErrorResponse { Type = ResponseType(operation), Error = ApiError.StreamNotFound }, JetStreamJsonContext.Default.ErrorResponse);
+                    return;
+                }
+
+                stream.Actor.Tell(new StreamActor.Protocol.Request(operation["STREAM.".Length..], reply, request.Payload));
+                return;
+            default:
+                _apiErrors++;
+                Reply(reply, new ErrorResponse { Type = "io.nats.jetstream.api.v1.error", Error = new ApiError(400, 10003, $"{api} is not supported by Courier yet") }, JetStreamJsonContext.Default.ErrorResponse);
+                return;
+        }
+    }
+
+    private async Task AccountInfoAsync(string reply)
+    {
+        long memory = 0, storage = 0;
+        foreach (var entry in _streams.Values)
+        {
+            var info = await entry.Actor.Ask<StreamInfoResponse>(StreamActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
+            var bytes = (long)(info.State?.Bytes ?? 0);
+            if (entry.Config.Storage == "memory")
+            {
+                memory += bytes;
+            }
+            else
+            {
+                storage += bytes;
+            }
+        }
+
+        var o = _broker.Options;
+        Reply(reply, new AccountInfoResponse
+        {
+            Type = "io.nats.jetstream.api.v1.account_info_response",
+            Memory = memory,
+            Storage = storage,
+            Streams = _streams.Count,
+            Limits = new AccountLimits { MaxMemory = o.MaxMemoryStore, MaxStorage = o.MaxFileStore },
+            Api = new ApiStats { Total = _apiTotal, Errors = _apiErrors },
+        }, JetStreamJsonContext.Default.AccountInfoResponse);
+    }
+
+    private async Task CreateAsync(string operation, string name, InternalMessage request)
+    {
+        var type = ResponseType(operation);
+        var reply = request.ReplyTo!;
+        var config = JsonSerializer.Deserialize(request.Payload, JetStreamJsonContext.Default.StreamConfig);
+        if (config is null)
+        {
+            Fail(reply, type, ApiError.InvalidJson);
+            return;
+        }
+
+        if (config.Name.Length == 0)
+        {
+            config.Name = name;
+        }
+
+        if (config.Name != name)
+        {
+            Fail(reply, type, ApiError.StreamMismatch);
+            return;
+        }
+
+        if (Validate(config) is { } invalid)
+        {
+            Fail(reply, type, invalid);
+            return;
+        }
+
+        if (_streams.TryGetValue(name, out var existing))
+        {
+            // Creating a stream that exists with the same configuration returns it, as nats-server.
+            if (JsonSerializer.Serialize(existing.Config, JetStreamJsonContext.Default.StreamConfig) != JsonSerializer.Serialize(config, JetStreamJsonContext.Default.StreamConfig))
+            {
+                Fail(reply, type, operation == "STREAM.UPDATE" ? ApiError.StreamInvalidConfig("stream configuration update is not supported by Courier yet") : ApiError.StreamNameExists);
+                return;
+            }
+
+            var current = await existing.Actor.Ask<StreamInfoResponse>(StreamActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
+            current.Type = type;
+            Reply(reply, current, JetStreamJsonContext.Default.StreamInfoResponse);
+            return;
+        }
+
+        if (operation == "STREAM.UPDATE")
+        {
+            Fail(reply, type, ApiError.StreamNotFound);
+            return;
+        }
+
+        foreach (var other in _streams.Values)
+        {
+            if (Subjects(config).Any(a => Subjects(other.Config).Any(b => SubjectRules.IsSubsetOf(a, b) || SubjectRules.IsSubsetOf(b, a))))
+            {
+                Fail(reply, type, ApiError.SubjectOverlap);
+                return;
+            }
+        }
+
+        var created = DateTime.UtcNow;
+        var directory = Path.Combine(_streamsDirectory, name);
+        IStreamStore store;
+        try
+        {
+            store = OpenStore(config, directory);
+            if (config.Storage != "memory")
+            {
+                var meta = new StreamInfoResponse { Config = config, Created = created };
+                File.WriteAllBytes(Path.Combine(directory, MetaFile), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse));
+            }
+        }
+        catch (IOException e)
+        {
+            Fail(reply, type, ApiError.StreamStoreFailed(e.Message));
+            return;
+        }
+
+        var actor = Start(config, created, store);
+
+        // The stream's SUB must be in effect before the creator hears back: it publishes next.
+        var info = await actor.Ask<StreamInfoResponse>(StreamActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
+        await _client.FlushAsync().ConfigureAwait(true);
+        info.Type = type;
+        info.DidCreate = true;
+        Reply(reply, info, JetStreamJsonContext.Default.StreamInfoResponse);
+    }
+
+    private async Task DeleteAsync(string name, string reply)
+    {
+        const string Type = "io.nats.jetstream.api.v1.stream_delete_response";
+        if (!_streams.Remove(name, out var entry))
+        {
+            Fail(reply, Type, ApiError.StreamNotFound);
+            return;
+        }
+
+        await entry.Actor.Ask<StreamActor.Protocol.Deleted>(StreamActor.Protocol.Delete.Instance, TimeSpan.FromSeconds(30)).ConfigureAwait(true);
+        Reply(reply, new SuccessResponse { Type = Type, Success = true }, JetStreamJsonContext.Default.SuccessResponse);
+    }
+
+    private IActorRef Start(StreamConfig config, DateTime created, IStreamStore store)
+    {
+        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store), "stream-" + Uri.EscapeDataString(config.Name));
+        _streams[config.Name] = new StreamEntry(config, actor);
+        return actor;
+    }
+
+    private static IStreamStore OpenStore(StreamConfig config, string directory)
+    {
+        var storeConfig = new StoreConfig
+        {
+            Name = config.Name,
+            MaxMsgs = config.MaxMsgs,
+            MaxBytes = config.MaxBytes,
+            MaxAge = TimeSpan.FromTicks(config.MaxAge / 100),
+            MaxMsgsPerSubject = config.MaxMsgsPerSubject,
+            MaxMsgSize = config.MaxMsgSize,
+            Discard = config.Discard == "new" ? DiscardPolicy.New : DiscardPolicy.Old,
+            DiscardNewPerSubject = config.DiscardNewPerSubject,
+            FirstSeq = config.FirstSeq,
+        };
+        if (config.Storage == "memory")
+        {
+            return StreamStores.CreateMemory(storeConfig);
+        }
+
+        Directory.CreateDirectory(directory);
+        return StreamStores.OpenFile(directory, storeConfig);
+    }
+
+    private static ApiError? Validate(StreamConfig config)
+    {
+        if (config.Name.IndexOfAny([' ', '\t', '.', '*', '>', '/', '\\']) >= 0)
+        {
+            return ApiError.StreamInvalidConfig("invalid stream name");
+        }
+
+        if (config.Storage is not ("file" or "memory"))
+        {
+            return ApiError.StreamInvalidConfig("invalid storage type");
+        }
+
+        if (config.Retention is not ("limits" or "interest" or "workqueue") || config.Discard is not ("old" or "new"))
+        {
+            return ApiError.StreamInvalidConfig("invalid retention or discard policy");
+        }
+
+        foreach (var subject in Subjects(config))
+        {
+            if (!SubjectRules.IsValidSubject(subject))
+            {
+                return ApiError.StreamInvalidConfig($"invalid subject: {subject}");
+            }
+        }
+
+        return null;
+    }
+
+    private static IEnumerable<string> Subjects(StreamConfig config) => config.Subjects is { Count: > 0 } s ? s : [config.Name];
+
+    private static (string Operation, string Name) SplitStreamApi(string api)
+    {
+        // STREAM.CREATE.<name>, STREAM.MSG.GET.<name>, ...
+        var dot = api.LastIndexOf('.');
+        return dot < 0 ? (api, "") : (api[..dot], api[(dot + 1)..]);
+    }
+
+    private static string ResponseType(string operation) => operation switch
+    {
+        "STREAM.CREATE" => "io.nats.jetstream.api.v1.stream_create_response",
+        "STREAM.UPDATE" => "io.nats.jetstream.api.v1.stream_update_response",
+        "STREAM.INFO" => "io.nats.jetstream.api.v1.stream_info_response",
+        "STREAM.PURGE" => "io.nats.jetstream.api.v1.stream_purge_response",
+        "STREAM.MSG.GET" => "io.nats.jetstream.api.v1.stream_msg_get_response",
+        "STREAM.MSG.DELETE" => "io.nats.jetstream.api.v1.stream_msg_delete_response",
+        _ => "io.nats.jetstream.api.v1.error",
+    };
+
+    private void Fail(string reply, string type, ApiError error)
+    {
+        _apiErrors++;
+        Reply(reply, new ErrorResponse { Type = type, Error = error }, JetStreamJsonContext.Default.ErrorResponse);
+    }
+
+    private void Reply<T>(string reply, T response, JsonTypeInfo<T> typeInfo) =>
+        _client.Publish(reply, null, default, JsonSerializer.SerializeToUtf8Bytes(response, typeInfo));
+
+    private sealed record StreamEntry(StreamConfig Config, IActorRef Actor);
+
+    /// <summary>The messages this actor understands.</summary>
+    public static class Protocol
+    {
+        /// <summary>One read batch of API requests.</summary>
+        public sealed class Requests
+        {
+            public Requests(IReadOnlyList<InternalMessage> messages)
+            {
+                ArgumentNullException.ThrowIfNull(messages);
+                Messages = messages;
+            }
+
+            public IReadOnlyList<InternalMessage> Messages { get; }
+
+            public override string ToString() => $"Requests({Messages.Count})";
+        }
+    }
+}

@@ -1,0 +1,221 @@
+using System.Text.Json.Serialization;
+
+namespace Courier.Protocols.JetStream;
+
+/// <summary>A JetStream API error, with nats-server's codes and descriptions.</summary>
+public sealed record ApiError(
+    [property: JsonPropertyName("code")] int Code,
+    [property: JsonPropertyName("err_code")] int ErrCode,
+    [property: JsonPropertyName("description")] string Description)
+{
+    public static ApiError NotEnabled => new(503, 10076, "JetStream not enabled");
+    public static ApiError BadRequest => new(400, 10003, "bad request");
+    public static ApiError InvalidJson => new(400, 10025, "invalid JSON");
+    public static ApiError StreamNotFound => new(404, 10059, "stream not found");
+    public static ApiError StreamNameExists => new(400, 10058, "stream name already in use with a different configuration");
+    public static ApiError SubjectOverlap => new(400, 10065, "subjects overlap with an existing stream");
+    public static ApiError StreamMismatch => new(400, 10056, "stream name in subject does not match request");
+    public static ApiError NoMessageFound => new(404, 10037, "no message found");
+
+
+    public static ApiError StreamInvalidConfig(string reason) => new(400, 10052, reason);
+
+    public static ApiError StreamStoreFailed(string reason) => new(503, 10077, reason);
+}
+
+/// <summary>The envelope every API response shares: its type and, on failure, the error.</summary>
+public abstract class ApiResponse
+{
+    [JsonPropertyName("type")]
+    public string Type { get; set; } = "";
+
+    [JsonPropertyName("error")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public ApiError? Error { get; set; }
+}
+
+/// <summary>An error-only response of any type.</summary>
+public sealed class ErrorResponse : ApiResponse;
+
+/// <summary>$JS.API.INFO</summary>
+public sealed class AccountInfoResponse : ApiResponse
+{
+    [JsonPropertyName("memory")] public long Memory { get; set; }
+    [JsonPropertyName("storage")] public long Storage { get; set; }
+    [JsonPropertyName("streams")] public int Streams { get; set; }
+    [JsonPropertyName("consumers")] public int Consumers { get; set; }
+    [JsonPropertyName("limits")] public AccountLimits Limits { get; set; } = new();
+    [JsonPropertyName("api")] public ApiStats Api { get; set; } = new();
+}
+
+public sealed class AccountLimits
+{
+    [JsonPropertyName("max_memory")] public long MaxMemory { get; set; } = -1;
+    [JsonPropertyName("max_storage")] public long MaxStorage { get; set; } = -1;
+    [JsonPropertyName("max_streams")] public int MaxStreams { get; set; } = -1;
+    [JsonPropertyName("max_consumers")] public int MaxConsumers { get; set; } = -1;
+    [JsonPropertyName("max_ack_pending")] public int MaxAckPending { get; set; } = -1;
+    [JsonPropertyName("memory_max_stream_bytes")] public long MemoryMaxStreamBytes { get; set; } = -1;
+    [JsonPropertyName("storage_max_stream_bytes")] public long StorageMaxStreamBytes { get; set; } = -1;
+    [JsonPropertyName("max_bytes_required")] public bool MaxBytesRequired { get; set; }
+}
+
+public sealed class ApiStats
+{
+    [JsonPropertyName("total")] public long Total { get; set; }
+    [JsonPropertyName("errors")] public long Errors { get; set; }
+}
+
+/// <summary>A stream's configuration, with nats-server's field names and defaults (durations in nanoseconds).</summary>
+public sealed class StreamConfig
+{
+    [JsonPropertyName("name")] public string Name { get; set; } = "";
+    [JsonPropertyName("description")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Description { get; set; }
+    [JsonPropertyName("subjects")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? Subjects { get; set; }
+    [JsonPropertyName("retention")] public string Retention { get; set; } = "limits";
+    [JsonPropertyName("max_consumers")] public int MaxConsumers { get; set; } = -1;
+    [JsonPropertyName("max_msgs")] public long MaxMsgs { get; set; } = -1;
+    [JsonPropertyName("max_bytes")] public long MaxBytes { get; set; } = -1;
+    [JsonPropertyName("max_age")] public long MaxAge { get; set; }
+    [JsonPropertyName("max_msgs_per_subject")] public long MaxMsgsPerSubject { get; set; } = -1;
+    [JsonPropertyName("max_msg_size")] public int MaxMsgSize { get; set; } = -1;
+    [JsonPropertyName("discard")] public string Discard { get; set; } = "old";
+    [JsonPropertyName("storage")] public string Storage { get; set; } = "file";
+    [JsonPropertyName("num_replicas")] public int Replicas { get; set; } = 1;
+    [JsonPropertyName("duplicate_window")] public long DuplicateWindow { get; set; }
+    [JsonPropertyName("compression")] public string Compression { get; set; } = "none";
+    [JsonPropertyName("allow_direct")] public bool AllowDirect { get; set; }
+    [JsonPropertyName("mirror_direct")] public bool MirrorDirect { get; set; }
+    [JsonPropertyName("sealed")] public bool Sealed { get; set; }
+    [JsonPropertyName("deny_delete")] public bool DenyDelete { get; set; }
+    [JsonPropertyName("deny_purge")] public bool DenyPurge { get; set; }
+    [JsonPropertyName("allow_rollup_hdrs")] public bool AllowRollup { get; set; }
+    [JsonPropertyName("discard_new_per_subject")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool DiscardNewPerSubject { get; set; }
+    [JsonPropertyName("first_seq")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public ulong FirstSeq { get; set; }
+    [JsonPropertyName("consumer_limits")] public Dictionary<string, long> ConsumerLimits { get; set; } = [];
+    [JsonPropertyName("metadata")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public Dictionary<string, string>? Metadata { get; set; }
+}
+
+/// <summary>A stream's state as STREAM.INFO reports it.</summary>
+public sealed class StreamStateInfo
+{
+    [JsonPropertyName("messages")] public ulong Messages { get; set; }
+    [JsonPropertyName("bytes")] public ulong Bytes { get; set; }
+    [JsonPropertyName("first_seq")] public ulong FirstSeq { get; set; }
+    [JsonPropertyName("first_ts")] public DateTime FirstTs { get; set; }
+    [JsonPropertyName("last_seq")] public ulong LastSeq { get; set; }
+    [JsonPropertyName("last_ts")] public DateTime LastTs { get; set; }
+    [JsonPropertyName("num_deleted")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public ulong NumDeleted { get; set; }
+    [JsonPropertyName("num_subjects")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int NumSubjects { get; set; }
+    [JsonPropertyName("consumer_count")] public int ConsumerCount { get; set; }
+}
+
+/// <summary>STREAM.CREATE / UPDATE / INFO response, and an entry of STREAM.LIST.</summary>
+public sealed class StreamInfoResponse : ApiResponse
+{
+    [JsonPropertyName("config")] public StreamConfig? Config { get; set; }
+    [JsonPropertyName("created")] public DateTime Created { get; set; }
+    [JsonPropertyName("state")] public StreamStateInfo? State { get; set; }
+    [JsonPropertyName("ts")] public DateTime Ts { get; set; }
+    [JsonPropertyName("did_create")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool DidCreate { get; set; }
+}
+
+/// <summary>STREAM.NAMES / STREAM.LIST request.</summary>
+public sealed class StreamListRequest
+{
+    [JsonPropertyName("offset")] public int Offset { get; set; }
+    [JsonPropertyName("subject")] public string? Subject { get; set; }
+}
+
+public sealed class StreamNamesResponse : ApiResponse
+{
+    [JsonPropertyName("total")] public int Total { get; set; }
+    [JsonPropertyName("offset")] public int Offset { get; set; }
+    [JsonPropertyName("limit")] public int Limit { get; set; }
+    [JsonPropertyName("streams")] public List<string> Streams { get; set; } = [];
+}
+
+public sealed class StreamListResponse : ApiResponse
+{
+    [JsonPropertyName("total")] public int Total { get; set; }
+    [JsonPropertyName("offset")] public int Offset { get; set; }
+    [JsonPropertyName("limit")] public int Limit { get; set; }
+    [JsonPropertyName("streams")] public List<StreamInfoResponse> Streams { get; set; } = [];
+    [JsonPropertyName("missing")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? Missing { get; set; }
+}
+
+/// <summary>STREAM.DELETE, STREAM.MSG.DELETE.</summary>
+public sealed class SuccessResponse : ApiResponse
+{
+    [JsonPropertyName("success")] public bool Success { get; set; }
+}
+
+/// <summary>STREAM.PURGE request: a subject filter, an upper sequence bound, or a number to keep.</summary>
+public sealed class StreamPurgeRequest
+{
+    [JsonPropertyName("filter")] public string? Filter { get; set; }
+    [JsonPropertyName("seq")] public ulong Seq { get; set; }
+    [JsonPropertyName("keep")] public ulong Keep { get; set; }
+}
+
+public sealed class StreamPurgeResponse : ApiResponse
+{
+    [JsonPropertyName("success")] public bool Success { get; set; }
+    [JsonPropertyName("purged")] public ulong Purged { get; set; }
+}
+
+/// <summary>STREAM.MSG.GET request: by sequence, last by subject, or next by subject from seq.</summary>
+public sealed class MsgGetRequest
+{
+    [JsonPropertyName("seq")] public ulong Seq { get; set; }
+    [JsonPropertyName("last_by_subj")] public string? LastBySubject { get; set; }
+    [JsonPropertyName("next_by_subj")] public string? NextBySubject { get; set; }
+}
+
+/// <summary>STREAM.MSG.DELETE request.</summary>
+public sealed class MsgDeleteRequest
+{
+    [JsonPropertyName("seq")] public ulong Seq { get; set; }
+    [JsonPropertyName("no_erase")] public bool NoErase { get; set; }
+}
+
+public sealed class StoredMessageInfo
+{
+    [JsonPropertyName("subject")] public string Subject { get; set; } = "";
+    [JsonPropertyName("seq")] public ulong Seq { get; set; }
+    [JsonPropertyName("hdrs")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public byte[]? Headers { get; set; }
+    [JsonPropertyName("data")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public byte[]? Data { get; set; }
+    [JsonPropertyName("time")] public DateTime Time { get; set; }
+}
+
+public sealed class MsgGetResponse : ApiResponse
+{
+    [JsonPropertyName("message")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public StoredMessageInfo? Message { get; set; }
+}
+
+/// <summary>The acknowledgement of a message stored in a stream.</summary>
+public sealed class PubAck
+{
+    [JsonPropertyName("stream")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Stream { get; set; }
+    [JsonPropertyName("seq")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public ulong Seq { get; set; }
+    [JsonPropertyName("duplicate")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool Duplicate { get; set; }
+    [JsonPropertyName("error")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public ApiError? Error { get; set; }
+}
+
+/// <summary>Source-generated JSON for the JetStream API.</summary>
+[JsonSourceGenerationOptions(NumberHandling = JsonNumberHandling.AllowReadingFromString, AllowTrailingCommas = true)]
+[JsonSerializable(typeof(ErrorResponse))]
+[JsonSerializable(typeof(AccountInfoResponse))]
+[JsonSerializable(typeof(StreamConfig))]
+[JsonSerializable(typeof(StreamInfoResponse))]
+[JsonSerializable(typeof(StreamListRequest))]
+[JsonSerializable(typeof(StreamNamesResponse))]
+[JsonSerializable(typeof(StreamListResponse))]
+[JsonSerializable(typeof(SuccessResponse))]
+[JsonSerializable(typeof(StreamPurgeRequest))]
+[JsonSerializable(typeof(StreamPurgeResponse))]
+[JsonSerializable(typeof(MsgGetRequest))]
+[JsonSerializable(typeof(MsgDeleteRequest))]
+[JsonSerializable(typeof(MsgGetResponse))]
+[JsonSerializable(typeof(PubAck))]
+public sealed partial class JetStreamJsonContext : JsonSerializerContext;

@@ -1,0 +1,39 @@
+using Courier.Integration.Tests.Infrastructure;
+
+namespace Courier.Integration.Tests.Clients;
+
+/// <summary>
+/// JetStream through the unmodified nats.js client, against a server started with <c>-js</c> and
+/// a store directory of its own.
+/// </summary>
+public abstract class NatsJsJetStreamTests<TServer> : IClassFixture<TServer>
+    where TServer : ServerFixture
+{
+    private readonly TServer _server;
+
+    protected NatsJsJetStreamTests(TServer server)
+    {
+        _server = server;
+    }
+
+    [Fact]
+    public async Task Streams_are_created_filled_read_purged_and_deleted_through_nats_js()
+    {
+        var storeDir = Directory.CreateTempSubdirectory("courier-js-").FullName;
+        try
+        {
+            await using var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir);
+            await NodeScript.RunAsync("jetstream_streams", server);
+        }
+        finally
+        {
+            Directory.Delete(storeDir, recursive: true);
+        }
+    }
+}
+
+[Trait("server", "nats-server")]
+public sealed class NatsJsJetStreamTests_NatsServer(NatsServerFixture server) : NatsJsJetStreamTests<NatsServerFixture>(server);
+
+[Trait("server", "courier")]
+public sealed class NatsJsJetStreamTests_Courier(CourierFixture server) : NatsJsJetStreamTests<CourierFixture>(server);
