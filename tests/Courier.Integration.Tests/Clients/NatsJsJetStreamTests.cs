@@ -30,6 +30,27 @@ public abstract class NatsJsJetStreamTests<TServer> : IClassFixture<TServer>
             Directory.Delete(storeDir, recursive: true);
         }
     }
+
+    [Fact]
+    public async Task Acknowledged_messages_survive_kill_9_and_a_restart_on_the_same_store()
+    {
+        var storeDir = Directory.CreateTempSubdirectory("courier-crash-").FullName;
+        try
+        {
+            var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir);
+            await using (server)
+            {
+                await NodeScript.RunAsync("jetstream_fill", server);
+            } // Disposing kills the process (SIGKILL): no shutdown, no final flush.
+
+            await using var restarted = await _server.StartServerAsync(null, "-js", "-sd", storeDir);
+            await NodeScript.RunAsync("jetstream_verify", restarted);
+        }
+        finally
+        {
+            Directory.Delete(storeDir, recursive: true);
+        }
+    }
 }
 
 [Trait("server", "nats-server")]
