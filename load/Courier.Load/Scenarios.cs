@@ -26,6 +26,8 @@ internal static class Scenarios
         new("m4x4", "4 pubs x 4 subs, 128 B", s => PubSub(s, 128, 2_000_000, publishers: 4, subscribers: 4)),
         new("rr1", "request/reply, 1 client 1 service, 128 B", s => RequestReply(s, 128, clients: 1, services: 1, requestsPerClient: 10_000)),
         new("rr10", "request/reply, 10 clients, 2 services in a queue group, 16 B", s => RequestReply(s, 16, clients: 10, services: 2, requestsPerClient: 5_000)),
+        new("jssync", "JetStream publish, wait for each PubAck, memory storage, 16 B", s => JetStreamPublish(s, "memory", 16, 20_000, window: 1)),
+        new("jsasync", "JetStream publish, up to 256 PubAcks outstanding, file storage, 128 B", s => JetStreamPublish(s, "file", 128, 200_000, window: 256)),
         new("conn", "5,000 idle connections with one SUB each", s => IdleConnections(s, 5_000)),
         new("storm", "connection storm: 8 threads open, handshake and close 4,000 connections", s => ConnectionStorm(s, threads: 8, connections: 4_000)),
     ];
@@ -164,6 +166,30 @@ internal static class Scenarios
             new("p50 us", done[done.Length / 2], HigherIsBetter: false),
             new("p99 us", done[(int)(done.Length * 0.99)], HigherIsBetter: false),
         ];
+    }
+
+    private static IReadOnlyList<Metric> JetStreamPublish(ServerProcess server, string storage, int size, int messages, int window)
+    {
+        using var client = new BenchClient(server.Port);
+        client.Send("SUB _INBOX.bench.* 1\r\n");
+        var config = $"{{\"name\":\"BENCH\",\"subjects\":[\"bench.js\"],\"storage\":\"{storage}\"}}";
+        client.Send($"PUB $JS.API.STREAM.CREATE.BENCH _INBOX.bench.create {config.Length}\r\n{config}\r\n");
+        client.ReadMsg();
+        var batch = BenchClient.PubBatch("bench.js", size, window, "_INBOX.bench.ack");
+        var sw = Stopwatch.StartNew();
+        var sent = 0;
+        while (sent < messages && sw.Elapsed < RunLimit)
+        {
+            client.Send(batch);
+            for (var i = 0; i < window; i++)
+            {
+                client.ReadMsg(); // the PubAck
+            }
+
+            sent += window;
+        }
+
+        return [new("msgs/s", sent / sw.Elapsed.TotalSeconds)];
     }
 
     private static IReadOnlyList<Metric> ConnectionStorm(ServerProcess server, int threads, int connections)

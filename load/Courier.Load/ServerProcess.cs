@@ -64,7 +64,7 @@ internal sealed class ServerProcess : IDisposable
         }
 
         var dir = Directory.CreateTempSubdirectory("courier-load-").FullName;
-        var args = $"-a 127.0.0.1 -p -1 --ports_file_dir {dir}";
+        var args = $"-a 127.0.0.1 -p -1 --ports_file_dir {dir} -js -sd {dir}";
         var psi = kind == "courier"
             ? new ProcessStartInfo("dotnet", $"{CourierDll(repoRoot)} {args}")
             : new ProcessStartInfo("nats-server", args);
@@ -114,6 +114,13 @@ internal sealed class ServerProcess : IDisposable
         }
 
         _process.Dispose();
-        Directory.Delete(_dir, recursive: true);
+        try
+        {
+            Directory.Delete(_dir, recursive: true);
+        }
+        catch (IOException)
+        {
+            // A store file still being released: the temp folder is cleaned up by the OS.
+        }
     }
 }
