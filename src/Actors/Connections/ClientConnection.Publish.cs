@@ -41,7 +41,12 @@ internal sealed partial class ClientConnection
     /// Hot path: a cached match, one formatted control-line template, and a copy of the payload into
     /// each subscriber's outbound buffer. No allocation, no actor message, no lock held across I/O.
     /// </remarks>
-    private void ProcessPublish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload)
+    /// <param name="subject">The subject routed on.</param>
+    /// <param name="messageSubject">The subject on the delivered MSG line: the same, except for JetStream deliveries.</param>
+    /// <param name="replyTo">The reply subject, or empty.</param>
+    /// <param name="headerSize">The header block size, -1 without headers.</param>
+    /// <param name="payload">Headers and payload.</param>
+    private void ProcessPublish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> messageSubject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload)
     {
         var size = (int)payload.Length;
         if (headerSize == 0)
@@ -80,7 +85,7 @@ internal sealed partial class ClientConnection
         }
 
         var template = MsgTemplate;
-        if (!ProtocolWriter.TryFormatMsgTemplate(template, subject, replyTo, headerSize, size, out var prefixLength, out var suffixLength))
+        if (!ProtocolWriter.TryFormatMsgTemplate(template, messageSubject, replyTo, headerSize, size, out var prefixLength, out var suffixLength))
         {
             return; // Unreachable: the template buffer holds two control lines.
         }

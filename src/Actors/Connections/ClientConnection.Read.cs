@@ -175,7 +175,18 @@ internal sealed partial class ClientConnection
                         break;
                     }
 
-                    ProcessPublish(command.Subject, command.ReplyTo, command.HeaderSize, command.Payload);
+                    ProcessPublish(command.Subject, command.Subject, command.ReplyTo, command.HeaderSize, command.Payload);
+                    break;
+                case ClientOp.DeliverPub:
+                    // In-process clients only (the parser accepts JPUB nowhere else): JetStream delivery.
+                    if (_pendingChanges.Count > 0)
+                    {
+                        reader.Rewind(reader.Consumed - before);
+                        outcome = ReadOutcome.FlushSubscriptions;
+                        break;
+                    }
+
+                    ProcessPublish(command.Subject, command.MessageSubject, command.ReplyTo, command.HeaderSize, command.Payload);
                     break;
                 case ClientOp.Sub:
                     ProcessSubscribe(command.Subject, command.Queue, command.Sid);

@@ -34,7 +34,7 @@ internal sealed partial class ClientConnection
         _log = broker.Logger;
         Id = id;
         var options = broker.Options;
-        _parser = new NatsParser(options.MaxControlLine, options.MaxPayload);
+        _parser = new NatsParser(options.MaxControlLine, options.MaxPayload) { AllowInternalOps = socket is null };
         Outbound = new Outbound(options.MaxPending);
         Outbound.SlowConsumerDetected = OnSlowConsumer;
         _msgTemplateSize = (options.MaxControlLine * 2) + 64; // two control lines' worth of subject and reply

@@ -124,6 +124,25 @@ internal sealed class InternalClient : IAsyncDisposable
         _flushSignal.Set();
     }
 
+    /// <summary>
+    /// Delivers a stored message to <paramref name="deliverSubject"/> (a consumer's inbox) with its
+    /// own subject on the MSG line, as nats-server delivers JetStream messages.
+    /// </summary>
+    // JPUB <deliver-subject> <subject> <reply-to> <#header bytes> <#total bytes>\r\n[headers][payload]\r\n
+    public void Deliver(string deliverSubject, string subject, string replyTo, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+    {
+        var line = Encoding.UTF8.GetBytes($"JPUB {deliverSubject} {subject} {replyTo} {headers.Length} {headers.Length + payload.Length}\r\n");
+        lock (_writeLock)
+        {
+            _pending.Write(line);
+            _pending.Write(headers);
+            _pending.Write(payload);
+            _pending.Write("\r\n"u8);
+        }
+
+        _flushSignal.Set();
+    }
+
     public async ValueTask DisposeAsync()
     {
         lock (_writeLock)

@@ -117,6 +117,12 @@ internal sealed class JetStreamApi : ReceiveActor
             return;
         }
 
+        if (api.StartsWith("CONSUMER.", StringComparison.Ordinal))
+        {
+            RouteConsumerRequest(api, request);
+            return;
+        }
+
         var (operation, name) = SplitStreamApi(api);
         switch (operation)
         {
@@ -145,6 +151,43 @@ internal sealed class JetStreamApi : ReceiveActor
                 Reply(reply, new ErrorResponse { Type = "io.nats.jetstream.api.v1.error", Error = new ApiError(400, 10003, $"{api} is not supported by Courier yet") }, JetStreamJsonContext.Default.ErrorResponse);
                 return;
         }
+    }
+
+    // CONSUMER.CREATE.<stream>[.<consumer>[.<filter>]], CONSUMER.DURABLE.CREATE.<stream>.<durable>,
+    // CONSUMER.{INFO,DELETE,MSG.NEXT}.<stream>.<consumer>, CONSUMER.{NAMES,LIST}.<stream>
+    private void RouteConsumerRequest(string api, InternalMessage request)
+    {
+        var tokens = api.Split('.');
+        string operation;
+        int streamAt;
+        if (tokens.Length > 2 && tokens[1] == "DURABLE" && tokens[2] == "CREATE")
+        {
+            (operation, streamAt) = ("DURABLE.CREATE", 3);
+        }
+        else if (tokens.Length > 2 && tokens[1] == "MSG" && tokens[2] == "NEXT")
+        {
+            (operation, streamAt) = ("MSG.NEXT", 3);
+        }
+        else
+        {
+            (operation, streamAt) = (tokens[1], 2);
+        }
+
+        var stream = tokens.Length > streamAt ? tokens[streamAt] : "";
+        var consumer = tokens.Length > streamAt + 1 ? tokens[streamAt + 1] : "";
+        var filter = tokens.Length > streamAt + 2 ? string.Join('.', tokens[(streamAt + 2)..]) : null;
+        if (!_streams.TryGetValue(stream, out var entry))
+        {
+            if (operation == "MSG.NEXT")
+            {
+                return; // nats-server: no reply to a pull request for an unknown stream; the client times out
+            }
+
+            Fail(request.ReplyTo!, "io.nats.jetstream.api.v1.consumer_" + operation.ToLowerInvariant().Replace('.', '_') + "_response", ApiError.StreamNotFound);
+            return;
+        }
+
+        entry.Actor.Tell(new StreamActor.Protocol.ConsumerRequest(operation, consumer, filter, request.ReplyTo, request.Payload));
     }
 
     private async Task AccountInfoAsync(string reply)
@@ -277,7 +320,8 @@ internal sealed class JetStreamApi : ReceiveActor
 
     private IActorRef Start(StreamConfig config, DateTime created, IStreamStore store)
     {
-        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store), "stream-" + Uri.EscapeDataString(config.Name));
+        var directory = config.Storage == "memory" ? null : Path.Combine(_streamsDirectory, config.Name);
+        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory), "stream-" + Uri.EscapeDataString(config.Name));
         _streams[config.Name] = new StreamEntry(config, actor);
         return actor;
     }

@@ -18,19 +18,29 @@ internal sealed class StreamActor : ReceiveActor
     private readonly StreamConfig _config;
     private readonly DateTime _created;
     private readonly List<string> _sids = [];
+    private readonly string? _directory;
+    private readonly Dictionary<string, IActorRef> _consumers = new(StringComparer.Ordinal);
 
-    public StreamActor(InternalClient client, StreamConfig config, DateTime created, IStreamStore store)
+    public StreamActor(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory)
     {
         _client = client;
         _config = config;
         _created = created;
         _store = store;
+        _directory = directory;
+        ReceiveAsync<Protocol.ConsumerRequest>(HandleConsumerRequestAsync);
+        Receive<Protocol.AckBatch>(OnAcks);
 
         Receive<Protocol.Append>(Append);
         Receive<Protocol.GetInfo>(_ => Sender.Tell(Info("")));
         Receive<Protocol.Request>(HandleRequest);
         Receive<Protocol.Delete>(_ =>
         {
+            foreach (var consumer in _consumers.Values)
+            {
+                Context.Stop(consumer);
+            }
+
             Unsubscribe();
             _store.Delete();
             Sender.Tell(Protocol.Deleted.Instance);
@@ -38,8 +48,10 @@ internal sealed class StreamActor : ReceiveActor
         });
     }
 
-    public static Props Props(InternalClient client, StreamConfig config, DateTime created, IStreamStore store) =>
-        Runtime.Props.Create(() => new StreamActor(client, config, created, store));
+    public static Props Props(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory) =>
+        Runtime.Props.Create(() => new StreamActor(client, config, created, store, directory));
+
+    private string? ConsumersDirectory => _directory is null ? null : Path.Combine(_directory, "obs");
 
     protected override void PreStart()
     {
@@ -50,7 +62,193 @@ internal sealed class StreamActor : ReceiveActor
             // One actor message per read batch of the internal client, never one per NATS message.
             _sids.Add(_client.Subscribe(subject, null, batch => self.Tell(new Protocol.Append(batch))));
         }
+
+        _sids.Add(_client.Subscribe($"$JS.ACK.{_config.Name}.>", null, batch => self.Tell(new Protocol.AckBatch(batch))));
+        RecoverConsumers();
     }
+
+    private void RecoverConsumers()
+    {
+        if (ConsumersDirectory is not { } directory || !Directory.Exists(directory))
+        {
+            return;
+        }
+
+        foreach (var consumerDirectory in Directory.EnumerateDirectories(directory))
+        {
+            var file = Path.Combine(consumerDirectory, "state.json");
+            if (!File.Exists(file))
+            {
+                continue;
+            }
+
+            var state = JsonSerializer.Deserialize(File.ReadAllBytes(file), ConsumerJsonContext.Default.ConsumerStateFile);
+            if (state is not null)
+            {
+                StartConsumer(state.Config, state.Created, file, state);
+            }
+        }
+    }
+
+    private IActorRef StartConsumer(ConsumerConfig config, DateTime created, string? stateFile, ConsumerStateFile? recovered)
+    {
+        var name = config.DurableName ?? config.Name!;
+        var actor = Context.ActorOf(ConsumerActor.Props(_client, _store, _config.Name, config, created, stateFile, recovered), "consumer-" + Uri.EscapeDataString(name));
+        _consumers[name] = actor;
+        return actor;
+    }
+
+    private void OnAcks(Protocol.AckBatch batch)
+    {
+        // $JS.ACK.<stream>.<consumer>.<...>: one actor message per consumer per read batch.
+        foreach (var group in batch.Messages.GroupBy(m => m.Subject.Split('.') is { Length: > 3 } t ? t[3] : ""))
+        {
+            if (_consumers.TryGetValue(group.Key, out var consumer))
+            {
+                consumer.Tell(new ConsumerActor.Protocol.Acks([.. group]));
+            }
+        }
+    }
+
+    private async Task HandleConsumerRequestAsync(Protocol.ConsumerRequest request)
+    {
+        switch (request.Operation)
+        {
+            case "CREATE":
+            case "DURABLE.CREATE":
+                await CreateConsumerAsync(request).ConfigureAwait(true);
+                break;
+            case "INFO":
+                if (await ConsumerInfoAsync(request.Consumer) is { } info)
+                {
+                    info.Type = "io.nats.jetstream.api.v1.consumer_info_response";
+                    Reply(request.ReplyTo, info, ConsumerJsonContext.Default.ConsumerInfoResponse);
+                }
+                else
+                {
+                    ConsumerNotFound(request.ReplyTo, "io.nats.jetstream.api.v1.consumer_info_response");
+                }
+
+                break;
+            case "NAMES":
+                var names = _consumers.Keys.Order(StringComparer.Ordinal).ToList();
+                Reply(request.ReplyTo, new ConsumerNamesResponse { Type = "io.nats.jetstream.api.v1.consumer_names_response", Total = names.Count, Limit = 1024, Consumers = names }, ConsumerJsonContext.Default.ConsumerNamesResponse);
+                break;
+            case "LIST":
+                var infos = new List<ConsumerInfoResponse>();
+                foreach (var name in _consumers.Keys.Order(StringComparer.Ordinal))
+                {
+                    if (await ConsumerInfoAsync(name) is { } i)
+                    {
+                        infos.Add(i);
+                    }
+                }
+
+                Reply(request.ReplyTo, new ConsumerListResponse { Type = "io.nats.jetstream.api.v1.consumer_list_response", Total = infos.Count, Limit = 256, Consumers = infos }, ConsumerJsonContext.Default.ConsumerListResponse);
+                break;
+            case "DELETE":
+                if (_consumers.Remove(request.Consumer, out var doomed))
+                {
+                    await doomed.Ask<ConsumerActor.Protocol.Deleted>(ConsumerActor.Protocol.Delete.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
+                    if (ConsumersDirectory is { } dir && Directory.Exists(Path.Combine(dir, request.Consumer)))
+                    {
+                        Directory.Delete(Path.Combine(dir, request.Consumer), recursive: true);
+                    }
+
+                    Reply(request.ReplyTo, new SuccessResponse { Type = "io.nats.jetstream.api.v1.consumer_delete_response", Success = true }, JetStreamJsonContext.Default.SuccessResponse);
+                }
+                else
+                {
+                    ConsumerNotFound(request.ReplyTo, "io.nats.jetstream.api.v1.consumer_delete_response");
+                }
+
+                break;
+            case "MSG.NEXT":
+                if (_consumers.TryGetValue(request.Consumer, out var consumer) && request.ReplyTo is { } inbox)
+                {
+                    consumer.Tell(new ConsumerActor.Protocol.Next(inbox, request.Payload));
+                }
+                else if (request.ReplyTo is { } missing)
+                {
+                    _client.Publish(missing, null, "NATS/1.0 404 Consumer Not Found\r\n\r\n"u8, default);
+                }
+
+                break;
+        }
+    }
+
+    private async Task<ConsumerInfoResponse?> ConsumerInfoAsync(string name) =>
+        _consumers.TryGetValue(name, out var actor)
+            ? await actor.Ask<ConsumerInfoResponse>(ConsumerActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true)
+            : null;
+
+    private async Task CreateConsumerAsync(Protocol.ConsumerRequest request)
+    {
+        const string Type = "io.nats.jetstream.api.v1.consumer_create_response";
+        var create = JsonSerializer.Deserialize(request.Payload, ConsumerJsonContext.Default.CreateConsumerRequest);
+        if (create?.Config is not { } config)
+        {
+            Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = ApiError.InvalidJson }, JetStreamJsonContext.Default.ErrorResponse);
+            return;
+        }
+
+        if (request.Operation == "DURABLE.CREATE")
+        {
+            config.DurableName ??= request.Consumer;
+        }
+        else if (request.Consumer.Length > 0)
+        {
+            config.Name ??= request.Consumer;
+        }
+
+        if (request.Filter is { Length: > 0 } filter && config.FilterSubject is null && config.FilterSubjects is null)
+        {
+            config.FilterSubject = filter;
+        }
+
+        var durable = config.DurableName is not null;
+        var name = config.DurableName ?? config.Name ?? NewConsumerName();
+        if (config.DurableName is null)
+        {
+            config.Name = name;
+        }
+
+        if (_consumers.TryGetValue(name, out var existing))
+        {
+            var info = await existing.Ask<ConsumerInfoResponse>(ConsumerActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
+            info.Type = Type;
+            Reply(request.ReplyTo, info, ConsumerJsonContext.Default.ConsumerInfoResponse);
+            return;
+        }
+
+        string? stateFile = null;
+        if (durable && ConsumersDirectory is { } directory)
+        {
+            var consumerDirectory = Path.Combine(directory, name);
+            Directory.CreateDirectory(consumerDirectory);
+            stateFile = Path.Combine(consumerDirectory, "state.json");
+        }
+
+        var actor = StartConsumer(config, DateTime.UtcNow, stateFile, null);
+        var created = await actor.Ask<ConsumerInfoResponse>(ConsumerActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
+        created.Type = Type;
+        Reply(request.ReplyTo, created, ConsumerJsonContext.Default.ConsumerInfoResponse);
+    }
+
+    private static string NewConsumerName()
+    {
+        const string Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+        Span<char> name = stackalloc char[8];
+        for (var i = 0; i < name.Length; i++)
+        {
+            name[i] = Alphabet[Random.Shared.Next(Alphabet.Length)];
+        }
+
+        return new string(name);
+    }
+
+    private void ConsumerNotFound(string? replyTo, string type) =>
+        Reply(replyTo, new ErrorResponse { Type = type, Error = new ApiError(404, 10014, "consumer not found") }, JetStreamJsonContext.Default.ErrorResponse);
 
     protected override void PostStop()
     {
@@ -81,6 +279,10 @@ internal sealed class StreamActor : ReceiveActor
         var results = new StoreResult[batch.Count];
         _store.AppendBatch(messages, results);
         _store.Flush(); // durable before any PubAck goes out
+        foreach (var consumer in _consumers.Values)
+        {
+            consumer.Tell(ConsumerActor.Protocol.NewMessages.Instance);
+        }
 
         for (var i = 0; i < batch.Count; i++)
         {
@@ -210,6 +412,7 @@ internal sealed class StreamActor : ReceiveActor
                 LastTs = FromUnixNanos(state.LastTime),
                 NumDeleted = state.NumDeleted,
                 NumSubjects = state.NumSubjects,
+                ConsumerCount = _consumers.Count,
             },
         };
     }
@@ -258,6 +461,15 @@ internal sealed class StreamActor : ReceiveActor
 
             public byte[] Payload { get; }
         }
+
+        /// <summary>A read batch of acknowledgements to this stream's consumers.</summary>
+        public sealed record AckBatch(IReadOnlyList<InternalMessage> Messages);
+
+        /// <summary>
+        /// A consumer API request: <c>CREATE</c>, <c>DURABLE.CREATE</c>, <c>INFO</c>, <c>NAMES</c>,
+        /// <c>LIST</c>, <c>DELETE</c>, <c>MSG.NEXT</c>.
+        /// </summary>
+        public sealed record ConsumerRequest(string Operation, string Consumer, string? Filter, string? ReplyTo, byte[] Payload);
 
         /// <summary>Asks for a <see cref="StreamInfoResponse"/> (for STREAM.LIST).</summary>
         public sealed class GetInfo

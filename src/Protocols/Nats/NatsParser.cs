@@ -45,6 +45,9 @@ public sealed class NatsParser
     /// <summary>Bytes allowed in a message (<c>max_payload</c>).</summary>
     public int MaxPayload { get; set; }
 
+    /// <summary>Accept Courier's internal JPUB op (in-process connections only).</summary>
+    public bool AllowInternalOps { get; init; }
+
     /// <summary>
     /// Reads one command. On <see cref="ParseStatus.Command"/> the reader is past the command; on
     /// <see cref="ParseStatus.NeedMoreData"/> it is where it was; on <see cref="ParseStatus.Error"/>
@@ -150,6 +153,13 @@ public sealed class NatsParser
                 {
                     command.Op = ClientOp.Pong;
                     return ParseStatus.Command;
+                }
+
+                break;
+            case 'j':
+                if (AllowInternalOps && StartsWithOp(line, "JPUB"u8))
+                {
+                    return ParseJPub(line[4..], ref reader, ref command, out error);
                 }
 
                 break;
@@ -317,6 +327,30 @@ public sealed class NatsParser
 
     // [payload]\r\n: the payload is a slice of the input. The CRLF after it is checked a byte at a
     // time as it arrives, as nats-server's MSG_END_R/MSG_END_N states, so a wrong byte fails at once.
+    // JPUB <deliver-subject> <subject> <reply-to> <#header bytes> <#total bytes>\r\n[headers][payload]\r\n
+    private ParseStatus ParseJPub(ReadOnlySpan<byte> args, scoped ref SequenceReader<byte> reader, scoped ref ClientCommand command, out ParseError error)
+    {
+        Span<Range> ranges = stackalloc Range[MaxArgs];
+        if (SplitArgs(args, ranges) != 5)
+        {
+            return Fail(ParseError.InvalidArguments, out error);
+        }
+
+        command.Subject = args[ranges[0]];
+        command.MessageSubject = args[ranges[1]];
+        command.ReplyTo = args[ranges[2]];
+        var headerSize = ParseSize(args[ranges[3]]);
+        var size = ParseSize(args[ranges[4]]);
+        if (headerSize < 0 || size < 0 || headerSize > size || size > int.MaxValue - 2)
+        {
+            return Fail(ParseError.InvalidArguments, out error);
+        }
+
+        command.Op = ClientOp.DeliverPub;
+        command.HeaderSize = (int)headerSize;
+        return ReadPayload(ref reader, (int)size, ref command, out error);
+    }
+
     private static ParseStatus ReadPayload(ref SequenceReader<byte> reader, int size, scoped ref ClientCommand command, out ParseError error)
     {
         error = ParseError.None;

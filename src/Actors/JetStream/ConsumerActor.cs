@@ -1,0 +1,570 @@
+using System.Globalization;
+using System.Text;
+using System.Text.Json;
+using Courier.Actors.Runtime;
+using Courier.Protocols.JetStream;
+using Courier.Protocols.Subjects;
+using Courier.Storage;
+
+namespace Courier.Actors.JetStream;
+
+/// <summary>
+/// One JetStream consumer (a child of its <see cref="StreamActor"/>): delivery state (delivered,
+/// ack floor, pending acks, redeliveries), pull requests and push delivery. It reads the stream's
+/// store directly (the store is thread-safe) and writes its durable state to a file after each
+/// batch of work, so a durable consumer's ack floor survives a crash.
+/// </summary>
+internal sealed class ConsumerActor : ReceiveActor, IWithTimers
+{
+    /// <summary>How often ack deadlines, pull-request expiry and heartbeats are checked.</summary>
+    private static readonly TimeSpan TickInterval = TimeSpan.FromMilliseconds(50);
+
+    private static readonly long DefaultAckWait = TimeSpan.FromSeconds(30).Ticks * 100; // ns, nats-server default
+
+    private readonly InternalClient _client;
+    private readonly IStreamStore _store;
+    private readonly string _stream;
+    private readonly string _name;
+    private readonly ConsumerConfig _config;
+    private readonly DateTime _created;
+    private readonly string? _stateFile;
+    private readonly SortedDictionary<ulong, Pending> _pending = [];
+    private readonly SortedSet<ulong> _redeliver = [];
+    private readonly LinkedList<Waiting> _waiting = new();
+    private ulong _nextSeq;
+    private ulong _deliveredStream;
+    private ulong _deliveredConsumer;
+    private ulong _ackFloorStream;
+    private ulong _ackFloorConsumer;
+    private long _redelivered;
+    private bool _dirty;
+
+    public ConsumerActor(InternalClient client, IStreamStore store, string stream, ConsumerConfig config, DateTime created, string? stateFile, ConsumerStateFile? recovered)
+    {
+        _client = client;
+        _store = store;
+        _stream = stream;
+        _config = config;
+        _name = config.DurableName ?? config.Name!;
+        _created = created;
+        _stateFile = stateFile;
+        if (_config.AckWait <= 0)
+        {
+            _config.AckWait = DefaultAckWait;
+        }
+
+        if (recovered is not null)
+        {
+            _deliveredStream = recovered.DeliveredStreamSeq;
+            _deliveredConsumer = recovered.DeliveredConsumerSeq;
+            _ackFloorStream = recovered.AckFloorStreamSeq;
+            _ackFloorConsumer = recovered.AckFloorConsumerSeq;
+            foreach (var (seq, p) in recovered.Pending)
+            {
+                // Delivered before the restart and never acknowledged: redeliver.
+                _pending[seq] = new Pending(p.ConsumerSeq, p.Deliveries, 0);
+                _redeliver.Add(seq);
+            }
+
+            _nextSeq = _deliveredStream + 1;
+        }
+        else
+        {
+            _nextSeq = StartSequence();
+            _deliveredStream = _nextSeq - 1;
+            _ackFloorStream = _deliveredStream;
+        }
+
+        Receive<Protocol.NewMessages>(_ => Deliver());
+        Receive<Protocol.Next>(Next);
+        Receive<Protocol.Acks>(acks => OnAcks(acks.Messages));
+        Receive<Protocol.Tick>(_ => Tick());
+        Receive<Protocol.GetInfo>(_ => Sender.Tell(Info("io.nats.jetstream.api.v1.consumer_info_response")));
+        Receive<Protocol.Delete>(_ =>
+        {
+            foreach (var waiting in _waiting)
+            {
+                Status(waiting.Reply, "409 Consumer Deleted");
+            }
+
+            if (_stateFile is not null && File.Exists(_stateFile))
+            {
+                File.Delete(_stateFile);
+            }
+
+            Sender.Tell(Protocol.Deleted.Instance);
+            Context.Stop(Self);
+        });
+    }
+
+    /// <inheritdoc />
+    public ITimerScheduler Timers { get; set; } = null!;
+
+    public string Name => _name;
+
+    public static Props Props(InternalClient client, IStreamStore store, string stream, ConsumerConfig config, DateTime created, string? stateFile, ConsumerStateFile? recovered) =>
+        Runtime.Props.Create(() => new ConsumerActor(client, store, stream, config, created, stateFile, recovered));
+
+    protected override void PreStart()
+    {
+        Timers.StartPeriodicTimer("tick", Protocol.Tick.Instance, TickInterval);
+        _dirty = true;
+        SaveState();
+        Deliver();
+    }
+
+    private bool IsPush => _config.DeliverSubject is not null;
+
+    private ulong StartSequence()
+    {
+        var state = _store.State();
+        return _config.DeliverPolicy switch
+        {
+            "last" => Math.Max(state.LastSeq, 1),
+            "new" => state.LastSeq + 1,
+            "by_start_sequence" => Math.Max(_config.OptStartSeq, 1),
+            "by_start_time" when _config.OptStartTime is { } time =>
+                Math.Max(_store.GetSequenceFromTime((time.ToUniversalTime() - DateTime.UnixEpoch).Ticks * 100), 1),
+            _ => Math.Max(state.FirstSeq, 1),
+        };
+    }
+
+    // CONSUMER.MSG.NEXT: a pull request for a batch, delivered to its reply subject.
+    private void Next(Protocol.Next next)
+    {
+        var request = new NextRequest();
+        var text = Encoding.UTF8.GetString(next.Payload).Trim();
+        if (text.Length > 0 && char.IsDigit(text[0]))
+        {
+            request.Batch = int.Parse(text, CultureInfo.InvariantCulture);
+        }
+        else if (text.Length > 0)
+        {
+            request = JsonSerializer.Deserialize(next.Payload, ConsumerJsonContext.Default.NextRequest) ?? request;
+        }
+
+        var now = DateTime.UtcNow;
+        var waiting = new Waiting(next.Reply, Math.Max(request.Batch, 1), request.NoWait,
+            request.Expires > 0 ? now.AddTicks(request.Expires / 100) : DateTime.MaxValue,
+            request.IdleHeartbeat > 0 ? TimeSpan.FromTicks(request.IdleHeartbeat / 100) : TimeSpan.Zero)
+        { LastActivity = now };
+        _waiting.AddLast(waiting);
+        Deliver();
+        if (waiting.NoWait && _waiting.Contains(waiting))
+        {
+            // Nothing (more) to deliver right now: no_wait ends the request at once.
+            _waiting.Remove(waiting);
+            Status(waiting.Reply, waiting.Delivered == 0 ? "404 No Messages" : "408 Request Timeout");
+        }
+    }
+
+    /// <summary>Delivers redeliveries first, then new messages, while someone waits and the ack window allows.</summary>
+    private void Deliver()
+    {
+        var maxAckPending = _config.MaxAckPending > 0 ? _config.MaxAckPending : long.MaxValue;
+        while ((IsPush || _waiting.Count > 0) && (_config.AckPolicy == "none" || _pending.Count < maxAckPending || _redeliver.Count > 0))
+        {
+            StoredMessage? message = null;
+            var redelivery = false;
+            while (_redeliver.Count > 0 && message is null)
+            {
+                var seq = _redeliver.Min;
+                _redeliver.Remove(seq);
+                if (_pending.ContainsKey(seq) && _store.LoadMessage(seq) is { Found: true, Message: { } m })
+                {
+                    message = m;
+                    redelivery = true;
+                }
+                else
+                {
+                    _pending.Remove(seq);
+                }
+            }
+
+            if (message is null && _config.AckPolicy != "none" && _pending.Count >= maxAckPending)
+            {
+                break;
+            }
+
+            message ??= LoadNext();
+            if (message is null)
+            {
+                break;
+            }
+
+            Send(message, redelivery);
+        }
+
+        AdvanceAckFloor();
+        SaveState();
+    }
+
+    private StoredMessage? LoadNext()
+    {
+        var filters = _config.FilterSubjects is { Count: > 0 } many ? many : _config.FilterSubject is { Length: > 0 } one ? [one] : null;
+        while (true)
+        {
+            var result = _store.LoadNextMessage(filters is { Count: 1 } ? filters[0] : null, _nextSeq);
+            if (!result.Found || result.Message is not { } m)
+            {
+                return null;
+            }
+
+            _nextSeq = m.Sequence + 1;
+            if (filters is null || filters.Count == 1 || filters.Any(f => SubjectRules.Matches(m.Subject, f)))
+            {
+                return m;
+            }
+        }
+    }
+
+    private void Send(StoredMessage message, bool redelivery)
+    {
+        long deliveries = 1;
+        _deliveredConsumer++;
+        if (redelivery)
+        {
+            var previous = _pending[message.Sequence];
+            deliveries = previous.Deliveries + 1;
+            _redelivered++;
+        }
+        else
+        {
+            _deliveredStream = message.Sequence;
+        }
+
+        if (_config.AckPolicy != "none")
+        {
+            _pending[message.Sequence] = new Pending(_deliveredConsumer, deliveries, DateTime.UtcNow.AddTicks(AckWaitFor(deliveries) / 100).Ticks);
+        }
+
+        var pendingCount = NumPending();
+        var ackSubject = string.Create(CultureInfo.InvariantCulture,
+            $"$JS.ACK.{_stream}.{_name}.{deliveries}.{message.Sequence}.{_deliveredConsumer}.{message.Timestamp}.{pendingCount}");
+        string target;
+        if (IsPush)
+        {
+            target = _config.DeliverSubject!;
+        }
+        else
+        {
+            var waiting = _waiting.First!.Value;
+            target = waiting.Reply;
+            waiting.Remaining--;
+            waiting.Delivered++;
+            waiting.LastActivity = DateTime.UtcNow;
+            if (waiting.Remaining == 0)
+            {
+                _waiting.RemoveFirst();
+            }
+        }
+
+        _client.Deliver(target, message.Subject, ackSubject, message.Headers.Span, message.Payload.Span);
+        _dirty = true;
+    }
+
+    private long AckWaitFor(long deliveries)
+    {
+        if (_config.Backoff is { Count: > 0 } backoff)
+        {
+            return backoff[(int)Math.Min(deliveries - 1, backoff.Count - 1)];
+        }
+
+        return _config.AckWait;
+    }
+
+    // $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<timestamp>.<pending>
+    private void OnAcks(IReadOnlyList<InternalMessage> acks)
+    {
+        foreach (var ack in acks)
+        {
+            var tokens = ack.Subject.Split('.');
+            if (tokens.Length < 9 || !ulong.TryParse(tokens[5], CultureInfo.InvariantCulture, out var seq))
+            {
+                continue;
+            }
+
+            var body = Encoding.UTF8.GetString(ack.Payload);
+            if (body.Length == 0 || body.StartsWith("+ACK", StringComparison.Ordinal))
+            {
+                Acknowledge(seq);
+            }
+            else if (body.StartsWith("-NAK", StringComparison.Ordinal))
+            {
+                if (_pending.TryGetValue(seq, out var p))
+                {
+                    var delay = NakDelay(body);
+                    if (delay > TimeSpan.Zero)
+                    {
+                        _pending[seq] = p with { DeadlineTicks = DateTime.UtcNow.Add(delay).Ticks };
+                    }
+                    else
+                    {
+                        _redeliver.Add(seq);
+                    }
+                }
+            }
+            else if (body.StartsWith("+WPI", StringComparison.Ordinal))
+            {
+                if (_pending.TryGetValue(seq, out var p))
+                {
+                    _pending[seq] = p with { DeadlineTicks = DateTime.UtcNow.AddTicks(_config.AckWait / 100).Ticks };
+                }
+            }
+            else if (body.StartsWith("+TERM", StringComparison.Ordinal))
+            {
+                _pending.Remove(seq);
+                _redeliver.Remove(seq);
+            }
+            else if (body.StartsWith("+NXT", StringComparison.Ordinal))
+            {
+                Acknowledge(seq);
+                if (ack.ReplyTo is { } reply)
+                {
+                    _waiting.AddLast(new Waiting(reply, 1, false, DateTime.MaxValue, TimeSpan.Zero) { LastActivity = DateTime.UtcNow });
+                }
+
+                continue; // the reply is the next message, not an empty acknowledgement
+            }
+
+            if (ack.ReplyTo is { } ackReply)
+            {
+                _client.Publish(ackReply, null, default, default); // the double-ack confirmation
+            }
+        }
+
+        _dirty = true;
+        Deliver();
+    }
+
+    private void Acknowledge(ulong seq)
+    {
+        if (_config.AckPolicy == "all")
+        {
+            foreach (var s in _pending.Keys.Where(s => s <= seq).ToList())
+            {
+                _pending.Remove(s);
+                _redeliver.Remove(s);
+            }
+        }
+        else
+        {
+            _pending.Remove(seq);
+            _redeliver.Remove(seq);
+        }
+    }
+
+    private static TimeSpan NakDelay(string body)
+    {
+        var json = body.Length > 4 ? body[4..].Trim() : "";
+        if (json.StartsWith('{') && JsonDocument.Parse(json).RootElement.TryGetProperty("delay", out var delay) && delay.TryGetInt64(out var ns))
+        {
+            return TimeSpan.FromTicks(ns / 100);
+        }
+
+        return TimeSpan.Zero;
+    }
+
+    private void AdvanceAckFloor()
+    {
+        if (_config.AckPolicy == "none")
+        {
+            _ackFloorStream = _deliveredStream;
+            _ackFloorConsumer = _deliveredConsumer;
+            return;
+        }
+
+        if (_pending.Count == 0)
+        {
+            _ackFloorStream = _deliveredStream;
+            _ackFloorConsumer = _deliveredConsumer;
+            return;
+        }
+
+        var (firstSeq, first) = _pending.First();
+        _ackFloorStream = firstSeq - 1;
+        _ackFloorConsumer = first.ConsumerSeq - 1;
+    }
+
+    private void Tick()
+    {
+        var now = DateTime.UtcNow;
+        foreach (var (seq, p) in _pending)
+        {
+            if (p.DeadlineTicks != 0 && p.DeadlineTicks <= now.Ticks && !_redeliver.Contains(seq))
+            {
+                if (_config.MaxDeliver > 0 && p.Deliveries >= _config.MaxDeliver)
+                {
+                    continue; // delivered as often as allowed: stays pending until acked or termed
+                }
+
+                _redeliver.Add(seq);
+            }
+        }
+
+        for (var node = _waiting.First; node is not null;)
+        {
+            var next = node.Next;
+            var waiting = node.Value;
+            if (waiting.Expires <= now)
+            {
+                _waiting.Remove(node);
+                Status(waiting.Reply, "408 Request Timeout");
+            }
+            else if (waiting.Heartbeat > TimeSpan.Zero && now - waiting.LastActivity >= waiting.Heartbeat)
+            {
+                waiting.LastActivity = now;
+                Status(waiting.Reply, "100 Idle Heartbeat");
+            }
+
+            node = next;
+        }
+
+        if (_redeliver.Count > 0 || _waiting.Count > 0)
+        {
+            Deliver();
+        }
+        else
+        {
+            SaveState();
+        }
+    }
+
+    private void Status(string inbox, string status) =>
+        _client.Publish(inbox, null, Encoding.ASCII.GetBytes($"NATS/1.0 {status}\r\n\r\n"), default);
+
+    private ulong NumPending()
+    {
+        var filter = _config.FilterSubject is { Length: > 0 } f ? f : null;
+        return _store.NumPending(_nextSeq, filter, lastPerSubject: false).Total;
+    }
+
+    private ConsumerInfoResponse Info(string type) => new()
+    {
+        Type = type,
+        StreamName = _stream,
+        Name = _name,
+        Created = _created,
+        Config = _config,
+        Delivered = new SequenceInfo { ConsumerSeq = _deliveredConsumer, StreamSeq = _deliveredStream },
+        AckFloor = new SequenceInfo { ConsumerSeq = _ackFloorConsumer, StreamSeq = _ackFloorStream },
+        NumAckPending = _pending.Count,
+        NumRedelivered = _redelivered,
+        NumWaiting = _waiting.Count,
+        NumPending = NumPending(),
+        Ts = DateTime.UtcNow,
+    };
+
+    /// <summary>Writes the durable state (atomically: temp file, then rename) if it changed.</summary>
+    private void SaveState()
+    {
+        if (!_dirty || _stateFile is null)
+        {
+            return;
+        }
+
+        _dirty = false;
+        var state = new ConsumerStateFile
+        {
+            Name = _name,
+            Created = _created,
+            Config = _config,
+            DeliveredStreamSeq = _deliveredStream,
+            DeliveredConsumerSeq = _deliveredConsumer,
+            AckFloorStreamSeq = _ackFloorStream,
+            AckFloorConsumerSeq = _ackFloorConsumer,
+        };
+        foreach (var (seq, p) in _pending)
+        {
+            state.Pending[seq] = new PendingDelivery { ConsumerSeq = p.ConsumerSeq, Deliveries = p.Deliveries };
+        }
+
+        var temp = _stateFile + ".tmp";
+        using (var file = new FileStream(temp, FileMode.Create, FileAccess.Write, FileShare.None))
+        {
+            JsonSerializer.Serialize(file, state, ConsumerJsonContext.Default.ConsumerStateFile);
+            file.Flush(flushToDisk: true);
+        }
+
+        File.Move(temp, _stateFile, overwrite: true);
+    }
+
+    private sealed record Pending(ulong ConsumerSeq, long Deliveries, long DeadlineTicks);
+
+    private sealed class Waiting(string reply, int remaining, bool noWait, DateTime expires, TimeSpan heartbeat)
+    {
+        public string Reply { get; } = reply;
+
+        public int Remaining { get; set; } = remaining;
+
+        public int Delivered { get; set; }
+
+        public bool NoWait { get; } = noWait;
+
+        public DateTime Expires { get; } = expires;
+
+        public TimeSpan Heartbeat { get; } = heartbeat;
+
+        public DateTime LastActivity { get; set; }
+    }
+
+    /// <summary>The messages this actor understands.</summary>
+    public static class Protocol
+    {
+        /// <summary>The stream stored new messages (one per append batch).</summary>
+        public sealed class NewMessages
+        {
+            public static readonly NewMessages Instance = new();
+
+            private NewMessages()
+            {
+            }
+        }
+
+        /// <summary>A pull request (CONSUMER.MSG.NEXT).</summary>
+        public sealed record Next(string Reply, byte[] Payload);
+
+        /// <summary>A read batch of acknowledgements for this consumer.</summary>
+        public sealed record Acks(IReadOnlyList<InternalMessage> Messages);
+
+        /// <summary>Check deadlines, expiries and heartbeats.</summary>
+        public sealed class Tick
+        {
+            public static readonly Tick Instance = new();
+
+            private Tick()
+            {
+            }
+        }
+
+        /// <summary>Asks for a <see cref="ConsumerInfoResponse"/>.</summary>
+        public sealed class GetInfo
+        {
+            public static readonly GetInfo Instance = new();
+
+            private GetInfo()
+            {
+            }
+        }
+
+        /// <summary>Delete the consumer and its state, then stop.</summary>
+        public sealed class Delete
+        {
+            public static readonly Delete Instance = new();
+
+            private Delete()
+            {
+            }
+        }
+
+        /// <summary>The consumer is deleted.</summary>
+        public sealed class Deleted
+        {
+            public static readonly Deleted Instance = new();
+
+            private Deleted()
+            {
+            }
+        }
+    }
+}

@@ -1,0 +1,122 @@
+using System.Text.Json.Serialization;
+
+namespace Courier.Protocols.JetStream;
+
+/// <summary>A consumer's configuration, with nats-server's field names (durations in nanoseconds).</summary>
+public sealed class ConsumerConfig
+{
+    [JsonPropertyName("durable_name")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? DurableName { get; set; }
+    [JsonPropertyName("name")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Name { get; set; }
+    [JsonPropertyName("description")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Description { get; set; }
+    [JsonPropertyName("deliver_policy")] public string DeliverPolicy { get; set; } = "all";
+    [JsonPropertyName("opt_start_seq")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public ulong OptStartSeq { get; set; }
+    [JsonPropertyName("opt_start_time")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public DateTime? OptStartTime { get; set; }
+    [JsonPropertyName("ack_policy")] public string AckPolicy { get; set; } = "none";
+    [JsonPropertyName("ack_wait")] public long AckWait { get; set; }
+    [JsonPropertyName("max_deliver")] public long MaxDeliver { get; set; } = -1;
+    [JsonPropertyName("backoff")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<long>? Backoff { get; set; }
+    [JsonPropertyName("filter_subject")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? FilterSubject { get; set; }
+    [JsonPropertyName("filter_subjects")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? FilterSubjects { get; set; }
+    [JsonPropertyName("replay_policy")] public string ReplayPolicy { get; set; } = "instant";
+    [JsonPropertyName("max_waiting")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int MaxWaiting { get; set; }
+    [JsonPropertyName("max_ack_pending")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long MaxAckPending { get; set; }
+    [JsonPropertyName("deliver_subject")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? DeliverSubject { get; set; }
+    [JsonPropertyName("deliver_group")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? DeliverGroup { get; set; }
+    [JsonPropertyName("flow_control")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool FlowControl { get; set; }
+    [JsonPropertyName("idle_heartbeat")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long IdleHeartbeat { get; set; }
+    [JsonPropertyName("headers_only")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool HeadersOnly { get; set; }
+    [JsonPropertyName("num_replicas")] public int Replicas { get; set; }
+    [JsonPropertyName("mem_storage")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool MemoryStorage { get; set; }
+    [JsonPropertyName("inactive_threshold")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long InactiveThreshold { get; set; }
+    [JsonPropertyName("metadata")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public Dictionary<string, string>? Metadata { get; set; }
+}
+
+/// <summary>CONSUMER.CREATE / DURABLE.CREATE request.</summary>
+public sealed class CreateConsumerRequest
+{
+    [JsonPropertyName("stream_name")] public string StreamName { get; set; } = "";
+    [JsonPropertyName("config")] public ConsumerConfig? Config { get; set; }
+    [JsonPropertyName("action")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Action { get; set; }
+}
+
+/// <summary>A position in the stream and the consumer's own sequence.</summary>
+public sealed class SequenceInfo
+{
+    [JsonPropertyName("consumer_seq")] public ulong ConsumerSeq { get; set; }
+    [JsonPropertyName("stream_seq")] public ulong StreamSeq { get; set; }
+    [JsonPropertyName("last_active")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public DateTime? LastActive { get; set; }
+}
+
+/// <summary>CONSUMER.CREATE / INFO response and an entry of CONSUMER.LIST.</summary>
+public sealed class ConsumerInfoResponse : ApiResponse
+{
+    [JsonPropertyName("stream_name")] public string StreamName { get; set; } = "";
+    [JsonPropertyName("name")] public string Name { get; set; } = "";
+    [JsonPropertyName("created")] public DateTime Created { get; set; }
+    [JsonPropertyName("config")] public ConsumerConfig? Config { get; set; }
+    [JsonPropertyName("delivered")] public SequenceInfo Delivered { get; set; } = new();
+    [JsonPropertyName("ack_floor")] public SequenceInfo AckFloor { get; set; } = new();
+    [JsonPropertyName("num_ack_pending")] public long NumAckPending { get; set; }
+    [JsonPropertyName("num_redelivered")] public long NumRedelivered { get; set; }
+    [JsonPropertyName("num_waiting")] public int NumWaiting { get; set; }
+    [JsonPropertyName("num_pending")] public ulong NumPending { get; set; }
+    [JsonPropertyName("push_bound")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool PushBound { get; set; }
+    [JsonPropertyName("ts")] public DateTime Ts { get; set; }
+}
+
+public sealed class ConsumerNamesResponse : ApiResponse
+{
+    [JsonPropertyName("total")] public int Total { get; set; }
+    [JsonPropertyName("offset")] public int Offset { get; set; }
+    [JsonPropertyName("limit")] public int Limit { get; set; }
+    [JsonPropertyName("consumers")] public List<string> Consumers { get; set; } = [];
+}
+
+public sealed class ConsumerListResponse : ApiResponse
+{
+    [JsonPropertyName("total")] public int Total { get; set; }
+    [JsonPropertyName("offset")] public int Offset { get; set; }
+    [JsonPropertyName("limit")] public int Limit { get; set; }
+    [JsonPropertyName("consumers")] public List<ConsumerInfoResponse> Consumers { get; set; } = [];
+}
+
+/// <summary>CONSUMER.MSG.NEXT request (a bare number means the batch size).</summary>
+public sealed class NextRequest
+{
+    [JsonPropertyName("batch")] public int Batch { get; set; } = 1;
+    [JsonPropertyName("expires")] public long Expires { get; set; }
+    [JsonPropertyName("no_wait")] public bool NoWait { get; set; }
+    [JsonPropertyName("max_bytes")] public long MaxBytes { get; set; }
+    [JsonPropertyName("idle_heartbeat")] public long IdleHeartbeat { get; set; }
+}
+
+/// <summary>The durable part of a consumer, written to its state file.</summary>
+public sealed class ConsumerStateFile
+{
+    [JsonPropertyName("name")] public string Name { get; set; } = "";
+    [JsonPropertyName("created")] public DateTime Created { get; set; }
+    [JsonPropertyName("config")] public ConsumerConfig Config { get; set; } = new();
+    [JsonPropertyName("delivered_stream_seq")] public ulong DeliveredStreamSeq { get; set; }
+    [JsonPropertyName("delivered_consumer_seq")] public ulong DeliveredConsumerSeq { get; set; }
+    [JsonPropertyName("ack_floor_stream_seq")] public ulong AckFloorStreamSeq { get; set; }
+    [JsonPropertyName("ack_floor_consumer_seq")] public ulong AckFloorConsumerSeq { get; set; }
+
+    /// <summary>Stream sequences delivered and not yet acknowledged, with their delivery counts.</summary>
+    [JsonPropertyName("pending")] public Dictionary<ulong, PendingDelivery> Pending { get; set; } = [];
+}
+
+public sealed class PendingDelivery
+{
+    [JsonPropertyName("consumer_seq")] public ulong ConsumerSeq { get; set; }
+    [JsonPropertyName("deliveries")] public long Deliveries { get; set; }
+}
+
+/// <summary>Source-generated JSON for the consumer API.</summary>
+[JsonSourceGenerationOptions(NumberHandling = JsonNumberHandling.AllowReadingFromString, AllowTrailingCommas = true)]
+[JsonSerializable(typeof(CreateConsumerRequest))]
+[JsonSerializable(typeof(ConsumerInfoResponse))]
+[JsonSerializable(typeof(ConsumerNamesResponse))]
+[JsonSerializable(typeof(ConsumerListResponse))]
+[JsonSerializable(typeof(NextRequest))]
+[JsonSerializable(typeof(ConsumerStateFile))]
+public sealed partial class ConsumerJsonContext : JsonSerializerContext;
