@@ -31,6 +31,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
     private readonly SortedDictionary<ulong, Pending> _pending = [];
     private readonly SortedSet<ulong> _redeliver = [];
     private readonly LinkedList<Waiting> _waiting = new();
+    private readonly Queue<ulong> _lastPerSubject = new();
     private ulong _nextSeq;
     private ulong _deliveredStream;
     private ulong _deliveredConsumer;
@@ -73,6 +74,19 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
             _nextSeq = StartSequence();
             _deliveredStream = _nextSeq - 1;
             _ackFloorStream = _deliveredStream;
+            if (_config.DeliverPolicy == "last_per_subject")
+            {
+                // The last message of every matching subject first, then what arrives after.
+                var filter = _config.FilterSubject is { Length: > 0 } f ? f : null;
+                foreach (var subject in _store.SubjectsState(filter).Values.Select(v => v.Last).Order())
+                {
+                    _lastPerSubject.Enqueue(subject);
+                }
+
+                _nextSeq = _store.State().LastSeq + 1;
+                _deliveredStream = _lastPerSubject.Count > 0 ? _lastPerSubject.Peek() - 1 : _nextSeq - 1;
+                _ackFloorStream = _deliveredStream;
+            }
         }
 
         Receive<Protocol.NewMessages>(_ => Deliver());
@@ -201,6 +215,14 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
 
     private StoredMessage? LoadNext()
     {
+        while (_lastPerSubject.TryDequeue(out var seq))
+        {
+            if (_store.LoadMessage(seq) is { Found: true, Message: { } last })
+            {
+                return last;
+            }
+        }
+
         var filters = _config.FilterSubjects is { Count: > 0 } many ? many : _config.FilterSubject is { Length: > 0 } one ? [one] : null;
         while (true)
         {
@@ -259,7 +281,16 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
             }
         }
 
-        _client.Deliver(target, message.Subject, ackSubject, message.Headers.Span, message.Payload.Span);
+        if (_config.HeadersOnly)
+        {
+            var headers = Protocols.Nats.NatsHeaders.Set(message.Headers.Span, "Nats-Msg-Size", message.Payload.Length.ToString(CultureInfo.InvariantCulture));
+            _client.Deliver(target, message.Subject, ackSubject, headers, default);
+        }
+        else
+        {
+            _client.Deliver(target, message.Subject, ackSubject, message.Headers.Span, message.Payload.Span);
+        }
+
         _dirty = true;
     }
 
@@ -436,7 +467,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
     private ulong NumPending()
     {
         var filter = _config.FilterSubject is { Length: > 0 } f ? f : null;
-        return _store.NumPending(_nextSeq, filter, lastPerSubject: false).Total;
+        return (ulong)_lastPerSubject.Count + _store.NumPending(_nextSeq, filter, lastPerSubject: false).Total;
     }
 
     private ConsumerInfoResponse Info(string type) => new()

@@ -90,6 +90,12 @@ internal sealed class JetStreamApi : ReceiveActor
     private async Task DispatchAsync(string api, InternalMessage request)
     {
         var reply = request.ReplyTo!;
+        if (api.StartsWith("DIRECT.GET.", StringComparison.Ordinal))
+        {
+            // Answered by the stream itself (it subscribes when allow_direct is set), or by nobody.
+            return;
+        }
+
         if (api == "INFO")
         {
             await AccountInfoAsync(reply).ConfigureAwait(true);

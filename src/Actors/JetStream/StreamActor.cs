@@ -2,6 +2,7 @@ using System.Text;
 using System.Text.Json;
 using Courier.Actors.Runtime;
 using Courier.Protocols.JetStream;
+using Courier.Protocols.Nats;
 using Courier.Storage;
 
 namespace Courier.Actors.JetStream;
@@ -20,6 +21,9 @@ internal sealed class StreamActor : ReceiveActor
     private readonly List<string> _sids = [];
     private readonly string? _directory;
     private readonly Dictionary<string, IActorRef> _consumers = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, (ulong Sequence, DateTime Time)> _duplicates = new(StringComparer.Ordinal);
+    private readonly Queue<string> _duplicateOrder = new();
+    private string? _lastMsgId;
 
     public StreamActor(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory)
     {
@@ -30,6 +34,7 @@ internal sealed class StreamActor : ReceiveActor
         _directory = directory;
         ReceiveAsync<Protocol.ConsumerRequest>(HandleConsumerRequestAsync);
         Receive<Protocol.AckBatch>(OnAcks);
+        Receive<Protocol.DirectGets>(gets => DirectGet(gets.Messages));
 
         Receive<Protocol.Append>(Append);
         Receive<Protocol.GetInfo>(_ => Sender.Tell(Info("")));
@@ -64,6 +69,12 @@ internal sealed class StreamActor : ReceiveActor
         }
 
         _sids.Add(_client.Subscribe($"$JS.ACK.{_config.Name}.>", null, batch => self.Tell(new Protocol.AckBatch(batch))));
+        if (_config.AllowDirect)
+        {
+            _sids.Add(_client.Subscribe($"$JS.API.DIRECT.GET.{_config.Name}", "_dg", batch => self.Tell(new Protocol.DirectGets(batch))));
+            _sids.Add(_client.Subscribe($"$JS.API.DIRECT.GET.{_config.Name}.>", "_dg", batch => self.Tell(new Protocol.DirectGets(batch))));
+        }
+
         RecoverConsumers();
     }
 
@@ -269,15 +280,27 @@ internal sealed class StreamActor : ReceiveActor
     private void Append(Protocol.Append append)
     {
         var batch = append.Messages;
-        var messages = new StoreMessage[batch.Count];
-        for (var i = 0; i < batch.Count; i++)
+        var results = new StoreResult[batch.Count];
+        var acks = new PubAck?[batch.Count];
+        if (!batch.Any(m => m.Headers is not null) && !_config.Sealed)
         {
-            var m = batch[i];
-            messages[i] = new StoreMessage(Encoding.UTF8.GetBytes(m.Subject), m.Headers ?? ReadOnlyMemory<byte>.Empty, m.Payload);
+            // Fast path: no headers, so no dedupe or expectations: one batch append.
+            var messages = new StoreMessage[batch.Count];
+            for (var i = 0; i < batch.Count; i++)
+            {
+                messages[i] = new StoreMessage(Encoding.UTF8.GetBytes(batch[i].Subject), ReadOnlyMemory<byte>.Empty, batch[i].Payload);
+            }
+
+            _store.AppendBatch(messages, results);
+        }
+        else
+        {
+            for (var i = 0; i < batch.Count; i++)
+            {
+                acks[i] = AppendChecked(batch[i], out results[i]);
+            }
         }
 
-        var results = new StoreResult[batch.Count];
-        _store.AppendBatch(messages, results);
         _store.Flush(); // durable before any PubAck goes out
         foreach (var consumer in _consumers.Values)
         {
@@ -291,10 +314,161 @@ internal sealed class StreamActor : ReceiveActor
                 continue;
             }
 
-            var ack = results[i].Ok
+            var ack = acks[i] ?? (results[i].Ok
                 ? new PubAck { Stream = _config.Name, Seq = results[i].Sequence }
-                : new PubAck { Error = ApiError.StreamStoreFailed(results[i].Error.Describe()) };
+                : new PubAck { Error = StoreFailure(results[i].Error) });
             _client.Publish(reply, null, default, JsonSerializer.SerializeToUtf8Bytes(ack, JetStreamJsonContext.Default.PubAck));
+        }
+    }
+
+    /// <summary>
+    /// Stores one message after nats-server's header checks: Nats-Msg-Id dedupe within the duplicate
+    /// window, Nats-Expected-* expectations, Nats-Rollup. Returns the PubAck when it is not a plain success.
+    /// </summary>
+    private PubAck? AppendChecked(InternalMessage m, out StoreResult result)
+    {
+        result = default;
+        if (_config.Sealed)
+        {
+            return new PubAck { Error = new ApiError(400, 10109, "invalid operation on sealed stream") };
+        }
+
+        var headers = m.Headers;
+        var msgId = headers is null ? null : NatsHeaders.Get(headers, "Nats-Msg-Id");
+        PruneDuplicates();
+        if (msgId is not null && _duplicates.TryGetValue(msgId, out var original))
+        {
+            return new PubAck { Stream = _config.Name, Seq = original.Sequence, Duplicate = true };
+        }
+
+        if (headers is not null)
+        {
+            if (NatsHeaders.Get(headers, "Nats-Expected-Stream") is { } expectedStream && expectedStream != _config.Name)
+            {
+                return new PubAck { Error = new ApiError(400, 10060, "expected stream does not match") };
+            }
+
+            var last = _store.State().LastSeq;
+            if (NatsHeaders.Get(headers, "Nats-Expected-Last-Sequence") is { } expectedLast &&
+                ulong.TryParse(expectedLast, System.Globalization.CultureInfo.InvariantCulture, out var expected) && expected != last)
+            {
+                return new PubAck { Error = new ApiError(400, 10071, $"wrong last sequence: {last}") };
+            }
+
+            if (NatsHeaders.Get(headers, "Nats-Expected-Last-Subject-Sequence") is { } expectedSubjectLast &&
+                ulong.TryParse(expectedSubjectLast, System.Globalization.CultureInfo.InvariantCulture, out var expectedSubject))
+            {
+                var lastForSubject = _store.LoadLastMessage(m.Subject) is { Found: true, Message: { } lm } ? lm.Sequence : 0;
+                if (lastForSubject != expectedSubject)
+                {
+                    return new PubAck { Error = new ApiError(400, 10071, $"wrong last sequence: {lastForSubject}") };
+                }
+            }
+
+            if (NatsHeaders.Get(headers, "Nats-Expected-Last-Msg-Id") is { } expectedId && expectedId != (_lastMsgId ?? ""))
+            {
+                return new PubAck { Error = new ApiError(400, 10070, $"wrong last msg ID: {_lastMsgId}") };
+            }
+        }
+
+        var rollup = headers is null ? null : NatsHeaders.Get(headers, "Nats-Rollup");
+        if (rollup is not null && !_config.AllowRollup)
+        {
+            return new PubAck { Error = new ApiError(400, 10052, "rollup not permitted") };
+        }
+
+        result = _store.Append(Encoding.UTF8.GetBytes(m.Subject), headers ?? default, m.Payload);
+        if (!result.Ok)
+        {
+            return new PubAck { Error = StoreFailure(result.Error) };
+        }
+
+        if (rollup == "sub")
+        {
+            _store.Purge(m.Subject, 0, 1);
+        }
+        else if (rollup == "all")
+        {
+            _store.Purge(null, 0, 1);
+        }
+
+        if (msgId is not null)
+        {
+            _duplicates[msgId] = (result.Sequence, DateTime.UtcNow);
+            _duplicateOrder.Enqueue(msgId);
+            _lastMsgId = msgId;
+        }
+
+        return null;
+    }
+
+    private void PruneDuplicates()
+    {
+        var window = _config.DuplicateWindow > 0 ? TimeSpan.FromTicks(_config.DuplicateWindow / 100) : TimeSpan.FromMinutes(2);
+        var cutoff = DateTime.UtcNow - window;
+        while (_duplicateOrder.TryPeek(out var oldest) && (!_duplicates.TryGetValue(oldest, out var entry) || entry.Time < cutoff))
+        {
+            _duplicateOrder.Dequeue();
+            if (_duplicates.TryGetValue(oldest, out var e) && e.Time < cutoff)
+            {
+                _duplicates.Remove(oldest);
+            }
+        }
+    }
+
+    private static ApiError StoreFailure(StoreError error) => error switch
+    {
+        StoreError.MessageTooLarge => new ApiError(400, 10054, "message size exceeds maximum allowed"),
+        StoreError.MaxMsgs or StoreError.MaxBytes or StoreError.MaxMsgsPerSubject => new ApiError(503, 10077, error.Describe()),
+        _ => ApiError.StreamStoreFailed(error.Describe()),
+    };
+
+    // $JS.API.DIRECT.GET.<stream> with {seq | last_by_subj | next_by_subj}, or
+    // $JS.API.DIRECT.GET.<stream>.<subject>: the stored message itself, with Nats-Stream,
+    // Nats-Subject, Nats-Sequence and Nats-Time-Stamp headers; 404 when there is none.
+    private void DirectGet(IReadOnlyList<InternalMessage> requests)
+    {
+        var prefix = $"$JS.API.DIRECT.GET.{_config.Name}";
+        foreach (var request in requests)
+        {
+            if (request.ReplyTo is not { } reply)
+            {
+                continue;
+            }
+
+            LoadResult result;
+            if (request.Subject.Length > prefix.Length + 1)
+            {
+                result = _store.LoadLastMessage(request.Subject[(prefix.Length + 1)..]);
+            }
+            else
+            {
+                MsgGetRequest? get = null;
+                try
+                {
+                    get = JsonSerializer.Deserialize(request.Payload, JetStreamJsonContext.Default.MsgGetRequest);
+                }
+                catch (JsonException)
+                {
+                }
+
+                result = get is null ? default
+                    : get.NextBySubject is { } next ? _store.LoadNextMessage(next, get.Seq)
+                    : get.LastBySubject is { } last ? _store.LoadLastMessage(last)
+                    : _store.LoadMessage(get.Seq);
+            }
+
+            if (!result.Found || result.Message is not { } m)
+            {
+                _client.Publish(reply, null, "NATS/1.0 404 Message Not Found\r\n\r\n"u8, default);
+                continue;
+            }
+
+            var headers = NatsHeaders.Set(m.Headers.Span, "Nats-Stream", _config.Name);
+            headers = NatsHeaders.Set(headers, "Nats-Subject", m.Subject);
+            headers = NatsHeaders.Set(headers, "Nats-Sequence", m.Sequence.ToString(System.Globalization.CultureInfo.InvariantCulture));
+            headers = NatsHeaders.Set(headers, "Nats-Time-Stamp", FromUnixNanos(m.Timestamp).ToString("yyyy-MM-ddTHH:mm:ss.fffffffZ", System.Globalization.CultureInfo.InvariantCulture));
+            _client.Publish(reply, null, headers, m.Payload.Span);
         }
     }
 
@@ -461,6 +635,9 @@ internal sealed class StreamActor : ReceiveActor
 
             public byte[] Payload { get; }
         }
+
+        /// <summary>A read batch of direct get requests.</summary>
+        public sealed record DirectGets(IReadOnlyList<InternalMessage> Messages);
 
         /// <summary>A read batch of acknowledgements to this stream's consumers.</summary>
         public sealed record AckBatch(IReadOnlyList<InternalMessage> Messages);
