@@ -68,6 +68,7 @@ internal sealed partial class FileStore
                 foreach (var block in jobs)
                 {
                     RandomAccess.Write(block.Handle, block.Inflight.AsSpan(0, block.InflightLength), block.InflightStart);
+                    WriteCount++;
                 }
 
                 if (toSync is not null)
@@ -165,8 +166,10 @@ internal sealed partial class FileStore
                 {
                     if (seq >= floor && TryGetLocation(seq, out var location, out var live) && !live)
                     {
+                        // Needed while the message's block stays on disk (live, pinned, or doomed later):
+                        // candidates go in ascending id order and a message's block is older than its tombstone's.
                         var target = FindBlock(BlockOf(location));
-                        if (target is not null && target != block && target.LiveMsgs > 0)
+                        if (target is not null && target != block)
                         {
                             needed.Add((seq, target.Id));
                         }

@@ -50,6 +50,9 @@ internal sealed partial class FileStore : StoreCore
     /// <summary>fsyncs done so far (tests check the sync policy with it).</summary>
     internal int SyncCount { get; private set; }
 
+    /// <summary>Flush writes done so far (tests check the group commit with it).</summary>
+    internal int WriteCount { get; private set; }
+
     /// <summary>What the last open did (tests check the fast restart with it).</summary>
     internal RecoveryReport Recovery { get; } = new();
 
