@@ -1,6 +1,8 @@
+using System.Buffers;
 using System.Buffers.Binary;
 using System.Globalization;
 using System.Runtime.InteropServices;
+using Courier.Storage.Internal;
 
 namespace Courier.Storage.FileStorage;
 
@@ -36,7 +38,11 @@ internal sealed partial class FileStore
                 }
             }
 
-            WriteIndexes(includeWriteBlock: false);
+            foreach (var block in BlocksNeedingIndex(includeWriteBlock: false) ?? [])
+            {
+                WriteIndex(block);
+            }
+
             _persistedFloor = _diskFloor;
             EnforceLimitsLocked();
         }
@@ -138,19 +144,10 @@ internal sealed partial class FileStore
         {
             last.Sealed = false;
             last.IndexCurrent = false; // appends will outgrow it; rewritten on stop
-            last.Entries ??= [];
         }
         else
         {
             Rollover(reset: false, FloorLocked);
-        }
-
-        foreach (var block in _blocks)
-        {
-            if (block.Sealed && block.IndexCurrent)
-            {
-                block.Entries = null;
-            }
         }
     }
 
@@ -191,7 +188,6 @@ internal sealed partial class FileStore
 
         block.StartAppending(end);
         block.IndexCurrent = covered == length;
-        block.Entries = entries;
 
         var span = CollectionsMarshal.AsSpan(entries);
         for (var i = 0; i < span.Length; i++)
@@ -251,20 +247,32 @@ internal sealed partial class FileStore
     /// </summary>
     private long ScanRegion(MsgBlock block, long from, long to, List<IndexEntry> entries, List<(ulong Seq, ulong Bytes)>? claims, bool report)
     {
-        var buffer = new byte[to - from];
-        var read = 0;
-        while (read < buffer.Length)
+        var buffer = ArrayPool<byte>.Shared.Rent((int)(to - from));
+        try
         {
-            var n = RandomAccess.Read(block.Handle, buffer.AsSpan(read), from + read);
-            if (n <= 0)
+            var read = 0;
+            while (read < to - from)
             {
-                break;
+                var n = RandomAccess.Read(block.Handle, buffer.AsSpan(read, (int)(to - from) - read), from + read);
+                if (n <= 0)
+                {
+                    break;
+                }
+
+                read += n;
             }
 
-            read += n;
+            return ScanBuffer(block, from, buffer.AsSpan(0, read), entries, claims, report);
         }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(buffer);
+        }
+    }
 
-        var data = buffer.AsSpan(0, read);
+    private long ScanBuffer(MsgBlock block, long from, ReadOnlySpan<byte> data, List<IndexEntry> entries, List<(ulong Seq, ulong Bytes)>? claims, bool report)
+    {
+        var subjects = new Dictionary<byte[], byte[]>(ByteArrayComparer.Instance).GetAlternateLookup<ReadOnlySpan<byte>>();
         ulong previous = 0;
         for (var i = entries.Count - 1; i >= 0; i--)
         {
@@ -294,7 +302,14 @@ internal sealed partial class FileStore
                 {
                     if (h.Kind == RecordKind.Message)
                     {
-                        e.Subject = rest.Slice(RecordFormat.HeaderSize, h.SubjectLength).ToArray();
+                        var subject = rest.Slice(RecordFormat.HeaderSize, h.SubjectLength);
+                        if (!subjects.TryGetValue(subject, out var shared))
+                        {
+                            shared = subject.ToArray();
+                            subjects[subject] = shared;
+                        }
+
+                        e.Subject = shared; // one array per distinct subject of the block
                     }
 
                     if (gap && previous != 0 && h.Sequence > previous + 1)
