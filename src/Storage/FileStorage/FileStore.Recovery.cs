@@ -273,7 +273,10 @@ internal sealed partial class FileStore
     private long ScanBuffer(MsgBlock block, long from, ReadOnlySpan<byte> data, List<IndexEntry> entries, List<(ulong Seq, ulong Bytes)>? claims, bool report)
     {
         var subjects = new Dictionary<byte[], byte[]>(ByteArrayComparer.Instance).GetAlternateLookup<ReadOnlySpan<byte>>();
-        ulong previous = 0;
+        // The last good message sequence before the scanned bytes: from this block's indexed entries,
+        // else (recovery) the last sequence of the blocks before it. A damaged record is believed to
+        // be the message it names only if that is the next sequence.
+        var previous = report ? LastSeqLocked : 0;
         for (var i = entries.Count - 1; i >= 0; i--)
         {
             if (entries[i].Kind is RecordKind.Message or RecordKind.Erased)
@@ -312,7 +315,7 @@ internal sealed partial class FileStore
                         e.Subject = shared; // one array per distinct subject of the block
                     }
 
-                    if (gap && previous != 0 && h.Sequence > previous + 1)
+                    if (gap && h.Sequence > previous + 1)
                     {
                         for (var lost = previous + 1; lost < h.Sequence && claims is not null; lost++)
                         {
@@ -339,7 +342,7 @@ internal sealed partial class FileStore
             var header = rest.Length >= RecordFormat.HeaderSize ? RecordFormat.ReadHeader(rest) : default;
             var plausible = rest.Length >= RecordFormat.HeaderSize && RecordFormat.IsPlausible(header, MaxRecordSize);
             var next = FindNextValid(data, pos + 1);
-            if (plausible && header.Kind == RecordKind.Message && (previous == 0 || header.Sequence == previous + 1))
+            if (plausible && header.Kind == RecordKind.Message && header.Sequence == previous + 1)
             {
                 // The fixed part reads right: the message it names is the one lost.
                 if (next >= 0 || header.Length == rest.Length)
