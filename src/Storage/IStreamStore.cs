@@ -136,7 +136,8 @@ public interface IStreamStore : IDisposable
 
     // ---- Lifecycle ----
 
-    /// <summary>Flushes, writes indexes and closes the files (FileStore); releases the messages (MemoryStore). Idempotent.</summary>
+    /// <summary>Flushes, writes indexes and closes the files (FileStore); releases the messages (MemoryStore). Idempotent.
+    /// Throws <see cref="IOException"/> if the final flush fails (Dispose does not).</summary>
     void Stop();
 
     /// <summary>Stops and deletes everything stored (the stream's directory for FileStore).</summary>

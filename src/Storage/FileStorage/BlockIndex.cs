@@ -20,79 +20,40 @@ internal struct IndexEntry
 /// restart rebuilds the in-memory state without reading message bytes. Little-endian:
 /// <code>
 /// 0   u32  magic "CIDX"
-/// 4   u8   version (1)
+/// 4   u8   version (2)
 /// 5   u8[3] reserved
 /// 8   u32  block id
-/// 12  u32  entry count N
-/// 16  u64  covered length: the block file bytes these entries describe (from offset 32)
-/// 24  u32  subject count K
-/// 28  u32  reserved
-/// 32  K x (u16 length, bytes)        the distinct subjects
-/// ..  N x 40 bytes: u32 offset, u32 length, u64 sequence, i64 timestamp, u64 aux,
+/// 12  u32  reserved
+/// 16  N x 40 bytes: u32 offset, u32 length, u64 sequence, i64 timestamp, u64 aux,
 ///                   i32 subject index (-1: none), u8 kind, u8[3] reserved
 ///                   (floor records: timestamp and aux are the last timestamp and last sequence)
+/// ..  K x (u16 length, bytes)        the distinct subjects, in order of first use
+/// ..  u64 covered length (the block file bytes the entries describe), u32 N, u32 K, u64 reserved
 /// end u32  CRC-32C of everything before it
 /// </code>
 /// Entries ascend by offset and do not overlap; bytes between them (a damaged record found by a
-/// scan) are skipped. Written (to a temporary file, then renamed) when a block is sealed and, for the write block, on
-/// Stop. Not fsynced: a missing or damaged index only costs a scan of its block.
+/// scan) are skipped. Written as a stream (to a temporary file, then renamed) when a block is
+/// sealed and, for the write block, on Stop. Not fsynced: a missing or damaged index only costs a
+/// scan of its block.
 /// </summary>
 internal static class BlockIndex
 {
     private const uint Magic = 0x58444943; // "CIDX" read as little-endian
-    private const byte Version = 1;
-    private const int FixedSize = 32;
+    private const byte Version = 2;
+    private const int HeaderSize = 16;
     private const int EntrySize = 40;
+    private const int FooterSize = 24;
 
+    /// <summary>Writes an index from a list of entries.</summary>
     public static void Write(string path, uint blockId, long coveredLength, IReadOnlyList<IndexEntry> entries)
     {
-        var subjectIndex = new Dictionary<byte[], int>(ByteArrayComparer.Instance);
-        var subjects = new List<byte[]>();
-        var subjectBytes = 0;
+        using var writer = new Writer(path, blockId);
         foreach (var e in entries)
         {
-            if (e.Subject is { } s && !subjectIndex.ContainsKey(s))
-            {
-                subjectIndex[s] = subjects.Count;
-                subjects.Add(s);
-                subjectBytes += 2 + s.Length;
-            }
+            writer.Add(e.Offset, e.Length, e.Sequence, e.Timestamp, e.Aux, e.Subject, e.Kind);
         }
 
-        var size = FixedSize + subjectBytes + (entries.Count * EntrySize) + 4;
-        var buffer = new byte[size];
-        var b = buffer.AsSpan();
-        BinaryPrimitives.WriteUInt32LittleEndian(b, Magic);
-        b[4] = Version;
-        BinaryPrimitives.WriteUInt32LittleEndian(b[8..], blockId);
-        BinaryPrimitives.WriteUInt32LittleEndian(b[12..], (uint)entries.Count);
-        BinaryPrimitives.WriteInt64LittleEndian(b[16..], coveredLength);
-        BinaryPrimitives.WriteUInt32LittleEndian(b[24..], (uint)subjects.Count);
-        var at = FixedSize;
-        foreach (var s in subjects)
-        {
-            BinaryPrimitives.WriteUInt16LittleEndian(b[at..], (ushort)s.Length);
-            s.CopyTo(b[(at + 2)..]);
-            at += 2 + s.Length;
-        }
-
-        foreach (var e in entries)
-        {
-            var d = b[at..];
-            BinaryPrimitives.WriteUInt32LittleEndian(d, e.Offset);
-            BinaryPrimitives.WriteUInt32LittleEndian(d[4..], e.Length);
-            BinaryPrimitives.WriteUInt64LittleEndian(d[8..], e.Sequence);
-            BinaryPrimitives.WriteInt64LittleEndian(d[16..], e.Timestamp);
-            BinaryPrimitives.WriteUInt64LittleEndian(d[24..], e.Aux);
-            BinaryPrimitives.WriteInt32LittleEndian(d[32..], e.Subject is { } s ? subjectIndex[s] : -1);
-            d[36] = (byte)e.Kind;
-            at += EntrySize;
-        }
-
-        BinaryPrimitives.WriteUInt32LittleEndian(b[at..], Crc32C.Compute(b[..at]));
-        var temporary = path + ".tmp";
-        File.WriteAllBytes(temporary, buffer);
-        File.Move(temporary, path, overwrite: true);
+        writer.Complete(coveredLength);
     }
 
     /// <summary>
@@ -115,7 +76,7 @@ internal static class BlockIndex
         }
 
         var b = (ReadOnlySpan<byte>)buffer;
-        if (b.Length < FixedSize + 4
+        if (b.Length < HeaderSize + FooterSize + 4
             || BinaryPrimitives.ReadUInt32LittleEndian(b) != Magic
             || b[4] != Version
             || BinaryPrimitives.ReadUInt32LittleEndian(b[^4..]) != Crc32C.Compute(b[..^4]))
@@ -130,45 +91,49 @@ internal static class BlockIndex
             return false;
         }
 
-        var count = BinaryPrimitives.ReadUInt32LittleEndian(b[12..]);
-        coveredLength = BinaryPrimitives.ReadInt64LittleEndian(b[16..]);
-        var subjectCount = BinaryPrimitives.ReadUInt32LittleEndian(b[24..]);
+        var footer = b[^(FooterSize + 4)..];
+        coveredLength = BinaryPrimitives.ReadInt64LittleEndian(footer);
+        var count = BinaryPrimitives.ReadUInt32LittleEndian(footer[8..]);
+        var subjectCount = BinaryPrimitives.ReadUInt32LittleEndian(footer[12..]);
         if (coveredLength < BlockHeader.Size || coveredLength > blockFileLength)
         {
             problem = $"covers {coveredLength} bytes but the block has {blockFileLength}";
             return false;
         }
 
+        var subjectsAt = HeaderSize + ((long)count * EntrySize);
+        var subjectsEnd = b.Length - FooterSize - 4;
+        if (subjectsAt > subjectsEnd)
+        {
+            problem = "entry count does not match the file size";
+            return false;
+        }
+
         var subjects = new byte[subjectCount][];
-        var at = FixedSize;
+        var at = (int)subjectsAt;
         for (var i = 0; i < subjectCount; i++)
         {
-            if (at + 2 > b.Length - 4)
+            if (at + 2 > subjectsEnd || at + 2 + BinaryPrimitives.ReadUInt16LittleEndian(b[at..]) > subjectsEnd)
             {
                 problem = "subject table overruns the file";
                 return false;
             }
 
             var length = BinaryPrimitives.ReadUInt16LittleEndian(b[at..]);
-            if (at + 2 + length > b.Length - 4)
-            {
-                problem = "subject table overruns the file";
-                return false;
-            }
-
             subjects[i] = b.Slice(at + 2, length).ToArray();
             at += 2 + length;
         }
 
-        if ((long)at + ((long)count * EntrySize) + 4 != b.Length)
+        if (at != subjectsEnd)
         {
-            problem = "entry count does not match the file size";
+            problem = "subject table does not match the file size";
             return false;
         }
 
         entries = new List<IndexEntry>((int)count);
-        long expectedOffset = BlockHeader.Size;
-        for (var i = 0; i < count; i++)
+        long end = BlockHeader.Size;
+        at = HeaderSize;
+        for (var i = 0; i < count; i++, at += EntrySize)
         {
             var d = b[at..];
             var e = new IndexEntry
@@ -181,7 +146,7 @@ internal static class BlockIndex
                 Kind = (RecordKind)d[36],
             };
             var subject = BinaryPrimitives.ReadInt32LittleEndian(d[32..]);
-            if (e.Offset < expectedOffset || e.Length < RecordFormat.Overhead || e.Kind is < RecordKind.Message or > RecordKind.Erased
+            if (e.Offset < end || e.Length < RecordFormat.Overhead || e.Kind is < RecordKind.Message or > RecordKind.Erased
                 || (e.Kind == RecordKind.Message && (uint)subject >= subjectCount))
             {
                 problem = $"entry {i} is inconsistent";
@@ -191,11 +156,10 @@ internal static class BlockIndex
 
             e.Subject = subject >= 0 && subject < subjectCount ? subjects[subject] : null;
             entries.Add(e);
-            expectedOffset = (long)e.Offset + e.Length;
-            at += EntrySize;
+            end = (long)e.Offset + e.Length;
         }
 
-        if (expectedOffset > coveredLength)
+        if (end > coveredLength)
         {
             problem = "entries run past the covered length";
             entries = [];
@@ -203,5 +167,116 @@ internal static class BlockIndex
         }
 
         return true;
+    }
+
+    /// <summary>Writes an index file as a stream: entries as they come, then the subjects and the footer.</summary>
+    internal sealed class Writer : IDisposable
+    {
+        private const int BufferSize = 64 * 1024; // bytes
+
+        private readonly string _path;
+        private readonly string _temporary;
+        private readonly FileStream _file;
+        private readonly byte[] _buffer = new byte[BufferSize];
+        private readonly Dictionary<byte[], int> _subjectIds = new(ByteArrayComparer.Instance);
+        private readonly Dictionary<byte[], int>.AlternateLookup<ReadOnlySpan<byte>> _subjectLookup;
+        private readonly List<byte[]> _subjects = [];
+        private int _length;
+        private uint _crc = Crc32C.Start;
+        private uint _count;
+        private bool _completed;
+
+        public Writer(string path, uint blockId)
+        {
+            _path = path;
+            _temporary = path + ".tmp";
+            _subjectLookup = _subjectIds.GetAlternateLookup<ReadOnlySpan<byte>>();
+            _file = new FileStream(_temporary, FileMode.Create, FileAccess.Write, FileShare.None, bufferSize: 1);
+            var h = Reserve(HeaderSize);
+            h.Clear();
+            BinaryPrimitives.WriteUInt32LittleEndian(h, Magic);
+            h[4] = Version;
+            BinaryPrimitives.WriteUInt32LittleEndian(h[8..], blockId);
+        }
+
+        public void Add(uint offset, uint length, ulong seq, long timestamp, ulong aux, ReadOnlySpan<byte> subject, RecordKind kind)
+        {
+            var subjectId = -1;
+            if (kind == RecordKind.Message && !_subjectLookup.TryGetValue(subject, out subjectId))
+            {
+                subjectId = _subjects.Count;
+                var key = subject.ToArray();
+                _subjectIds[key] = subjectId;
+                _subjects.Add(key);
+            }
+
+            var d = Reserve(EntrySize);
+            BinaryPrimitives.WriteUInt32LittleEndian(d, offset);
+            BinaryPrimitives.WriteUInt32LittleEndian(d[4..], length);
+            BinaryPrimitives.WriteUInt64LittleEndian(d[8..], seq);
+            BinaryPrimitives.WriteInt64LittleEndian(d[16..], timestamp);
+            BinaryPrimitives.WriteUInt64LittleEndian(d[24..], aux);
+            BinaryPrimitives.WriteInt32LittleEndian(d[32..], subjectId);
+            d[36] = (byte)kind;
+            d[37] = d[38] = d[39] = 0;
+            _count++;
+        }
+
+        public void Complete(long coveredLength)
+        {
+            foreach (var s in _subjects)
+            {
+                var d = Reserve(2 + s.Length);
+                BinaryPrimitives.WriteUInt16LittleEndian(d, (ushort)s.Length);
+                s.CopyTo(d[2..]);
+            }
+
+            var f = Reserve(FooterSize);
+            BinaryPrimitives.WriteInt64LittleEndian(f, coveredLength);
+            BinaryPrimitives.WriteUInt32LittleEndian(f[8..], _count);
+            BinaryPrimitives.WriteUInt32LittleEndian(f[12..], (uint)_subjects.Count);
+            BinaryPrimitives.WriteUInt64LittleEndian(f[16..], 0);
+            Drain();
+            Span<byte> crc = stackalloc byte[4];
+            BinaryPrimitives.WriteUInt32LittleEndian(crc, Crc32C.Finish(_crc));
+            _file.Write(crc);
+            _file.Dispose();
+            File.Move(_temporary, _path, overwrite: true);
+            _completed = true;
+        }
+
+        public void Dispose()
+        {
+            if (!_completed)
+            {
+                _file.Dispose();
+                File.Delete(_temporary);
+            }
+        }
+
+        private Span<byte> Reserve(int size)
+        {
+            if (_length + size > _buffer.Length)
+            {
+                Drain();
+            }
+
+            if (size > _buffer.Length)
+            {
+                throw new InvalidOperationException("index item larger than the write buffer");
+            }
+
+            var span = _buffer.AsSpan(_length, size);
+            _length += size;
+            return span;
+        }
+
+        private void Drain()
+        {
+            var data = _buffer.AsSpan(0, _length);
+            _crc = Crc32C.Append(_crc, data);
+            _file.Write(data);
+            _length = 0;
+        }
     }
 }

@@ -1,5 +1,4 @@
 using System.Buffers.Binary;
-using System.Runtime.InteropServices;
 using Courier.Storage.Internal;
 
 namespace Courier.Storage.FileStorage;
@@ -8,21 +7,13 @@ namespace Courier.Storage.FileStorage;
 internal sealed partial class FileStore
 {
     /// <inheritdoc/>
-    /// <remarks>Hot path: encodes into the write block's buffer; allocates only when the buffer grows.</remarks>
+    /// <remarks>Hot path: encodes into the write block's buffer; allocates only when the buffer grows. Nothing
+    /// else is kept per record: a sealed block's index is built from its file once it is written.</remarks>
     protected override ulong StoreRecord(ulong seq, long timestamp, SubjectEntry subject, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload, uint size)
     {
         var block = WriteBlockFor(size);
         var offset = block.Length;
         RecordFormat.Write(block.Reserve((int)size), RecordKind.Message, seq, timestamp, subject.Key, headers, payload);
-        block.Entries!.Add(new IndexEntry
-        {
-            Offset = (uint)offset,
-            Length = size,
-            Sequence = seq,
-            Timestamp = timestamp,
-            Subject = subject.Key,
-            Kind = RecordKind.Message,
-        });
         block.LiveMsgs++;
         return Pack(block.Id, offset);
     }
@@ -44,10 +35,7 @@ internal sealed partial class FileStore
         BinaryPrimitives.WriteUInt64LittleEndian(payload, LastSeqLocked);
         BinaryPrimitives.WriteInt64LittleEndian(payload[8..], LastTimeLocked);
         var floor = FloorLocked;
-        var block = AppendMarker(RecordKind.Floor, floor, payload);
-        ref var entry = ref CollectionsMarshal.AsSpan(block.Entries)[^1];
-        entry.Timestamp = LastTimeLocked;
-        entry.Aux = LastSeqLocked;
+        AppendMarker(RecordKind.Floor, floor, payload);
         _persistedFloor = floor;
     }
 
@@ -55,17 +43,7 @@ internal sealed partial class FileStore
     {
         var size = (uint)(RecordFormat.Overhead + payload.Length);
         var block = WriteBlockFor(size);
-        var offset = block.Length;
-        var timestamp = NowUnixNanos();
-        RecordFormat.Write(block.Reserve((int)size), kind, seq, timestamp, [], [], payload);
-        block.Entries!.Add(new IndexEntry
-        {
-            Offset = (uint)offset,
-            Length = size,
-            Sequence = seq,
-            Timestamp = timestamp,
-            Kind = kind,
-        });
+        RecordFormat.Write(block.Reserve((int)size), kind, seq, NowUnixNanos(), [], [], payload);
         return block;
     }
 
@@ -97,10 +75,7 @@ internal sealed partial class FileStore
     /// <summary>Creates the next block file with its header buffered and makes it the write block. Lock held.</summary>
     private MsgBlock StartBlock(bool reset, ulong floor)
     {
-        var block = new MsgBlock(_directory, _nextBlockId++)
-        {
-            Entries = [],
-        };
+        var block = new MsgBlock(_directory, _nextBlockId++);
         _ = block.Handle; // create the file now: a failure surfaces here, not in a later flush
         RandomAccess.SetLength(block.Handle, 0);
         block.StartAppending(0);

@@ -24,6 +24,7 @@ internal sealed partial class FileStore
             var jobs = new List<MsgBlock>();
             List<MsgBlock>? toSync = null;
             List<MsgBlock>? toDelete;
+            List<MsgBlock>? toIndex;
             bool sync, syncDirectory;
             lock (StateLock)
             {
@@ -68,6 +69,7 @@ internal sealed partial class FileStore
                 foreach (var block in jobs)
                 {
                     RandomAccess.Write(block.Handle, block.Inflight.AsSpan(0, block.InflightLength), block.InflightStart);
+                    WriteCount++;
                 }
 
                 if (toSync is not null)
@@ -116,13 +118,39 @@ internal sealed partial class FileStore
                     foreach (var block in toSync ?? [])
                     {
                         block.Unsynced = false;
+                        if (block.Sealed && block.IndexCurrent)
+                        {
+                            ReleaseHandle(block);
+                        }
                     }
 
                     _lastSync = Stopwatch.GetTimestamp();
                 }
 
-                // Sealed blocks now wholly on disk get their index file (small; once per block).
-                WriteIndexes(includeWriteBlock: false);
+                toIndex = BlocksNeedingIndex(includeWriteBlock: false);
+                foreach (var block in toIndex ?? [])
+                {
+                    _readHandles.Remove(block); // not closed by a reader while indexed outside the lock
+                    _ = block.Handle;
+                }
+            }
+
+            // Sealed blocks now wholly in their files get their index (once per block), outside the lock.
+            foreach (var block in toIndex ?? [])
+            {
+                try
+                {
+                    WriteIndex(block);
+                }
+                catch (IOException)
+                {
+                    // An index only speeds up the next open; without one the block is scanned.
+                }
+
+                lock (StateLock)
+                {
+                    ReleaseHandle(block);
+                }
             }
         }
     }
@@ -165,8 +193,10 @@ internal sealed partial class FileStore
                 {
                     if (seq >= floor && TryGetLocation(seq, out var location, out var live) && !live)
                     {
+                        // Needed while the message's block stays on disk (live, pinned, or doomed later):
+                        // candidates go in ascending id order and a message's block is older than its tombstone's.
                         var target = FindBlock(BlockOf(location));
-                        if (target is not null && target != block && target.LiveMsgs > 0)
+                        if (target is not null && target != block)
                         {
                             needed.Add((seq, target.Id));
                         }
@@ -185,6 +215,7 @@ internal sealed partial class FileStore
                 }
 
                 _blocks.Remove(block);
+                _readHandles.Remove(block);
                 InvalidateWindows(block);
                 (deletions ??= []).Add(block);
             }

@@ -1,4 +1,5 @@
 using Courier.Storage.Internal;
+using Microsoft.Win32.SafeHandles;
 
 namespace Courier.Storage.FileStorage;
 
@@ -7,8 +8,10 @@ internal sealed partial class FileStore
 {
     private const int WindowSize = 64 * 1024; // bytes read ahead per window: a sequential consumer reads a window per ~hundreds of messages
     private const int WindowCount = 4;        // windows per store (several readers at different places)
+    private const int MaxReadHandles = 16;    // sealed blocks kept open for reading; older ones are closed (file descriptors are finite)
 
     private readonly ReadWindow[] _windows = CreateWindows();
+    private readonly List<MsgBlock> _readHandles = []; // sealed blocks opened by reads, oldest first
     private int _nextWindow;
 
     /// <inheritdoc/>
@@ -27,7 +30,7 @@ internal sealed partial class FileStore
         if (!block.TryGetBuffered(offset, length, out var record) && !TryReadWindow(block, offset, length, out record))
         {
             owned = new byte[length];
-            if (!ReadExactly(block, offset, owned))
+            if (!ReadExactly(ReadHandle(block), offset, owned))
             {
                 return null;
             }
@@ -83,7 +86,7 @@ internal sealed partial class FileStore
         _nextWindow = (_nextWindow + 1) % WindowCount;
         var toRead = (int)Math.Min(WindowSize, available);
         window.Block = null;
-        var read = RandomAccess.Read(block.Handle, window.Data.AsSpan(0, toRead), offset);
+        var read = RandomAccess.Read(ReadHandle(block), window.Data.AsSpan(0, toRead), offset);
         if (read < length)
         {
             return false;
@@ -96,12 +99,12 @@ internal sealed partial class FileStore
         return true;
     }
 
-    private static bool ReadExactly(MsgBlock block, long offset, byte[] destination)
+    private static bool ReadExactly(SafeFileHandle handle, long offset, Span<byte> destination)
     {
         var done = 0;
         while (done < destination.Length)
         {
-            var n = RandomAccess.Read(block.Handle, destination.AsSpan(done), offset + done);
+            var n = RandomAccess.Read(handle, destination[done..], offset + done);
             if (n <= 0)
             {
                 return false;
@@ -112,6 +115,42 @@ internal sealed partial class FileStore
 
         return true;
     }
+
+    /// <summary>
+    /// The block's handle for a read. Blocks opened for reading are closed again, oldest first, beyond
+    /// <see cref="MaxReadHandles"/>; a block still being written or synced never is. Lock held.
+    /// </summary>
+    private SafeFileHandle ReadHandle(MsgBlock block)
+    {
+        if (!block.HasHandle)
+        {
+            _readHandles.Add(block);
+            if (_readHandles.Count > MaxReadHandles)
+            {
+                var oldest = _readHandles[0];
+                _readHandles.RemoveAt(0);
+                if (Closable(oldest))
+                {
+                    oldest.CloseHandle();
+                }
+            }
+        }
+
+        return block.Handle;
+    }
+
+    /// <summary>Closes a sealed block's handle once nothing writes or syncs through it (reads reopen it). Lock held.</summary>
+    private void ReleaseHandle(MsgBlock block)
+    {
+        _readHandles.Remove(block);
+        if (Closable(block))
+        {
+            block.CloseHandle();
+        }
+    }
+
+    private bool Closable(MsgBlock block) =>
+        block != _write && block.Sealed && block.BufferLength == 0 && block.Inflight is null && !block.Unsynced;
 
     /// <summary>Forgets windows over <paramref name="block"/> (all when null): its file changed or went. Lock held.</summary>
     private void InvalidateWindows(MsgBlock? block)

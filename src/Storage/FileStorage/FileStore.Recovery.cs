@@ -1,6 +1,8 @@
+using System.Buffers;
 using System.Buffers.Binary;
 using System.Globalization;
 using System.Runtime.InteropServices;
+using Courier.Storage.Internal;
 
 namespace Courier.Storage.FileStorage;
 
@@ -36,7 +38,11 @@ internal sealed partial class FileStore
                 }
             }
 
-            WriteIndexes(includeWriteBlock: false);
+            foreach (var block in BlocksNeedingIndex(includeWriteBlock: false) ?? [])
+            {
+                WriteIndex(block);
+            }
+
             _persistedFloor = _diskFloor;
             EnforceLimitsLocked();
         }
@@ -138,19 +144,10 @@ internal sealed partial class FileStore
         {
             last.Sealed = false;
             last.IndexCurrent = false; // appends will outgrow it; rewritten on stop
-            last.Entries ??= [];
         }
         else
         {
             Rollover(reset: false, FloorLocked);
-        }
-
-        foreach (var block in _blocks)
-        {
-            if (block.Sealed && block.IndexCurrent)
-            {
-                block.Entries = null;
-            }
         }
     }
 
@@ -191,7 +188,6 @@ internal sealed partial class FileStore
 
         block.StartAppending(end);
         block.IndexCurrent = covered == length;
-        block.Entries = entries;
 
         var span = CollectionsMarshal.AsSpan(entries);
         for (var i = 0; i < span.Length; i++)
@@ -251,21 +247,36 @@ internal sealed partial class FileStore
     /// </summary>
     private long ScanRegion(MsgBlock block, long from, long to, List<IndexEntry> entries, List<(ulong Seq, ulong Bytes)>? claims, bool report)
     {
-        var buffer = new byte[to - from];
-        var read = 0;
-        while (read < buffer.Length)
+        var buffer = ArrayPool<byte>.Shared.Rent((int)(to - from));
+        try
         {
-            var n = RandomAccess.Read(block.Handle, buffer.AsSpan(read), from + read);
-            if (n <= 0)
+            var read = 0;
+            while (read < to - from)
             {
-                break;
+                var n = RandomAccess.Read(block.Handle, buffer.AsSpan(read, (int)(to - from) - read), from + read);
+                if (n <= 0)
+                {
+                    break;
+                }
+
+                read += n;
             }
 
-            read += n;
+            return ScanBuffer(block, from, buffer.AsSpan(0, read), entries, claims, report);
         }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(buffer);
+        }
+    }
 
-        var data = buffer.AsSpan(0, read);
-        ulong previous = 0;
+    private long ScanBuffer(MsgBlock block, long from, ReadOnlySpan<byte> data, List<IndexEntry> entries, List<(ulong Seq, ulong Bytes)>? claims, bool report)
+    {
+        var subjects = new Dictionary<byte[], byte[]>(ByteArrayComparer.Instance).GetAlternateLookup<ReadOnlySpan<byte>>();
+        // The last good message sequence before the scanned bytes: from this block's indexed entries,
+        // else (recovery) the last sequence of the blocks before it. A damaged record is believed to
+        // be the message it names only if that is the next sequence.
+        var previous = report ? LastSeqLocked : 0;
         for (var i = entries.Count - 1; i >= 0; i--)
         {
             if (entries[i].Kind is RecordKind.Message or RecordKind.Erased)
@@ -294,10 +305,17 @@ internal sealed partial class FileStore
                 {
                     if (h.Kind == RecordKind.Message)
                     {
-                        e.Subject = rest.Slice(RecordFormat.HeaderSize, h.SubjectLength).ToArray();
+                        var subject = rest.Slice(RecordFormat.HeaderSize, h.SubjectLength);
+                        if (!subjects.TryGetValue(subject, out var shared))
+                        {
+                            shared = subject.ToArray();
+                            subjects[subject] = shared;
+                        }
+
+                        e.Subject = shared; // one array per distinct subject of the block
                     }
 
-                    if (gap && previous != 0 && h.Sequence > previous + 1)
+                    if (gap && h.Sequence > previous + 1)
                     {
                         for (var lost = previous + 1; lost < h.Sequence && claims is not null; lost++)
                         {
@@ -324,7 +342,7 @@ internal sealed partial class FileStore
             var header = rest.Length >= RecordFormat.HeaderSize ? RecordFormat.ReadHeader(rest) : default;
             var plausible = rest.Length >= RecordFormat.HeaderSize && RecordFormat.IsPlausible(header, MaxRecordSize);
             var next = FindNextValid(data, pos + 1);
-            if (plausible && header.Kind == RecordKind.Message && (previous == 0 || header.Sequence == previous + 1))
+            if (plausible && header.Kind == RecordKind.Message && header.Sequence == previous + 1)
             {
                 // The fixed part reads right: the message it names is the one lost.
                 if (next >= 0 || header.Length == rest.Length)

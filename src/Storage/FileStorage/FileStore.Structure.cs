@@ -1,4 +1,3 @@
-using System.Runtime.InteropServices;
 using System.Security.Cryptography;
 using Courier.Storage.Internal;
 
@@ -54,6 +53,7 @@ internal sealed partial class FileStore
         foreach (var block in obsolete)
         {
             _blocks.Remove(block);
+            _readHandles.Remove(block);
             block.Dispose();
             File.Delete(block.DataPath);
             File.Delete(block.IndexPath);
@@ -119,6 +119,7 @@ internal sealed partial class FileStore
         foreach (var block in later)
         {
             _blocks.Remove(block);
+            _readHandles.Remove(block);
             _doomed.Remove(block);
             _pinned.Remove(block);
             block.Dispose();
@@ -130,11 +131,10 @@ internal sealed partial class FileStore
         RandomAccess.FlushToDisk(cutBlock.Handle);
         File.Delete(cutBlock.IndexPath);
         cutBlock.IndexCurrent = false;
-        cutBlock.Entries = entries.Where(e => e.Offset < cut).ToList();
         cutBlock.HeldTombstones.Clear();
-        foreach (var e in cutBlock.Entries)
+        foreach (var e in entries)
         {
-            if (e.Kind == RecordKind.Tombstone && TryGetSlot(e.Sequence, out var target) && BlockOf(target.Location) != cutBlock.Id)
+            if (e.Offset < cut && e.Kind == RecordKind.Tombstone && TryGetSlot(e.Sequence, out var target) && BlockOf(target.Location) != cutBlock.Id)
             {
                 cutBlock.HeldTombstones.Add(e.Sequence);
             }
@@ -172,7 +172,7 @@ internal sealed partial class FileStore
         {
             WriteNow(block);
             var record = new byte[length];
-            if (!ReadExactly(block, offset, record))
+            if (!ReadExactly(ReadHandle(block), offset, record))
             {
                 return;
             }
@@ -183,19 +183,7 @@ internal sealed partial class FileStore
             InvalidateWindows(block);
         }
 
-        if (block.Entries is not null)
-        {
-            var entries = CollectionsMarshal.AsSpan(block.Entries);
-            for (var i = entries.Length - 1; i >= 0; i--)
-            {
-                if (entries[i].Offset == offset)
-                {
-                    entries[i].Kind = RecordKind.Erased;
-                    entries[i].Subject = null;
-                    break;
-                }
-            }
-        }
+        // An index file still lists the record as a message; the tombstone (or floor) removes it on load.
     }
 
     private static void Scramble(Span<byte> record)
@@ -222,14 +210,9 @@ internal sealed partial class FileStore
         }
     }
 
-    /// <summary>Every record of a block: kept in memory, else from its index, else by scanning it. Lock held.</summary>
+    /// <summary>Every record of a block: from its index if current, else by scanning it. Lock held.</summary>
     private List<IndexEntry> EntriesOf(MsgBlock block)
     {
-        if (block.Entries is not null)
-        {
-            return block.Entries;
-        }
-
         if (BlockIndex.TryRead(block.IndexPath, block.Id, block.FileLength, out var entries, out var covered, out _) && covered == block.FileLength)
         {
             return entries;

@@ -55,9 +55,6 @@ internal sealed class MsgBlock : IDisposable
     /// <summary>Sequences this block holds tombstones for whose messages live in older blocks.</summary>
     public List<ulong> HeldTombstones { get; } = [];
 
-    /// <summary>Every record of the block, kept until its index file is written (always for the write block).</summary>
-    public List<IndexEntry>? Entries { get; set; }
-
     /// <summary>True when an index file matches the block as it is.</summary>
     public bool IndexCurrent { get; set; }
 

@@ -17,8 +17,17 @@ internal static class Crc32C
 
     private static readonly uint[] Table = BuildTable();
 
+    /// <summary>The register value to start an incremental CRC with (<see cref="Append"/>, then <see cref="Finish"/>).</summary>
+    public const uint Start = 0xFFFFFFFF;
+
     /// <summary>The CRC-32C of <paramref name="data"/> (initial value and final xor 0xFFFFFFFF).</summary>
-    public static uint Compute(ReadOnlySpan<byte> data) => ~Update(0xFFFFFFFF, data);
+    public static uint Compute(ReadOnlySpan<byte> data) => ~Update(Start, data);
+
+    /// <summary>Continues an incremental CRC over more data.</summary>
+    public static uint Append(uint register, ReadOnlySpan<byte> data) => Update(register, data);
+
+    /// <summary>The CRC of everything appended to <paramref name="register"/>.</summary>
+    public static uint Finish(uint register) => ~register;
 
     /// <summary>Continues a raw (not inverted) CRC register over more data.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

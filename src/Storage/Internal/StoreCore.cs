@@ -451,8 +451,17 @@ internal abstract partial class StoreCore : IStreamStore
         DeleteBackend();
     }
 
-    /// <inheritdoc/>
-    public void Dispose() => Stop();
+    /// <summary>Stops the store. Unlike <see cref="Stop"/>, never throws for a failed final write (an owner that needs to know calls Flush or Stop first).</summary>
+    public void Dispose()
+    {
+        try
+        {
+            Stop();
+        }
+        catch (IOException)
+        {
+        }
+    }
 
     /// <summary>Throws when stopped (lock held).</summary>
     private void ThrowIfClosed()
