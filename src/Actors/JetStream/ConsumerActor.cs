@@ -38,6 +38,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
     private ulong _ackFloorStream;
     private ulong _ackFloorConsumer;
     private long _redelivered;
+    private DateTime _lastPushActivity = DateTime.UtcNow;
     private bool _dirty;
 
     public ConsumerActor(InternalClient client, IStreamStore store, string stream, ConsumerConfig config, DateTime created, string? stateFile, ConsumerStateFile? recovered)
@@ -267,6 +268,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
         if (IsPush)
         {
             target = _config.DeliverSubject!;
+            _lastPushActivity = DateTime.UtcNow;
         }
         else
         {
@@ -449,6 +451,14 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
             }
 
             node = next;
+        }
+
+        if (IsPush && _config.IdleHeartbeat > 0 && now - _lastPushActivity >= TimeSpan.FromTicks(_config.IdleHeartbeat / 100))
+        {
+            // Push consumers with idle_heartbeat: tell the client we are alive while there is nothing to send.
+            _lastPushActivity = now;
+            _client.Publish(_config.DeliverSubject!, null, Encoding.ASCII.GetBytes(
+                $"NATS/1.0 100 Idle Heartbeat\r\nNats-Last-Consumer: {_deliveredConsumer}\r\nNats-Last-Stream: {_deliveredStream}\r\n\r\n"), default);
         }
 
         if (_redeliver.Count > 0 || _waiting.Count > 0)

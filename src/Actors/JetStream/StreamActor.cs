@@ -203,6 +203,9 @@ internal sealed class StreamActor : ReceiveActor
             return;
         }
 
+        // Clients send empty strings for "no name".
+        config.Name = string.IsNullOrEmpty(config.Name) ? null : config.Name;
+        config.DurableName = string.IsNullOrEmpty(config.DurableName) ? null : config.DurableName;
         if (request.Operation == "DURABLE.CREATE")
         {
             config.DurableName ??= request.Consumer;

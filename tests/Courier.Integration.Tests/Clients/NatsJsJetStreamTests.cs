@@ -47,6 +47,21 @@ public abstract class NatsJsJetStreamTests<TServer> : IClassFixture<TServer>
     }
 
     [Fact]
+    public async Task Key_value_buckets_work_through_nats_js()
+    {
+        var storeDir = Directory.CreateTempSubdirectory("courier-js-").FullName;
+        try
+        {
+            await using var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir);
+            await NodeScript.RunAsync("jetstream_kv", server);
+        }
+        finally
+        {
+            Directory.Delete(storeDir, recursive: true);
+        }
+    }
+
+    [Fact]
     public async Task Acknowledged_messages_and_a_durable_ack_floor_survive_kill_9_and_a_restart_on_the_same_store()
     {
         var storeDir = Directory.CreateTempSubdirectory("courier-crash-").FullName;
