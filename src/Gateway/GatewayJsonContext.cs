@@ -9,5 +9,6 @@ namespace Courier.Gateway;
 [JsonSerializable(typeof(Connz))]
 [JsonSerializable(typeof(Subsz))]
 [JsonSerializable(typeof(Healthz))]
+[JsonSerializable(typeof(Jsz))]
 [JsonSerializable(typeof(PortsFile))]
 internal sealed partial class GatewayJsonContext : JsonSerializerContext;

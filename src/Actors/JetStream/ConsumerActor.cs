@@ -28,6 +28,8 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
     private readonly ConsumerConfig _config;
     private readonly DateTime _created;
     private readonly string? _stateFile;
+    private readonly ConsumerContext _context;
+    private DateTime _lastActivity = DateTime.UtcNow;
     private readonly SortedDictionary<ulong, Pending> _pending = [];
     private readonly SortedSet<ulong> _redeliver = [];
     private readonly LinkedList<Waiting> _waiting = new();
@@ -41,8 +43,9 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
     private DateTime _lastPushActivity = DateTime.UtcNow;
     private bool _dirty;
 
-    public ConsumerActor(InternalClient client, IStreamStore store, string stream, ConsumerConfig config, DateTime created, string? stateFile, ConsumerStateFile? recovered)
+    public ConsumerActor(InternalClient client, IStreamStore store, string stream, ConsumerConfig config, DateTime created, string? stateFile, ConsumerStateFile? recovered, ConsumerContext context)
     {
+        _context = context;
         _client = client;
         _store = store;
         _stream = stream;
@@ -117,8 +120,8 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
 
     public string Name => _name;
 
-    public static Props Props(InternalClient client, IStreamStore store, string stream, ConsumerConfig config, DateTime created, string? stateFile, ConsumerStateFile? recovered) =>
-        Runtime.Props.Create(() => new ConsumerActor(client, store, stream, config, created, stateFile, recovered));
+    public static Props Props(InternalClient client, IStreamStore store, string stream, ConsumerConfig config, DateTime created, string? stateFile, ConsumerStateFile? recovered, ConsumerContext context) =>
+        Runtime.Props.Create(() => new ConsumerActor(client, store, stream, config, created, stateFile, recovered, context));
 
     protected override void PreStart()
     {
@@ -159,6 +162,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
         }
 
         var now = DateTime.UtcNow;
+        _lastActivity = now;
         var waiting = new Waiting(next.Reply, Math.Max(request.Batch, 1), request.NoWait,
             request.Expires > 0 ? now.AddTicks(request.Expires / 100) : DateTime.MaxValue,
             request.IdleHeartbeat > 0 ? TimeSpan.FromTicks(request.IdleHeartbeat / 100) : TimeSpan.Zero)
@@ -309,6 +313,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
     // $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<timestamp>.<pending>
     private void OnAcks(IReadOnlyList<InternalMessage> acks)
     {
+        _lastActivity = DateTime.UtcNow;
         foreach (var ack in acks)
         {
             var tokens = ack.Subject.Split('.');
@@ -372,18 +377,16 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
 
     private void Acknowledge(ulong seq)
     {
-        if (_config.AckPolicy == "all")
+        var acked = _config.AckPolicy == "all" ? _pending.Keys.Where(s => s <= seq).ToList() : _pending.ContainsKey(seq) ? [seq] : [];
+        foreach (var s in acked)
         {
-            foreach (var s in _pending.Keys.Where(s => s <= seq).ToList())
+            _pending.Remove(s);
+            _redeliver.Remove(s);
+            if (_context.WorkQueue)
             {
-                _pending.Remove(s);
-                _redeliver.Remove(s);
+                // Work-queue retention: a message is gone once its consumer has acknowledged it.
+                _store.RemoveMessage(s);
             }
-        }
-        else
-        {
-            _pending.Remove(seq);
-            _redeliver.Remove(seq);
         }
     }
 
@@ -422,6 +425,13 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
     private void Tick()
     {
         var now = DateTime.UtcNow;
+        if (ExpiredForInactivity(now))
+        {
+            Context.Parent.Tell(new Protocol.Expired(_name));
+            Context.Stop(Self);
+            return;
+        }
+
         foreach (var (seq, p) in _pending)
         {
             if (p.DeadlineTicks != 0 && p.DeadlineTicks <= now.Ticks && !_redeliver.Contains(seq))
@@ -469,6 +479,32 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
         {
             SaveState();
         }
+    }
+
+    /// <summary>
+    /// An ephemeral consumer goes away after inactive_threshold (5 s by default, as nats-server) with
+    /// no pull requests, acks or deliveries, and for push consumers no subscriber on the deliver subject.
+    /// </summary>
+    private bool ExpiredForInactivity(DateTime now)
+    {
+        if (_config.DurableName is not null)
+        {
+            return false;
+        }
+
+        if (IsPush && _context.HasInterest(_config.DeliverSubject!))
+        {
+            _lastActivity = now;
+            return false;
+        }
+
+        if (_waiting.Count > 0)
+        {
+            return false;
+        }
+
+        var threshold = _config.InactiveThreshold > 0 ? TimeSpan.FromTicks(_config.InactiveThreshold / 100) : TimeSpan.FromSeconds(5);
+        return now - _lastActivity > threshold;
     }
 
     private void Status(string inbox, string status) =>
@@ -532,6 +568,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
 
     private sealed record Pending(ulong ConsumerSeq, long Deliveries, long DeadlineTicks);
 
+
     private sealed class Waiting(string reply, int remaining, bool noWait, DateTime expires, TimeSpan heartbeat)
     {
         public string Reply { get; } = reply;
@@ -561,6 +598,9 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
             {
             }
         }
+
+        /// <summary>Told to the stream: this ephemeral consumer expired and stopped.</summary>
+        public sealed record Expired(string Name);
 
         /// <summary>A pull request (CONSUMER.MSG.NEXT).</summary>
         public sealed record Next(string Reply, byte[] Payload);
@@ -609,3 +649,8 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
         }
     }
 }
+
+/// <summary>What a consumer needs from its stream and node.</summary>
+/// <param name="WorkQueue">The stream has work-queue retention: acknowledged messages are removed.</param>
+/// <param name="HasInterest">Whether anyone subscribes to a subject (a push consumer's deliver subject).</param>
+internal sealed record ConsumerContext(bool WorkQueue, Func<string, bool> HasInterest);

@@ -31,6 +31,29 @@ internal sealed class JetStreamApi : ReceiveActor
         var storeDir = broker.Options.StoreDir ?? Path.Combine(Path.GetTempPath(), "nats");
         _streamsDirectory = Path.Combine(storeDir, "jetstream", "$G", "streams");
         ReceiveAsync<Protocol.Requests>(HandleAsync);
+        ReceiveAsync<Protocol.GetStats>(async _ =>
+        {
+            var sender = Sender;
+            var stats = new JetStreamStats { Streams = _streams.Count, ApiTotal = _apiTotal, ApiErrors = _apiErrors, StoreDirectory = Path.GetDirectoryName(Path.GetDirectoryName(_streamsDirectory)) ?? "" };
+            foreach (var entry in _streams.Values)
+            {
+                var info = await entry.Actor.Ask<StreamInfoResponse>(StreamActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
+                var bytes = info.State?.Bytes ?? 0;
+                stats.Messages += info.State?.Messages ?? 0;
+                stats.Bytes += bytes;
+                stats.Consumers += info.State?.ConsumerCount ?? 0;
+                if (entry.Config.Storage == "memory")
+                {
+                    stats.Memory += bytes;
+                }
+                else
+                {
+                    stats.Storage += bytes;
+                }
+            }
+
+            sender.Tell(stats);
+        });
     }
 
     public static Props Props(Broker broker) => Runtime.Props.Create(() => new JetStreamApi(broker));
@@ -327,10 +350,12 @@ internal sealed class JetStreamApi : ReceiveActor
     private IActorRef Start(StreamConfig config, DateTime created, IStreamStore store)
     {
         var directory = config.Storage == "memory" ? null : Path.Combine(_streamsDirectory, config.Name);
-        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory), "stream-" + Uri.EscapeDataString(config.Name));
+        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest), "stream-" + Uri.EscapeDataString(config.Name));
         _streams[config.Name] = new StreamEntry(config, actor);
         return actor;
     }
+
+    private bool HasInterest(string subject) => !_broker.Space.Match(System.Text.Encoding.UTF8.GetBytes(subject)).IsEmpty;
 
     private static IStreamStore OpenStore(StreamConfig config, string directory)
     {
@@ -417,6 +442,16 @@ internal sealed class JetStreamApi : ReceiveActor
     /// <summary>The messages this actor understands.</summary>
     public static class Protocol
     {
+        /// <summary>Asks for <see cref="JetStreamStats"/> (/jsz).</summary>
+        public sealed class GetStats
+        {
+            public static readonly GetStats Instance = new();
+
+            private GetStats()
+            {
+            }
+        }
+
         /// <summary>One read batch of API requests.</summary>
         public sealed class Requests
         {
@@ -431,4 +466,26 @@ internal sealed class JetStreamApi : ReceiveActor
             public override string ToString() => $"Requests({Messages.Count})";
         }
     }
+}
+
+/// <summary>JetStream usage for /jsz.</summary>
+public sealed class JetStreamStats
+{
+    public int Streams { get; set; }
+
+    public int Consumers { get; set; }
+
+    public ulong Messages { get; set; }
+
+    public ulong Bytes { get; set; }
+
+    public ulong Memory { get; set; }
+
+    public ulong Storage { get; set; }
+
+    public long ApiTotal { get; set; }
+
+    public long ApiErrors { get; set; }
+
+    public string StoreDirectory { get; set; } = "";
 }

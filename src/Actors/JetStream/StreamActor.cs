@@ -12,8 +12,11 @@ namespace Courier.Actors.JetStream;
 /// store flush per batch, PubAcks only after it: invariant 4), and answers the API requests that
 /// concern it alone.
 /// </summary>
-internal sealed class StreamActor : ReceiveActor
+internal sealed class StreamActor : ReceiveActor, IWithTimers
 {
+    /// <summary>How often messages past max_age are removed.</summary>
+    private static readonly TimeSpan AgeCheckInterval = TimeSpan.FromSeconds(1);
+
     private readonly InternalClient _client;
     private readonly IStreamStore _store;
     private readonly StreamConfig _config;
@@ -21,12 +24,14 @@ internal sealed class StreamActor : ReceiveActor
     private readonly List<string> _sids = [];
     private readonly string? _directory;
     private readonly Dictionary<string, IActorRef> _consumers = new(StringComparer.Ordinal);
+    private readonly ConsumerContext _consumerContext;
     private readonly Dictionary<string, (ulong Sequence, DateTime Time)> _duplicates = new(StringComparer.Ordinal);
     private readonly Queue<string> _duplicateOrder = new();
     private string? _lastMsgId;
 
-    public StreamActor(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory)
+    public StreamActor(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest)
     {
+        _consumerContext = new ConsumerContext(config.Retention == "workqueue", hasInterest);
         _client = client;
         _config = config;
         _created = created;
@@ -35,6 +40,8 @@ internal sealed class StreamActor : ReceiveActor
         ReceiveAsync<Protocol.ConsumerRequest>(HandleConsumerRequestAsync);
         Receive<Protocol.AckBatch>(OnAcks);
         Receive<Protocol.DirectGets>(gets => DirectGet(gets.Messages));
+        Receive<ConsumerActor.Protocol.Expired>(expired => _consumers.Remove(expired.Name));
+        Receive<Protocol.ExpireByAge>(_ => _store.ExpireByAge((DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100));
 
         Receive<Protocol.Append>(Append);
         Receive<Protocol.GetInfo>(_ => Sender.Tell(Info("")));
@@ -53,8 +60,11 @@ internal sealed class StreamActor : ReceiveActor
         });
     }
 
-    public static Props Props(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory) =>
-        Runtime.Props.Create(() => new StreamActor(client, config, created, store, directory));
+    public static Props Props(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest) =>
+        Runtime.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest));
+
+    /// <inheritdoc />
+    public ITimerScheduler Timers { get; set; } = null!;
 
     private string? ConsumersDirectory => _directory is null ? null : Path.Combine(_directory, "obs");
 
@@ -69,6 +79,11 @@ internal sealed class StreamActor : ReceiveActor
         }
 
         _sids.Add(_client.Subscribe($"$JS.ACK.{_config.Name}.>", null, batch => self.Tell(new Protocol.AckBatch(batch))));
+        if (_config.MaxAge > 0)
+        {
+            Timers.StartPeriodicTimer("max_age", Protocol.ExpireByAge.Instance, AgeCheckInterval);
+        }
+
         if (_config.AllowDirect)
         {
             _sids.Add(_client.Subscribe($"$JS.API.DIRECT.GET.{_config.Name}", "_dg", batch => self.Tell(new Protocol.DirectGets(batch))));
@@ -104,7 +119,7 @@ internal sealed class StreamActor : ReceiveActor
     private IActorRef StartConsumer(ConsumerConfig config, DateTime created, string? stateFile, ConsumerStateFile? recovered)
     {
         var name = config.DurableName ?? config.Name!;
-        var actor = Context.ActorOf(ConsumerActor.Props(_client, _store, _config.Name, config, created, stateFile, recovered), "consumer-" + Uri.EscapeDataString(name));
+        var actor = Context.ActorOf(ConsumerActor.Props(_client, _store, _config.Name, config, created, stateFile, recovered, _consumerContext), "consumer-" + Uri.EscapeDataString(name));
         _consumers[name] = actor;
         return actor;
     }
@@ -637,6 +652,16 @@ internal sealed class StreamActor : ReceiveActor
             public string? ReplyTo { get; }
 
             public byte[] Payload { get; }
+        }
+
+        /// <summary>Remove messages older than max_age.</summary>
+        public sealed class ExpireByAge
+        {
+            public static readonly ExpireByAge Instance = new();
+
+            private ExpireByAge()
+            {
+            }
         }
 
         /// <summary>A read batch of direct get requests.</summary>

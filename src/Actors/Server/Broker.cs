@@ -185,6 +185,17 @@ public sealed class Broker : IAsyncDisposable
             c.Outbound.PendingBytes, subjects, stop, stop is null ? null : c.CloseReason);
     }
 
+    /// <summary>JetStream usage for /jsz; null when JetStream is off.</summary>
+    public async Task<JetStreamStats?> GetJetStreamStatsAsync()
+    {
+        if (JetStream is null)
+        {
+            return null;
+        }
+
+        return await JetStream.Ask<JetStreamStats>(JetStreamApi.Protocol.GetStats.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(false);
+    }
+
     /// <summary>Totals over closed and open connections.</summary>
     public (long InMsgs, long InBytes, long OutMsgs, long OutBytes) GetTotals()
     {

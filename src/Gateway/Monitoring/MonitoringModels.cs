@@ -113,6 +113,28 @@ internal sealed class Subsz
     [JsonPropertyName("avg_fanout")] public double AvgFanout { get; init; }
 }
 
+/// <summary>/jsz, with nats-server's field names for the fields Courier implements.</summary>
+internal sealed class Jsz
+{
+    [JsonPropertyName("server_id")] public string ServerId { get; init; } = "";
+    [JsonPropertyName("now")] public DateTime Now { get; init; }
+    [JsonPropertyName("disabled")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool Disabled { get; init; }
+    [JsonPropertyName("config")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public VarzJetStreamConfig? Config { get; init; }
+    [JsonPropertyName("memory")] public ulong Memory { get; init; }
+    [JsonPropertyName("storage")] public ulong Storage { get; init; }
+    [JsonPropertyName("streams")] public int Streams { get; init; }
+    [JsonPropertyName("consumers")] public int Consumers { get; init; }
+    [JsonPropertyName("messages")] public ulong Messages { get; init; }
+    [JsonPropertyName("bytes")] public ulong Bytes { get; init; }
+    [JsonPropertyName("api")] public JszApi Api { get; init; } = new();
+}
+
+internal sealed class JszApi
+{
+    [JsonPropertyName("total")] public long Total { get; init; }
+    [JsonPropertyName("errors")] public long Errors { get; init; }
+}
+
 /// <summary>/healthz.</summary>
 internal sealed class Healthz
 {

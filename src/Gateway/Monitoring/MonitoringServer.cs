@@ -36,11 +36,12 @@ internal sealed class MonitoringServer : IAsyncDisposable
         var address = ListenAddress.Resolve(host);
         builder.WebHost.ConfigureKestrel(k => k.Listen(address, port < 0 ? 0 : port));
         _app = builder.Build();
-        _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /subsz /healthz\n"));
+        _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /subsz /jsz /healthz\n"));
         _app.MapGet("/healthz", Healthz);
         _app.MapGet("/varz", (HttpContext _) => Json(BuildVarz(), GatewayJsonContext.Default.Varz));
         _app.MapGet("/connz", (HttpContext http) => Json(BuildConnz(http.Request.Query), GatewayJsonContext.Default.Connz));
         _app.MapGet("/subsz", (HttpContext _) => Json(BuildSubsz(), GatewayJsonContext.Default.Subsz));
+        _app.MapGet("/jsz", async () => Json(await BuildJszAsync().ConfigureAwait(false), GatewayJsonContext.Default.Jsz));
     }
 
     /// <summary>Where it listens, known after <see cref="StartAsync"/>.</summary>
@@ -166,6 +167,30 @@ internal sealed class MonitoringServer : IAsyncDisposable
             Offset = offset,
             Limit = limit,
             Connections = page,
+        };
+    }
+
+    private async Task<Jsz> BuildJszAsync()
+    {
+        var stats = await _broker.GetJetStreamStatsAsync().ConfigureAwait(false);
+        if (stats is null)
+        {
+            return new Jsz { ServerId = _broker.ServerId, Now = DateTime.UtcNow, Disabled = true };
+        }
+
+        var o = _broker.Options;
+        return new Jsz
+        {
+            ServerId = _broker.ServerId,
+            Now = DateTime.UtcNow,
+            Config = new VarzJetStreamConfig { MaxMemory = o.MaxMemoryStore, MaxStorage = o.MaxFileStore, StoreDir = stats.StoreDirectory },
+            Memory = stats.Memory,
+            Storage = stats.Storage,
+            Streams = stats.Streams,
+            Consumers = stats.Consumers,
+            Messages = stats.Messages,
+            Bytes = stats.Bytes,
+            Api = new JszApi { Total = stats.ApiTotal, Errors = stats.ApiErrors },
         };
     }
 

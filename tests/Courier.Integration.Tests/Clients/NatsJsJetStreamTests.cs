@@ -17,13 +17,27 @@ public abstract class NatsJsJetStreamTests<TServer> : IClassFixture<TServer>
     }
 
     [Fact]
-    public async Task Streams_are_created_filled_read_purged_and_deleted_through_nats_js()
+    public Task Streams_are_created_filled_read_purged_and_deleted_through_nats_js() => RunWithJetStreamAsync("jetstream_streams");
+
+    [Fact]
+    public Task Durable_pull_consumers_fetch_ack_nak_and_term_through_nats_js() => RunWithJetStreamAsync("jetstream_consumers");
+
+    [Fact]
+    public Task Stream_policies_work_queue_max_age_discard_new_per_subject_dedupe_and_expectations_hold() =>
+        RunWithJetStreamAsync("jetstream_limits");
+
+    [Fact]
+    public Task Jsz_and_healthz_report_jetstream_usage() => RunWithJetStreamAsync("jetstream_jsz", withMonitorUrl: true);
+
+    /// <summary>Runs a nats.js script against a fresh server with JetStream on a store of its own.</summary>
+    private async Task RunWithJetStreamAsync(string script, bool withMonitorUrl = false)
     {
         var storeDir = Directory.CreateTempSubdirectory("courier-js-").FullName;
         try
         {
             await using var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir);
-            await NodeScript.RunAsync("jetstream_streams", server);
+            var environment = withMonitorUrl ? new Dictionary<string, string> { ["MONITOR_URL"] = server.MonitorUri.ToString() } : null;
+            await NodeScript.RunAsync(script, server, environment);
         }
         finally
         {
@@ -32,34 +46,7 @@ public abstract class NatsJsJetStreamTests<TServer> : IClassFixture<TServer>
     }
 
     [Fact]
-    public async Task Durable_pull_consumers_fetch_ack_nak_and_term_through_nats_js()
-    {
-        var storeDir = Directory.CreateTempSubdirectory("courier-js-").FullName;
-        try
-        {
-            await using var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir);
-            await NodeScript.RunAsync("jetstream_consumers", server);
-        }
-        finally
-        {
-            Directory.Delete(storeDir, recursive: true);
-        }
-    }
-
-    [Fact]
-    public async Task Key_value_buckets_work_through_nats_js()
-    {
-        var storeDir = Directory.CreateTempSubdirectory("courier-js-").FullName;
-        try
-        {
-            await using var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir);
-            await NodeScript.RunAsync("jetstream_kv", server);
-        }
-        finally
-        {
-            Directory.Delete(storeDir, recursive: true);
-        }
-    }
+    public Task Key_value_buckets_work_through_nats_js() => RunWithJetStreamAsync("jetstream_kv");
 
     [Fact]
     public async Task Acknowledged_messages_and_a_durable_ack_floor_survive_kill_9_and_a_restart_on_the_same_store()
