@@ -28,6 +28,8 @@ internal static class Scenarios
         new("rr10", "request/reply, 10 clients, 2 services in a queue group, 16 B", s => RequestReply(s, 16, clients: 10, services: 2, requestsPerClient: 5_000)),
         new("jssync", "JetStream publish, wait for each PubAck, memory storage, 16 B", s => JetStreamPublish(s, "memory", 16, 20_000, window: 1)),
         new("jsasync", "JetStream publish, up to 256 PubAcks outstanding, file storage, 128 B", s => JetStreamPublish(s, "file", 128, 200_000, window: 256)),
+        new("jsord", "JetStream ordered (ack none) pull consumer reading a pre-filled stream, 128 B", s => JetStreamConsume(s, 100_000, ack: false)),
+        new("jsfetch", "JetStream durable pull consumer, fetch 256 at a time, ack each, 128 B", s => JetStreamConsume(s, 100_000, ack: true)),
         new("conn", "5,000 idle connections with one SUB each", s => IdleConnections(s, 5_000)),
         new("storm", "connection storm: 8 threads open, handshake and close 4,000 connections", s => ConnectionStorm(s, threads: 8, connections: 4_000)),
     ];
@@ -190,6 +192,63 @@ internal static class Scenarios
         }
 
         return [new("msgs/s", sent / sw.Elapsed.TotalSeconds)];
+    }
+
+    private static IReadOnlyList<Metric> JetStreamConsume(ServerProcess server, int messages, bool ack)
+    {
+        const int Window = 256; // messages per fetch (and publishes in flight while filling)
+        using var client = new BenchClient(server.Port);
+        client.Send("SUB _INBOX.bench.* 1\r\n");
+        var config = "{\"name\":\"BENCH\",\"subjects\":[\"bench.js\"],\"storage\":\"file\"}";
+        client.Send($"PUB $JS.API.STREAM.CREATE.BENCH _INBOX.bench.create {config.Length}\r\n{config}\r\n");
+        client.ReadMsg();
+        var batch = BenchClient.PubBatch("bench.js", 128, Window, "_INBOX.bench.ack");
+        for (var sent = 0; sent < messages; sent += Window)
+        {
+            client.Send(batch);
+            for (var i = 0; i < Window; i++)
+            {
+                client.ReadMsg();
+            }
+        }
+
+        var consumer = ack
+            ? "{\"stream_name\":\"BENCH\",\"config\":{\"durable_name\":\"D\",\"ack_policy\":\"explicit\",\"max_ack_pending\":100000}}"
+            : "{\"stream_name\":\"BENCH\",\"config\":{\"name\":\"O\",\"ack_policy\":\"none\",\"mem_storage\":true}}";
+        var name = ack ? "D" : "O";
+        client.Send($"PUB $JS.API.CONSUMER.CREATE.BENCH.{name} _INBOX.bench.consumer {consumer.Length}\r\n{consumer}\r\n");
+        client.ReadMsg();
+
+        using var reader = new BenchClient(server.Port);
+        reader.Send("SUB _INBOX.fetch 1\r\n");
+        reader.Flush();
+        var next = $"{{\"batch\":{Window},\"expires\":5000000000}}";
+        var request = System.Text.Encoding.ASCII.GetBytes($"PUB $JS.API.CONSUMER.MSG.NEXT.BENCH.{name} _INBOX.fetch {next.Length}\r\n{next}\r\n");
+        var acks = new System.Text.StringBuilder();
+        var sw = Stopwatch.StartNew();
+        var received = 0;
+        while (received < messages && sw.Elapsed < RunLimit)
+        {
+            reader.Send(request);
+            for (var i = 0; i < Window; i++)
+            {
+                var ackSubject = reader.ReadMsg();
+                if (ack)
+                {
+                    acks.Append("PUB ").Append(ackSubject).Append(" 0\r\n\r\n");
+                }
+            }
+
+            if (ack)
+            {
+                reader.Send(acks.ToString());
+                acks.Clear();
+            }
+
+            received += Window;
+        }
+
+        return [new("msgs/s", received / sw.Elapsed.TotalSeconds)];
     }
 
     private static IReadOnlyList<Metric> ConnectionStorm(ServerProcess server, int threads, int connections)

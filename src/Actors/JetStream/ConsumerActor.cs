@@ -40,8 +40,10 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
     private ulong _ackFloorStream;
     private ulong _ackFloorConsumer;
     private long _redelivered;
+    private long _passPending = -1;
     private DateTime _lastPushActivity = DateTime.UtcNow;
     private bool _dirty;
+    private bool _unsynced;
 
     public ConsumerActor(InternalClient client, IStreamStore store, string stream, ConsumerConfig config, DateTime created, string? stateFile, ConsumerStateFile? recovered, ConsumerContext context)
     {
@@ -127,7 +129,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
     {
         Timers.StartPeriodicTimer("tick", Protocol.Tick.Instance, TickInterval);
         _dirty = true;
-        SaveState();
+        SaveState(sync: true);
         Deliver();
     }
 
@@ -180,6 +182,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
     /// <summary>Delivers redeliveries first, then new messages, while someone waits and the ack window allows.</summary>
     private void Deliver()
     {
+        _passPending = -1;
         var maxAckPending = _config.MaxAckPending > 0 ? _config.MaxAckPending : long.MaxValue;
         while ((IsPush || _waiting.Count > 0) && (_config.AckPolicy == "none" || _pending.Count < maxAckPending || _redeliver.Count > 0))
         {
@@ -215,7 +218,6 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
         }
 
         AdvanceAckFloor();
-        SaveState();
     }
 
     private StoredMessage? LoadNext()
@@ -265,7 +267,17 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
             _pending[message.Sequence] = new Pending(_deliveredConsumer, deliveries, DateTime.UtcNow.AddTicks(AckWaitFor(deliveries) / 100).Ticks);
         }
 
-        var pendingCount = NumPending();
+        // Counted once per Deliver pass (the store counts by scanning), then kept up to date here.
+        if (_passPending < 0)
+        {
+            _passPending = (long)NumPending();
+        }
+        else if (!redelivery && _passPending > 0)
+        {
+            _passPending--;
+        }
+
+        var pendingCount = _passPending;
         var ackSubject = string.Create(CultureInfo.InvariantCulture,
             $"$JS.ACK.{_stream}.{_name}.{deliveries}.{message.Sequence}.{_deliveredConsumer}.{message.Timestamp}.{pendingCount}");
         string target;
@@ -314,6 +326,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
     private void OnAcks(IReadOnlyList<InternalMessage> acks)
     {
         _lastActivity = DateTime.UtcNow;
+        List<string>? confirmations = null;
         foreach (var ack in acks)
         {
             var tokens = ack.Subject.Split('.');
@@ -367,11 +380,21 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
 
             if (ack.ReplyTo is { } ackReply)
             {
-                _client.Publish(ackReply, null, default, default); // the double-ack confirmation
+                confirmations ??= [];
+                confirmations.Add(ackReply);
             }
         }
 
         _dirty = true;
+        AdvanceAckFloor();
+        SaveState(sync: false);
+
+        // Double-ack confirmations go out only once the new ack floor is written (it survives kill -9).
+        foreach (var reply in confirmations ?? [])
+        {
+            _client.Publish(reply, null, default, default);
+        }
+
         Deliver();
     }
 
@@ -475,10 +498,10 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
         {
             Deliver();
         }
-        else
-        {
-            SaveState();
-        }
+
+        // Deliveries and acks are written as they happen (that survives kill -9); fsync at most
+        // once per tick bounds what a power loss could take back.
+        SaveState(sync: true);
     }
 
     /// <summary>
@@ -532,11 +555,23 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
         Ts = DateTime.UtcNow,
     };
 
-    /// <summary>Writes the durable state (atomically: temp file, then rename) if it changed.</summary>
-    private void SaveState()
+    /// <summary>
+    /// Writes the durable state (atomically: temp file, then rename) if it changed since the last
+    /// write; with <paramref name="sync"/>, also fsyncs a write not yet synced.
+    /// </summary>
+    private void SaveState(bool sync)
     {
-        if (!_dirty || _stateFile is null)
+        if (_stateFile is null || (!_dirty && !(sync && _unsynced)))
         {
+            return;
+        }
+
+        if (!_dirty)
+        {
+            // Written but not yet synced: sync the file as it is.
+            using var written = new FileStream(_stateFile, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite);
+            written.Flush(flushToDisk: true);
+            _unsynced = false;
             return;
         }
 
@@ -560,10 +595,11 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
         using (var file = new FileStream(temp, FileMode.Create, FileAccess.Write, FileShare.None))
         {
             JsonSerializer.Serialize(file, state, ConsumerJsonContext.Default.ConsumerStateFile);
-            file.Flush(flushToDisk: true);
+            file.Flush(flushToDisk: sync);
         }
 
         File.Move(temp, _stateFile, overwrite: true);
+        _unsynced = !sync;
     }
 
     private sealed record Pending(ulong ConsumerSeq, long Deliveries, long DeadlineTicks);

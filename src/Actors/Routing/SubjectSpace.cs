@@ -112,27 +112,40 @@ internal sealed class SubjectSpace
         plain.Clear();
         queued.Clear();
 
-        if (shard.Cache.Count >= MaxCachedSubjects)
+        // ConcurrentDictionary.Count takes every lock of the dictionary: keep an approximate count.
+        if (Volatile.Read(ref shard.ApproximateCount) >= MaxCachedSubjects)
         {
-            Prune(shard.Cache);
+            Prune(shard);
         }
 
-        shard.Lookup[subjectBytes] = new CachedMatch(result, wild.Version);
+        if (shard.Lookup.TryAdd(subjectBytes, new CachedMatch(result, wild.Version)))
+        {
+            Interlocked.Increment(ref shard.ApproximateCount);
+        }
+        else
+        {
+            shard.Lookup[subjectBytes] = new CachedMatch(result, wild.Version);
+        }
+
         return result;
     }
 
-    private static void Prune(ConcurrentDictionary<byte[], CachedMatch> cache)
+    private static void Prune(ShardSnapshot shard)
     {
         // Drop a quarter, in whatever order the dictionary yields: cheap, and hot subjects come back.
-        var toDrop = cache.Count / 4;
-        foreach (var key in cache.Keys)
+        // Enumerating a ConcurrentDictionary takes no locks (unlike Count or Keys).
+        var toDrop = MaxCachedSubjects / 4;
+        foreach (var entry in shard.Cache)
         {
             if (toDrop-- <= 0)
             {
                 break;
             }
 
-            cache.TryRemove(key, out _);
+            if (shard.Cache.TryRemove(entry.Key, out _))
+            {
+                Interlocked.Decrement(ref shard.ApproximateCount);
+            }
         }
     }
 
@@ -169,6 +182,11 @@ internal sealed class SubjectSpace
         public long Version { get; }
 
         public ConcurrentDictionary<byte[], CachedMatch> Cache { get; }
+
+        // Entries in Cache, kept by hand (see MatchAndCache).
+#pragma warning disable SA1401, CA1051
+        public int ApproximateCount;
+#pragma warning restore SA1401, CA1051
 
         // A field, not a property: the lookup is a struct and indexer writes must reach this copy.
 #pragma warning disable SA1401, CA1051
