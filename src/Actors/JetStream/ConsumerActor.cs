@@ -60,6 +60,12 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
             _config.AckWait = DefaultAckWait;
         }
 
+        // A restarted consumer (or one recovered at startup) continues from its state file.
+        if (stateFile is not null && File.Exists(stateFile))
+        {
+            recovered = JsonSerializer.Deserialize(File.ReadAllBytes(stateFile), ConsumerJsonContext.Default.ConsumerStateFile) ?? recovered;
+        }
+
         if (recovered is not null)
         {
             _deliveredStream = recovered.DeliveredStreamSeq;
@@ -124,6 +130,9 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
 
     public static Props Props(InternalClient client, IStreamStore store, string stream, ConsumerConfig config, DateTime created, string? stateFile, ConsumerStateFile? recovered, ConsumerContext context) =>
         Runtime.Props.Create(() => new ConsumerActor(client, store, stream, config, created, stateFile, recovered, context));
+
+    /// <summary>The state written so far is what a restarted instance continues from.</summary>
+    protected override void PreRestart(Exception reason, object? message) => SaveState(sync: true);
 
     protected override void PreStart()
     {

@@ -31,6 +31,7 @@ internal sealed class JetStreamApi : ReceiveActor
         var storeDir = broker.Options.StoreDir ?? Path.Combine(Path.GetTempPath(), "nats");
         _streamsDirectory = Path.Combine(storeDir, "jetstream", "$G", "streams");
         ReceiveAsync<Protocol.Requests>(HandleAsync);
+        Receive<Protocol.GetStream>(get => Sender.Tell(_streams.TryGetValue(get.Name, out var entry) ? entry.Actor : ActorRefs.Nobody));
         ReceiveAsync<Protocol.GetStats>(async _ =>
         {
             var sender = Sender;
@@ -69,6 +70,10 @@ internal sealed class JetStreamApi : ReceiveActor
     }
 
     protected override void PostStop() => _client.DisposeAsync().AsTask().Wait(TimeSpan.FromSeconds(5));
+
+    /// <summary>A stream that fails (or is killed) restarts and recovers from its store.</summary>
+    protected override SupervisorStrategy SupervisorStrategy() =>
+        new OneForOneStrategy(10, TimeSpan.FromMinutes(1), _ => Directive.Restart);
 
     private void RecoverStreams()
     {
@@ -442,6 +447,9 @@ internal sealed class JetStreamApi : ReceiveActor
     /// <summary>The messages this actor understands.</summary>
     public static class Protocol
     {
+        /// <summary>Asks for a stream's actor (<see cref="ActorRefs.Nobody"/> when there is none); for fault-injection tests.</summary>
+        public sealed record GetStream(string Name);
+
         /// <summary>Asks for <see cref="JetStreamStats"/> (/jsz).</summary>
         public sealed class GetStats
         {

@@ -279,6 +279,25 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     private void ConsumerNotFound(string? replyTo, string type) =>
         Reply(replyTo, new ErrorResponse { Type = type, Error = new ApiError(404, 10014, "consumer not found") }, JetStreamJsonContext.Default.ErrorResponse);
 
+    /// <summary>
+    /// A restart keeps the store open (the new instance recovers from it) and lets the consumers
+    /// stop; the new instance re-subscribes and recovers durable consumers from their state files.
+    /// </summary>
+    protected override void PreRestart(Exception reason, object? message)
+    {
+        foreach (var consumer in _consumers.Values)
+        {
+            Context.Stop(consumer);
+        }
+
+        _consumers.Clear();
+        Unsubscribe();
+    }
+
+    /// <summary>A consumer that fails restarts from its state file.</summary>
+    protected override SupervisorStrategy SupervisorStrategy() =>
+        new OneForOneStrategy(10, TimeSpan.FromMinutes(1), _ => Directive.Restart);
+
     protected override void PostStop()
     {
         Unsubscribe();
