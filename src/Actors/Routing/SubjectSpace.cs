@@ -112,6 +112,16 @@ internal sealed class SubjectSpace
         plain.Clear();
         queued.Clear();
 
+        // Admission: a subject is cached the second time it misses. One-off subjects (JetStream ack
+        // replies, inboxes) then never churn the cache; a repeated subject costs one extra miss.
+        var hash = SubjectBytesComparer.Instance.GetHashCode(subjectBytes);
+        ref var seen = ref shard.Doorkeeper[(uint)hash % (uint)shard.Doorkeeper.Length];
+        if (Volatile.Read(ref seen) != hash)
+        {
+            Volatile.Write(ref seen, hash);
+            return result;
+        }
+
         // ConcurrentDictionary.Count takes every lock of the dictionary: keep an approximate count.
         if (Volatile.Read(ref shard.ApproximateCount) >= MaxCachedSubjects)
         {
@@ -182,6 +192,9 @@ internal sealed class SubjectSpace
         public long Version { get; }
 
         public ConcurrentDictionary<byte[], CachedMatch> Cache { get; }
+
+        // Hashes of subjects that missed once (see MatchAndCache); racy by design, only a hint.
+        public int[] Doorkeeper { get; } = new int[MaxCachedSubjects];
 
         // Entries in Cache, kept by hand (see MatchAndCache).
 #pragma warning disable SA1401, CA1051
