@@ -24,6 +24,9 @@ internal sealed partial class ClientConnection
     private int _pingsOut;
     private ClientPermissions? _permissions;
 
+    /// <summary>Set when subscribe permissions deny subjects: publishers check each delivery against it.</summary>
+    public ClientPermissions? DeliveryFilter { get; private set; }
+
     private enum ReadOutcome
     {
         /// <summary>Everything complete was processed; read more.</summary>
@@ -271,6 +274,7 @@ internal sealed partial class ClientConnection
 
             AuthorizedUser = auth.User;
             _permissions = auth.Permissions is null ? null : new ClientPermissions(auth.Permissions);
+            DeliveryFilter = _permissions is { FiltersDeliveries: true } ? _permissions : null;
         }
 
         if (options.Protocol is < 0 or > 1)

@@ -1,3 +1,4 @@
+using System.Collections.Concurrent;
 using System.Text;
 using Courier.Actors.Routing;
 using Courier.Actors.Server;
@@ -19,12 +20,59 @@ internal sealed class ClientPermissions
     private readonly SubjectPermission? _subscribe;
     private readonly Dictionary<byte[], bool> _publishCache = new(SubjectBytesComparer.Instance);
     private readonly Dictionary<byte[], bool>.AlternateLookup<ReadOnlySpan<byte>> _publishLookup;
+    private readonly ConcurrentDictionary<byte[], bool>? _denyCache;
+    private readonly ConcurrentDictionary<byte[], bool>.AlternateLookup<ReadOnlySpan<byte>> _denyLookup;
 
     public ClientPermissions(Permissions permissions)
     {
         _publish = permissions.Publish;
         _subscribe = permissions.Subscribe;
         _publishLookup = _publishCache.GetAlternateLookup<ReadOnlySpan<byte>>();
+        if (_subscribe?.Deny is { Count: > 0 })
+        {
+            _denyCache = new ConcurrentDictionary<byte[], bool>(SubjectBytesComparer.Instance);
+            _denyLookup = _denyCache.GetAlternateLookup<ReadOnlySpan<byte>>();
+        }
+    }
+
+    /// <summary>True when subscribe permissions deny some subjects: deliveries must be checked.</summary>
+    public bool FiltersDeliveries => _denyCache is not null;
+
+    /// <summary>
+    /// Whether a message on <paramref name="subject"/> must not be delivered to this client: a
+    /// subscription wider than a deny entry is allowed, so the deny applies at delivery, as
+    /// nats-server's checkDenySub. Called by any publisher's thread; the decision is cached.
+    /// </summary>
+    public bool DeniesDelivery(ReadOnlySpan<byte> subject)
+    {
+        if (_denyCache is null)
+        {
+            return false;
+        }
+
+        if (_denyLookup.TryGetValue(subject, out var denied))
+        {
+            return denied;
+        }
+
+        var text = Encoding.UTF8.GetString(subject);
+        denied = false;
+        foreach (var pattern in _subscribe!.Deny!)
+        {
+            if (SubjectRules.Matches(text, pattern))
+            {
+                denied = true;
+                break;
+            }
+        }
+
+        if (_denyCache.Count >= MaxCachedDecisions)
+        {
+            _denyCache.Clear();
+        }
+
+        _denyLookup.TryAdd(subject, denied);
+        return denied;
     }
 
     /// <summary>Whether the client may publish to <paramref name="subject"/>. Called only by the client's read pump.</summary>

@@ -49,6 +49,25 @@ public abstract class PermissionTests<TServer> : IClassFixture<TServer>
     }
 
     [Fact]
+    public async Task A_wildcard_subscription_wider_than_a_deny_never_receives_the_denied_subjects()
+    {
+        await using var server = await _server.StartServerAsync(Config);
+        await using var admin = await LoginAsync(server, "admin");
+        await using var c = await LoginAsync(server, "denier");
+
+        // secret.> is denied, but a subscription to > is wider than the deny and allowed: the
+        // denied subjects are filtered at delivery (nats-server's checkDenySub).
+        await c.SendAsync("SUB > 1\r\nSUB secret.* q 2\r\n");
+        await c.ExpectAsync("-ERR 'Permissions Violation for Subscription to \"secret.*\" using queue \"q\"'\r\n");
+        await c.PingPongAsync();
+        await admin.SendAsync("PUB secret.plans 2\r\nno\r\nPUB public.news 3\r\nyes\r\n");
+        await admin.PingPongAsync();
+
+        await c.ExpectAsync("MSG public.news 1 3\r\nyes\r\n");
+        await c.PingPongAsync();
+    }
+
+    [Fact]
     public async Task Subscribe_outside_the_allow_list_is_rejected_and_the_connection_stays_open()
     {
         await using var server = await _server.StartServerAsync(Config);
