@@ -27,6 +27,9 @@ public abstract class NatsJsJetStreamTests<TServer> : IClassFixture<TServer>
         RunWithJetStreamAsync("jetstream_limits");
 
     [Fact]
+    public Task Push_consumers_deliver_in_order_and_spread_over_a_deliver_group() => RunWithJetStreamAsync("jetstream_push");
+
+    [Fact]
     public Task Jsz_and_healthz_report_jetstream_usage() => RunWithJetStreamAsync("jetstream_jsz", withMonitorUrl: true);
 
     /// <summary>Runs a nats.js script against a fresh server with JetStream on a store of its own.</summary>
