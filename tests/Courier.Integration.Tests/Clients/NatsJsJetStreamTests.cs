@@ -30,6 +30,9 @@ public abstract class NatsJsJetStreamTests<TServer> : IClassFixture<TServer>
     public Task Push_consumers_deliver_in_order_and_spread_over_a_deliver_group() => RunWithJetStreamAsync("jetstream_push");
 
     [Fact]
+    public Task Object_store_round_trips_a_multi_chunk_object_through_nats_js() => RunWithJetStreamAsync("jetstream_objects");
+
+    [Fact]
     public Task Jsz_and_healthz_report_jetstream_usage() => RunWithJetStreamAsync("jetstream_jsz", withMonitorUrl: true);
 
     /// <summary>Runs a nats.js script against a fresh server with JetStream on a store of its own.</summary>
