@@ -283,10 +283,17 @@ internal sealed class JetStreamApi : ReceiveActor
 
         if (_streams.TryGetValue(name, out var existing))
         {
-            // Creating a stream that exists with the same configuration returns it, as nats-server.
-            if (JsonSerializer.Serialize(existing.Config, JetStreamJsonContext.Default.StreamConfig) != JsonSerializer.Serialize(config, JetStreamJsonContext.Default.StreamConfig))
+            var same = JsonSerializer.Serialize(existing.Config, JetStreamJsonContext.Default.StreamConfig) == JsonSerializer.Serialize(config, JetStreamJsonContext.Default.StreamConfig);
+            if (!same && operation == "STREAM.UPDATE")
             {
-                Fail(reply, type, operation == "STREAM.UPDATE" ? ApiError.StreamInvalidConfig("stream configuration update is not supported by Courier yet") : ApiError.StreamNameExists);
+                await UpdateAsync(existing, config, reply, type).ConfigureAwait(true);
+                return;
+            }
+
+            // Creating a stream that exists with the same configuration returns it, as nats-server.
+            if (!same)
+            {
+                Fail(reply, type, ApiError.StreamNameExists);
                 return;
             }
 
@@ -339,6 +346,51 @@ internal sealed class JetStreamApi : ReceiveActor
         Reply(reply, info, JetStreamJsonContext.Default.StreamInfoResponse);
     }
 
+    // STREAM.UPDATE: storage and retention are fixed, a sealed stream stays sealed, subjects must
+    // not overlap another stream; everything else may change.
+    private async Task UpdateAsync(StreamEntry existing, StreamConfig config, string reply, string type)
+    {
+        var current = existing.Config;
+        if (config.Storage != current.Storage)
+        {
+            Fail(reply, type, ApiError.StreamInvalidConfig("stream configuration update can not change storage type"));
+            return;
+        }
+
+        if (config.Retention != current.Retention)
+        {
+            Fail(reply, type, ApiError.StreamInvalidConfig("stream configuration update can not change retention policy"));
+            return;
+        }
+
+        if (current.Sealed && !config.Sealed)
+        {
+            Fail(reply, type, ApiError.StreamInvalidConfig("stream configuration update can not unseal a sealed stream"));
+            return;
+        }
+
+        foreach (var other in _streams.Values.Where(s => s.Config.Name != config.Name))
+        {
+            if (Subjects(config).Any(a => Subjects(other.Config).Any(b => SubjectRules.IsSubsetOf(a, b) || SubjectRules.IsSubsetOf(b, a))))
+            {
+                Fail(reply, type, ApiError.SubjectOverlap);
+                return;
+            }
+        }
+
+        var info = await existing.Actor.Ask<StreamInfoResponse>(new StreamActor.Protocol.Update(config), TimeSpan.FromSeconds(10)).ConfigureAwait(true);
+        _streams[config.Name] = existing with { Config = config };
+        if (config.Storage != "memory")
+        {
+            var meta = new StreamInfoResponse { Config = config, Created = info.Created };
+            File.WriteAllBytes(Path.Combine(_streamsDirectory, config.Name, MetaFile), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse));
+        }
+
+        await _client.FlushAsync().ConfigureAwait(true); // new subjects in effect before the reply
+        info.Type = type;
+        Reply(reply, info, JetStreamJsonContext.Default.StreamInfoResponse);
+    }
+
     private async Task DeleteAsync(string name, string reply)
     {
         const string Type = "io.nats.jetstream.api.v1.stream_delete_response";
@@ -362,20 +414,23 @@ internal sealed class JetStreamApi : ReceiveActor
 
     private bool HasInterest(string subject) => !_broker.Space.Match(System.Text.Encoding.UTF8.GetBytes(subject)).IsEmpty;
 
+    /// <summary>The store's part of a stream configuration.</summary>
+    internal static StoreConfig ToStoreConfig(StreamConfig config) => new()
+    {
+        Name = config.Name,
+        MaxMsgs = config.MaxMsgs,
+        MaxBytes = config.MaxBytes,
+        MaxAge = TimeSpan.FromTicks(config.MaxAge / 100),
+        MaxMsgsPerSubject = config.MaxMsgsPerSubject,
+        MaxMsgSize = config.MaxMsgSize,
+        Discard = config.Discard == "new" ? DiscardPolicy.New : DiscardPolicy.Old,
+        DiscardNewPerSubject = config.DiscardNewPerSubject,
+        FirstSeq = config.FirstSeq,
+    };
+
     private static IStreamStore OpenStore(StreamConfig config, string directory)
     {
-        var storeConfig = new StoreConfig
-        {
-            Name = config.Name,
-            MaxMsgs = config.MaxMsgs,
-            MaxBytes = config.MaxBytes,
-            MaxAge = TimeSpan.FromTicks(config.MaxAge / 100),
-            MaxMsgsPerSubject = config.MaxMsgsPerSubject,
-            MaxMsgSize = config.MaxMsgSize,
-            Discard = config.Discard == "new" ? DiscardPolicy.New : DiscardPolicy.Old,
-            DiscardNewPerSubject = config.DiscardNewPerSubject,
-            FirstSeq = config.FirstSeq,
-        };
+        var storeConfig = ToStoreConfig(config);
         if (config.Storage == "memory")
         {
             return StreamStores.CreateMemory(storeConfig);

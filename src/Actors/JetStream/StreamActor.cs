@@ -19,7 +19,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
 
     private readonly InternalClient _client;
     private readonly IStreamStore _store;
-    private readonly StreamConfig _config;
+    private StreamConfig _config;
     private readonly DateTime _created;
     private readonly List<string> _sids = [];
     private readonly string? _directory;
@@ -39,6 +39,15 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         _directory = directory;
         ReceiveAsync<Protocol.ConsumerRequest>(HandleConsumerRequestAsync);
         Receive<Protocol.AckBatch>(OnAcks);
+        Receive<Protocol.Update>(update =>
+        {
+            // Subjects, limits and flags may change; the store applies the new limits at once.
+            _config = update.Config;
+            _store.UpdateConfig(JetStreamApi.ToStoreConfig(update.Config));
+            Unsubscribe();
+            Subscribe();
+            Sender.Tell(Info(""));
+        });
         Receive<Protocol.DirectGets>(gets => DirectGet(gets.Messages));
         Receive<ConsumerActor.Protocol.Expired>(expired => _consumers.Remove(expired.Name));
         Receive<Protocol.ExpireByAge>(_ => _store.ExpireByAge((DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100));
@@ -70,6 +79,17 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
 
     protected override void PreStart()
     {
+        Subscribe();
+        if (_config.MaxAge > 0)
+        {
+            Timers.StartPeriodicTimer("max_age", Protocol.ExpireByAge.Instance, AgeCheckInterval);
+        }
+
+        RecoverConsumers();
+    }
+
+    private void Subscribe()
+    {
         var self = Self;
         var subjects = _config.Subjects is { Count: > 0 } s ? s : [_config.Name];
         foreach (var subject in subjects)
@@ -79,18 +99,12 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         }
 
         _sids.Add(_client.Subscribe($"$JS.ACK.{_config.Name}.>", null, batch => self.Tell(new Protocol.AckBatch(batch))));
-        if (_config.MaxAge > 0)
-        {
-            Timers.StartPeriodicTimer("max_age", Protocol.ExpireByAge.Instance, AgeCheckInterval);
-        }
 
         if (_config.AllowDirect)
         {
             _sids.Add(_client.Subscribe($"$JS.API.DIRECT.GET.{_config.Name}", "_dg", batch => self.Tell(new Protocol.DirectGets(batch))));
             _sids.Add(_client.Subscribe($"$JS.API.DIRECT.GET.{_config.Name}.>", "_dg", batch => self.Tell(new Protocol.DirectGets(batch))));
         }
-
-        RecoverConsumers();
     }
 
     private void RecoverConsumers()
@@ -672,6 +686,9 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
 
             public byte[] Payload { get; }
         }
+
+        /// <summary>Apply an updated configuration; answers with the stream info.</summary>
+        public sealed record Update(StreamConfig Config);
 
         /// <summary>Remove messages older than max_age.</summary>
         public sealed class ExpireByAge

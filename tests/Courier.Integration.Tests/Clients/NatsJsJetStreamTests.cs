@@ -33,6 +33,9 @@ public abstract class NatsJsJetStreamTests<TServer> : IClassFixture<TServer>
     public Task Object_store_round_trips_a_multi_chunk_object_through_nats_js() => RunWithJetStreamAsync("jetstream_objects");
 
     [Fact]
+    public Task A_live_stream_takes_new_subjects_and_limits_but_not_a_new_storage_type() => RunWithJetStreamAsync("jetstream_update");
+
+    [Fact]
     public Task Jsz_and_healthz_report_jetstream_usage() => RunWithJetStreamAsync("jetstream_jsz", withMonitorUrl: true);
 
     /// <summary>Runs a nats.js script against a fresh server with JetStream on a store of its own.</summary>
