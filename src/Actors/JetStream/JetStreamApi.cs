@@ -31,6 +31,14 @@ internal sealed class JetStreamApi : ReceiveActor
         var storeDir = broker.Options.StoreDir ?? Path.Combine(Path.GetTempPath(), "nats");
         _streamsDirectory = Path.Combine(storeDir, "jetstream", "$G", "streams");
         ReceiveAsync<Protocol.Requests>(HandleAsync);
+        ReceiveAsync<Protocol.AwaitReady>(async _ =>
+        {
+            // PreStart subscribed to $JS.API.>: once the broker has answered a PING after it, the
+            // subscription is in effect and no request can meet "no responders".
+            var sender = Sender;
+            await _client.FlushAsync().ConfigureAwait(true);
+            sender.Tell(Protocol.Ready.Instance);
+        });
         Receive<Protocol.GetStream>(get => Sender.Tell(_streams.TryGetValue(get.Name, out var entry) ? entry.Actor : ActorRefs.Nobody));
         ReceiveAsync<Protocol.GetStats>(async _ =>
         {
@@ -504,6 +512,26 @@ internal sealed class JetStreamApi : ReceiveActor
     {
         /// <summary>Asks for a stream's actor (<see cref="ActorRefs.Nobody"/> when there is none); for fault-injection tests.</summary>
         public sealed record GetStream(string Name);
+
+        /// <summary>Asks for <see cref="Ready"/> once the API subscription is in effect.</summary>
+        public sealed class AwaitReady
+        {
+            public static readonly AwaitReady Instance = new();
+
+            private AwaitReady()
+            {
+            }
+        }
+
+        /// <summary>The API answers requests.</summary>
+        public sealed class Ready
+        {
+            public static readonly Ready Instance = new();
+
+            private Ready()
+            {
+            }
+        }
 
         /// <summary>Asks for <see cref="JetStreamStats"/> (/jsz).</summary>
         public sealed class GetStats

@@ -57,7 +57,11 @@ public sealed class Broker : IAsyncDisposable
         _connections = System.ActorOf(ConnectionSupervisor.Props(this), "connections");
         if (options.JetStream)
         {
+            // Started before listeners accept clients, and ready (its API subscription in effect,
+            // its streams recovered) before this constructor returns: startup only, bounded.
             JetStream = System.ActorOf(JetStreamApi.Props(this), "jetstream");
+            JetStream.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, TimeSpan.FromSeconds(60))
+                .GetAwaiter().GetResult();
         }
         _info = new ServerInfo
         {
