@@ -170,13 +170,20 @@ internal static class Scenarios
         ];
     }
 
-    private static IReadOnlyList<Metric> JetStreamPublish(ServerProcess server, string storage, int size, int messages, int window)
+    /// <summary>A client subscribed to _INBOX.bench.* that has created stream BENCH on bench.js.</summary>
+    private static BenchClient CreateBenchStream(ServerProcess server, string storage)
     {
-        using var client = new BenchClient(server.Port);
+        var client = new BenchClient(server.Port);
         client.Send("SUB _INBOX.bench.* 1\r\n");
         var config = $"{{\"name\":\"BENCH\",\"subjects\":[\"bench.js\"],\"storage\":\"{storage}\"}}";
         client.Send($"PUB $JS.API.STREAM.CREATE.BENCH _INBOX.bench.create {config.Length}\r\n{config}\r\n");
         client.ReadMsg();
+        return client;
+    }
+
+    private static IReadOnlyList<Metric> JetStreamPublish(ServerProcess server, string storage, int size, int messages, int window)
+    {
+        using var client = CreateBenchStream(server, storage);
         var batch = BenchClient.PubBatch("bench.js", size, window, "_INBOX.bench.ack");
         var sw = Stopwatch.StartNew();
         var sent = 0;
@@ -197,11 +204,7 @@ internal static class Scenarios
     private static IReadOnlyList<Metric> JetStreamConsume(ServerProcess server, int messages, bool ack)
     {
         const int Window = 256; // messages per fetch (and publishes in flight while filling)
-        using var client = new BenchClient(server.Port);
-        client.Send("SUB _INBOX.bench.* 1\r\n");
-        var config = "{\"name\":\"BENCH\",\"subjects\":[\"bench.js\"],\"storage\":\"file\"}";
-        client.Send($"PUB $JS.API.STREAM.CREATE.BENCH _INBOX.bench.create {config.Length}\r\n{config}\r\n");
-        client.ReadMsg();
+        using var client = CreateBenchStream(server, "file");
         var batch = BenchClient.PubBatch("bench.js", 128, Window, "_INBOX.bench.ack");
         for (var sent = 0; sent < messages; sent += Window)
         {

@@ -134,6 +134,7 @@ internal sealed partial class ClientConnection
         }
 
         CloseReason = reason;
+        Log.Closed(_log, Id, reason);
         var subscriptions = RemoveAllSubscriptions();
         _broker.Unregister(this, subscriptions);
         Outbound.Complete();

@@ -50,9 +50,6 @@ internal sealed class ConnectionActor : ReceiveActor, IWithTimers
     /// <inheritdoc />
     public ITimerScheduler Timers { get; set; } = null!;
 
-    /// <summary>The connection this actor owns.</summary>
-    internal ClientConnection Connection => _connection;
-
     public static Props Props(Broker broker, Socket? socket, Stream stream, ulong id) =>
         Runtime.Props.Create(() => new ConnectionActor(broker, socket, stream, id));
 

@@ -86,36 +86,17 @@ internal sealed class InternalClient : IAsyncDisposable
     // HPUB <subject> [reply-to] <#header bytes> <#total bytes>\r\n[headers][payload]\r\n
     public void Publish(string subject, string? replyTo, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
     {
-        var subjectBytes = Encoding.UTF8.GetByteCount(subject);
-        var replyBytes = replyTo is null ? 0 : Encoding.UTF8.GetByteCount(replyTo);
         lock (_writeLock)
         {
-            var line = _pending.GetSpan(subjectBytes + replyBytes + 48);
-            var p = 0;
-            var op = headers.IsEmpty ? "PUB "u8 : "HPUB "u8;
-            op.CopyTo(line);
-            p += op.Length;
-            p += Encoding.UTF8.GetBytes(subject, line[p..]);
-            line[p++] = (byte)' ';
-            if (replyTo is not null)
+            if (headers.IsEmpty)
             {
-                p += Encoding.UTF8.GetBytes(replyTo, line[p..]);
-                line[p++] = (byte)' ';
+                AppendControlLine("PUB "u8, subject, replyTo, null, -1, payload.Length);
+            }
+            else
+            {
+                AppendControlLine("HPUB "u8, subject, replyTo, null, headers.Length, headers.Length + payload.Length);
             }
 
-            int written;
-            if (!headers.IsEmpty)
-            {
-                Utf8Formatter.TryFormat(headers.Length, line[p..], out written);
-                p += written;
-                line[p++] = (byte)' ';
-            }
-
-            Utf8Formatter.TryFormat(headers.Length + payload.Length, line[p..], out written);
-            p += written;
-            line[p++] = (byte)'\r';
-            line[p++] = (byte)'\n';
-            _pending.Advance(p);
             _pending.Write(headers);
             _pending.Write(payload);
             _pending.Write("\r\n"u8);
@@ -131,10 +112,9 @@ internal sealed class InternalClient : IAsyncDisposable
     // JPUB <deliver-subject> <subject> <reply-to> <#header bytes> <#total bytes>\r\n[headers][payload]\r\n
     public void Deliver(string deliverSubject, string subject, string replyTo, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
     {
-        var line = Encoding.UTF8.GetBytes($"JPUB {deliverSubject} {subject} {replyTo} {headers.Length} {headers.Length + payload.Length}\r\n");
         lock (_writeLock)
         {
-            _pending.Write(line);
+            AppendControlLine("JPUB "u8, deliverSubject, subject, replyTo, headers.Length, headers.Length + payload.Length);
             _pending.Write(headers);
             _pending.Write(payload);
             _pending.Write("\r\n"u8);
@@ -155,6 +135,39 @@ internal sealed class InternalClient : IAsyncDisposable
         await _output.CompleteAsync().ConfigureAwait(false);
         _input.CancelPendingRead();
         await _readLoop.ConfigureAwait(false);
+    }
+
+    // Caller holds _writeLock. "<op><a> [<b>] [<c>] [<#header bytes>] <#total bytes>\r\n", formatted
+    // straight into the pending buffer: no string per message.
+    private void AppendControlLine(ReadOnlySpan<byte> op, string a, string? b, string? c, int headerSize, int totalSize)
+    {
+        var line = _pending.GetSpan(op.Length + Encoding.UTF8.GetMaxByteCount(a.Length + (b?.Length ?? 0) + (c?.Length ?? 0)) + 32);
+        op.CopyTo(line);
+        var p = op.Length;
+        p += Encoding.UTF8.GetBytes(a, line[p..]);
+        foreach (var token in (ReadOnlySpan<string?>)[b, c])
+        {
+            if (token is not null)
+            {
+                line[p++] = (byte)' ';
+                p += Encoding.UTF8.GetBytes(token, line[p..]);
+            }
+        }
+
+        int written;
+        if (headerSize >= 0)
+        {
+            line[p++] = (byte)' ';
+            Utf8Formatter.TryFormat(headerSize, line[p..], out written);
+            p += written;
+        }
+
+        line[p++] = (byte)' ';
+        Utf8Formatter.TryFormat(totalSize, line[p..], out written);
+        p += written;
+        line[p++] = (byte)'\r';
+        line[p++] = (byte)'\n';
+        _pending.Advance(p);
     }
 
     private void Write(ReadOnlySpan<byte> bytes)

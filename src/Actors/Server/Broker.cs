@@ -120,8 +120,6 @@ public sealed class Broker : IAsyncDisposable
     /// <summary>The JetStream API actor, when JetStream is enabled.</summary>
     internal IActorRef? JetStream { get; }
 
-    internal IActorRef ConnectionSupervisorRef => _connections;
-
     internal ICollection<ClientConnection> Clients => _clients.Values;
 
     /// <summary>Sets the port listeners actually bound (for INFO when the configured port was -1).</summary>

@@ -17,7 +17,6 @@ public sealed record ApiError(
     public static ApiError StreamMismatch => new(400, 10056, "stream name in subject does not match request");
     public static ApiError NoMessageFound => new(404, 10037, "no message found");
 
-
     public static ApiError StreamInvalidConfig(string reason) => new(400, 10052, reason);
 
     public static ApiError StreamStoreFailed(string reason) => new(503, 10077, reason);
