@@ -425,7 +425,21 @@ internal abstract partial class StoreCore
 
         if (f.IsAll)
         {
-            return start <= _first ? new SubjectState(_msgs, _first, PrevLive(_last, _first)) : ScanRange(start, _last, f);
+            if (start <= _first)
+            {
+                return new SubjectState(_msgs, _first, PrevLive(_last, _first));
+            }
+
+            // A consumer asks this once per delivery pass: count from the shorter side of start, and
+            // without a scan at all when nothing between first and last was deleted.
+            if (start - _first < _last - start + 1)
+            {
+                var before = _msgs == _last - _first + 1 ? start - _first : ScanRange(_first, start - 1, f).Msgs;
+                var after = _msgs - before;
+                return after == 0 ? default : new SubjectState(after, NextLive(start, _last), PrevLive(_last, start));
+            }
+
+            return ScanRange(start, _last, f);
         }
 
         if (f.IsLiteral)
@@ -511,6 +525,29 @@ internal abstract partial class StoreCore
     private SubjectState ScanSubject(ulong from, SubjectEntry entry)
     {
         ulong msgs = 0, first = 0;
+        if (from - entry.First < entry.Last - from)
+        {
+            // Nearer the subject's first message: count what lies before from, the rest is the answer.
+            ulong before = 0;
+            for (var s = entry.First; s < from; s++)
+            {
+                if (_slots.Contains(s) && _slots[s].SubjectId == entry.Id)
+                {
+                    before++;
+                }
+            }
+
+            for (var s = from; first == 0 && s <= entry.Last; s++)
+            {
+                if (_slots.Contains(s) && _slots[s].SubjectId == entry.Id)
+                {
+                    first = s;
+                }
+            }
+
+            return new SubjectState(entry.Msgs - before, first, entry.Last);
+        }
+
         for (var s = from; s <= entry.Last; s++)
         {
             if (_slots.Contains(s) && _slots[s].SubjectId == entry.Id)
