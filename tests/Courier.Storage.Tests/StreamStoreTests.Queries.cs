@@ -204,6 +204,7 @@ public abstract partial class StreamStoreTests
         }
 
         Assert.Equal(new SubjectState(91, 10, 100), store.FilteredState(10, null));
+        Assert.Equal(new SubjectState(51, 50, 100), store.FilteredState(50, null));
         Assert.Equal(new SubjectState(11, 90, 100), store.FilteredState(90, null));
         Assert.Equal(new SubjectState(46, 10, 100), store.FilteredState(9, "even"));
         Assert.Equal(new SubjectState(5, 92, 100), store.FilteredState(91, "even"));
@@ -214,6 +215,7 @@ public abstract partial class StreamStoreTests
         store.RemoveMessage(95);
         Assert.Equal(new SubjectState(88, 11, 100), store.FilteredState(10, null));
         Assert.Equal(new SubjectState(10, 90, 100), store.FilteredState(90, null));
+        Assert.Equal(new SubjectState(50, 50, 100), store.FilteredState(50, null));
         Assert.Equal(new SubjectState(44, 14, 100), store.FilteredState(9, "even"));
         Assert.Equal(new SubjectState(5, 92, 100), store.FilteredState(91, "even"));
         Assert.Equal(88UL, store.NumPending(10, null, lastPerSubject: false).Total);

@@ -432,9 +432,14 @@ internal abstract partial class StoreCore
 
             // A consumer asks this once per delivery pass: count from the shorter side of start, and
             // without a scan at all when nothing between first and last was deleted.
+            if (_msgs == _last - _first + 1)
+            {
+                return new SubjectState(_last - start + 1, start, _last);
+            }
+
             if (start - _first < _last - start + 1)
             {
-                var before = _msgs == _last - _first + 1 ? start - _first : ScanRange(_first, start - 1, f).Msgs;
+                var before = ScanRange(_first, start - 1, f).Msgs;
                 var after = _msgs - before;
                 return after == 0 ? default : new SubjectState(after, NextLive(start, _last), PrevLive(_last, start));
             }
