@@ -4,9 +4,9 @@ using Courier.Actors.Routing;
 namespace Courier.Benchmarks.Routing;
 
 /// <summary>
-/// <see cref="SubList.Match"/> directly: the trie walk behind a subject-space cache miss (the first
-/// publish of a subject after a snapshot change). Its documented contract allows allocation (the
-/// subject is split into token strings), so this measures how much.
+/// <see cref="SubList.Match(ReadOnlySpan{char}, List{Subscription}, List{Subscription})"/> directly:
+/// the trie walk behind a subject-space cache miss (the first publish of a subject after a snapshot
+/// change, or any one-off subject such as an ack). Tokens are walked as slices, so it should not allocate.
 /// </summary>
 [MemoryDiagnoser]
 public class SubListBenchmarks

@@ -20,6 +20,25 @@ internal sealed class MatchResult
 
     public bool IsEmpty => Plain.Length == 0 && Queues.Length == 0;
 
+    /// <summary>Whether this result holds exactly these plain subscriptions, in this order, and no queue groups.</summary>
+    public bool Holds(List<Subscription> plain, List<Subscription> queued)
+    {
+        if (queued.Count != 0 || Queues.Length != 0 || plain.Count != Plain.Length)
+        {
+            return false;
+        }
+
+        for (var i = 0; i < Plain.Length; i++)
+        {
+            if (!ReferenceEquals(Plain[i], plain[i]))
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
+
     /// <summary>Builds a result, grouping queue subscriptions by queue name.</summary>
     public static MatchResult Create(List<Subscription> plain, List<Subscription> queued)
     {

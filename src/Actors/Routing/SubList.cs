@@ -42,11 +42,15 @@ internal sealed class SubList
     }
 
     /// <summary>Every subscription whose subject matches the literal <paramref name="subject"/>.</summary>
-    public void Match(string subject, List<Subscription> plain, List<Subscription> queued)
-    {
-        var tokens = subject.Split('.');
-        Node.Match(_root, tokens, 0, plain, queued);
-    }
+    public void Match(string subject, List<Subscription> plain, List<Subscription> queued) =>
+        Match(subject.AsSpan(), plain, queued);
+
+    /// <summary>
+    /// Every subscription whose subject matches the literal <paramref name="subject"/>, walking its
+    /// tokens as slices: a miss on a one-off subject (an ack, an inbox) allocates nothing here.
+    /// </summary>
+    public void Match(ReadOnlySpan<char> subject, List<Subscription> plain, List<Subscription> queued) =>
+        Node.Match(_root, subject, end: false, plain, queued);
 
     /// <summary>All subscriptions, for monitoring.</summary>
     public void CollectAll(List<Subscription> into) => Node.CollectAll(_root, into);
@@ -206,29 +210,46 @@ internal sealed class SubList
             return result.IsEmpty ? null : result;
         }
 
-        public static void Match(Node node, string[] tokens, int i, List<Subscription> plain, List<Subscription> queued)
+        // rest: the tokens not yet matched (with their dots); end: every token is matched (rest is then empty and means nothing).
+        public static void Match(Node node, ReadOnlySpan<char> rest, bool end, List<Subscription> plain, List<Subscription> queued)
         {
-            if (node.Full is not null && i < tokens.Length)
+            if (end)
             {
-                plain.AddRange(node.Full.Plain);
-                queued.AddRange(node.Full.Queued);
-            }
-
-            if (i == tokens.Length)
-            {
-                plain.AddRange(node.Plain);
-                queued.AddRange(node.Queued);
+                AddAll(plain, node.Plain);
+                AddAll(queued, node.Queued);
                 return;
             }
 
-            if (node.Literals is not null && node.Literals.TryGetValue(tokens[i], out var child))
+            if (node.Full is not null)
             {
-                Match(child, tokens, i + 1, plain, queued);
+                AddAll(plain, node.Full.Plain);
+                AddAll(queued, node.Full.Queued);
+            }
+
+            var dot = rest.IndexOf('.');
+            var token = dot < 0 ? rest : rest[..dot];
+            var next = dot < 0 ? default : rest[(dot + 1)..];
+            if (node.Literals is not null && node.Literals.GetAlternateLookup<ReadOnlySpan<char>>().TryGetValue(token, out var child))
+            {
+                Match(child, next, dot < 0, plain, queued);
             }
 
             if (node.Star is not null)
             {
-                Match(node.Star, tokens, i + 1, plain, queued);
+                Match(node.Star, next, dot < 0, plain, queued);
+            }
+        }
+
+        // List.AddRange on an array goes through ICollection<T>.CopyTo; most nodes hold none or one.
+        private static void AddAll(List<Subscription> into, Subscription[] subs)
+        {
+            if (subs.Length == 1)
+            {
+                into.Add(subs[0]);
+            }
+            else if (subs.Length > 1)
+            {
+                into.AddRange(subs);
             }
         }
 

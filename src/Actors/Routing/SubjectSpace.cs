@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Collections.Concurrent;
 using System.Text;
 
@@ -29,6 +30,9 @@ internal sealed class SubjectSpace
 
     [ThreadStatic]
     private static List<Subscription>? _threadQueued;
+
+    [ThreadStatic]
+    private static MatchResult? _threadLastResult;
 
     public SubjectSpace(int literalShards)
     {
@@ -105,10 +109,21 @@ internal sealed class SubjectSpace
         var queued = _threadQueued ??= [];
         plain.Clear();
         queued.Clear();
-        var subject = Encoding.UTF8.GetString(subjectBytes);
+        char[]? rented = null;
+        var chars = subjectBytes.Length <= 256 ? stackalloc char[256] : (rented = ArrayPool<char>.Shared.Rent(subjectBytes.Length));
+        var subject = chars[..Encoding.UTF8.GetChars(subjectBytes, chars)];
         shard.List.Match(subject, plain, queued);
         wild.List.Match(subject, plain, queued);
-        var result = MatchResult.Create(plain, queued);
+        if (rented is not null)
+        {
+            ArrayPool<char>.Shared.Return(rented);
+        }
+
+        // One-off subjects mostly reach the same subscriptions as the one before (every ack reaches its
+        // stream's ack subscription): reuse that result rather than building an equal one.
+        var last = _threadLastResult;
+        var result = last is not null && last.Holds(plain, queued) ? last : MatchResult.Create(plain, queued);
+        _threadLastResult = result;
         plain.Clear();
         queued.Clear();
 
