@@ -103,7 +103,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
 
         Receive<Protocol.NewMessages>(_ => Deliver());
         Receive<Protocol.Next>(Next);
-        Receive<Protocol.Acks>(acks => OnAcks(acks.Messages));
+        Receive<Protocol.Acks>(acks => OnAcks(acks.Entries));
         Receive<Protocol.Tick>(_ => Tick());
         Receive<Protocol.GetInfo>(_ => Sender.Tell(Info("io.nats.jetstream.api.v1.consumer_info_response")));
         Receive<Protocol.Delete>(_ =>
@@ -331,63 +331,55 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
         return _config.AckWait;
     }
 
-    // $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<timestamp>.<pending>
-    private void OnAcks(IReadOnlyList<InternalMessage> acks)
+    // Acks decoded by the stream's AckSink from $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<...> and the body.
+    private void OnAcks(ArraySegment<AckEntry> acks)
     {
         _lastActivity = DateTime.UtcNow;
         List<string>? confirmations = null;
         foreach (var ack in acks)
         {
-            var tokens = ack.Subject.Split('.');
-            if (tokens.Length < 9 || !ulong.TryParse(tokens[5], CultureInfo.InvariantCulture, out var seq))
+            var seq = ack.StreamSeq;
+            switch (ack.Kind)
             {
-                continue;
-            }
-
-            var body = Encoding.UTF8.GetString(ack.Payload);
-            if (body.Length == 0 || body.StartsWith("+ACK", StringComparison.Ordinal))
-            {
-                Acknowledge(seq);
-            }
-            else if (body.StartsWith("-NAK", StringComparison.Ordinal))
-            {
-                if (_pending.TryGetValue(seq, out var p))
-                {
-                    var delay = NakDelay(body);
-                    if (delay > TimeSpan.Zero)
+                case AckKind.Ack:
+                    Acknowledge(seq);
+                    break;
+                case AckKind.Nak:
+                    if (_pending.TryGetValue(seq, out var nakked))
                     {
-                        _pending[seq] = p with { DeadlineTicks = DateTime.UtcNow.Add(delay).Ticks };
+                        if (ack.DelayNanos > 0)
+                        {
+                            _pending[seq] = nakked with { DeadlineTicks = DateTime.UtcNow.AddTicks(ack.DelayNanos / 100).Ticks };
+                        }
+                        else
+                        {
+                            _redeliver.Add(seq);
+                        }
                     }
-                    else
+
+                    break;
+                case AckKind.Progress:
+                    if (_pending.TryGetValue(seq, out var working))
                     {
-                        _redeliver.Add(seq);
+                        _pending[seq] = working with { DeadlineTicks = DateTime.UtcNow.AddTicks(_config.AckWait / 100).Ticks };
                     }
-                }
-            }
-            else if (body.StartsWith("+WPI", StringComparison.Ordinal))
-            {
-                if (_pending.TryGetValue(seq, out var p))
-                {
-                    _pending[seq] = p with { DeadlineTicks = DateTime.UtcNow.AddTicks(_config.AckWait / 100).Ticks };
-                }
-            }
-            else if (body.StartsWith("+TERM", StringComparison.Ordinal))
-            {
-                _pending.Remove(seq);
-                _redeliver.Remove(seq);
-            }
-            else if (body.StartsWith("+NXT", StringComparison.Ordinal))
-            {
-                Acknowledge(seq);
-                if (ack.ReplyTo is { } reply)
-                {
-                    _waiting.AddLast(new Waiting(reply, 1, false, DateTime.MaxValue, TimeSpan.Zero) { LastActivity = DateTime.UtcNow });
-                }
 
-                continue; // the reply is the next message, not an empty acknowledgement
+                    break;
+                case AckKind.Term:
+                    _pending.Remove(seq);
+                    _redeliver.Remove(seq);
+                    break;
+                case AckKind.Next:
+                    Acknowledge(seq);
+                    if (ack.Reply is { } reply)
+                    {
+                        _waiting.AddLast(new Waiting(reply, 1, false, DateTime.MaxValue, TimeSpan.Zero) { LastActivity = DateTime.UtcNow });
+                    }
+
+                    continue; // the reply is the next message, not an empty acknowledgement
             }
 
-            if (ack.ReplyTo is { } ackReply)
+            if (ack.Reply is { } ackReply)
             {
                 confirmations ??= [];
                 confirmations.Add(ackReply);
@@ -420,17 +412,6 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
                 _store.RemoveMessage(s);
             }
         }
-    }
-
-    private static TimeSpan NakDelay(string body)
-    {
-        var json = body.Length > 4 ? body[4..].Trim() : "";
-        if (json.StartsWith('{') && JsonDocument.Parse(json).RootElement.TryGetProperty("delay", out var delay) && delay.TryGetInt64(out var ns))
-        {
-            return TimeSpan.FromTicks(ns / 100);
-        }
-
-        return TimeSpan.Zero;
     }
 
     private void AdvanceAckFloor()
@@ -651,7 +632,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
         public sealed record Next(string Reply, byte[] Payload);
 
         /// <summary>A read batch of acknowledgements for this consumer.</summary>
-        public sealed record Acks(IReadOnlyList<InternalMessage> Messages);
+        public sealed record Acks(ArraySegment<AckEntry> Entries);
 
         /// <summary>Check deadlines, expiries and heartbeats.</summary>
         public sealed class Tick

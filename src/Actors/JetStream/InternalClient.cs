@@ -22,7 +22,7 @@ internal sealed class InternalClient : IAsyncDisposable
     private readonly PipeWriter _output;
     private readonly Lock _writeLock = new();
     private readonly AsyncSignal _flushSignal = new();
-    private readonly Dictionary<string, Action<IReadOnlyList<InternalMessage>>> _handlers = [];
+    private readonly Dictionary<int, FrameSink> _handlers = [];
     private readonly Lock _handlersLock = new();
     private readonly Queue<TaskCompletionSource> _pongWaiters = new();
     private ArrayBufferWriter<byte> _pending = new(4096);
@@ -46,14 +46,22 @@ internal sealed class InternalClient : IAsyncDisposable
     }
 
     /// <summary>Subscribes; <paramref name="handler"/> receives each read batch's messages for this subscription.</summary>
-    public string Subscribe(string subject, string? queue, Action<IReadOnlyList<InternalMessage>> handler)
+    public string Subscribe(string subject, string? queue, Action<IReadOnlyList<InternalMessage>> handler) =>
+        Subscribe(subject, queue, new MessageSink(handler));
+
+    /// <summary>
+    /// Subscribes with a sink that sees each message's frame (spans into the read buffer, valid only
+    /// during <see cref="FrameSink.Add"/>) and is completed once per read batch.
+    /// </summary>
+    public string Subscribe(string subject, string? queue, FrameSink sink)
     {
-        var sid = Interlocked.Increment(ref _nextSid).ToString(System.Globalization.CultureInfo.InvariantCulture);
+        var id = Interlocked.Increment(ref _nextSid);
         lock (_handlersLock)
         {
-            _handlers[sid] = handler;
+            _handlers[id] = sink;
         }
 
+        var sid = id.ToString(System.Globalization.CultureInfo.InvariantCulture);
         Write(Encoding.UTF8.GetBytes(queue is null ? $"SUB {subject} {sid}\r\n" : $"SUB {subject} {queue} {sid}\r\n"));
         return sid;
     }
@@ -62,7 +70,7 @@ internal sealed class InternalClient : IAsyncDisposable
     {
         lock (_handlersLock)
         {
-            _handlers.Remove(sid);
+            _handlers.Remove(int.Parse(sid, System.Globalization.CultureInfo.InvariantCulture));
         }
 
         Write(Encoding.UTF8.GetBytes($"UNSUB {sid}\r\n"));
@@ -215,16 +223,22 @@ internal sealed class InternalClient : IAsyncDisposable
     private async Task ReadLoopAsync()
     {
         var parser = new ServerFrameParser();
-        var batches = new Dictionary<string, List<InternalMessage>>();
+        var touched = new List<FrameSink>();
         try
         {
             while (true)
             {
                 var result = await _input.ReadAsync().ConfigureAwait(false);
                 var buffer = result.Buffer;
-                var consumed = Parse(parser, buffer, batches, out var error);
+                var consumed = Parse(parser, buffer, touched, out var error);
                 _input.AdvanceTo(consumed, buffer.End);
-                Dispatch(batches);
+                foreach (var sink in touched)
+                {
+                    sink.Touched = false;
+                    sink.Complete();
+                }
+
+                touched.Clear();
                 if (error || result.IsCompleted || result.IsCanceled)
                 {
                     break;
@@ -248,10 +262,12 @@ internal sealed class InternalClient : IAsyncDisposable
         }
     }
 
-    private SequencePosition Parse(ServerFrameParser parser, ReadOnlySequence<byte> buffer, Dictionary<string, List<InternalMessage>> batches, out bool error)
+    private SequencePosition Parse(ServerFrameParser parser, ReadOnlySequence<byte> buffer, List<FrameSink> touched, out bool error)
     {
         var reader = new SequenceReader<byte>(buffer);
         var frame = default(ServerFrame);
+        var lastSid = -1;
+        FrameSink? lastSink = null;
         error = false;
         while (true)
         {
@@ -271,19 +287,33 @@ internal sealed class InternalClient : IAsyncDisposable
             {
                 case ServerOp.Msg:
                 case ServerOp.HMsg:
-                    var sid = Encoding.UTF8.GetString(frame.Sid);
-                    if (!batches.TryGetValue(sid, out var batch))
+                    if (!Utf8Parser.TryParse(frame.Sid, out int sid, out _))
                     {
-                        batches[sid] = batch = [];
+                        break;
                     }
 
-                    var all = frame.Payload.ToArray();
-                    var headerSize = Math.Max(frame.HeaderSize, 0);
-                    batch.Add(new InternalMessage(
-                        Encoding.UTF8.GetString(frame.Subject),
-                        frame.ReplyTo.IsEmpty ? null : Encoding.UTF8.GetString(frame.ReplyTo),
-                        headerSize > 0 ? all[..headerSize] : null,
-                        headerSize > 0 ? all[headerSize..] : all));
+                    if (sid != lastSid)
+                    {
+                        lock (_handlersLock)
+                        {
+                            _handlers.TryGetValue(sid, out lastSink);
+                        }
+
+                        lastSid = sid;
+                    }
+
+                    if (lastSink is null)
+                    {
+                        break; // unsubscribed meanwhile
+                    }
+
+                    if (!lastSink.Touched)
+                    {
+                        lastSink.Touched = true;
+                        touched.Add(lastSink);
+                    }
+
+                    lastSink.Add(ref frame);
                     break;
                 case ServerOp.Ping:
                     Write("PONG\r\n"u8);
@@ -303,23 +333,43 @@ internal sealed class InternalClient : IAsyncDisposable
         return reader.Position;
     }
 
-    private void Dispatch(Dictionary<string, List<InternalMessage>> batches)
+    /// <summary>Collects whole messages and hands them over as one list per read batch.</summary>
+    private sealed class MessageSink(Action<IReadOnlyList<InternalMessage>> handler) : FrameSink
     {
-        foreach (var (sid, batch) in batches)
+        private readonly List<InternalMessage> _batch = [];
+
+        public override void Add(ref ServerFrame frame)
         {
-            if (batch.Count == 0)
-            {
-                continue;
-            }
+            var all = frame.Payload.ToArray();
+            var headerSize = Math.Max(frame.HeaderSize, 0);
+            _batch.Add(new InternalMessage(
+                Encoding.UTF8.GetString(frame.Subject),
+                frame.ReplyTo.IsEmpty ? null : Encoding.UTF8.GetString(frame.ReplyTo),
+                headerSize > 0 ? all[..headerSize] : null,
+                headerSize > 0 ? all[headerSize..] : all));
+        }
 
-            Action<IReadOnlyList<InternalMessage>>? handler;
-            lock (_handlersLock)
-            {
-                _handlers.TryGetValue(sid, out handler);
-            }
-
-            handler?.Invoke(batch.ToArray());
-            batch.Clear();
+        public override void Complete()
+        {
+            var batch = _batch.ToArray();
+            _batch.Clear();
+            handler(batch);
         }
     }
+}
+
+/// <summary>
+/// What an <see cref="InternalClient"/> subscription feeds: every message of a read batch through
+/// <see cref="Add"/> (on the client's read loop, one at a time), then <see cref="Complete"/> once.
+/// </summary>
+internal abstract class FrameSink
+{
+    /// <summary>Set while the sink is in the current read batch's list.</summary>
+    internal bool Touched { get; set; }
+
+    /// <summary>One MSG or HMSG; its spans point into the read buffer and are valid only during the call.</summary>
+    public abstract void Add(ref ServerFrame frame);
+
+    /// <summary>The read batch is over: hand on what was collected.</summary>
+    public abstract void Complete();
 }

@@ -98,7 +98,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             _sids.Add(_client.Subscribe(subject, null, batch => self.Tell(new Protocol.Append(batch))));
         }
 
-        _sids.Add(_client.Subscribe($"$JS.ACK.{_config.Name}.>", null, batch => self.Tell(new Protocol.AckBatch(batch))));
+        _sids.Add(_client.Subscribe($"$JS.ACK.{_config.Name}.>", null, new AckSink(batch => self.Tell(new Protocol.AckBatch(batch)))));
 
         if (_config.AllowDirect)
         {
@@ -140,13 +140,22 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
 
     private void OnAcks(Protocol.AckBatch batch)
     {
-        // $JS.ACK.<stream>.<consumer>.<...>: one actor message per consumer per read batch.
-        foreach (var group in batch.Messages.GroupBy(m => m.Subject.Split('.') is { Length: > 3 } t ? t[3] : ""))
+        // One actor message per run of acks to the same consumer in a read batch (usually the whole batch).
+        var acks = batch.Acks;
+        var start = 0;
+        for (var i = 1; i <= acks.Length; i++)
         {
-            if (_consumers.TryGetValue(group.Key, out var consumer))
+            if (i < acks.Length && string.Equals(acks[i].Consumer, acks[start].Consumer, StringComparison.Ordinal))
             {
-                consumer.Tell(new ConsumerActor.Protocol.Acks([.. group]));
+                continue;
             }
+
+            if (_consumers.TryGetValue(acks[start].Consumer, out var consumer))
+            {
+                consumer.Tell(new ConsumerActor.Protocol.Acks(new ArraySegment<AckEntry>(acks, start, i - start)));
+            }
+
+            start = i;
         }
     }
 
@@ -704,7 +713,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         public sealed record DirectGets(IReadOnlyList<InternalMessage> Messages);
 
         /// <summary>A read batch of acknowledgements to this stream's consumers.</summary>
-        public sealed record AckBatch(IReadOnlyList<InternalMessage> Messages);
+        public sealed record AckBatch(AckEntry[] Acks);
 
         /// <summary>
         /// A consumer API request: <c>CREATE</c>, <c>DURABLE.CREATE</c>, <c>INFO</c>, <c>NAMES</c>,
