@@ -221,7 +221,7 @@ internal sealed partial class ClientConnection
             }
         }
 
-        LastActivity = DateTime.UtcNow;
+        Volatile.Write(ref _lastActivityTick, Environment.TickCount64);
         buffer = buffer.Slice(reader.Position);
         return outcome;
     }

@@ -21,7 +21,9 @@ internal sealed partial class ClientConnection
     private readonly ILogger _log;
     private readonly NatsParser _parser;
     private readonly int _msgTemplateSize;
+    private readonly long _startedTick;
     private int _closed;
+    private long _lastActivityTick;
     private Task _readPump = Task.CompletedTask;
     private Task _writePump = Task.CompletedTask;
 
@@ -45,7 +47,8 @@ internal sealed partial class ClientConnection
         }
 
         Started = DateTime.UtcNow;
-        LastActivity = Started;
+        _startedTick = Environment.TickCount64;
+        _lastActivityTick = _startedTick;
     }
 
     /// <summary>The client id (INFO <c>client_id</c>, connz <c>cid</c>).</summary>
@@ -65,7 +68,11 @@ internal sealed partial class ClientConnection
 
     public DateTime Started { get; }
 
-    public DateTime LastActivity { get; private set; }
+    /// <summary>
+    /// When the last read batch was processed. Kept as the cheap monotonic millisecond tick (one per
+    /// read batch on the hot path), turned into a time only when monitoring asks.
+    /// </summary>
+    public DateTime LastActivity => Started.AddMilliseconds(Volatile.Read(ref _lastActivityTick) - _startedTick);
 
     /// <summary>The CONNECT options; null until CONNECT.</summary>
     public ConnectOptions? ConnectOptions { get; private set; }

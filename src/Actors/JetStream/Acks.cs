@@ -156,3 +156,51 @@ internal sealed class AckSink(Action<AckEntry[]> handler) : FrameSink
         return 0;
     }
 }
+
+/// <summary>
+/// A delivered message's ack subject, nats-server's format:
+/// <c>$JS.ACK.&lt;stream&gt;.&lt;consumer&gt;.&lt;delivered&gt;.&lt;stream seq&gt;.&lt;consumer seq&gt;.&lt;timestamp&gt;.&lt;pending&gt;</c>,
+/// formatted in place by <see cref="InternalClient"/>.
+/// </summary>
+/// <param name="Prefix">UTF-8 <c>$JS.ACK.&lt;stream&gt;.&lt;consumer&gt;.</c>, made once per consumer.</param>
+/// <param name="Deliveries">How often this message has been delivered, this time included.</param>
+/// <param name="StreamSeq">The message's stream sequence.</param>
+/// <param name="ConsumerSeq">The consumer's delivery sequence.</param>
+/// <param name="Timestamp">When the message was stored, in Unix nanoseconds.</param>
+/// <param name="Pending">Messages still to deliver after this one.</param>
+internal readonly record struct AckReply(byte[] Prefix, long Deliveries, ulong StreamSeq, ulong ConsumerSeq, long Timestamp, long Pending)
+{
+    public static byte[] MakePrefix(string stream, string consumer) => Encoding.UTF8.GetBytes($"$JS.ACK.{stream}.{consumer}.");
+
+    /// <summary>The most bytes <see cref="Format"/> writes after this prefix: five numbers and their dots.</summary>
+    public static int MaxLength(byte[] prefix) => prefix.Length + (5 * 20) + 4;
+
+    public int Format(Span<byte> into)
+    {
+        Prefix.CopyTo(into);
+        var p = Prefix.Length;
+        p += Number(into[p..], (ulong)Deliveries, dot: true);
+        p += Number(into[p..], StreamSeq, dot: true);
+        p += Number(into[p..], ConsumerSeq, dot: true);
+        p += Number(into[p..], (ulong)Timestamp, dot: true);
+        p += Number(into[p..], (ulong)Math.Max(Pending, 0), dot: false);
+        return p;
+    }
+
+    public override string ToString()
+    {
+        Span<byte> text = stackalloc byte[MaxLength(Prefix)];
+        return Encoding.UTF8.GetString(text[..Format(text)]);
+    }
+
+    private static int Number(Span<byte> into, ulong value, bool dot)
+    {
+        Utf8Formatter.TryFormat(value, into, out var written);
+        if (dot)
+        {
+            into[written++] = (byte)'.';
+        }
+
+        return written;
+    }
+}

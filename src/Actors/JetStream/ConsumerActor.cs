@@ -29,6 +29,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
     private readonly DateTime _created;
     private readonly string? _stateFile;
     private readonly ConsumerContext _context;
+    private readonly byte[] _ackPrefix;
     private DateTime _lastActivity = DateTime.UtcNow;
     private readonly SortedDictionary<ulong, Pending> _pending = [];
     private readonly SortedSet<ulong> _redeliver = [];
@@ -41,6 +42,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
     private ulong _ackFloorConsumer;
     private long _redelivered;
     private long _passPending = -1;
+    private DateTime _passNow; // read once per Deliver pass, not per message
     private DateTime _lastPushActivity = DateTime.UtcNow;
     private bool _dirty;
     private bool _unsynced;
@@ -55,6 +57,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
         _name = config.DurableName ?? config.Name!;
         _created = created;
         _stateFile = stateFile;
+        _ackPrefix = AckReply.MakePrefix(stream, _name);
         if (_config.AckWait <= 0)
         {
             _config.AckWait = DefaultAckWait;
@@ -192,6 +195,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
     private void Deliver()
     {
         _passPending = -1;
+        _passNow = DateTime.UtcNow;
         var maxAckPending = _config.MaxAckPending > 0 ? _config.MaxAckPending : long.MaxValue;
         while ((IsPush || _waiting.Count > 0) && (_config.AckPolicy == "none" || _pending.Count < maxAckPending || _redeliver.Count > 0))
         {
@@ -273,7 +277,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
 
         if (_config.AckPolicy != "none")
         {
-            _pending[message.Sequence] = new Pending(_deliveredConsumer, deliveries, DateTime.UtcNow.AddTicks(AckWaitFor(deliveries) / 100).Ticks);
+            _pending[message.Sequence] = new Pending(_deliveredConsumer, deliveries, _passNow.AddTicks(AckWaitFor(deliveries) / 100).Ticks);
         }
 
         // Counted once per Deliver pass (the store counts by scanning), then kept up to date here.
@@ -286,14 +290,12 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
             _passPending--;
         }
 
-        var pendingCount = _passPending;
-        var ackSubject = string.Create(CultureInfo.InvariantCulture,
-            $"$JS.ACK.{_stream}.{_name}.{deliveries}.{message.Sequence}.{_deliveredConsumer}.{message.Timestamp}.{pendingCount}");
+        var ackReply = new AckReply(_ackPrefix, deliveries, message.Sequence, _deliveredConsumer, message.Timestamp, _passPending);
         string target;
         if (IsPush)
         {
             target = _config.DeliverSubject!;
-            _lastPushActivity = DateTime.UtcNow;
+            _lastPushActivity = _passNow;
         }
         else
         {
@@ -301,7 +303,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
             target = waiting.Reply;
             waiting.Remaining--;
             waiting.Delivered++;
-            waiting.LastActivity = DateTime.UtcNow;
+            waiting.LastActivity = _passNow;
             if (waiting.Remaining == 0)
             {
                 _waiting.RemoveFirst();
@@ -311,11 +313,11 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
         if (_config.HeadersOnly)
         {
             var headers = Protocols.Nats.NatsHeaders.Set(message.Headers.Span, "Nats-Msg-Size", message.Payload.Length.ToString(CultureInfo.InvariantCulture));
-            _client.Deliver(target, message.Subject, ackSubject, headers, default);
+            _client.Deliver(target, message.Subject, ackReply, headers, default);
         }
         else
         {
-            _client.Deliver(target, message.Subject, ackSubject, message.Headers.Span, message.Payload.Span);
+            _client.Deliver(target, message.Subject, ackReply, message.Headers.Span, message.Payload.Span);
         }
 
         _dirty = true;

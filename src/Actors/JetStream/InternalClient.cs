@@ -131,6 +131,47 @@ internal sealed class InternalClient : IAsyncDisposable
         _flushSignal.Set();
     }
 
+    /// <summary>
+    /// <see cref="Deliver(string, string, string, ReadOnlySpan{byte}, ReadOnlySpan{byte})"/> with the
+    /// ack reply subject formatted straight into the buffer: no string per delivered message.
+    /// </summary>
+    public void Deliver(string deliverSubject, string subject, in AckReply ack, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+    {
+        lock (_writeLock)
+        {
+            var line = _pending.GetSpan(5 + Encoding.UTF8.GetMaxByteCount(deliverSubject.Length + subject.Length) + AckReply.MaxLength(ack.Prefix) + 32);
+            "JPUB "u8.CopyTo(line);
+            var p = 5;
+            p += Encoding.UTF8.GetBytes(deliverSubject, line[p..]);
+            line[p++] = (byte)' ';
+            p += Encoding.UTF8.GetBytes(subject, line[p..]);
+            line[p++] = (byte)' ';
+            p += ack.Format(line[p..]);
+            p += FormatSizes(line[p..], headers.Length, headers.Length + payload.Length);
+            _pending.Advance(p);
+            _pending.Write(headers);
+            _pending.Write(payload);
+            _pending.Write("\r\n"u8);
+        }
+
+        _flushSignal.Set();
+    }
+
+    // " <#header bytes> <#total bytes>\r\n"
+    private static int FormatSizes(Span<byte> line, int headerSize, int totalSize)
+    {
+        var p = 0;
+        line[p++] = (byte)' ';
+        Utf8Formatter.TryFormat(headerSize, line[p..], out var written);
+        p += written;
+        line[p++] = (byte)' ';
+        Utf8Formatter.TryFormat(totalSize, line[p..], out written);
+        p += written;
+        line[p++] = (byte)'\r';
+        line[p++] = (byte)'\n';
+        return p;
+    }
+
     public async ValueTask DisposeAsync()
     {
         lock (_writeLock)

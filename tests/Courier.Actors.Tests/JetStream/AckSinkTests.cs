@@ -70,4 +70,12 @@ public sealed class AckSinkTests
         ];
         Assert.Equal(expected, received.ToArray());
     }
+
+    [Fact]
+    public void An_ack_reply_has_nats_servers_nine_tokens()
+    {
+        var reply = new AckReply(AckReply.MakePrefix("ORDERS", "worker"), 2, 18_446_744_073_709_551_615, 7, 1_700_000_000_123_456_789, 0);
+        Assert.Equal("$JS.ACK.ORDERS.worker.2.18446744073709551615.7.1700000000123456789.0", reply.ToString());
+        Assert.Equal("$JS.ACK.S.C.1.1.1.0.0", new AckReply(AckReply.MakePrefix("S", "C"), 1, 1, 1, 0, -1).ToString());
+    }
 }
