@@ -113,11 +113,33 @@ internal sealed class InternalClient : IAsyncDisposable
         _flushSignal.Set();
     }
 
+    /// <summary>PUB to a subject given as UTF-8 bytes (a reply subject straight from a read buffer), no headers.</summary>
+    public void Publish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> payload)
+    {
+        lock (_writeLock)
+        {
+            var line = _pending.GetSpan(4 + subject.Length + 16);
+            "PUB "u8.CopyTo(line);
+            subject.CopyTo(line[4..]);
+            var p = 4 + subject.Length;
+            line[p++] = (byte)' ';
+            Utf8Formatter.TryFormat(payload.Length, line[p..], out var written);
+            p += written;
+            line[p++] = (byte)'\r';
+            line[p++] = (byte)'\n';
+            _pending.Advance(p);
+            _pending.Write(payload);
+            _pending.Write("\r\n"u8);
+        }
+
+        _flushSignal.Set();
+    }
+
+    // JPUB <deliver-subject> <subject> <reply-to> <#header bytes> <#total bytes>\r\n[headers][payload]\r\n
     /// <summary>
     /// Delivers a stored message to <paramref name="deliverSubject"/> (a consumer's inbox) with its
     /// own subject on the MSG line, as nats-server delivers JetStream messages.
     /// </summary>
-    // JPUB <deliver-subject> <subject> <reply-to> <#header bytes> <#total bytes>\r\n[headers][payload]\r\n
     public void Deliver(string deliverSubject, string subject, string replyTo, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
     {
         lock (_writeLock)

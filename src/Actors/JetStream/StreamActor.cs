@@ -1,3 +1,4 @@
+using System.Buffers.Text;
 using System.Text;
 using System.Text.Json;
 using Courier.Actors.Runtime;
@@ -19,6 +20,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
 
     private readonly InternalClient _client;
     private readonly IStreamStore _store;
+    private readonly byte[] _pubAckPrefix;
     private StreamConfig _config;
     private readonly DateTime _created;
     private readonly List<string> _sids = [];
@@ -34,6 +36,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         _consumerContext = new ConsumerContext(config.Retention == "workqueue", hasInterest);
         _client = client;
         _config = config;
+        _pubAckPrefix = Encoding.UTF8.GetBytes($"{{\"stream\":\"{JsonEncodedText.Encode(config.Name)}\", \"seq\":");
         _created = created;
         _store = store;
         _directory = directory;
@@ -95,7 +98,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         foreach (var subject in subjects)
         {
             // One actor message per read batch of the internal client, never one per NATS message.
-            _sids.Add(_client.Subscribe(subject, null, batch => self.Tell(new Protocol.Append(batch))));
+            _sids.Add(_client.Subscribe(subject, null, new RawMessageSink(batch => self.Tell(new Protocol.Append(batch)))));
         }
 
         _sids.Add(_client.Subscribe($"$JS.ACK.{_config.Name}.>", null, new AckSink(batch => self.Tell(new Protocol.AckBatch(batch)))));
@@ -340,15 +343,33 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     private void Append(Protocol.Append append)
     {
         var batch = append.Messages;
+        try
+        {
+            AppendBatch(batch);
+        }
+        finally
+        {
+            batch.Release();
+        }
+    }
+
+    private void AppendBatch(RawMessages batch)
+    {
         var results = new StoreResult[batch.Count];
         var acks = new PubAck?[batch.Count];
-        if (!batch.Any(m => m.Headers is not null) && !_config.Sealed)
+        var plain = !_config.Sealed;
+        for (var i = 0; i < batch.Count && plain; i++)
         {
-            // Fast path: no headers, so no dedupe or expectations: one batch append.
+            plain = batch[i].HeadersLength == 0;
+        }
+
+        if (plain)
+        {
+            // Fast path: no headers, so no dedupe or expectations: one batch append, straight from the read buffer.
             var messages = new StoreMessage[batch.Count];
             for (var i = 0; i < batch.Count; i++)
             {
-                messages[i] = new StoreMessage(Encoding.UTF8.GetBytes(batch[i].Subject), ReadOnlyMemory<byte>.Empty, batch[i].Payload);
+                messages[i] = new StoreMessage(batch.Subject(i), ReadOnlyMemory<byte>.Empty, batch.Payload(i));
             }
 
             _store.AppendBatch(messages, results);
@@ -357,7 +378,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         {
             for (var i = 0; i < batch.Count; i++)
             {
-                acks[i] = AppendChecked(batch[i], out results[i]);
+                acks[i] = AppendChecked(batch.ToMessage(i), out results[i]);
             }
         }
 
@@ -367,18 +388,50 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             consumer.Tell(ConsumerActor.Protocol.NewMessages.Instance);
         }
 
+        Span<byte> ackJson = stackalloc byte[_pubAckPrefix.Length + 48];
         for (var i = 0; i < batch.Count; i++)
         {
-            if (batch[i].ReplyTo is not { } reply)
+            var reply = batch.Reply(i);
+            if (reply.IsEmpty)
             {
                 continue;
             }
 
-            var ack = acks[i] ?? (results[i].Ok
-                ? new PubAck { Stream = _config.Name, Seq = results[i].Sequence }
-                : new PubAck { Error = StoreFailure(results[i].Error) });
-            _client.Publish(reply, null, default, JsonSerializer.SerializeToUtf8Bytes(ack, JetStreamJsonContext.Default.PubAck));
+            if (acks[i] is null && results[i].Ok)
+            {
+                _client.Publish(reply, FormatPubAck(ackJson, results[i].Sequence, duplicate: false));
+                continue;
+            }
+
+            if (acks[i] is { Duplicate: true, Error: null } duplicate)
+            {
+                _client.Publish(reply, FormatPubAck(ackJson, duplicate.Seq, duplicate: true));
+                continue;
+            }
+
+            var ack = acks[i] ?? new PubAck { Error = StoreFailure(results[i].Error) };
+            _client.Publish(reply, JsonSerializer.SerializeToUtf8Bytes(ack, JetStreamJsonContext.Default.PubAck));
         }
+    }
+
+    /// <summary>
+    /// nats-server's PubAck bytes, formatted from a per-stream prefix as it does:
+    /// <c>{"stream":"S", "seq":5}</c>, or <c>{"stream":"S", "seq":5,"duplicate": true}</c>.
+    /// </summary>
+    private ReadOnlySpan<byte> FormatPubAck(Span<byte> into, ulong seq, bool duplicate)
+    {
+        _pubAckPrefix.CopyTo(into);
+        var p = _pubAckPrefix.Length;
+        Utf8Formatter.TryFormat(seq, into[p..], out var written);
+        p += written;
+        if (duplicate)
+        {
+            ",\"duplicate\": true"u8.CopyTo(into[p..]);
+            p += ",\"duplicate\": true"u8.Length;
+        }
+
+        into[p++] = (byte)'}';
+        return into[..p];
     }
 
     /// <summary>
@@ -668,13 +721,14 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         /// <summary>A read batch of messages published to the stream's subjects.</summary>
         public sealed class Append
         {
-            public Append(IReadOnlyList<InternalMessage> messages)
+            public Append(RawMessages messages)
             {
                 ArgumentNullException.ThrowIfNull(messages);
                 Messages = messages;
             }
 
-            public IReadOnlyList<InternalMessage> Messages { get; }
+            /// <summary>The batch; the stream releases its buffers once it has appended them.</summary>
+            public RawMessages Messages { get; }
 
             public override string ToString() => $"Append({Messages.Count})";
         }

@@ -1,0 +1,97 @@
+using System.Text.Json;
+using System.Text.RegularExpressions;
+using Courier.Integration.Tests.Infrastructure;
+
+namespace Courier.Integration.Tests.Wire;
+
+/// <summary>
+/// JetStream's bytes on the wire, which every client library depends on: the PubAck JSON and the
+/// ack subjects of delivered messages, with their sequence numbers and pending counts.
+/// </summary>
+public abstract partial class JetStreamWireTests<TServer> : IClassFixture<TServer>
+    where TServer : ServerFixture
+{
+    private readonly TServer _server;
+
+    protected JetStreamWireTests(TServer server)
+    {
+        _server = server;
+    }
+
+    [Fact]
+    public async Task Pub_acks_and_ack_subjects_have_nats_servers_exact_form_and_double_acks_are_confirmed()
+    {
+        var storeDir = Directory.CreateTempSubdirectory("courier-jswire-").FullName;
+        try
+        {
+            await using var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir);
+            await using var c = await WireClient.ConnectAsync(server);
+            await c.HandshakeAsync();
+            await c.SendAsync("SUB _INBOX.w.* 1\r\n");
+            const string stream = """{"name":"W","subjects":["w.>"],"storage":"file"}""";
+            await c.SendAsync($"PUB $JS.API.STREAM.CREATE.W _INBOX.w.create {stream.Length}\r\n{stream}\r\n");
+            Assert.Contains("\"type\":\"io.nats.jetstream.api.v1.stream_create_response\"", (await c.ExpectMsgAsync()).PayloadText, StringComparison.Ordinal);
+
+            for (var i = 1; i <= 3; i++)
+            {
+                await c.SendAsync($"PUB w.{i} _INBOX.w.ack {i}\r\n{new string('x', i)}\r\n");
+                var ack = await c.ExpectMsgAsync();
+                Assert.Equal("_INBOX.w.ack", ack.Subject);
+                Assert.Equal($$"""{"stream":"W", "seq":{{i}}}""", ack.PayloadText); // nats-server's own template, space included
+            }
+
+            // A repeated Nats-Msg-Id inside the duplicate window is acknowledged with the original sequence.
+            const string withId = "NATS/1.0\r\nNats-Msg-Id: m1\r\n\r\n";
+            await c.SendAsync($"HPUB w.id _INBOX.w.ack {withId.Length} {withId.Length + 1}\r\n{withId}a\r\nHPUB w.id _INBOX.w.ack {withId.Length} {withId.Length + 1}\r\n{withId}b\r\n");
+            Assert.Equal("""{"stream":"W", "seq":4}""", (await c.ExpectMsgAsync()).PayloadText);
+            Assert.Equal("""{"stream":"W", "seq":4,"duplicate": true}""", (await c.ExpectMsgAsync()).PayloadText);
+
+            const string consumer = """{"stream_name":"W","config":{"durable_name":"D","ack_policy":"explicit","filter_subject":"w.*"}}""";
+            await c.SendAsync($"PUB $JS.API.CONSUMER.CREATE.W.D _INBOX.w.consumer {consumer.Length}\r\n{consumer}\r\n");
+            Assert.Contains("\"type\":\"io.nats.jetstream.api.v1.consumer_create_response\"", (await c.ExpectMsgAsync()).PayloadText, StringComparison.Ordinal);
+
+            await c.SendAsync("SUB _INBOX.fetch 2\r\nPUB $JS.API.CONSUMER.MSG.NEXT.W.D _INBOX.fetch 11\r\n{\"batch\":3}\r\n");
+            var delivered = new List<WireMessage>();
+            for (var i = 1; i <= 3; i++)
+            {
+                var m = await c.ExpectMsgAsync();
+                Assert.Equal($"w.{i}", m.Subject); // the stored message's own subject, not the inbox
+                Assert.Equal("2", m.Sid);
+                Assert.Equal(new string('x', i), m.PayloadText);
+                var tokens = AckSubject().Match(m.Reply ?? "");
+                Assert.True(tokens.Success, $"ack subject {m.Reply}");
+                Assert.Equal("1", tokens.Groups["delivered"].Value);
+                Assert.Equal($"{i}", tokens.Groups["sseq"].Value);
+                Assert.Equal($"{i}", tokens.Groups["cseq"].Value);
+                Assert.Equal($"{4 - i}", tokens.Groups["pending"].Value); // w.id (seq 4) matches the filter too
+                delivered.Add(m);
+            }
+
+            // A double ack (with a reply subject) is confirmed with an empty message once it is recorded.
+            await c.SendAsync($"PUB {delivered[1].Reply} _INBOX.w.confirm 4\r\n+ACK\r\nPUB {delivered[0].Reply} 0\r\n\r\n");
+            var confirm = await c.ExpectMsgAsync();
+            Assert.Equal("_INBOX.w.confirm", confirm.Subject);
+            Assert.Empty(confirm.Payload);
+
+            await c.SendAsync("PUB $JS.API.CONSUMER.INFO.W.D _INBOX.w.info 0\r\n\r\n");
+            using var info = JsonDocument.Parse((await c.ExpectMsgAsync()).Payload);
+            Assert.Equal(2UL, info.RootElement.GetProperty("ack_floor").GetProperty("stream_seq").GetUInt64());
+            Assert.Equal(1, info.RootElement.GetProperty("num_ack_pending").GetInt32());
+            Assert.Equal(1UL, info.RootElement.GetProperty("num_pending").GetUInt64());
+        }
+        finally
+        {
+            Directory.Delete(storeDir, recursive: true);
+        }
+    }
+
+    // $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<timestamp>.<pending>
+    [GeneratedRegex(@"^\$JS\.ACK\.W\.D\.(?<delivered>\d+)\.(?<sseq>\d+)\.(?<cseq>\d+)\.(?<ts>\d{19})\.(?<pending>\d+)$")]
+    private static partial Regex AckSubject();
+}
+
+[Trait("server", "nats-server")]
+public sealed class JetStreamWireTests_NatsServer(NatsServerFixture server) : JetStreamWireTests<NatsServerFixture>(server);
+
+[Trait("server", "courier")]
+public sealed class JetStreamWireTests_Courier(CourierFixture server) : JetStreamWireTests<CourierFixture>(server);
