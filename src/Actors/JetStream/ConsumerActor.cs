@@ -373,8 +373,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
             }
             else if (body.StartsWith("+TERM", StringComparison.Ordinal))
             {
-                _pending.Remove(seq);
-                _redeliver.Remove(seq);
+                Acknowledge(seq); // as nats-server: no redelivery, and retention counts it as acknowledged
             }
             else if (body.StartsWith("+NXT", StringComparison.Ordinal))
             {

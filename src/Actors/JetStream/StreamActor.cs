@@ -25,6 +25,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     private readonly string? _directory;
     private readonly Dictionary<string, IActorRef> _consumers = new(StringComparer.Ordinal);
     private readonly ConsumerContext _consumerContext;
+    private readonly Dictionary<string, ConsumerConfig> _consumerConfigs = new(StringComparer.Ordinal);
     private readonly Dictionary<string, (ulong Sequence, DateTime Time)> _duplicates = new(StringComparer.Ordinal);
     private readonly Queue<string> _duplicateOrder = new();
     private string? _lastMsgId;
@@ -49,7 +50,11 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             Sender.Tell(Info(""));
         });
         Receive<Protocol.DirectGets>(gets => DirectGet(gets.Messages));
-        Receive<ConsumerActor.Protocol.Expired>(expired => _consumers.Remove(expired.Name));
+        Receive<ConsumerActor.Protocol.Expired>(expired =>
+        {
+            _consumers.Remove(expired.Name);
+            ForgetConsumer(expired.Name);
+        });
         Receive<Protocol.ExpireByAge>(_ => _store.ExpireByAge((DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100));
 
         Receive<Protocol.Append>(Append);
@@ -135,8 +140,12 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         var name = config.DurableName ?? config.Name!;
         var actor = Context.ActorOf(ConsumerActor.Props(_client, _store, _config.Name, config, created, stateFile, recovered, _consumerContext), "consumer-" + Uri.EscapeDataString(name));
         _consumers[name] = actor;
+        _consumerConfigs[name] = config;
         return actor;
     }
+
+    /// <summary>A consumer is gone (deleted or expired).</summary>
+    private void ForgetConsumer(string name) => _consumerConfigs.Remove(name);
 
     private void OnAcks(Protocol.AckBatch batch)
     {
@@ -190,6 +199,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
                 if (_consumers.Remove(request.Consumer, out var doomed))
                 {
                     await doomed.Ask<ConsumerActor.Protocol.Deleted>(ConsumerActor.Protocol.Delete.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
+                    ForgetConsumer(request.Consumer);
                     if (ConsumersDirectory is { } dir && Directory.Exists(Path.Combine(dir, request.Consumer)))
                     {
                         Directory.Delete(Path.Combine(dir, request.Consumer), recursive: true);
@@ -249,6 +259,13 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             config.FilterSubject = filter;
         }
 
+        ConsumerConfigRules.ApplyDefaults(config);
+        if (ConsumerConfigRules.Check(config, _config) is { } invalid)
+        {
+            Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = invalid }, JetStreamJsonContext.Default.ErrorResponse);
+            return;
+        }
+
         var durable = config.DurableName is not null;
         var name = config.DurableName ?? config.Name ?? NewConsumerName();
         if (config.DurableName is null)
@@ -261,6 +278,12 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             var info = await existing.Ask<ConsumerInfoResponse>(ConsumerActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
             info.Type = Type;
             Reply(request.ReplyTo, info, ConsumerJsonContext.Default.ConsumerInfoResponse);
+            return;
+        }
+
+        if (_config.Retention == "workqueue" && ConsumerConfigRules.CheckWorkQueue(config, _consumerConfigs.Values) is { } refused)
+        {
+            Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = refused }, JetStreamJsonContext.Default.ErrorResponse);
             return;
         }
 
@@ -305,6 +328,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         }
 
         _consumers.Clear();
+        _consumerConfigs.Clear();
         Unsubscribe();
     }
 

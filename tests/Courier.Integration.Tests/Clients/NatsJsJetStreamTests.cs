@@ -30,6 +30,9 @@ public abstract class NatsJsJetStreamTests<TServer> : IClassFixture<TServer>
     public Task Push_consumers_deliver_in_order_and_spread_over_a_deliver_group() => RunWithJetStreamAsync("jetstream_push");
 
     [Fact]
+    public Task Consumer_creation_follows_the_work_queue_push_and_pull_rules_with_nats_server_errors() => RunWithJetStreamAsync("jetstream_consumer_rules");
+
+    [Fact]
     public Task Object_store_round_trips_a_multi_chunk_object_through_nats_js() => RunWithJetStreamAsync("jetstream_objects");
 
     [Fact]
