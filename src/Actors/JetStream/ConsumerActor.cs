@@ -14,7 +14,7 @@ namespace Courier.Actors.JetStream;
 /// store directly (the store is thread-safe) and writes its durable state to a file after each
 /// batch of work, so a durable consumer's ack floor survives a crash.
 /// </summary>
-internal sealed class ConsumerActor : ReceiveActor, IWithTimers
+internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
 {
     /// <summary>How often ack deadlines, pull-request expiry and heartbeats are checked.</summary>
     private static readonly TimeSpan TickInterval = TimeSpan.FromMilliseconds(50);
@@ -104,6 +104,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
         Receive<Protocol.NewMessages>(_ => Deliver());
         Receive<Protocol.Next>(Next);
         Receive<Protocol.Acks>(acks => OnAcks(acks.Messages));
+        Receive<Protocol.FlowControlResponse>(OnFlowControlResponse);
         Receive<Protocol.Tick>(_ => Tick());
         Receive<Protocol.GetInfo>(_ => Sender.Tell(Info("io.nats.jetstream.api.v1.consumer_info_response")));
         Receive<Protocol.Delete>(_ =>
@@ -137,6 +138,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
     protected override void PreStart()
     {
         Timers.StartPeriodicTimer("tick", Protocol.Tick.Instance, TickInterval);
+        StartFlowControl();
         _dirty = true;
         SaveState(sync: true);
         Deliver();
@@ -193,7 +195,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
     {
         _passPending = -1;
         var maxAckPending = _config.MaxAckPending > 0 ? _config.MaxAckPending : long.MaxValue;
-        while ((IsPush || _waiting.Count > 0) && (_config.AckPolicy == "none" || _pending.Count < maxAckPending || _redeliver.Count > 0))
+        while ((IsPush ? !FlowControlStalled : _waiting.Count > 0) && (_config.AckPolicy == "none" || _pending.Count < maxAckPending || _redeliver.Count > 0))
         {
             StoredMessage? message = null;
             var redelivery = false;
@@ -308,14 +310,22 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
             }
         }
 
+        int size;
         if (_config.HeadersOnly)
         {
             var headers = Protocols.Nats.NatsHeaders.Set(message.Headers.Span, "Nats-Msg-Size", message.Payload.Length.ToString(CultureInfo.InvariantCulture));
             _client.Deliver(target, message.Subject, ackSubject, headers, default);
+            size = headers.Length;
         }
         else
         {
             _client.Deliver(target, message.Subject, ackSubject, message.Headers.Span, message.Payload.Span);
+            size = message.Headers.Length + message.Payload.Length;
+        }
+
+        if (IsPush)
+        {
+            CountFlowControl(target.Length + ackSubject.Length + size);
         }
 
         _dirty = true;
@@ -498,8 +508,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
         {
             // Push consumers with idle_heartbeat: tell the client we are alive while there is nothing to send.
             _lastPushActivity = now;
-            _client.Publish(_config.DeliverSubject!, null, Encoding.ASCII.GetBytes(
-                $"NATS/1.0 100 Idle Heartbeat\r\nNats-Last-Consumer: {_deliveredConsumer}\r\nNats-Last-Stream: {_deliveredStream}\r\n\r\n"), default);
+            SendIdleHeartbeat(_config.DeliverSubject!);
         }
 
         if (_redeliver.Count > 0 || _waiting.Count > 0)
@@ -651,6 +660,9 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
 
         /// <summary>A read batch of acknowledgements for this consumer.</summary>
         public sealed record Acks(IReadOnlyList<InternalMessage> Messages);
+
+        /// <summary>A client answered a flow control request (published to its <c>$JS.FC.</c> reply subject).</summary>
+        public sealed record FlowControlResponse(string Subject);
 
         /// <summary>Check deadlines, expiries and heartbeats.</summary>
         public sealed class Tick

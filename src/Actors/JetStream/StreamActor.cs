@@ -40,6 +40,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         _directory = directory;
         ReceiveAsync<Protocol.ConsumerRequest>(HandleConsumerRequestAsync);
         Receive<Protocol.AckBatch>(OnAcks);
+        Receive<Protocol.FlowControlBatch>(OnFlowControl);
         Receive<Protocol.Update>(update =>
         {
             // Subjects, limits and flags may change; the store applies the new limits at once.
@@ -104,6 +105,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         }
 
         _sids.Add(_client.Subscribe($"$JS.ACK.{_config.Name}.>", null, batch => self.Tell(new Protocol.AckBatch(batch))));
+        _sids.Add(_client.Subscribe($"$JS.FC.{_config.Name}.>", null, batch => self.Tell(new Protocol.FlowControlBatch(batch))));
 
         if (_config.AllowDirect)
         {
@@ -146,6 +148,19 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
 
     /// <summary>A consumer is gone (deleted or expired).</summary>
     private void ForgetConsumer(string name) => _consumerConfigs.Remove(name);
+
+    // $JS.FC.<stream>.<consumer>.<id>: answers to push consumers' flow control requests (one per MiB or so pushed).
+    private void OnFlowControl(Protocol.FlowControlBatch batch)
+    {
+        foreach (var response in batch.Messages)
+        {
+            var tokens = response.Subject.Split('.');
+            if (tokens.Length > 4 && _consumers.TryGetValue(tokens[3], out var consumer))
+            {
+                consumer.Tell(new ConsumerActor.Protocol.FlowControlResponse(response.Subject));
+            }
+        }
+    }
 
     private void OnAcks(Protocol.AckBatch batch)
     {
@@ -729,6 +744,9 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
 
         /// <summary>A read batch of acknowledgements to this stream's consumers.</summary>
         public sealed record AckBatch(IReadOnlyList<InternalMessage> Messages);
+
+        /// <summary>A read batch of answers to push consumers' flow control requests.</summary>
+        public sealed record FlowControlBatch(IReadOnlyList<InternalMessage> Messages);
 
         /// <summary>
         /// A consumer API request: <c>CREATE</c>, <c>DURABLE.CREATE</c>, <c>INFO</c>, <c>NAMES</c>,

@@ -33,6 +33,9 @@ public abstract class NatsJsJetStreamTests<TServer> : IClassFixture<TServer>
     public Task Consumer_creation_follows_the_work_queue_push_and_pull_rules_with_nats_server_errors() => RunWithJetStreamAsync("jetstream_consumer_rules");
 
     [Fact]
+    public Task Ordered_and_flow_controlled_push_consumers_receive_20000_messages_completely_and_in_order() => RunWithJetStreamAsync("jetstream_flow_control");
+
+    [Fact]
     public Task Object_store_round_trips_a_multi_chunk_object_through_nats_js() => RunWithJetStreamAsync("jetstream_objects");
 
     [Fact]
