@@ -160,43 +160,20 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
         };
     }
 
-    // CONSUMER.MSG.NEXT: a pull request for a batch, delivered to its reply subject.
-    private void Next(Protocol.Next next)
-    {
-        var request = new NextRequest();
-        var text = Encoding.UTF8.GetString(next.Payload).Trim();
-        if (text.Length > 0 && char.IsDigit(text[0]))
-        {
-            request.Batch = int.Parse(text, CultureInfo.InvariantCulture);
-        }
-        else if (text.Length > 0)
-        {
-            request = JsonSerializer.Deserialize(next.Payload, ConsumerJsonContext.Default.NextRequest) ?? request;
-        }
-
-        var now = DateTime.UtcNow;
-        _lastActivity = now;
-        var waiting = new Waiting(next.Reply, Math.Max(request.Batch, 1), request.NoWait,
-            request.Expires > 0 ? now.AddTicks(request.Expires / 100) : DateTime.MaxValue,
-            request.IdleHeartbeat > 0 ? TimeSpan.FromTicks(request.IdleHeartbeat / 100) : TimeSpan.Zero)
-        { LastActivity = now };
-        _waiting.AddLast(waiting);
-        Deliver();
-        if (waiting.NoWait && _waiting.Contains(waiting))
-        {
-            // Nothing (more) to deliver right now: no_wait ends the request at once.
-            _waiting.Remove(waiting);
-            Status(waiting.Reply, waiting.Delivered == 0 ? "404 No Messages" : "408 Request Timeout");
-        }
-    }
-
     /// <summary>Delivers redeliveries first, then new messages, while someone waits and the ack window allows.</summary>
     private void Deliver()
     {
         _passPending = -1;
         var maxAckPending = _config.MaxAckPending > 0 ? _config.MaxAckPending : long.MaxValue;
-        while ((IsPush ? !FlowControlStalled : _waiting.Count > 0) && (_config.AckPolicy == "none" || _pending.Count < maxAckPending || _redeliver.Count > 0))
+        var atAckLimit = false;
+        while (IsPush ? !FlowControlStalled : _waiting.Count > 0)
         {
+            if (_config.AckPolicy != "none" && _pending.Count >= maxAckPending && _redeliver.Count == 0)
+            {
+                atAckLimit = true;
+                break;
+            }
+
             StoredMessage? message = null;
             var redelivery = false;
             while (_redeliver.Count > 0 && message is null)
@@ -216,29 +193,57 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
 
             if (message is null && _config.AckPolicy != "none" && _pending.Count >= maxAckPending)
             {
+                atAckLimit = true;
                 break;
             }
 
-            message ??= LoadNext();
+            var lastPerSubject = false;
+            message ??= LoadNext(out lastPerSubject);
             if (message is null)
             {
                 break;
             }
 
-            Send(message, redelivery);
+            if (!Send(message, redelivery, lastPerSubject))
+            {
+                // No pull request could take it (max_bytes ended them): it goes first next time.
+                if (redelivery)
+                {
+                    _redeliver.Add(message.Sequence);
+                }
+                else if (!lastPerSubject)
+                {
+                    _nextSeq = message.Sequence;
+                }
+
+                break;
+            }
+        }
+
+        if (!IsPush && !atAckLimit)
+        {
+            EndNoWaitRequests();
         }
 
         AdvanceAckFloor();
     }
 
-    private StoredMessage? LoadNext()
+    /// <summary>
+    /// The next message for this consumer: the last-per-subject list first (left in place until
+    /// it is sent: <paramref name="lastPerSubject"/>), then the stream from <c>_nextSeq</c> on.
+    /// </summary>
+    private StoredMessage? LoadNext(out bool lastPerSubject)
     {
-        while (_lastPerSubject.TryDequeue(out var seq))
+        lastPerSubject = false;
+        while (_lastPerSubject.TryPeek(out var seq))
         {
             if (_store.LoadMessage(seq) is { Found: true, Message: { } last })
             {
+                lastPerSubject = true;
                 return last;
             }
+
+            _lastPerSubject.Dequeue();
         }
 
         var filters = _config.FilterSubjects is { Count: > 0 } many ? many : _config.FilterSubject is { Length: > 0 } one ? [one] : null;
@@ -258,14 +263,53 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
         }
     }
 
-    private void Send(StoredMessage message, bool redelivery)
+    /// <summary>
+    /// Sends one message to the deliver subject (push) or the first pull request that can take it.
+    /// False, with nothing changed, when no pull request can.
+    /// </summary>
+    private bool Send(StoredMessage message, bool redelivery, bool lastPerSubject)
     {
-        long deliveries = 1;
-        _deliveredConsumer++;
+        var deliveries = redelivery ? _pending[message.Sequence].Deliveries + 1 : 1;
+        var consumerSeq = _deliveredConsumer + 1;
+
+        // Counted once per Deliver pass (the store counts by scanning), then kept up to date here.
+        var pendingCount = _passPending < 0 ? (long)NumPending() - (lastPerSubject ? 1 : 0)
+            : !redelivery && _passPending > 0 ? _passPending - 1
+            : _passPending;
+        var ackSubject = string.Create(CultureInfo.InvariantCulture,
+            $"$JS.ACK.{_stream}.{_name}.{deliveries}.{message.Sequence}.{consumerSeq}.{message.Timestamp}.{pendingCount}");
+        var headers = _config.HeadersOnly
+            ? Protocols.Nats.NatsHeaders.Set(message.Headers.Span, "Nats-Msg-Size", message.Payload.Length.ToString(CultureInfo.InvariantCulture))
+            : message.Headers.Span;
+        var payload = _config.HeadersOnly ? default : message.Payload.Span;
+
+        string target;
+        if (IsPush)
+        {
+            target = _config.DeliverSubject!;
+            _lastPushActivity = DateTime.UtcNow;
+        }
+        else
+        {
+            // What a pull request's max_bytes counts, as nats-server: subject, ack reply, headers, payload.
+            var size = message.Subject.Length + ackSubject.Length + headers.Length + payload.Length;
+            if (TakeWaiting(size) is not { } waiting)
+            {
+                return false;
+            }
+
+            target = waiting.Reply;
+        }
+
+        if (lastPerSubject)
+        {
+            _lastPerSubject.Dequeue();
+        }
+
+        _deliveredConsumer = consumerSeq;
+        _passPending = pendingCount;
         if (redelivery)
         {
-            var previous = _pending[message.Sequence];
-            deliveries = previous.Deliveries + 1;
             _redelivered++;
         }
         else
@@ -278,57 +322,14 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
             _pending[message.Sequence] = new Pending(_deliveredConsumer, deliveries, DateTime.UtcNow.AddTicks(AckWaitFor(deliveries) / 100).Ticks);
         }
 
-        // Counted once per Deliver pass (the store counts by scanning), then kept up to date here.
-        if (_passPending < 0)
-        {
-            _passPending = (long)NumPending();
-        }
-        else if (!redelivery && _passPending > 0)
-        {
-            _passPending--;
-        }
-
-        var pendingCount = _passPending;
-        var ackSubject = string.Create(CultureInfo.InvariantCulture,
-            $"$JS.ACK.{_stream}.{_name}.{deliveries}.{message.Sequence}.{_deliveredConsumer}.{message.Timestamp}.{pendingCount}");
-        string target;
+        _client.Deliver(target, message.Subject, ackSubject, headers, payload);
         if (IsPush)
         {
-            target = _config.DeliverSubject!;
-            _lastPushActivity = DateTime.UtcNow;
-        }
-        else
-        {
-            var waiting = _waiting.First!.Value;
-            target = waiting.Reply;
-            waiting.Remaining--;
-            waiting.Delivered++;
-            waiting.LastActivity = DateTime.UtcNow;
-            if (waiting.Remaining == 0)
-            {
-                _waiting.RemoveFirst();
-            }
-        }
-
-        int size;
-        if (_config.HeadersOnly)
-        {
-            var headers = Protocols.Nats.NatsHeaders.Set(message.Headers.Span, "Nats-Msg-Size", message.Payload.Length.ToString(CultureInfo.InvariantCulture));
-            _client.Deliver(target, message.Subject, ackSubject, headers, default);
-            size = headers.Length;
-        }
-        else
-        {
-            _client.Deliver(target, message.Subject, ackSubject, message.Headers.Span, message.Payload.Span);
-            size = message.Headers.Length + message.Payload.Length;
-        }
-
-        if (IsPush)
-        {
-            CountFlowControl(target.Length + ackSubject.Length + size);
+            CountFlowControl(target.Length + ackSubject.Length + headers.Length + payload.Length);
         }
 
         _dirty = true;
+        return true;
     }
 
     private long AckWaitFor(long deliveries)
@@ -486,23 +487,7 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
             }
         }
 
-        for (var node = _waiting.First; node is not null;)
-        {
-            var next = node.Next;
-            var waiting = node.Value;
-            if (waiting.Expires <= now)
-            {
-                _waiting.Remove(node);
-                Status(waiting.Reply, "408 Request Timeout");
-            }
-            else if (waiting.Heartbeat > TimeSpan.Zero && now - waiting.LastActivity >= waiting.Heartbeat)
-            {
-                waiting.LastActivity = now;
-                Status(waiting.Reply, "100 Idle Heartbeat");
-            }
-
-            node = next;
-        }
+        ProcessWaiting(now);
 
         if (IsPush && _config.IdleHeartbeat > 0 && now - _lastPushActivity >= TimeSpan.FromTicks(_config.IdleHeartbeat / 100))
         {
@@ -620,24 +605,6 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
     }
 
     private sealed record Pending(ulong ConsumerSeq, long Deliveries, long DeadlineTicks);
-
-
-    private sealed class Waiting(string reply, int remaining, bool noWait, DateTime expires, TimeSpan heartbeat)
-    {
-        public string Reply { get; } = reply;
-
-        public int Remaining { get; set; } = remaining;
-
-        public int Delivered { get; set; }
-
-        public bool NoWait { get; } = noWait;
-
-        public DateTime Expires { get; } = expires;
-
-        public TimeSpan Heartbeat { get; } = heartbeat;
-
-        public DateTime LastActivity { get; set; }
-    }
 
     /// <summary>The messages this actor understands.</summary>
     public static class Protocol

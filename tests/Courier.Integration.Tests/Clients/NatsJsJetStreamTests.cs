@@ -36,6 +36,9 @@ public abstract class NatsJsJetStreamTests<TServer> : IClassFixture<TServer>
     public Task Ordered_and_flow_controlled_push_consumers_receive_20000_messages_completely_and_in_order() => RunWithJetStreamAsync("jetstream_flow_control");
 
     [Fact]
+    public Task Pull_requests_end_with_nats_server_statuses_and_respect_max_bytes() => RunWithJetStreamAsync("jetstream_pull_statuses");
+
+    [Fact]
     public Task Object_store_round_trips_a_multi_chunk_object_through_nats_js() => RunWithJetStreamAsync("jetstream_objects");
 
     [Fact]
