@@ -34,6 +34,7 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
     private readonly SortedSet<ulong> _redeliver = [];
     private readonly LinkedList<Waiting> _waiting = new();
     private readonly Queue<ulong> _lastPerSubject = new();
+    private readonly List<ulong> _released = []; // acknowledged since the last ReportInterest (interest retention)
     private ulong _nextSeq;
     private ulong _deliveredStream;
     private ulong _deliveredConsumer;
@@ -139,6 +140,7 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
     {
         Timers.StartPeriodicTimer("tick", Protocol.Tick.Instance, TickInterval);
         StartFlowControl();
+        _context.Interest?.Begin(_ackFloorStream, _deliveredStream, _pending.Keys);
         _dirty = true;
         SaveState(sync: true);
         Deliver();
@@ -226,6 +228,7 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
         }
 
         AdvanceAckFloor();
+        ReportInterest();
     }
 
     /// <summary>
@@ -406,6 +409,7 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
 
         _dirty = true;
         AdvanceAckFloor();
+        ReportInterest();
         SaveState(sync: false);
 
         // Double-ack confirmations go out only once the new ack floor is written (it survives kill -9).
@@ -429,6 +433,23 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
                 // Work-queue retention: a message is gone once its consumer has acknowledged it.
                 _store.RemoveMessage(s);
             }
+            else if (_context.Interest is not null)
+            {
+                _released.Add(s);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Interest retention: tells the stream's ledger what this consumer acknowledged and where its
+    /// ack floor is now; messages no other consumer needs go. Once per ack batch or delivery pass.
+    /// </summary>
+    private void ReportInterest()
+    {
+        if (_context.Interest is { } interest)
+        {
+            interest.Release(_released, _ackFloorStream);
+            _released.Clear();
         }
     }
 
@@ -676,4 +697,5 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
 /// <summary>What a consumer needs from its stream and node.</summary>
 /// <param name="WorkQueue">The stream has work-queue retention: acknowledged messages are removed.</param>
 /// <param name="HasInterest">Whether anyone subscribes to a subject (a push consumer's deliver subject).</param>
-internal sealed record ConsumerContext(bool WorkQueue, Func<string, bool> HasInterest);
+/// <param name="Interest">This consumer's part in the stream's interest retention; null unless the stream has it.</param>
+internal sealed record ConsumerContext(bool WorkQueue, Func<string, bool> HasInterest, InterestParticipant? Interest = null);

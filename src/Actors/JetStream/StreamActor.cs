@@ -26,6 +26,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     private readonly Dictionary<string, IActorRef> _consumers = new(StringComparer.Ordinal);
     private readonly ConsumerContext _consumerContext;
     private readonly Dictionary<string, ConsumerConfig> _consumerConfigs = new(StringComparer.Ordinal);
+    private readonly InterestLedger? _interest;
     private readonly Dictionary<string, (ulong Sequence, DateTime Time)> _duplicates = new(StringComparer.Ordinal);
     private readonly Queue<string> _duplicateOrder = new();
     private string? _lastMsgId;
@@ -33,6 +34,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     public StreamActor(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest)
     {
         _consumerContext = new ConsumerContext(config.Retention == "workqueue", hasInterest);
+        _interest = config.Retention == "interest" ? new InterestLedger(store) : null;
         _client = client;
         _config = config;
         _created = created;
@@ -140,14 +142,19 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     private IActorRef StartConsumer(ConsumerConfig config, DateTime created, string? stateFile, ConsumerStateFile? recovered)
     {
         var name = config.DurableName ?? config.Name!;
-        var actor = Context.ActorOf(ConsumerActor.Props(_client, _store, _config.Name, config, created, stateFile, recovered, _consumerContext), "consumer-" + Uri.EscapeDataString(name));
+        var context = _interest is null ? _consumerContext : _consumerContext with { Interest = _interest.Join(name, ConsumerConfigRules.Filters(config)) };
+        var actor = Context.ActorOf(ConsumerActor.Props(_client, _store, _config.Name, config, created, stateFile, recovered, context), "consumer-" + Uri.EscapeDataString(name));
         _consumers[name] = actor;
         _consumerConfigs[name] = config;
         return actor;
     }
 
-    /// <summary>A consumer is gone (deleted or expired).</summary>
-    private void ForgetConsumer(string name) => _consumerConfigs.Remove(name);
+    /// <summary>A consumer is gone (deleted or expired): interest retention drops what only it still needed.</summary>
+    private void ForgetConsumer(string name)
+    {
+        _consumerConfigs.Remove(name);
+        _interest?.Leave(name);
+    }
 
     // $JS.FC.<stream>.<consumer>.<id>: answers to push consumers' flow control requests (one per MiB or so pushed).
     private void OnFlowControl(Protocol.FlowControlBatch batch)
@@ -391,6 +398,11 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             }
         }
 
+        if (_interest is not null)
+        {
+            DropUninteresting(batch, results);
+        }
+
         _store.Flush(); // durable before any PubAck goes out
         foreach (var consumer in _consumers.Values)
         {
@@ -408,6 +420,23 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
                 ? new PubAck { Stream = _config.Name, Seq = results[i].Sequence }
                 : new PubAck { Error = StoreFailure(results[i].Error) });
             _client.Publish(reply, null, default, JsonSerializer.SerializeToUtf8Bytes(ack, JetStreamJsonContext.Default.PubAck));
+        }
+    }
+
+    /// <summary>
+    /// Interest retention: a message that no consumer's filter matches is not kept, though it takes
+    /// its sequence and gets its PubAck (nats-server skips it: SkipMsg). The store has no skip, so
+    /// it is appended and removed before the flush: both are durable together, but the limits count
+    /// it for that moment (at max_msgs with discard old it pushes out the oldest, as a kept one would).
+    /// </summary>
+    private void DropUninteresting(IReadOnlyList<InternalMessage> batch, StoreResult[] results)
+    {
+        for (var i = 0; i < batch.Count; i++)
+        {
+            if (results[i].Ok && !_interest!.IsInteresting(batch[i].Subject))
+            {
+                _store.RemoveMessage(results[i].Sequence);
+            }
         }
     }
 

@@ -30,6 +30,9 @@ public abstract class NatsJsJetStreamTests<TServer> : IClassFixture<TServer>
     public Task Push_consumers_deliver_in_order_and_spread_over_a_deliver_group() => RunWithJetStreamAsync("jetstream_push");
 
     [Fact]
+    public Task Interest_retention_keeps_a_message_until_every_consumer_that_needs_it_acknowledged_it() => RunWithJetStreamAsync("jetstream_interest");
+
+    [Fact]
     public Task Consumer_creation_follows_the_work_queue_push_and_pull_rules_with_nats_server_errors() => RunWithJetStreamAsync("jetstream_consumer_rules");
 
     [Fact]
