@@ -175,6 +175,9 @@ internal readonly record struct AckReply(byte[] Prefix, long Deliveries, ulong S
     /// <summary>The most bytes <see cref="Format"/> writes after this prefix: five numbers and their dots.</summary>
     public static int MaxLength(byte[] prefix) => prefix.Length + (5 * 20) + 4;
 
+    /// <summary>The formatted length in bytes (what a pull request's max_bytes counts).</summary>
+    public int Length => Prefix.Length + Digits((ulong)Deliveries) + Digits(StreamSeq) + Digits(ConsumerSeq) + Digits((ulong)Timestamp) + Digits((ulong)Math.Max(Pending, 0)) + 4;
+
     public int Format(Span<byte> into)
     {
         Prefix.CopyTo(into);
@@ -191,6 +194,18 @@ internal readonly record struct AckReply(byte[] Prefix, long Deliveries, ulong S
     {
         Span<byte> text = stackalloc byte[MaxLength(Prefix)];
         return Encoding.UTF8.GetString(text[..Format(text)]);
+    }
+
+    private static int Digits(ulong value)
+    {
+        var digits = 1;
+        while (value >= 10)
+        {
+            value /= 10;
+            digits++;
+        }
+
+        return digits;
     }
 
     private static int Number(Span<byte> into, ulong value, bool dot)

@@ -14,7 +14,7 @@ namespace Courier.Actors.JetStream;
 /// store directly (the store is thread-safe) and writes its durable state to a file after each
 /// batch of work, so a durable consumer's ack floor survives a crash.
 /// </summary>
-internal sealed class ConsumerActor : ReceiveActor, IWithTimers
+internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
 {
     /// <summary>How often ack deadlines, pull-request expiry and heartbeats are checked.</summary>
     private static readonly TimeSpan TickInterval = TimeSpan.FromMilliseconds(50);
@@ -35,6 +35,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
     private readonly SortedSet<ulong> _redeliver = [];
     private readonly LinkedList<Waiting> _waiting = new();
     private readonly Queue<ulong> _lastPerSubject = new();
+    private readonly List<ulong> _released = []; // acknowledged since the last ReportInterest (interest retention)
     private ulong _nextSeq;
     private ulong _deliveredStream;
     private ulong _deliveredConsumer;
@@ -107,6 +108,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
         Receive<Protocol.NewMessages>(_ => Deliver());
         Receive<Protocol.Next>(Next);
         Receive<Protocol.Acks>(acks => OnAcks(acks.Entries));
+        Receive<Protocol.FlowControlResponse>(OnFlowControlResponse);
         Receive<Protocol.Tick>(_ => Tick());
         Receive<Protocol.GetInfo>(_ => Sender.Tell(Info("io.nats.jetstream.api.v1.consumer_info_response")));
         Receive<Protocol.Delete>(_ =>
@@ -140,6 +142,8 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
     protected override void PreStart()
     {
         Timers.StartPeriodicTimer("tick", Protocol.Tick.Instance, TickInterval);
+        StartFlowControl();
+        _context.Interest?.Begin(_ackFloorStream, _deliveredStream, _pending.Keys);
         _dirty = true;
         SaveState(sync: true);
         Deliver();
@@ -161,44 +165,21 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
         };
     }
 
-    // CONSUMER.MSG.NEXT: a pull request for a batch, delivered to its reply subject.
-    private void Next(Protocol.Next next)
-    {
-        var request = new NextRequest();
-        var text = Encoding.UTF8.GetString(next.Payload).Trim();
-        if (text.Length > 0 && char.IsDigit(text[0]))
-        {
-            request.Batch = int.Parse(text, CultureInfo.InvariantCulture);
-        }
-        else if (text.Length > 0)
-        {
-            request = JsonSerializer.Deserialize(next.Payload, ConsumerJsonContext.Default.NextRequest) ?? request;
-        }
-
-        var now = DateTime.UtcNow;
-        _lastActivity = now;
-        var waiting = new Waiting(next.Reply, Math.Max(request.Batch, 1), request.NoWait,
-            request.Expires > 0 ? now.AddTicks(request.Expires / 100) : DateTime.MaxValue,
-            request.IdleHeartbeat > 0 ? TimeSpan.FromTicks(request.IdleHeartbeat / 100) : TimeSpan.Zero)
-        { LastActivity = now };
-        _waiting.AddLast(waiting);
-        Deliver();
-        if (waiting.NoWait && _waiting.Contains(waiting))
-        {
-            // Nothing (more) to deliver right now: no_wait ends the request at once.
-            _waiting.Remove(waiting);
-            Status(waiting.Reply, waiting.Delivered == 0 ? "404 No Messages" : "408 Request Timeout");
-        }
-    }
-
     /// <summary>Delivers redeliveries first, then new messages, while someone waits and the ack window allows.</summary>
     private void Deliver()
     {
         _passPending = -1;
         _passNow = DateTime.UtcNow;
         var maxAckPending = _config.MaxAckPending > 0 ? _config.MaxAckPending : long.MaxValue;
-        while ((IsPush || _waiting.Count > 0) && (_config.AckPolicy == "none" || _pending.Count < maxAckPending || _redeliver.Count > 0))
+        var atAckLimit = false;
+        while (IsPush ? !FlowControlStalled : _waiting.Count > 0)
         {
+            if (_config.AckPolicy != "none" && _pending.Count >= maxAckPending && _redeliver.Count == 0)
+            {
+                atAckLimit = true;
+                break;
+            }
+
             StoredMessage? message = null;
             var redelivery = false;
             while (_redeliver.Count > 0 && message is null)
@@ -218,29 +199,58 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
 
             if (message is null && _config.AckPolicy != "none" && _pending.Count >= maxAckPending)
             {
+                atAckLimit = true;
                 break;
             }
 
-            message ??= LoadNext();
+            var lastPerSubject = false;
+            message ??= LoadNext(out lastPerSubject);
             if (message is null)
             {
                 break;
             }
 
-            Send(message, redelivery);
+            if (!Send(message, redelivery, lastPerSubject))
+            {
+                // No pull request could take it (max_bytes ended them): it goes first next time.
+                if (redelivery)
+                {
+                    _redeliver.Add(message.Sequence);
+                }
+                else if (!lastPerSubject)
+                {
+                    _nextSeq = message.Sequence;
+                }
+
+                break;
+            }
+        }
+
+        if (!IsPush && !atAckLimit)
+        {
+            EndNoWaitRequests();
         }
 
         AdvanceAckFloor();
+        ReportInterest();
     }
 
-    private StoredMessage? LoadNext()
+    /// <summary>
+    /// The next message for this consumer: the last-per-subject list first (left in place until
+    /// it is sent: <paramref name="lastPerSubject"/>), then the stream from <c>_nextSeq</c> on.
+    /// </summary>
+    private StoredMessage? LoadNext(out bool lastPerSubject)
     {
-        while (_lastPerSubject.TryDequeue(out var seq))
+        lastPerSubject = false;
+        while (_lastPerSubject.TryPeek(out var seq))
         {
             if (_store.LoadMessage(seq) is { Found: true, Message: { } last })
             {
+                lastPerSubject = true;
                 return last;
             }
+
+            _lastPerSubject.Dequeue();
         }
 
         var filters = _config.FilterSubjects is { Count: > 0 } many ? many : _config.FilterSubject is { Length: > 0 } one ? [one] : null;
@@ -260,14 +270,52 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
         }
     }
 
-    private void Send(StoredMessage message, bool redelivery)
+    /// <summary>
+    /// Sends one message to the deliver subject (push) or the first pull request that can take it.
+    /// False, with nothing changed, when no pull request can.
+    /// </summary>
+    private bool Send(StoredMessage message, bool redelivery, bool lastPerSubject)
     {
-        long deliveries = 1;
-        _deliveredConsumer++;
+        var deliveries = redelivery ? _pending[message.Sequence].Deliveries + 1 : 1;
+        var consumerSeq = _deliveredConsumer + 1;
+
+        // Counted once per Deliver pass (the store counts by scanning), then kept up to date here.
+        var pendingCount = _passPending < 0 ? (long)NumPending() - (lastPerSubject ? 1 : 0)
+            : !redelivery && _passPending > 0 ? _passPending - 1
+            : _passPending;
+        var ackReply = new AckReply(_ackPrefix, deliveries, message.Sequence, consumerSeq, message.Timestamp, pendingCount);
+        var headers = _config.HeadersOnly
+            ? Protocols.Nats.NatsHeaders.Set(message.Headers.Span, "Nats-Msg-Size", message.Payload.Length.ToString(CultureInfo.InvariantCulture))
+            : message.Headers.Span;
+        var payload = _config.HeadersOnly ? default : message.Payload.Span;
+
+        string target;
+        if (IsPush)
+        {
+            target = _config.DeliverSubject!;
+            _lastPushActivity = _passNow;
+        }
+        else
+        {
+            // What a pull request's max_bytes counts, as nats-server: subject, ack reply, headers, payload.
+            var size = message.Subject.Length + ackReply.Length + headers.Length + payload.Length;
+            if (TakeWaiting(size) is not { } waiting)
+            {
+                return false;
+            }
+
+            target = waiting.Reply;
+        }
+
+        if (lastPerSubject)
+        {
+            _lastPerSubject.Dequeue();
+        }
+
+        _deliveredConsumer = consumerSeq;
+        _passPending = pendingCount;
         if (redelivery)
         {
-            var previous = _pending[message.Sequence];
-            deliveries = previous.Deliveries + 1;
             _redelivered++;
         }
         else
@@ -280,47 +328,14 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
             _pending[message.Sequence] = new Pending(_deliveredConsumer, deliveries, _passNow.AddTicks(AckWaitFor(deliveries) / 100).Ticks);
         }
 
-        // Counted once per Deliver pass (the store counts by scanning), then kept up to date here.
-        if (_passPending < 0)
-        {
-            _passPending = (long)NumPending();
-        }
-        else if (!redelivery && _passPending > 0)
-        {
-            _passPending--;
-        }
-
-        var ackReply = new AckReply(_ackPrefix, deliveries, message.Sequence, _deliveredConsumer, message.Timestamp, _passPending);
-        string target;
+        _client.Deliver(target, message.Subject, ackReply, headers, payload);
         if (IsPush)
         {
-            target = _config.DeliverSubject!;
-            _lastPushActivity = _passNow;
-        }
-        else
-        {
-            var waiting = _waiting.First!.Value;
-            target = waiting.Reply;
-            waiting.Remaining--;
-            waiting.Delivered++;
-            waiting.LastActivity = _passNow;
-            if (waiting.Remaining == 0)
-            {
-                _waiting.RemoveFirst();
-            }
-        }
-
-        if (_config.HeadersOnly)
-        {
-            var headers = Protocols.Nats.NatsHeaders.Set(message.Headers.Span, "Nats-Msg-Size", message.Payload.Length.ToString(CultureInfo.InvariantCulture));
-            _client.Deliver(target, message.Subject, ackReply, headers, default);
-        }
-        else
-        {
-            _client.Deliver(target, message.Subject, ackReply, message.Headers.Span, message.Payload.Span);
+            CountFlowControl(target.Length + ackReply.Length + headers.Length + payload.Length);
         }
 
         _dirty = true;
+        return true;
     }
 
     private long AckWaitFor(long deliveries)
@@ -368,8 +383,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
 
                     break;
                 case AckKind.Term:
-                    _pending.Remove(seq);
-                    _redeliver.Remove(seq);
+                    Acknowledge(seq); // as nats-server: no redelivery, and retention counts it as acknowledged
                     break;
                 case AckKind.Next:
                     Acknowledge(seq);
@@ -390,6 +404,7 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
 
         _dirty = true;
         AdvanceAckFloor();
+        ReportInterest();
         SaveState(sync: false);
 
         // Double-ack confirmations go out only once the new ack floor is written (it survives kill -9).
@@ -413,6 +428,23 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
                 // Work-queue retention: a message is gone once its consumer has acknowledged it.
                 _store.RemoveMessage(s);
             }
+            else if (_context.Interest is not null)
+            {
+                _released.Add(s);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Interest retention: tells the stream's ledger what this consumer acknowledged and where its
+    /// ack floor is now; messages no other consumer needs go. Once per ack batch or delivery pass.
+    /// </summary>
+    private void ReportInterest()
+    {
+        if (_context.Interest is { } interest)
+        {
+            interest.Release(_released, _ackFloorStream);
+            _released.Clear();
         }
     }
 
@@ -460,30 +492,13 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
             }
         }
 
-        for (var node = _waiting.First; node is not null;)
-        {
-            var next = node.Next;
-            var waiting = node.Value;
-            if (waiting.Expires <= now)
-            {
-                _waiting.Remove(node);
-                Status(waiting.Reply, "408 Request Timeout");
-            }
-            else if (waiting.Heartbeat > TimeSpan.Zero && now - waiting.LastActivity >= waiting.Heartbeat)
-            {
-                waiting.LastActivity = now;
-                Status(waiting.Reply, "100 Idle Heartbeat");
-            }
-
-            node = next;
-        }
+        ProcessWaiting(now);
 
         if (IsPush && _config.IdleHeartbeat > 0 && now - _lastPushActivity >= TimeSpan.FromTicks(_config.IdleHeartbeat / 100))
         {
             // Push consumers with idle_heartbeat: tell the client we are alive while there is nothing to send.
             _lastPushActivity = now;
-            _client.Publish(_config.DeliverSubject!, null, Encoding.ASCII.GetBytes(
-                $"NATS/1.0 100 Idle Heartbeat\r\nNats-Last-Consumer: {_deliveredConsumer}\r\nNats-Last-Stream: {_deliveredStream}\r\n\r\n"), default);
+            SendIdleHeartbeat(_config.DeliverSubject!);
         }
 
         if (_redeliver.Count > 0 || _waiting.Count > 0)
@@ -596,24 +611,6 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
 
     private sealed record Pending(ulong ConsumerSeq, long Deliveries, long DeadlineTicks);
 
-
-    private sealed class Waiting(string reply, int remaining, bool noWait, DateTime expires, TimeSpan heartbeat)
-    {
-        public string Reply { get; } = reply;
-
-        public int Remaining { get; set; } = remaining;
-
-        public int Delivered { get; set; }
-
-        public bool NoWait { get; } = noWait;
-
-        public DateTime Expires { get; } = expires;
-
-        public TimeSpan Heartbeat { get; } = heartbeat;
-
-        public DateTime LastActivity { get; set; }
-    }
-
     /// <summary>The messages this actor understands.</summary>
     public static class Protocol
     {
@@ -635,6 +632,9 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
 
         /// <summary>A read batch of acknowledgements for this consumer.</summary>
         public sealed record Acks(ArraySegment<AckEntry> Entries);
+
+        /// <summary>A client answered a flow control request (published to its <c>$JS.FC.</c> reply subject).</summary>
+        public sealed record FlowControlResponse(string Subject);
 
         /// <summary>Check deadlines, expiries and heartbeats.</summary>
         public sealed class Tick
@@ -681,4 +681,5 @@ internal sealed class ConsumerActor : ReceiveActor, IWithTimers
 /// <summary>What a consumer needs from its stream and node.</summary>
 /// <param name="WorkQueue">The stream has work-queue retention: acknowledged messages are removed.</param>
 /// <param name="HasInterest">Whether anyone subscribes to a subject (a push consumer's deliver subject).</param>
-internal sealed record ConsumerContext(bool WorkQueue, Func<string, bool> HasInterest);
+/// <param name="Interest">This consumer's part in the stream's interest retention; null unless the stream has it.</param>
+internal sealed record ConsumerContext(bool WorkQueue, Func<string, bool> HasInterest, InterestParticipant? Interest = null);

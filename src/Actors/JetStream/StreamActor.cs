@@ -27,6 +27,8 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     private readonly string? _directory;
     private readonly Dictionary<string, IActorRef> _consumers = new(StringComparer.Ordinal);
     private readonly ConsumerContext _consumerContext;
+    private readonly Dictionary<string, ConsumerConfig> _consumerConfigs = new(StringComparer.Ordinal);
+    private readonly InterestLedger? _interest;
     private readonly Dictionary<string, (ulong Sequence, DateTime Time)> _duplicates = new(StringComparer.Ordinal);
     private readonly Queue<string> _duplicateOrder = new();
     private string? _lastMsgId;
@@ -34,6 +36,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     public StreamActor(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest)
     {
         _consumerContext = new ConsumerContext(config.Retention == "workqueue", hasInterest);
+        _interest = config.Retention == "interest" ? new InterestLedger(store) : null;
         _client = client;
         _config = config;
         _pubAckPrefix = Encoding.UTF8.GetBytes($"{{\"stream\":\"{JsonEncodedText.Encode(config.Name)}\", \"seq\":");
@@ -42,6 +45,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         _directory = directory;
         ReceiveAsync<Protocol.ConsumerRequest>(HandleConsumerRequestAsync);
         Receive<Protocol.AckBatch>(OnAcks);
+        Receive<Protocol.FlowControlBatch>(OnFlowControl);
         Receive<Protocol.Update>(update =>
         {
             // Subjects, limits and flags may change; the store applies the new limits at once.
@@ -52,7 +56,11 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             Sender.Tell(Info(""));
         });
         Receive<Protocol.DirectGets>(gets => DirectGet(gets.Messages));
-        Receive<ConsumerActor.Protocol.Expired>(expired => _consumers.Remove(expired.Name));
+        Receive<ConsumerActor.Protocol.Expired>(expired =>
+        {
+            _consumers.Remove(expired.Name);
+            ForgetConsumer(expired.Name);
+        });
         Receive<Protocol.ExpireByAge>(_ => _store.ExpireByAge((DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100));
 
         Receive<Protocol.Append>(Append);
@@ -102,6 +110,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         }
 
         _sids.Add(_client.Subscribe($"$JS.ACK.{_config.Name}.>", null, new AckSink(batch => self.Tell(new Protocol.AckBatch(batch)))));
+        _sids.Add(_client.Subscribe($"$JS.FC.{_config.Name}.>", null, batch => self.Tell(new Protocol.FlowControlBatch(batch))));
 
         if (_config.AllowDirect)
         {
@@ -136,9 +145,31 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     private IActorRef StartConsumer(ConsumerConfig config, DateTime created, string? stateFile, ConsumerStateFile? recovered)
     {
         var name = config.DurableName ?? config.Name!;
-        var actor = Context.ActorOf(ConsumerActor.Props(_client, _store, _config.Name, config, created, stateFile, recovered, _consumerContext), "consumer-" + Uri.EscapeDataString(name));
+        var context = _interest is null ? _consumerContext : _consumerContext with { Interest = _interest.Join(name, ConsumerConfigRules.Filters(config)) };
+        var actor = Context.ActorOf(ConsumerActor.Props(_client, _store, _config.Name, config, created, stateFile, recovered, context), "consumer-" + Uri.EscapeDataString(name));
         _consumers[name] = actor;
+        _consumerConfigs[name] = config;
         return actor;
+    }
+
+    /// <summary>A consumer is gone (deleted or expired): interest retention drops what only it still needed.</summary>
+    private void ForgetConsumer(string name)
+    {
+        _consumerConfigs.Remove(name);
+        _interest?.Leave(name);
+    }
+
+    // $JS.FC.<stream>.<consumer>.<id>: answers to push consumers' flow control requests (one per MiB or so pushed).
+    private void OnFlowControl(Protocol.FlowControlBatch batch)
+    {
+        foreach (var response in batch.Messages)
+        {
+            var tokens = response.Subject.Split('.');
+            if (tokens.Length > 4 && _consumers.TryGetValue(tokens[3], out var consumer))
+            {
+                consumer.Tell(new ConsumerActor.Protocol.FlowControlResponse(response.Subject));
+            }
+        }
     }
 
     private void OnAcks(Protocol.AckBatch batch)
@@ -202,6 +233,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
                 if (_consumers.Remove(request.Consumer, out var doomed))
                 {
                     await doomed.Ask<ConsumerActor.Protocol.Deleted>(ConsumerActor.Protocol.Delete.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
+                    ForgetConsumer(request.Consumer);
                     if (ConsumersDirectory is { } dir && Directory.Exists(Path.Combine(dir, request.Consumer)))
                     {
                         Directory.Delete(Path.Combine(dir, request.Consumer), recursive: true);
@@ -261,6 +293,13 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             config.FilterSubject = filter;
         }
 
+        ConsumerConfigRules.ApplyDefaults(config);
+        if (ConsumerConfigRules.Check(config, _config) is { } invalid)
+        {
+            Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = invalid }, JetStreamJsonContext.Default.ErrorResponse);
+            return;
+        }
+
         var durable = config.DurableName is not null;
         var name = config.DurableName ?? config.Name ?? NewConsumerName();
         if (config.DurableName is null)
@@ -273,6 +312,12 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             var info = await existing.Ask<ConsumerInfoResponse>(ConsumerActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
             info.Type = Type;
             Reply(request.ReplyTo, info, ConsumerJsonContext.Default.ConsumerInfoResponse);
+            return;
+        }
+
+        if (_config.Retention == "workqueue" && ConsumerConfigRules.CheckWorkQueue(config, _consumerConfigs.Values) is { } refused)
+        {
+            Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = refused }, JetStreamJsonContext.Default.ErrorResponse);
             return;
         }
 
@@ -317,6 +362,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         }
 
         _consumers.Clear();
+        _consumerConfigs.Clear();
         Unsubscribe();
     }
 
@@ -382,6 +428,11 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             }
         }
 
+        if (_interest is not null)
+        {
+            DropUninteresting(batch, results);
+        }
+
         _store.Flush(); // durable before any PubAck goes out
         foreach (var consumer in _consumers.Values)
         {
@@ -432,6 +483,23 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
 
         into[p++] = (byte)'}';
         return into[..p];
+    }
+
+    /// <summary>
+    /// Interest retention: a message that no consumer's filter matches is not kept, though it takes
+    /// its sequence and gets its PubAck (nats-server skips it: SkipMsg). The store has no skip, so
+    /// it is appended and removed before the flush: both are durable together, but the limits count
+    /// it for that moment (at max_msgs with discard old it pushes out the oldest, as a kept one would).
+    /// </summary>
+    private void DropUninteresting(RawMessages batch, StoreResult[] results)
+    {
+        for (var i = 0; i < batch.Count; i++)
+        {
+            if (results[i].Ok && !_interest!.IsInteresting(Encoding.UTF8.GetString(batch.Subject(i).Span)))
+            {
+                _store.RemoveMessage(results[i].Sequence);
+            }
+        }
     }
 
     /// <summary>
@@ -768,6 +836,9 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
 
         /// <summary>A read batch of acknowledgements to this stream's consumers.</summary>
         public sealed record AckBatch(AckEntry[] Acks);
+
+        /// <summary>A read batch of answers to push consumers' flow control requests.</summary>
+        public sealed record FlowControlBatch(IReadOnlyList<InternalMessage> Messages);
 
         /// <summary>
         /// A consumer API request: <c>CREATE</c>, <c>DURABLE.CREATE</c>, <c>INFO</c>, <c>NAMES</c>,

@@ -19,6 +19,25 @@ public sealed record ApiError(
 
     public static ApiError StreamInvalidConfig(string reason) => new(400, 10052, reason);
 
+    // Consumer configuration errors (nats-server errors.json).
+    public static ApiError ConsumerDeliverToWildcards => new(400, 10079, "consumer deliver subject has wildcards");
+    public static ApiError ConsumerPushMaxWaiting => new(400, 10080, "consumer in push mode can not set max waiting");
+    public static ApiError ConsumerDeliverCycle => new(400, 10081, "consumer deliver subject forms a cycle");
+    public static ApiError ConsumerMaxPendingAckPolicyRequired => new(400, 10082, "consumer requires ack policy for max ack pending");
+    public static ApiError ConsumerSmallHeartbeat => new(400, 10083, "consumer idle heartbeat needs to be >= 100ms");
+    public static ApiError ConsumerPullRequiresAck => new(400, 10084, "consumer in pull mode requires ack policy");
+    public static ApiError ConsumerMaxWaitingNegative => new(400, 10087, "consumer max waiting needs to be positive");
+    public static ApiError ConsumerHeartbeatRequiresPush => new(400, 10088, "consumer idle heartbeat requires a push based consumer");
+    public static ApiError ConsumerFlowControlRequiresPush => new(400, 10089, "consumer flow control requires a push based consumer");
+    public static ApiError ConsumerWorkQueueRequiresExplicitAck => new(400, 10098, "workqueue stream requires explicit ack");
+    public static ApiError ConsumerWorkQueueMultipleUnfiltered => new(400, 10099, "multiple non-filtered consumers not allowed on workqueue stream");
+    public static ApiError ConsumerWorkQueueNotUnique => new(400, 10100, "filtered consumer not unique on workqueue stream");
+    public static ApiError ConsumerWorkQueueNotDeliverAll => new(400, 10101, "consumer must be deliver all on workqueue stream");
+    public static ApiError ConsumerFlowControlNeedsHeartbeats => new(400, 10108, "consumer with flow control also needs heartbeats");
+    public static ApiError ConsumerInvalidDeliverSubject => new(400, 10112, "invalid push consumer deliver subject");
+    public static ApiError ConsumerMaxRequestBatchNegative => new(400, 10114, "consumer max request batch needs to be > 0");
+    public static ApiError ConsumerMaxRequestExpiresTooSmall => new(400, 10115, "consumer max request expires needs to be >= 1ms");
+
     public static ApiError StreamStoreFailed(string reason) => new(503, 10077, reason);
 }
 

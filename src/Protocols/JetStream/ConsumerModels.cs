@@ -25,6 +25,9 @@ public sealed class ConsumerConfig
     [JsonPropertyName("flow_control")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool FlowControl { get; set; }
     [JsonPropertyName("idle_heartbeat")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long IdleHeartbeat { get; set; }
     [JsonPropertyName("headers_only")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool HeadersOnly { get; set; }
+    [JsonPropertyName("max_batch")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int MaxRequestBatch { get; set; }
+    [JsonPropertyName("max_expires")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long MaxRequestExpires { get; set; }
+    [JsonPropertyName("max_bytes")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long MaxRequestMaxBytes { get; set; }
     [JsonPropertyName("num_replicas")] public int Replicas { get; set; }
     [JsonPropertyName("mem_storage")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool MemoryStorage { get; set; }
     [JsonPropertyName("inactive_threshold")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long InactiveThreshold { get; set; }

@@ -168,4 +168,38 @@ public static class SubjectRules
             inner = inner[(iDot + 1)..];
         }
     }
+
+    /// <summary>
+    /// Whether two patterns (either may have wildcards) match at least one subject in common, as
+    /// nats-server's SubjectsCollide (work-queue consumers' filters must not collide).
+    /// </summary>
+    public static bool Collide(ReadOnlySpan<char> a, ReadOnlySpan<char> b)
+    {
+        while (true)
+        {
+            if (a.IsEmpty || b.IsEmpty)
+            {
+                return a.IsEmpty && b.IsEmpty;
+            }
+
+            var aDot = a.IndexOf('.');
+            var bDot = b.IndexOf('.');
+            var aToken = aDot < 0 ? a : a[..aDot];
+            var bToken = bDot < 0 ? b : b[..bDot];
+            if ((aToken.Length == 1 && aToken[0] == '>') || (bToken.Length == 1 && bToken[0] == '>'))
+            {
+                return true;
+            }
+
+            var aStar = aToken.Length == 1 && aToken[0] == '*';
+            var bStar = bToken.Length == 1 && bToken[0] == '*';
+            if (!aStar && !bStar && !aToken.SequenceEqual(bToken))
+            {
+                return false;
+            }
+
+            a = aDot < 0 ? [] : a[(aDot + 1)..];
+            b = bDot < 0 ? [] : b[(bDot + 1)..];
+        }
+    }
 }

@@ -76,6 +76,7 @@ public sealed class AckSinkTests
     {
         var reply = new AckReply(AckReply.MakePrefix("ORDERS", "worker"), 2, 18_446_744_073_709_551_615, 7, 1_700_000_000_123_456_789, 0);
         Assert.Equal("$JS.ACK.ORDERS.worker.2.18446744073709551615.7.1700000000123456789.0", reply.ToString());
+        Assert.Equal(reply.ToString().Length, reply.Length); // what max_bytes counts, without formatting
         Assert.Equal("$JS.ACK.S.C.1.1.1.0.0", new AckReply(AckReply.MakePrefix("S", "C"), 1, 1, 1, 0, -1).ToString());
     }
 }

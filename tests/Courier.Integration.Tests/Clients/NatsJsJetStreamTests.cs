@@ -30,6 +30,18 @@ public abstract class NatsJsJetStreamTests<TServer> : IClassFixture<TServer>
     public Task Push_consumers_deliver_in_order_and_spread_over_a_deliver_group() => RunWithJetStreamAsync("jetstream_push");
 
     [Fact]
+    public Task Interest_retention_keeps_a_message_until_every_consumer_that_needs_it_acknowledged_it() => RunWithJetStreamAsync("jetstream_interest");
+
+    [Fact]
+    public Task Consumer_creation_follows_the_work_queue_push_and_pull_rules_with_nats_server_errors() => RunWithJetStreamAsync("jetstream_consumer_rules");
+
+    [Fact]
+    public Task Ordered_and_flow_controlled_push_consumers_receive_20000_messages_completely_and_in_order() => RunWithJetStreamAsync("jetstream_flow_control");
+
+    [Fact]
+    public Task Pull_requests_end_with_nats_server_statuses_and_respect_max_bytes() => RunWithJetStreamAsync("jetstream_pull_statuses");
+
+    [Fact]
     public Task Object_store_round_trips_a_multi_chunk_object_through_nats_js() => RunWithJetStreamAsync("jetstream_objects");
 
     [Fact]

@@ -194,4 +194,26 @@ public sealed class SubjectRulesTests
     [InlineData("foo.>", "foo.*.>", false)]
     public void Subset_holds_only_when_the_outer_pattern_covers_every_subject_of_the_inner(string inner, string outer, bool expected) =>
         Assert.Equal(expected, SubjectRules.IsSubsetOf(inner, outer));
+
+    // Collide(a, b): some subject matches both (either order gives the same answer).
+
+    [Theory]
+    [InlineData("foo.bar", "foo.bar", true)]
+    [InlineData("foo.*", "foo.bar", true)]
+    [InlineData("foo.*.bar", "foo.baz.*", true)]
+    [InlineData("foo.>", "foo.bar.baz", true)]
+    [InlineData("*.bar", "foo.*", true)]
+    [InlineData(">", "foo", true)]
+    [InlineData("foo.*", "foo.>", true)]
+    [InlineData("foo.bar", "foo.baz", false)]
+    [InlineData("foo", "foo.>", false)]
+    [InlineData("foo.*", "foo", false)]
+    [InlineData("foo.*", "foo.bar.baz", false)]
+    [InlineData("foo.*.bar", "foo.*.baz", false)]
+    [InlineData("bar.>", "foo.>", false)]
+    public void Patterns_collide_when_some_subject_matches_both(string a, string b, bool expected)
+    {
+        Assert.Equal(expected, SubjectRules.Collide(a, b));
+        Assert.Equal(expected, SubjectRules.Collide(b, a));
+    }
 }

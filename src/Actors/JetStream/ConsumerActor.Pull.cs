@@ -1,0 +1,247 @@
+using System.Globalization;
+using System.Text;
+using System.Text.Json;
+using Courier.Protocols.JetStream;
+
+namespace Courier.Actors.JetStream;
+
+/// <summary>Pull requests (CONSUMER.MSG.NEXT): their limits, the waiting queue and the statuses that end them.</summary>
+internal sealed partial class ConsumerActor
+{
+    /// <summary>How often waiting pull requests are checked for a reply subject nobody listens to any more.</summary>
+    private static readonly TimeSpan InterestSweepInterval = TimeSpan.FromSeconds(1);
+
+    private DateTime _lastInterestSweep = DateTime.UtcNow;
+
+    private int MaxWaiting => _config.MaxWaiting > 0 ? _config.MaxWaiting : ConsumerConfigRules.DefaultMaxWaiting;
+
+    // CONSUMER.MSG.NEXT: a pull request for a batch, delivered to its reply subject. The payload is
+    // empty (one message), a bare number (the batch) or {batch, expires, no_wait, max_bytes, idle_heartbeat}.
+    // Checks in nats-server's order (consumer.go processNextMsgRequest); each refusal is a status to the reply subject.
+    private void Next(Protocol.Next next)
+    {
+        if (IsPush)
+        {
+            Status(next.Reply, "409 Consumer is push based");
+            return;
+        }
+
+        var request = new NextRequest();
+        var text = next.Payload.AsSpan().Trim(" \t\r\n"u8);
+        if (text.Length > 0 && text[0] == (byte)'{')
+        {
+            try
+            {
+                request = JsonSerializer.Deserialize(text, ConsumerJsonContext.Default.NextRequest) ?? request;
+            }
+            catch (JsonException e)
+            {
+                Status(next.Reply, "400 Bad Request - " + e.Message.ReplaceLineEndings(" "));
+                return;
+            }
+
+            if (request.IdleHeartbeat > 0 && request.IdleHeartbeat * 2 > request.Expires)
+            {
+                Status(next.Reply, "400 Bad Request - heartbeat value too large");
+                return;
+            }
+        }
+        else if (text.Length > 0 && int.TryParse(Encoding.ASCII.GetString(text), NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out var batch))
+        {
+            request.Batch = batch;
+        }
+
+        if (_config.MaxRequestBatch > 0 && request.Batch > _config.MaxRequestBatch)
+        {
+            Status(next.Reply, $"409 Exceeded MaxRequestBatch of {_config.MaxRequestBatch}");
+            return;
+        }
+
+        if (request.Expires > 0 && _config.MaxRequestExpires > 0 && request.Expires > _config.MaxRequestExpires)
+        {
+            Status(next.Reply, $"409 Exceeded MaxRequestExpires of {GoDuration.Format(_config.MaxRequestExpires)}");
+            return;
+        }
+
+        if (request.MaxBytes > 0 && _config.MaxRequestMaxBytes > 0 && request.MaxBytes > _config.MaxRequestMaxBytes)
+        {
+            Status(next.Reply, $"409 Exceeded MaxRequestMaxBytes of {_config.MaxRequestMaxBytes}");
+            return;
+        }
+
+        var now = DateTime.UtcNow;
+        _lastActivity = now;
+        if (_waiting.Count >= MaxWaiting)
+        {
+            // Full: make room by dropping requests that expired or lost their subscriber.
+            DropStaleWaiting(now, checkInterest: true);
+        }
+
+        if (request.NoWait)
+        {
+            var available = NumPending() + (ulong)_redeliver.Count;
+            if (available == 0 && request.Expires <= 0)
+            {
+                Status(next.Reply, "404 No Messages");
+                return;
+            }
+
+            if (available > 0 && available < (ulong)_waiting.Sum(w => (long)w.Remaining))
+            {
+                Status(next.Reply, "408 Requests Pending");
+                return;
+            }
+
+            // Otherwise a one-shot: it ends as soon as the messages at hand are delivered.
+        }
+
+        if (_waiting.Count >= MaxWaiting)
+        {
+            Status(next.Reply, "409 Exceeded MaxWaiting");
+            return;
+        }
+
+        var waiting = new Waiting(next.Reply, Math.Max(request.Batch, 1), request.NoWait,
+            request.Expires > 0 ? now.AddTicks(request.Expires / 100) : DateTime.MaxValue,
+            request.IdleHeartbeat > 0 ? TimeSpan.FromTicks(request.IdleHeartbeat / 100) : TimeSpan.Zero)
+        { LastActivity = now, MaxBytes = Math.Max(request.MaxBytes, 0) };
+        _waiting.AddLast(waiting);
+        Deliver();
+    }
+
+    /// <summary>
+    /// The pull request the next message (of <paramref name="size"/> bytes) goes to, counted against
+    /// it (nats-server's nextWaiting): a request whose max_bytes cannot take the message ends with
+    /// 409 Message Size Exceeds MaxBytes, an expired one with 408 Request Timeout. Null when none is left.
+    /// </summary>
+    private Waiting? TakeWaiting(int size)
+    {
+        while (_waiting.First is { } node)
+        {
+            var waiting = node.Value;
+            if (waiting.MaxBytes > 0)
+            {
+                if (size > waiting.MaxBytes)
+                {
+                    _waiting.RemoveFirst();
+                    PendingStatus(waiting, "409 Message Size Exceeds MaxBytes");
+                    continue;
+                }
+
+                waiting.MaxBytes -= size;
+                if (waiting.MaxBytes == 0)
+                {
+                    waiting.Remaining = 1; // exactly full: this message is the request's last
+                }
+            }
+
+            var now = DateTime.UtcNow;
+            if (waiting.Expires <= now)
+            {
+                _waiting.RemoveFirst();
+                PendingStatus(waiting, "408 Request Timeout");
+                continue;
+            }
+
+            waiting.Remaining--;
+            waiting.Delivered++;
+            waiting.LastActivity = now;
+            if (waiting.Remaining <= 0)
+            {
+                _waiting.RemoveFirst();
+            }
+
+            return waiting;
+        }
+
+        return null;
+    }
+
+    /// <summary>
+    /// After a delivery pass that ran out of messages: no_wait requests that got something end with
+    /// 408 Request Timeout (they are one-shots); those that got nothing wait for their expiry.
+    /// </summary>
+    private void EndNoWaitRequests()
+    {
+        for (var node = _waiting.First; node is not null;)
+        {
+            var next = node.Next;
+            if (node.Value is { NoWait: true, Delivered: > 0 } done)
+            {
+                _waiting.Remove(node);
+                PendingStatus(done, "408 Request Timeout");
+            }
+
+            node = next;
+        }
+    }
+
+    /// <summary>Per tick: expired requests end with 408, abandoned ones go, the others get their heartbeats.</summary>
+    private void ProcessWaiting(DateTime now)
+    {
+        var sweep = now - _lastInterestSweep >= InterestSweepInterval;
+        if (sweep)
+        {
+            _lastInterestSweep = now;
+        }
+
+        DropStaleWaiting(now, sweep);
+        foreach (var waiting in _waiting)
+        {
+            if (waiting.Heartbeat > TimeSpan.Zero && now - waiting.LastActivity >= waiting.Heartbeat)
+            {
+                waiting.LastActivity = now;
+                SendIdleHeartbeat(waiting.Reply);
+            }
+        }
+    }
+
+    // Expired requests get 408 Request Timeout; with checkInterest, requests whose reply subject
+    // nobody subscribes to any more go without a word (nats-server's processWaiting).
+    private void DropStaleWaiting(DateTime now, bool checkInterest)
+    {
+        for (var node = _waiting.First; node is not null;)
+        {
+            var next = node.Next;
+            var waiting = node.Value;
+            if (waiting.Expires <= now)
+            {
+                _waiting.Remove(node);
+                PendingStatus(waiting, "408 Request Timeout");
+            }
+            else if (checkInterest && !_context.HasInterest(waiting.Reply))
+            {
+                _waiting.Remove(node);
+            }
+
+            node = next;
+        }
+    }
+
+    // NATS/1.0 <status>\r\nNats-Pending-Messages: <batch left>\r\nNats-Pending-Bytes: <max_bytes left>\r\n\r\n
+    private void PendingStatus(Waiting waiting, string status) =>
+        _client.Publish(waiting.Reply, null, Encoding.ASCII.GetBytes(string.Create(CultureInfo.InvariantCulture,
+            $"NATS/1.0 {status}\r\nNats-Pending-Messages: {waiting.Remaining}\r\nNats-Pending-Bytes: {waiting.MaxBytes}\r\n\r\n")), default);
+
+    /// <summary>One pull request waiting for messages.</summary>
+    private sealed class Waiting(string reply, int remaining, bool noWait, DateTime expires, TimeSpan heartbeat)
+    {
+        public string Reply { get; } = reply;
+
+        /// <summary>Messages the request still takes.</summary>
+        public int Remaining { get; set; } = remaining;
+
+        public int Delivered { get; set; }
+
+        public bool NoWait { get; } = noWait;
+
+        public DateTime Expires { get; } = expires;
+
+        public TimeSpan Heartbeat { get; } = heartbeat;
+
+        public DateTime LastActivity { get; set; }
+
+        /// <summary>Bytes the request still takes (its max_bytes less what it got); 0 means no limit.</summary>
+        public long MaxBytes { get; set; }
+    }
+}

@@ -1,0 +1,148 @@
+using Courier.Protocols.JetStream;
+using Courier.Protocols.Subjects;
+
+namespace Courier.Actors.JetStream;
+
+/// <summary>
+/// What nats-server checks when a consumer is created (consumer.go setConsumerConfigDefaults,
+/// checkConsumerCfg, and the work-queue rules of addConsumerWithAssignment), with its error codes.
+/// </summary>
+internal static class ConsumerConfigRules
+{
+    /// <summary>Pull requests a pull consumer queues at most unless max_waiting says otherwise (nats-server JSWaitQueueDefaultMax).</summary>
+    public const int DefaultMaxWaiting = 512;
+
+    private const long MinHeartbeat = 100_000_000; // ns: idle_heartbeat of a push consumer is at least 100 ms
+    private const long MinRequestExpires = 1_000_000; // ns: max_expires is at least 1 ms
+
+    /// <summary>Fills in nats-server's defaults: max_waiting for pull consumers, max_deliver -1 for 0.</summary>
+    public static void ApplyDefaults(ConsumerConfig config)
+    {
+        if (config.DeliverSubject is null && config.MaxWaiting == 0)
+        {
+            config.MaxWaiting = DefaultMaxWaiting;
+        }
+
+        if (config.MaxDeliver == 0)
+        {
+            config.MaxDeliver = -1;
+        }
+    }
+
+    /// <summary>The configuration's own rules (push or pull, heartbeats, flow control, request limits).</summary>
+    public static ApiError? Check(ConsumerConfig config, StreamConfig stream)
+    {
+        if (config.DeliverSubject is { } deliver)
+        {
+            if (SubjectRules.HasWildcard(System.Text.Encoding.UTF8.GetBytes(deliver)))
+            {
+                return ApiError.ConsumerDeliverToWildcards;
+            }
+
+            if (!SubjectRules.IsValidSubject(deliver))
+            {
+                return ApiError.ConsumerInvalidDeliverSubject;
+            }
+
+            if (StreamSubjects(stream).Any(s => SubjectRules.Matches(deliver, s)))
+            {
+                return ApiError.ConsumerDeliverCycle; // the stream would store its own deliveries
+            }
+
+            if (config.MaxWaiting != 0)
+            {
+                return ApiError.ConsumerPushMaxWaiting;
+            }
+
+            if (config.MaxAckPending > 0 && config.AckPolicy == "none")
+            {
+                return ApiError.ConsumerMaxPendingAckPolicyRequired;
+            }
+
+            if (config.IdleHeartbeat > 0 && config.IdleHeartbeat < MinHeartbeat)
+            {
+                return ApiError.ConsumerSmallHeartbeat;
+            }
+        }
+        else
+        {
+            if (config.AckPolicy == "none" && stream.Retention == "workqueue")
+            {
+                return ApiError.ConsumerPullRequiresAck;
+            }
+
+            if (config.MaxWaiting < 0)
+            {
+                return ApiError.ConsumerMaxWaitingNegative;
+            }
+
+            if (config.IdleHeartbeat > 0)
+            {
+                return ApiError.ConsumerHeartbeatRequiresPush;
+            }
+
+            if (config.FlowControl)
+            {
+                return ApiError.ConsumerFlowControlRequiresPush;
+            }
+
+            if (config.MaxRequestBatch < 0)
+            {
+                return ApiError.ConsumerMaxRequestBatchNegative;
+            }
+
+            if (config.MaxRequestExpires != 0 && config.MaxRequestExpires < MinRequestExpires)
+            {
+                return ApiError.ConsumerMaxRequestExpiresTooSmall;
+            }
+        }
+
+        if (config.FlowControl && config.IdleHeartbeat == 0)
+        {
+            return ApiError.ConsumerFlowControlNeedsHeartbeats;
+        }
+
+        return null;
+    }
+
+    /// <summary>
+    /// A work-queue stream's rules for a new consumer: explicit acks; beside other consumers only a
+    /// filter that collides with none of theirs; deliver all.
+    /// </summary>
+    public static ApiError? CheckWorkQueue(ConsumerConfig config, IEnumerable<ConsumerConfig> others)
+    {
+        if (config.AckPolicy != "explicit")
+        {
+            return ApiError.ConsumerWorkQueueRequiresExplicitAck;
+        }
+
+        var filters = Filters(config);
+        var existing = others.ToList();
+        if (existing.Count > 0)
+        {
+            if (filters.Count == 0)
+            {
+                return ApiError.ConsumerWorkQueueMultipleUnfiltered;
+            }
+
+            foreach (var other in existing)
+            {
+                var theirs = Filters(other);
+                if (theirs.Count == 0 || filters.Any(f => theirs.Any(t => SubjectRules.Collide(f, t))))
+                {
+                    return ApiError.ConsumerWorkQueueNotUnique;
+                }
+            }
+        }
+
+        return config.DeliverPolicy == "all" ? null : ApiError.ConsumerWorkQueueNotDeliverAll;
+    }
+
+    /// <summary>The consumer's filter subjects (filter_subject or filter_subjects); empty when unfiltered.</summary>
+    public static IReadOnlyList<string> Filters(ConsumerConfig config) =>
+        config.FilterSubjects is { Count: > 0 } many ? many
+        : config.FilterSubject is { Length: > 0 } one ? [one]
+        : [];
+
+    private static IEnumerable<string> StreamSubjects(StreamConfig stream) => stream.Subjects is { Count: > 0 } s ? s : [stream.Name];
+}
