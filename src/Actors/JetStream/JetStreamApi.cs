@@ -21,6 +21,7 @@ internal sealed class JetStreamApi : ReceiveActor
     private readonly Broker _broker;
     private readonly Dictionary<string, StreamEntry> _streams = new(StringComparer.Ordinal);
     private readonly string _streamsDirectory;
+    private readonly FileStoreOptions _fileStoreOptions;
     private InternalClient _client = null!;
     private long _apiTotal;
     private long _apiErrors;
@@ -30,6 +31,7 @@ internal sealed class JetStreamApi : ReceiveActor
         _broker = broker;
         var storeDir = broker.Options.StoreDir ?? Path.Combine(Path.GetTempPath(), "nats");
         _streamsDirectory = Path.Combine(storeDir, "jetstream", "$G", "streams");
+        _fileStoreOptions = new FileStoreOptions { Sync = broker.Options.JetStreamSync };
         ReceiveAsync<Protocol.Requests>(HandleAsync);
         ReceiveAsync<Protocol.AwaitReady>(async _ =>
         {
@@ -43,7 +45,13 @@ internal sealed class JetStreamApi : ReceiveActor
         ReceiveAsync<Protocol.GetStats>(async _ =>
         {
             var sender = Sender;
-            var stats = new JetStreamStats { Streams = _streams.Count, ApiTotal = _apiTotal, ApiErrors = _apiErrors, StoreDirectory = Path.GetDirectoryName(Path.GetDirectoryName(_streamsDirectory)) ?? "" };
+            var stats = new JetStreamStats
+            {
+                Streams = _streams.Count,
+                ApiTotal = _apiTotal,
+                ApiErrors = _apiErrors,
+                StoreDirectory = Path.GetDirectoryName(Path.GetDirectoryName(_streamsDirectory)) ?? "",
+            };
             foreach (var entry in _streams.Values)
             {
                 var info = await entry.Actor.Ask<StreamInfoResponse>(StreamActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
@@ -436,7 +444,7 @@ internal sealed class JetStreamApi : ReceiveActor
         FirstSeq = config.FirstSeq,
     };
 
-    private static IStreamStore OpenStore(StreamConfig config, string directory)
+    private IStreamStore OpenStore(StreamConfig config, string directory)
     {
         var storeConfig = ToStoreConfig(config);
         if (config.Storage == "memory")
@@ -445,7 +453,7 @@ internal sealed class JetStreamApi : ReceiveActor
         }
 
         Directory.CreateDirectory(directory);
-        return StreamStores.OpenFile(directory, storeConfig);
+        return StreamStores.OpenFile(directory, storeConfig, _fileStoreOptions);
     }
 
     private static ApiError? Validate(StreamConfig config)
