@@ -51,6 +51,8 @@ internal sealed class JetStreamApi : ReceiveActor
                 ApiTotal = _apiTotal,
                 ApiErrors = _apiErrors,
                 StoreDirectory = Path.GetDirectoryName(Path.GetDirectoryName(_streamsDirectory)) ?? "",
+                ReservedMemory = Reserved("memory"),
+                ReservedStorage = Reserved("file"),
             };
             foreach (var entry in _streams.Values)
             {
@@ -257,14 +259,15 @@ internal sealed class JetStreamApi : ReceiveActor
             }
         }
 
-        var o = _broker.Options;
+        // Limits: the global account has nats-server's dynamic limits, all -1, whatever max_memory_store
+        // and max_file_store say (those are the server's, in /jsz config; nats-server 2.9.10 checked).
         Reply(reply, new AccountInfoResponse
         {
             Type = "io.nats.jetstream.api.v1.account_info_response",
             Memory = memory,
             Storage = storage,
             Streams = _streams.Count,
-            Limits = new AccountLimits { MaxMemory = o.MaxMemoryStore, MaxStorage = o.MaxFileStore },
+            Limits = new AccountLimits(),
             Api = new ApiStats { Total = _apiTotal, Errors = _apiErrors },
         }, JetStreamJsonContext.Default.AccountInfoResponse);
     }
@@ -334,6 +337,12 @@ internal sealed class JetStreamApi : ReceiveActor
             }
         }
 
+        if (CheckResources(config, previous: null) is { } insufficient)
+        {
+            Fail(reply, type, insufficient);
+            return;
+        }
+
         var created = DateTime.UtcNow;
         var directory = Path.Combine(_streamsDirectory, name);
         IStreamStore store;
@@ -394,6 +403,12 @@ internal sealed class JetStreamApi : ReceiveActor
             }
         }
 
+        if (CheckResources(config, current) is { } insufficient)
+        {
+            Fail(reply, type, insufficient);
+            return;
+        }
+
         var info = await existing.Actor.Ask<StreamInfoResponse>(new StreamActor.Protocol.Update(config), TimeSpan.FromSeconds(10)).ConfigureAwait(true);
         _streams[config.Name] = existing with { Config = config };
         if (config.Storage != "memory")
@@ -443,6 +458,45 @@ internal sealed class JetStreamApi : ReceiveActor
         DiscardNewPerSubject = config.DiscardNewPerSubject,
         FirstSeq = config.FirstSeq,
     };
+
+    /// <summary>
+    /// max_memory_store / max_file_store as nats-server checks them on STREAM.CREATE and UPDATE
+    /// (jetStream.checkBytesLimits): the streams' max_bytes are reserved, and a stream fits if the
+    /// reservations of its storage type plus its own max_bytes (1 byte without one; on update only
+    /// the growth) stay within the limit. Usage is not checked here. Null when it fits or -1 (no limit).
+    /// </summary>
+    private ApiError? CheckResources(StreamConfig config, StreamConfig? previous)
+    {
+        var memory = config.Storage == "memory";
+        var limit = memory ? _broker.Options.MaxMemoryStore : _broker.Options.MaxFileStore;
+        if (limit < 0)
+        {
+            return null;
+        }
+
+        var adding = previous is null ? (config.MaxBytes <= 0 ? 1 : config.MaxBytes) : Math.Max(0, config.MaxBytes - previous.MaxBytes);
+        if (Reserved(config.Storage) + adding <= limit)
+        {
+            return null;
+        }
+
+        return memory ? ApiError.MemoryResourcesExceeded : ApiError.StorageResourcesExceeded;
+    }
+
+    /// <summary>The max_bytes reserved by streams of <paramref name="storage"/> ("file" or "memory"); streams without max_bytes reserve nothing.</summary>
+    private long Reserved(string storage)
+    {
+        long reserved = 0;
+        foreach (var entry in _streams.Values)
+        {
+            if (entry.Config.Storage == storage && entry.Config.MaxBytes > 0)
+            {
+                reserved += entry.Config.MaxBytes;
+            }
+        }
+
+        return reserved;
+    }
 
     private IStreamStore OpenStore(StreamConfig config, string directory)
     {
@@ -587,4 +641,10 @@ public sealed class JetStreamStats
     public long ApiErrors { get; set; }
 
     public string StoreDirectory { get; set; } = "";
+
+    /// <summary>Bytes reserved by memory streams' max_bytes (checked against max_memory_store on create).</summary>
+    public long ReservedMemory { get; set; }
+
+    /// <summary>Bytes reserved by file streams' max_bytes (checked against max_file_store on create).</summary>
+    public long ReservedStorage { get; set; }
 }

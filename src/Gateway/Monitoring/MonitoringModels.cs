@@ -140,6 +140,8 @@ internal sealed class Jsz
     [JsonPropertyName("config")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public VarzJetStreamConfig? Config { get; init; }
     [JsonPropertyName("memory")] public ulong Memory { get; init; }
     [JsonPropertyName("storage")] public ulong Storage { get; init; }
+    [JsonPropertyName("reserved_memory")] public long ReservedMemory { get; init; }
+    [JsonPropertyName("reserved_storage")] public long ReservedStorage { get; init; }
     [JsonPropertyName("streams")] public int Streams { get; init; }
     [JsonPropertyName("consumers")] public int Consumers { get; init; }
     [JsonPropertyName("messages")] public ulong Messages { get; init; }

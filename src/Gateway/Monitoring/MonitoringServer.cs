@@ -186,6 +186,8 @@ internal sealed class MonitoringServer : IAsyncDisposable
             Config = VarzJetStreamConfig.From(o, stats.StoreDirectory),
             Memory = stats.Memory,
             Storage = stats.Storage,
+            ReservedMemory = stats.ReservedMemory,
+            ReservedStorage = stats.ReservedStorage,
             Streams = stats.Streams,
             Consumers = stats.Consumers,
             Messages = stats.Messages,
