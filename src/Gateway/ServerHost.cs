@@ -42,6 +42,16 @@ internal sealed partial class ServerHost : IAsyncDisposable
             Log.UsingConfig(_log, file);
         }
 
+        if (_options.JetStream)
+        {
+            var storeDir = _options.StoreDir ?? Path.Combine(Path.GetTempPath(), "nats"); // JetStreamApi's default, as nats-server's
+            Log.JetStream(_log, storeDir, Limit(_options.MaxMemoryStore), Limit(_options.MaxFileStore), _options.JetStreamSync.ToString());
+            if (!_options.JetStreamSync.IsAlways)
+            {
+                Log.SyncInterval(_log, _options.JetStreamSync.ToString());
+            }
+        }
+
         _listener = new NatsListener(Broker, _options.Host, _options.Port, _log);
         Broker.SetListenPort(_listener.LocalEndPoint.Port);
         if (_options.HttpPort != 0)
@@ -88,8 +98,16 @@ internal sealed partial class ServerHost : IAsyncDisposable
         }
     }
 
+    private static string Limit(long bytes) => bytes < 0 ? "unlimited" : $"{bytes} B";
+
     private static partial class Log
     {
+        [LoggerMessage(Level = LogLevel.Information, Message = "JetStream: store directory {StoreDir}, max memory {MaxMemory}, max storage {MaxStorage}, sync {Sync}")]
+        public static partial void JetStream(ILogger logger, string storeDir, string maxMemory, string maxStorage, string sync);
+
+        [LoggerMessage(Level = LogLevel.Warning, Message = "JetStream sync_interval is {Sync}: PubAcks go out before fsync, so a power loss (not a process crash) can lose up to that much acknowledged data")]
+        public static partial void SyncInterval(ILogger logger, string sync);
+
         [LoggerMessage(Level = LogLevel.Information, Message = "Starting courier {CourierVersion} (implements nats-server {NatsVersion}), id {ServerId}, name {ServerName}")]
         public static partial void Starting(ILogger logger, string courierVersion, string natsVersion, string serverId, string serverName);
 

@@ -35,6 +35,13 @@ public interface IStreamStore : IDisposable
     /// <summary>The limits in force.</summary>
     StoreConfig Config { get; }
 
+    /// <summary>
+    /// When this store fsyncs: the FileStore's <see cref="FileStoreOptions.Sync"/>; <see cref="SyncPolicy.Always"/>
+    /// for a MemoryStore (it has nothing to sync). Under an interval the owner calls <see cref="Sync"/>
+    /// every <see cref="SyncPolicy.Period"/>.
+    /// </summary>
+    SyncPolicy SyncPolicy { get; }
+
     /// <summary>Damage found on recovery or on read, oldest first (a copy).</summary>
     IReadOnlyList<StoreWarning> Warnings { get; }
 

@@ -28,5 +28,6 @@ public readonly record struct SyncPolicy
     }
 
     /// <inheritdoc/>
-    public override string ToString() => IsAlways ? "always" : $"every {Period}";
+    public override string ToString() =>
+        IsAlways ? "always" : $"every {Period.TotalSeconds.ToString(System.Globalization.CultureInfo.InvariantCulture)} s";
 }

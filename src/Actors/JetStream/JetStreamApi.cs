@@ -21,6 +21,7 @@ internal sealed class JetStreamApi : ReceiveActor
     private readonly Broker _broker;
     private readonly Dictionary<string, StreamEntry> _streams = new(StringComparer.Ordinal);
     private readonly string _streamsDirectory;
+    private readonly FileStoreOptions _fileStoreOptions;
     private InternalClient _client = null!;
     private long _apiTotal;
     private long _apiErrors;
@@ -30,6 +31,7 @@ internal sealed class JetStreamApi : ReceiveActor
         _broker = broker;
         var storeDir = broker.Options.StoreDir ?? Path.Combine(Path.GetTempPath(), "nats");
         _streamsDirectory = Path.Combine(storeDir, "jetstream", "$G", "streams");
+        _fileStoreOptions = new FileStoreOptions { Sync = broker.Options.JetStreamSync };
         ReceiveAsync<Protocol.Requests>(HandleAsync);
         ReceiveAsync<Protocol.AwaitReady>(async _ =>
         {
@@ -43,7 +45,15 @@ internal sealed class JetStreamApi : ReceiveActor
         ReceiveAsync<Protocol.GetStats>(async _ =>
         {
             var sender = Sender;
-            var stats = new JetStreamStats { Streams = _streams.Count, ApiTotal = _apiTotal, ApiErrors = _apiErrors, StoreDirectory = Path.GetDirectoryName(Path.GetDirectoryName(_streamsDirectory)) ?? "" };
+            var stats = new JetStreamStats
+            {
+                Streams = _streams.Count,
+                ApiTotal = _apiTotal,
+                ApiErrors = _apiErrors,
+                StoreDirectory = Path.GetDirectoryName(Path.GetDirectoryName(_streamsDirectory)) ?? "",
+                ReservedMemory = Reserved("memory"),
+                ReservedStorage = Reserved("file"),
+            };
             foreach (var entry in _streams.Values)
             {
                 var info = await entry.Actor.Ask<StreamInfoResponse>(StreamActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
@@ -249,14 +259,15 @@ internal sealed class JetStreamApi : ReceiveActor
             }
         }
 
-        var o = _broker.Options;
+        // Limits: the global account has nats-server's dynamic limits, all -1, whatever max_memory_store
+        // and max_file_store say (those are the server's, in /jsz config; nats-server 2.9.10 checked).
         Reply(reply, new AccountInfoResponse
         {
             Type = "io.nats.jetstream.api.v1.account_info_response",
             Memory = memory,
             Storage = storage,
             Streams = _streams.Count,
-            Limits = new AccountLimits { MaxMemory = o.MaxMemoryStore, MaxStorage = o.MaxFileStore },
+            Limits = new AccountLimits(),
             Api = new ApiStats { Total = _apiTotal, Errors = _apiErrors },
         }, JetStreamJsonContext.Default.AccountInfoResponse);
     }
@@ -326,6 +337,12 @@ internal sealed class JetStreamApi : ReceiveActor
             }
         }
 
+        if (CheckResources(config, previous: null) is { } insufficient)
+        {
+            Fail(reply, type, insufficient);
+            return;
+        }
+
         var created = DateTime.UtcNow;
         var directory = Path.Combine(_streamsDirectory, name);
         IStreamStore store;
@@ -386,6 +403,12 @@ internal sealed class JetStreamApi : ReceiveActor
             }
         }
 
+        if (CheckResources(config, current) is { } insufficient)
+        {
+            Fail(reply, type, insufficient);
+            return;
+        }
+
         var info = await existing.Actor.Ask<StreamInfoResponse>(new StreamActor.Protocol.Update(config), TimeSpan.FromSeconds(10)).ConfigureAwait(true);
         _streams[config.Name] = existing with { Config = config };
         if (config.Storage != "memory")
@@ -436,7 +459,46 @@ internal sealed class JetStreamApi : ReceiveActor
         FirstSeq = config.FirstSeq,
     };
 
-    private static IStreamStore OpenStore(StreamConfig config, string directory)
+    /// <summary>
+    /// max_memory_store / max_file_store as nats-server checks them on STREAM.CREATE and UPDATE
+    /// (jetStream.checkBytesLimits): the streams' max_bytes are reserved, and a stream fits if the
+    /// reservations of its storage type plus its own max_bytes (1 byte without one; on update only
+    /// the growth) stay within the limit. Usage is not checked here. Null when it fits or -1 (no limit).
+    /// </summary>
+    private ApiError? CheckResources(StreamConfig config, StreamConfig? previous)
+    {
+        var memory = config.Storage == "memory";
+        var limit = memory ? _broker.Options.MaxMemoryStore : _broker.Options.MaxFileStore;
+        if (limit < 0)
+        {
+            return null;
+        }
+
+        var adding = previous is null ? (config.MaxBytes <= 0 ? 1 : config.MaxBytes) : Math.Max(0, config.MaxBytes - previous.MaxBytes);
+        if (Reserved(config.Storage) + adding <= limit)
+        {
+            return null;
+        }
+
+        return memory ? ApiError.MemoryResourcesExceeded : ApiError.StorageResourcesExceeded;
+    }
+
+    /// <summary>The max_bytes reserved by streams of <paramref name="storage"/> ("file" or "memory"); streams without max_bytes reserve nothing.</summary>
+    private long Reserved(string storage)
+    {
+        long reserved = 0;
+        foreach (var entry in _streams.Values)
+        {
+            if (entry.Config.Storage == storage && entry.Config.MaxBytes > 0)
+            {
+                reserved += entry.Config.MaxBytes;
+            }
+        }
+
+        return reserved;
+    }
+
+    private IStreamStore OpenStore(StreamConfig config, string directory)
     {
         var storeConfig = ToStoreConfig(config);
         if (config.Storage == "memory")
@@ -445,7 +507,7 @@ internal sealed class JetStreamApi : ReceiveActor
         }
 
         Directory.CreateDirectory(directory);
-        return StreamStores.OpenFile(directory, storeConfig);
+        return StreamStores.OpenFile(directory, storeConfig, _fileStoreOptions);
     }
 
     private static ApiError? Validate(StreamConfig config)
@@ -579,4 +641,10 @@ public sealed class JetStreamStats
     public long ApiErrors { get; set; }
 
     public string StoreDirectory { get; set; } = "";
+
+    /// <summary>Bytes reserved by memory streams' max_bytes (checked against max_memory_store on create).</summary>
+    public long ReservedMemory { get; set; }
+
+    /// <summary>Bytes reserved by file streams' max_bytes (checked against max_file_store on create).</summary>
+    public long ReservedStorage { get; set; }
 }

@@ -62,6 +62,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             ForgetConsumer(expired.Name);
         });
         Receive<Protocol.ExpireByAge>(_ => _store.ExpireByAge((DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100));
+        Receive<Protocol.SyncStore>(_ => _store.Sync());
 
         Receive<Protocol.Append>(Append);
         Receive<Protocol.GetInfo>(_ => Sender.Tell(Info("")));
@@ -94,6 +95,12 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         if (_config.MaxAge > 0)
         {
             Timers.StartPeriodicTimer("max_age", Protocol.ExpireByAge.Instance, AgeCheckInterval);
+        }
+
+        if (_store.SyncPolicy is { IsAlways: false } sync)
+        {
+            // sync_interval: a Flush only writes (safe from kill -9); fsync on this timer (nats-server's syncBlocks).
+            Timers.StartPeriodicTimer("sync", Protocol.SyncStore.Instance, sync.Period);
         }
 
         RecoverConsumers();
@@ -827,6 +834,16 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             public static readonly ExpireByAge Instance = new();
 
             private ExpireByAge()
+            {
+            }
+        }
+
+        /// <summary>fsync what the store has written (under a sync_interval policy).</summary>
+        public sealed class SyncStore
+        {
+            public static readonly SyncStore Instance = new();
+
+            private SyncStore()
             {
             }
         }

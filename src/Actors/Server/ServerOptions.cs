@@ -1,3 +1,5 @@
+using Courier.Storage;
+
 namespace Courier.Actors.Server;
 
 /// <summary>
@@ -77,6 +79,14 @@ public sealed class ServerOptions
 
     /// <summary>Bytes; <c>jetstream.max_file_store</c>; -1 means unlimited.</summary>
     public long MaxFileStore { get; set; } = -1;
+
+    /// <summary>
+    /// <c>jetstream.sync_interval</c> (alias <c>sync</c>): when file stores fsync. Courier's default is
+    /// <see cref="SyncPolicy.Always"/>, an fsync before every PubAck (DESIGN.md invariant 4), where
+    /// nats-server's is every 2 minutes; a duration trades power-loss durability of that long for
+    /// throughput (a kill -9 still loses nothing acknowledged).
+    /// </summary>
+    public SyncPolicy JetStreamSync { get; set; } = SyncPolicy.Always;
 
     /// <summary><c>debug</c>, <c>-D</c>.</summary>
     public bool Debug { get; set; }

@@ -1,6 +1,7 @@
 using System.Collections.Frozen;
 using System.Globalization;
 using Courier.Actors.Server;
+using Courier.Storage;
 
 namespace Courier.Gateway.Configuration;
 
@@ -32,7 +33,7 @@ internal sealed partial class OptionsBinder
 
     /// <summary><c>jetstream { }</c> keys Courier accepts but ignores.</summary>
     private static readonly FrozenSet<string> UnsupportedJetStream = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
-        "strict", "sync", "sync_interval", "domain", "key", "ek", "encryption_key", "prev_key", "prev_ek",
+        "strict", "domain", "key", "ek", "encryption_key", "prev_key", "prev_ek",
         "prev_encryption_key", "cipher", "extension_hint", "limits", "tpm", "unique_tag", "max_outstanding_catchup",
         "max_buffered_size", "max_buffered_msgs", "request_queue_limit", "info_queue_limit", "meta_compact",
         "meta_compact_size", "meta_compact_sync", "max_concurrent_io");
@@ -294,6 +295,13 @@ internal sealed partial class OptionsBinder
                             }
 
                             break;
+                        case "sync" or "sync_interval":
+                            if (TrySyncPolicy(e, out var sync))
+                            {
+                                _options.JetStreamSync = sync;
+                            }
+
+                            break;
                         case "enable" or "enabled":
                             if (TryBool(e, out var b))
                             {
@@ -498,6 +506,39 @@ internal sealed partial class OptionsBinder
                 Error(entry, $"expected a duration for \"{entry.Key}\" (e.g. \"2m\"), got {Describe(entry.Value)}");
                 return false;
         }
+    }
+
+    /// <summary>
+    /// <c>sync_interval</c>: the string <c>always</c> (any case), or a duration as <see cref="TryDuration"/>
+    /// (nats-server's parseJetStream). Zero means the default, as in nats-server, where the default is
+    /// 2 minutes and in Courier <c>always</c>. A negative duration is an error (nats-server would arm a
+    /// timer that fires at once, over and over).
+    /// </summary>
+    private bool TrySyncPolicy(ConfigEntry entry, out SyncPolicy policy)
+    {
+        policy = SyncPolicy.Always;
+        if (entry.Value is string s && s.Equals("always", StringComparison.OrdinalIgnoreCase))
+        {
+            return true;
+        }
+
+        if (!TryDuration(entry, out var period))
+        {
+            return false;
+        }
+
+        if (period < TimeSpan.Zero)
+        {
+            Error(entry, $"{entry.Key} must be \"always\" or a duration of zero or more, got {entry.Value}");
+            return false;
+        }
+
+        if (period > TimeSpan.Zero)
+        {
+            policy = SyncPolicy.Interval(period);
+        }
+
+        return true;
     }
 
     private bool TryString(ConfigEntry entry, out string value)

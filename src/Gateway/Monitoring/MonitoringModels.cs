@@ -1,4 +1,5 @@
 using System.Text.Json.Serialization;
+using Courier.Actors.Server;
 
 namespace Courier.Gateway.Monitoring;
 
@@ -53,11 +54,28 @@ internal sealed class VarzJetStream
     [JsonPropertyName("config")] public VarzJetStreamConfig? Config { get; init; }
 }
 
+/// <summary>nats-server's JetStreamConfig, in /varz <c>jetstream.config</c> and /jsz <c>config</c>.</summary>
 internal sealed class VarzJetStreamConfig
 {
     [JsonPropertyName("max_memory")] public long MaxMemory { get; init; }
     [JsonPropertyName("max_storage")] public long MaxStorage { get; init; }
     [JsonPropertyName("store_dir")] public string StoreDir { get; init; } = "";
+
+    /// <summary>Nanoseconds between fsyncs under a sync_interval; absent with sync always (nats-server 2.10 names).</summary>
+    [JsonPropertyName("sync_interval")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long SyncInterval { get; init; }
+
+    /// <summary>True when every flush fsyncs (Courier's default; nats-server's <c>sync_interval: always</c>).</summary>
+    [JsonPropertyName("sync_always")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool SyncAlways { get; init; }
+
+    /// <summary>The server's JetStream config from its options (the store directory given separately).</summary>
+    public static VarzJetStreamConfig From(ServerOptions o, string storeDir) => new()
+    {
+        MaxMemory = o.MaxMemoryStore,
+        MaxStorage = o.MaxFileStore,
+        StoreDir = storeDir,
+        SyncInterval = o.JetStreamSync.IsAlways ? 0 : o.JetStreamSync.Period.Ticks * 100,
+        SyncAlways = o.JetStreamSync.IsAlways,
+    };
 }
 
 /// <summary>/connz.</summary>
@@ -122,6 +140,8 @@ internal sealed class Jsz
     [JsonPropertyName("config")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public VarzJetStreamConfig? Config { get; init; }
     [JsonPropertyName("memory")] public ulong Memory { get; init; }
     [JsonPropertyName("storage")] public ulong Storage { get; init; }
+    [JsonPropertyName("reserved_memory")] public long ReservedMemory { get; init; }
+    [JsonPropertyName("reserved_storage")] public long ReservedStorage { get; init; }
     [JsonPropertyName("streams")] public int Streams { get; init; }
     [JsonPropertyName("consumers")] public int Consumers { get; init; }
     [JsonPropertyName("messages")] public ulong Messages { get; init; }

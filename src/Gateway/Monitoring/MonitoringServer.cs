@@ -101,7 +101,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
             MaxPending = o.MaxPending,
             WriteDeadline = o.WriteDeadline.Ticks * 100,
             JetStream = o.JetStream
-                ? new VarzJetStream { Config = new VarzJetStreamConfig { MaxMemory = o.MaxMemoryStore, MaxStorage = o.MaxFileStore, StoreDir = o.StoreDir ?? "" } }
+                ? new VarzJetStream { Config = VarzJetStreamConfig.From(o, o.StoreDir ?? "") }
                 : null,
             Start = _broker.Started,
             Now = now,
@@ -183,9 +183,11 @@ internal sealed class MonitoringServer : IAsyncDisposable
         {
             ServerId = _broker.ServerId,
             Now = DateTime.UtcNow,
-            Config = new VarzJetStreamConfig { MaxMemory = o.MaxMemoryStore, MaxStorage = o.MaxFileStore, StoreDir = stats.StoreDirectory },
+            Config = VarzJetStreamConfig.From(o, stats.StoreDirectory),
             Memory = stats.Memory,
             Storage = stats.Storage,
+            ReservedMemory = stats.ReservedMemory,
+            ReservedStorage = stats.ReservedStorage,
             Streams = stats.Streams,
             Consumers = stats.Consumers,
             Messages = stats.Messages,

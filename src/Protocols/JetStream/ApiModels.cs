@@ -17,6 +17,12 @@ public sealed record ApiError(
     public static ApiError StreamMismatch => new(400, 10056, "stream name in subject does not match request");
     public static ApiError NoMessageFound => new(404, 10037, "no message found");
 
+    /// <summary>A memory stream's max_bytes (or 1 byte without one) does not fit under max_memory_store with the other memory streams' max_bytes.</summary>
+    public static ApiError MemoryResourcesExceeded => new(500, 10028, "insufficient memory resources available");
+
+    /// <summary>A file stream's max_bytes (or 1 byte without one) does not fit under max_file_store with the other file streams' max_bytes.</summary>
+    public static ApiError StorageResourcesExceeded => new(500, 10047, "insufficient storage resources available");
+
     public static ApiError StreamInvalidConfig(string reason) => new(400, 10052, reason);
 
     // Consumer configuration errors (nats-server errors.json).

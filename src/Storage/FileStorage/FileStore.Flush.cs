@@ -6,6 +6,11 @@ namespace Courier.Storage.FileStorage;
 /// <summary>Group commit: the one write and one fsync per batch, and deleting dead blocks after it.</summary>
 internal sealed partial class FileStore
 {
+    private static readonly List<MsgBlock> NoBlocks = []; // never added to
+
+    private readonly List<MsgBlock> _flushJobs = []; // blocks with buffered bytes, for the flush under way (I/O gate held)
+    private readonly List<MsgBlock> _syncJobs = [];  // blocks to fsync, for the flush under way (I/O gate held)
+
     /// <inheritdoc/>
     public override void Flush() => FlushCore(forceSync: false, allowClosed: false);
 
@@ -21,10 +26,13 @@ internal sealed partial class FileStore
     {
         using (EnterIo())
         {
-            var jobs = new List<MsgBlock>();
-            List<MsgBlock>? toSync = null;
+            // Reused: flushes are serialized by the I/O gate, and one per message must not allocate.
+            var jobs = _flushJobs;
+            var toSync = _syncJobs;
+            jobs.Clear();
+            toSync.Clear();
             List<MsgBlock>? toDelete;
-            List<MsgBlock>? toIndex;
+            List<MsgBlock> toIndex;
             bool sync, syncDirectory;
             lock (StateLock)
             {
@@ -55,7 +63,7 @@ internal sealed partial class FileStore
                     {
                         if (block.Unsynced || block.Inflight is not null)
                         {
-                            (toSync ??= []).Add(block);
+                            toSync.Add(block);
                         }
                     }
                 }
@@ -72,13 +80,10 @@ internal sealed partial class FileStore
                     WriteCount++;
                 }
 
-                if (toSync is not null)
+                foreach (var block in toSync)
                 {
-                    foreach (var block in toSync)
-                    {
-                        RandomAccess.FlushToDisk(block.Handle);
-                        SyncCount++;
-                    }
+                    RandomAccess.FlushToDisk(block.Handle);
+                    SyncCount++;
                 }
 
                 if (toDelete is not null)
@@ -115,7 +120,7 @@ internal sealed partial class FileStore
 
                 if (sync)
                 {
-                    foreach (var block in toSync ?? [])
+                    foreach (var block in toSync)
                     {
                         block.Unsynced = false;
                         if (block.Sealed && block.IndexCurrent)
@@ -127,8 +132,8 @@ internal sealed partial class FileStore
                     _lastSync = Stopwatch.GetTimestamp();
                 }
 
-                toIndex = BlocksNeedingIndex(includeWriteBlock: false);
-                foreach (var block in toIndex ?? [])
+                toIndex = BlocksNeedingIndex(includeWriteBlock: false) ?? NoBlocks; // not `?? []`: that allocates a list per flush
+                foreach (var block in toIndex)
                 {
                     _readHandles.Remove(block); // not closed by a reader while indexed outside the lock
                     _ = block.Handle;
@@ -136,7 +141,7 @@ internal sealed partial class FileStore
             }
 
             // Sealed blocks now wholly in their files get their index (once per block), outside the lock.
-            foreach (var block in toIndex ?? [])
+            foreach (var block in toIndex)
             {
                 try
                 {

@@ -9,10 +9,15 @@ internal sealed partial class FileStore
     private const int WindowSize = 64 * 1024; // bytes read ahead per window: a sequential consumer reads a window per ~hundreds of messages
     private const int WindowCount = 4;        // windows per store (several readers at different places)
     private const int MaxReadHandles = 16;    // sealed blocks kept open for reading; older ones are closed (file descriptors are finite)
+    private const int SequentialGap = WindowSize / 4; // bytes: a miss this close after a recent read counts as sequential
+    private const int RecentReadCount = 8;    // lone reads remembered, so a reader going forward gets a window on its second read
 
     private readonly ReadWindow[] _windows = CreateWindows();
     private readonly List<MsgBlock> _readHandles = []; // sealed blocks opened by reads, oldest first
+    private readonly (MsgBlock? Block, long End)[] _recentReads = new (MsgBlock?, long)[RecentReadCount];
+    private byte[] _lone = [];                         // the last lone read's record (lock held while it is used)
     private int _nextWindow;
+    private int _nextRecent;
 
     /// <inheritdoc/>
     /// <remarks>Verifies the record's checksum, kind, sequence and subject before serving it.</remarks>
@@ -57,7 +62,12 @@ internal sealed partial class FileStore
         return new StoredMessage(subject.Text, body.AsMemory(0, headersLength), body.AsMemory(headersLength), seq, header.Timestamp);
     }
 
-    /// <summary>Serves [offset, offset + length) from a read window, filling one if needed. Lock held.</summary>
+    /// <summary>
+    /// Serves [offset, offset + length) from a read window. On a miss, a read that goes on from a
+    /// recent one (a consumer walking the stream) fills a window with the next 64 KiB; a lone read (a KV
+    /// get, a message by sequence) reads just the record, so it neither pays for 64 KiB nor evicts a
+    /// window a sequential reader is using. Lock held; the span is valid until the next read.
+    /// </summary>
     private bool TryReadWindow(MsgBlock block, long offset, int length, out ReadOnlySpan<byte> bytes)
     {
         foreach (var w in _windows)
@@ -82,6 +92,24 @@ internal sealed partial class FileStore
             return false;
         }
 
+        if (!LooksSequential(block, offset))
+        {
+            if (_lone.Length < length)
+            {
+                _lone = new byte[Math.Max(length, 1024)];
+            }
+
+            if (!ReadExactly(ReadHandle(block), offset, _lone.AsSpan(0, length)))
+            {
+                return false;
+            }
+
+            _recentReads[_nextRecent] = (block, offset + length);
+            _nextRecent = (_nextRecent + 1) % RecentReadCount;
+            bytes = _lone.AsSpan(0, length);
+            return true;
+        }
+
         var window = _windows[_nextWindow];
         _nextWindow = (_nextWindow + 1) % WindowCount;
         var toRead = (int)Math.Min(WindowSize, available);
@@ -97,6 +125,28 @@ internal sealed partial class FileStore
         window.Length = read;
         bytes = window.Data.AsSpan(0, length);
         return true;
+    }
+
+    /// <summary>True when <paramref name="offset"/> is at or shortly after the end of a window or a recent lone read of the block. Lock held.</summary>
+    private bool LooksSequential(MsgBlock block, long offset)
+    {
+        foreach (var w in _windows)
+        {
+            if (w.Block == block && offset >= w.Start && offset - (w.Start + w.Length) < SequentialGap)
+            {
+                return true;
+            }
+        }
+
+        foreach (var (b, end) in _recentReads)
+        {
+            if (b == block && offset >= end && offset - end < SequentialGap)
+            {
+                return true;
+            }
+        }
+
+        return false;
     }
 
     private static bool ReadExactly(SafeFileHandle handle, long offset, Span<byte> destination)
@@ -160,6 +210,14 @@ internal sealed partial class FileStore
             if (block is null || w.Block == block)
             {
                 w.Block = null;
+            }
+        }
+
+        for (var i = 0; i < _recentReads.Length; i++)
+        {
+            if (block is null || _recentReads[i].Block == block)
+            {
+                _recentReads[i] = default;
             }
         }
     }

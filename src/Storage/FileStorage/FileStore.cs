@@ -49,6 +49,9 @@ internal sealed partial class FileStore : StoreCore
     /// <inheritdoc/>
     public override StorageType Type => StorageType.File;
 
+    /// <inheritdoc/>
+    public override SyncPolicy SyncPolicy => _options.Sync;
+
     /// <summary>fsyncs done so far (tests check the sync policy with it).</summary>
     internal int SyncCount { get; private set; }
 

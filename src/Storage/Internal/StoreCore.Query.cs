@@ -1,3 +1,6 @@
+using System.Buffers;
+using System.Text;
+
 namespace Courier.Storage.Internal;
 
 /// <summary>Loads, filtered state, pending counts and the stream state.</summary>
@@ -69,10 +72,11 @@ internal abstract partial class StoreCore
                 return LoadResult.Missing(LoadStatus.Closed);
             }
 
-            var f = ParseCached(subject);
+            // A literal subject (the KV get path) is one table lookup; no filter is parsed or cached.
+            var f = SubjectFilter.IsLiteralSubject(subject) ? null : ParseCached(subject);
             while (true)
             {
-                var seq = FindLast(f);
+                var seq = f is null ? LastOfLiteral(subject!) : FindLast(f);
                 if (seq == 0)
                 {
                     return LoadResult.Missing(LoadStatus.NotFound);
@@ -378,6 +382,28 @@ internal abstract partial class StoreCore
         }
 
         return 0;
+    }
+
+    /// <summary>The last sequence of a literal subject (0 when none), looked up by its UTF-8 bytes on the
+    /// stack (pooled beyond 256 bytes): nothing allocated per call.</summary>
+    private ulong LastOfLiteral(string subject)
+    {
+        const int StackBytes = 256; // UTF-8 bytes encoded on the stack; longer subjects rent a buffer
+        var max = Encoding.UTF8.GetMaxByteCount(subject.Length);
+        byte[]? rented = null;
+        var utf8 = max <= StackBytes ? stackalloc byte[StackBytes] : (rented = ArrayPool<byte>.Shared.Rent(max));
+        try
+        {
+            var length = Encoding.UTF8.GetBytes(subject, utf8);
+            return _msgs == 0 ? 0 : _subjects.Find(utf8[..length])?.Last ?? 0;
+        }
+        finally
+        {
+            if (rented is not null)
+            {
+                ArrayPool<byte>.Shared.Return(rented);
+            }
+        }
     }
 
     /// <summary>The last live sequence matching <paramref name="f"/>, or 0.</summary>

@@ -72,6 +72,9 @@ internal abstract partial class StoreCore : IStreamStore
     }
 
     /// <inheritdoc/>
+    public virtual SyncPolicy SyncPolicy => SyncPolicy.Always;
+
+    /// <inheritdoc/>
     public IReadOnlyList<StoreWarning> Warnings
     {
         get

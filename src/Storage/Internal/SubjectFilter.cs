@@ -88,6 +88,31 @@ internal sealed class SubjectFilter
         }
     }
 
+    /// <summary>True for a non-empty subject with no <c>*</c> or <c>&gt;</c> token: a filter that is one subject.</summary>
+    public static bool IsLiteralSubject(ReadOnlySpan<char> subject)
+    {
+        if (subject.IsEmpty)
+        {
+            return false;
+        }
+
+        var tokenStart = 0;
+        for (var i = 0; i <= subject.Length; i++)
+        {
+            if (i == subject.Length || subject[i] == '.')
+            {
+                if (i - tokenStart == 1 && subject[tokenStart] is '*' or '>')
+                {
+                    return false;
+                }
+
+                tokenStart = i + 1;
+            }
+        }
+
+        return true;
+    }
+
     private static bool HasWildcard(ReadOnlySpan<byte> subject)
     {
         var tokenStart = 0;

@@ -1,5 +1,6 @@
 using Courier.Actors.Server;
 using Courier.Gateway.Configuration;
+using Courier.Storage;
 using Xunit;
 
 namespace Courier.Gateway.Tests.Configuration;
@@ -279,6 +280,63 @@ public sealed class OptionsBinderTests
         var e = BindFails("jetstream { max_file_store: \"10GB\" }");
 
         Assert.Contains("max_file_store sizes defined as strings must end in K, M, G, T", e.Message);
+    }
+
+    [Fact]
+    public void JetStream_sync_defaults_to_always_unlike_nats_servers_two_minutes()
+    {
+        Assert.True(new ServerOptions().JetStreamSync.IsAlways);
+        Assert.True(Bind("jetstream { store_dir: /js }").Options.JetStreamSync.IsAlways);
+    }
+
+    [Theory]
+    [InlineData("jetstream { sync_interval: \"1s\" }", 1)]
+    [InlineData("jetstream { sync_interval: 1s }", 1)]
+    [InlineData("jetstream { sync_interval: '2m' }", 120)]
+    [InlineData("jetstream { sync_interval: \"250ms\" }", 0.25)]
+    [InlineData("jetstream { sync: \"10s\" }", 10)]
+    [InlineData("jetstream { SYNC_INTERVAL: \"1m30s\" }", 90)]
+    public void JetStream_sync_interval_is_a_duration(string text, double seconds)
+    {
+        var (options, warnings) = Bind(text);
+
+        Assert.Empty(warnings);
+        Assert.False(options.JetStreamSync.IsAlways);
+        Assert.Equal(TimeSpan.FromSeconds(seconds), options.JetStreamSync.Period);
+    }
+
+    [Theory]
+    [InlineData("jetstream { sync_interval: always }")]
+    [InlineData("jetstream { sync_interval: \"Always\" }")]
+    [InlineData("jetstream { sync: ALWAYS }")]
+    [InlineData("jetstream { sync_interval: \"0s\" }")] // zero means the default, as in nats-server (whose default is 2m)
+    public void JetStream_sync_interval_always_fsyncs_before_every_ack(string text)
+    {
+        var options = new ServerOptions { JetStreamSync = SyncPolicy.Interval(TimeSpan.FromSeconds(5)) };
+        var warnings = OptionsBinder.Bind(ConfigParser.Parse(text, "test.conf"), options);
+
+        Assert.Empty(warnings);
+        Assert.True(options.JetStreamSync.IsAlways);
+    }
+
+    [Fact]
+    public void JetStream_sync_interval_as_bare_seconds_warns_as_every_duration()
+    {
+        var (options, warnings) = Bind("jetstream { sync_interval: 5 }");
+
+        Assert.Equal(TimeSpan.FromSeconds(5), options.JetStreamSync.Period);
+        Assert.Equal(["test.conf:1:13: invalid use of field \"sync_interval\": sync_interval should be converted to a duration"], warnings);
+    }
+
+    [Theory]
+    [InlineData("jetstream { sync_interval: \"soon\" }", "error parsing sync_interval")]
+    [InlineData("jetstream { sync_interval: \"-1s\" }", "sync_interval must be \"always\" or a duration of zero or more")]
+    [InlineData("jetstream { sync_interval: true }", "expected a duration for \"sync_interval\"")]
+    public void JetStream_sync_interval_rejects_what_is_neither_always_nor_a_duration(string text, string error)
+    {
+        var e = BindFails(text);
+
+        Assert.Contains(error, e.Message);
     }
 
     [Fact]

@@ -35,4 +35,20 @@ public sealed class SubjectFilterTests
     [InlineData("a.>", false)]
     public void Knows_literals_from_patterns(string filter, bool literal) =>
         Assert.Equal(literal, SubjectFilter.Parse(filter).IsLiteral);
+
+    [Theory]
+    [InlineData("a.b", true)]
+    [InlineData("a*.b", true)]
+    [InlineData("$KV.bucket.key", true)]
+    [InlineData("*", false)]
+    [InlineData(">", false)]
+    [InlineData("a.*", false)]
+    [InlineData("a.>", false)]
+    [InlineData("*.b", false)]
+    [InlineData("", false)]
+    public void Tells_a_literal_subject_from_its_text_alone(string subject, bool literal)
+    {
+        Assert.Equal(literal, SubjectFilter.IsLiteralSubject(subject));
+        Assert.Equal(literal, subject.Length > 0 && subject != ">" && SubjectFilter.Parse(subject).IsLiteral);
+    }
 }
