@@ -52,6 +52,13 @@ internal sealed partial class ActorCell : IActorContext
 
     public IActorRef Sender => _currentEnvelope.Sender ?? _system.DeadLetters;
 
+    /// <summary>The message being processed and its sender (what <c>Stash()</c> stashes).</summary>
+    public Envelope CurrentEnvelope => _currentEnvelope;
+
+    /// <summary>This instance's timers, created on first use when the actor is not <see cref="IWithTimers"/>
+    /// (runtime modules use them with private keys); cancelled on restart and stop like any timer.</summary>
+    public TimerScheduler Timers => _timers ??= new TimerScheduler(this);
+
     public IActorRef Parent => _parent?.Self ?? ActorRefs.Nobody;
 
     public ActorSystem System => _system;
@@ -221,7 +228,7 @@ internal sealed partial class ActorCell : IActorContext
             return;
         }
 
-        if (!_behaviorStack[^1](message))
+        if (!actor.AroundReceive(_behaviorStack[^1], message))
         {
             actor.InvokeUnhandled(message);
         }
@@ -263,6 +270,11 @@ internal sealed partial class ActorCell : IActorContext
             withTimers.Timers = _timers;
         }
 
+        if (actor is IWithUnboundedStash withStash)
+        {
+            withStash.Stash = new UnboundedStash(this);
+        }
+
         return actor;
     }
 
@@ -271,7 +283,7 @@ internal sealed partial class ActorCell : IActorContext
         try
         {
             _actor = NewActor();
-            _actor.InvokePreStart();
+            _actor.AroundPreStart();
         }
         catch (Exception e)
         {
