@@ -113,9 +113,13 @@ internal sealed partial class ActorCell : IActorContext
         }
     }
 
+    /// <summary>Counts user messages processed (a stash tells "the same message twice" from a redelivery by it).</summary>
+    public long InvocationCount { get; private set; }
+
     /// <summary>Processes one user message (called by the mailbox on the actor's turn).</summary>
     public void Invoke(Envelope envelope)
     {
+        InvocationCount++;
         _currentEnvelope = envelope;
         try
         {

@@ -7,6 +7,7 @@ namespace Courier.Actors.Runtime.Internal;
 internal sealed class UnboundedStash(ActorCell cell) : IStash
 {
     private readonly List<Envelope> _stashed = [];
+    private long _lastStashed = -1; // the cell's invocation count when Stash() last ran
 
     public int Count => _stashed.Count;
 
@@ -20,11 +21,12 @@ internal sealed class UnboundedStash(ActorCell cell) : IStash
             throw new InvalidOperationException("Stash() needs a message being processed.");
         }
 
-        if (_stashed.Count > 0 && ReferenceEquals(_stashed[^1].Message, current.Message))
+        if (_lastStashed == cell.InvocationCount)
         {
             throw new InvalidOperationException($"Cannot stash the same message twice: {current.Message}.");
         }
 
+        _lastStashed = cell.InvocationCount;
         _stashed.Add(current);
     }
 
