@@ -92,11 +92,13 @@ public abstract partial class Eventsourced
                 _phase = Phase.Replaying;
                 _eventSeenInInterval = false;
                 Cell.Timers.StartPeriodicTimer(RecoveryTimerKey, new RecoveryTick(snapshot: false), RecoveryTimeout);
-                Journal.Tell(new ReplayMessages(LastSequenceNr + 1, result.ToSequenceNr, _replayMax, PersistenceId, Self), Self);
+                Journal.Tell(new ReplayMessages(LastSequenceNr + 1, result.ToSequenceNr, _replayMax, PersistenceId, Self) { ReplayId = _instanceId }, Self);
                 break;
             case LoadSnapshotFailed failed:
                 FailRecovery(failed.Cause, null);
                 break;
+            case ReplayedMessage or RecoverySuccess or ReplayMessagesFailure:
+                break; // an earlier incarnation's replay (this one has not asked yet)
             case RecoveryTick { Snapshot: true }:
                 FailRecovery(new RecoveryTimedOutException($"Recovery timed out, didn't get snapshot within {RecoveryTimeout.TotalSeconds}s."), null);
                 break;
@@ -112,6 +114,8 @@ public abstract partial class Eventsourced
     {
         switch (message)
         {
+            case var stale when IsStaleReplay(stale):
+                break; // the replay an earlier incarnation asked for, still running when it was restarted
             case ReplayedMessage replayed:
                 try
                 {
@@ -171,6 +175,15 @@ public abstract partial class Eventsourced
                 break;
         }
     }
+
+    /// <summary>True for a reply to a replay this incarnation did not ask for.</summary>
+    private bool IsStaleReplay(object message) => message switch
+    {
+        ReplayedMessage m => m.ReplayId != _instanceId,
+        RecoverySuccess m => m.ReplayId != _instanceId,
+        ReplayMessagesFailure m => m.ReplayId != _instanceId,
+        _ => false,
+    };
 
     private void FailRecovery(Exception cause, object? message)
     {
@@ -334,6 +347,8 @@ public abstract partial class Eventsourced
                 return true;
             case RecoveryTick:
                 return true; // queued before recovery cancelled its timer
+            case ReplayedMessage or RecoverySuccess or ReplayMessagesFailure:
+                return true; // an earlier incarnation's replay: recovery is over
             default:
                 return false;
         }

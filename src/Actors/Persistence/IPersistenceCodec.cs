@@ -7,6 +7,8 @@ namespace Courier.Actors.Persistence;
 /// persistence needs). Register one per type on <see cref="PersistenceSerialization"/>; write compact binary,
 /// not JSON, for high-rate events.
 /// </summary>
+/// <remarks>Keep it stateless: the journal actor, the snapshot-store actor and replays on the thread pool call
+/// it concurrently.</remarks>
 /// <typeparam name="T">The type it handles (and, unless registered separately, its subtypes).</typeparam>
 public interface IPersistenceCodec<T>
 {

@@ -151,7 +151,10 @@ internal sealed class JournalActor : ActorBase
         Exception? failure = null;
         try
         {
-            _journal.WriteMessages(writes.AsSpan(0, n), rejections);
+            if (n > 0)
+            {
+                _journal.WriteMessages(writes.AsSpan(0, n), rejections);
+            }
         }
         catch (Exception e)
         {
@@ -255,15 +258,15 @@ internal sealed class JournalActor : ActorBase
                     {
                         var payload = serialization.Deserialize(record.Manifest, record.Payload);
                         var persistent = new Persistent(payload, record.SequenceNr, record.PersistenceId, record.Manifest, null, record.WriterGuid, record.Timestamp);
-                        target.Tell(new ReplayedMessage(persistent), null);
+                        target.Tell(new ReplayedMessage(persistent) { ReplayId = replay.ReplayId }, null);
                     });
                 }
 
-                target.Tell(new RecoverySuccess(highest), null);
+                target.Tell(new RecoverySuccess(highest) { ReplayId = replay.ReplayId }, null);
             }
             catch (Exception e)
             {
-                target.Tell(new ReplayMessagesFailure(e), null);
+                target.Tell(new ReplayMessagesFailure(e) { ReplayId = replay.ReplayId }, null);
             }
         });
     }

@@ -37,9 +37,12 @@ public sealed class AtomicWrite : IPersistentEnvelope
         }
 
         var pid = events[0].PersistenceId;
-        if (events.Any(e => !string.Equals(e.PersistenceId, pid, StringComparison.Ordinal)))
+        for (var i = 1; i < events.Count; i++)
         {
-            throw new ArgumentException("An atomic write holds events of one persistence id.", nameof(events));
+            if (!string.Equals(events[i].PersistenceId, pid, StringComparison.Ordinal))
+            {
+                throw new ArgumentException("An atomic write holds events of one persistence id.", nameof(events));
+            }
         }
 
         Events = events;
@@ -198,6 +201,9 @@ public sealed class ReplayMessages(long fromSequenceNr, long toSequenceNr, long 
     /// <summary>Who gets them.</summary>
     public IActorRef PersistentActor { get; } = persistentActor ?? throw new ArgumentNullException(nameof(persistentActor));
 
+    /// <summary>Copied into every reply, so an incarnation can ignore the replay an earlier one asked for (not in Akka, which shares the race).</summary>
+    internal int ReplayId { get; init; }
+
     /// <inheritdoc/>
     public override string ToString() => $"ReplayMessages<{PersistenceId} {FromSequenceNr}..{ToSequenceNr} max {Max}>";
 }
@@ -207,6 +213,9 @@ public sealed class ReplayedMessage(Persistent persistent)
 {
     /// <summary>The event.</summary>
     public Persistent Persistent { get; } = persistent;
+
+    /// <summary>The <see cref="ReplayMessages"/> request's id.</summary>
+    internal int ReplayId { get; init; }
 
     /// <inheritdoc/>
     public override string ToString() => $"ReplayedMessage<{Persistent}>";
@@ -218,6 +227,9 @@ public sealed class RecoverySuccess(long highestSequenceNr)
     /// <summary>The highest sequence number stored (deletes do not lower it).</summary>
     public long HighestSequenceNr { get; } = highestSequenceNr;
 
+    /// <summary>The <see cref="ReplayMessages"/> request's id.</summary>
+    internal int ReplayId { get; init; }
+
     /// <inheritdoc/>
     public override string ToString() => $"RecoverySuccess<{HighestSequenceNr}>";
 }
@@ -227,6 +239,9 @@ public sealed class ReplayMessagesFailure(Exception cause)
 {
     /// <summary>Why.</summary>
     public Exception Cause { get; } = cause;
+
+    /// <summary>The <see cref="ReplayMessages"/> request's id.</summary>
+    internal int ReplayId { get; init; }
 
     /// <inheritdoc/>
     public override string ToString() => $"ReplayMessagesFailure<{Cause.Message}>";

@@ -234,6 +234,49 @@ public sealed class PersistentActorSpec : PersistenceTestKit
     }
 
     [Fact]
+    public void An_actor_restarted_during_its_replay_ignores_the_old_replay_and_applies_each_event_once()
+    {
+        var first = StartLedger("rr");
+        for (var i = 1; i <= 20; i++)
+        {
+            first.Tell(new Add($"e{i}"), TestActor);
+        }
+
+        for (var i = 1; i <= 20; i++)
+        {
+            ExpectMsg<Added>();
+        }
+
+        StopAndWait(first);
+
+        var reports = CreateTestProbe();
+        Journal.HoldReplays();
+        var parent = Sys.ActorOf(Courier.Actors.Runtime.Props.Create(() => new RestartingParent(LedgerActor.Props("rr", reports.Ref))));
+        parent.Tell("child?", TestActor);
+        var ledger = ExpectMsg<IActorRef>();
+        Journal.AwaitReplaysHeld(1, DefaultTimeout); // the first incarnation's replay is held
+        ledger.Tell(Kill.Instance, TestActor);
+        Journal.AwaitReplaysHeld(2, DefaultTimeout); // the second incarnation's replay is held too
+
+        Journal.ReleaseReplay(0); // the dead incarnation's replay reaches the new one, which is replaying
+        reports.ExpectNoMsg(Quiet); // and is ignored: no Replayed, no Recovered until its own replay runs
+        Journal.ReleaseReplay(1);
+
+        for (var i = 1; i <= 20; i++)
+        {
+            reports.ExpectMsg(new Replayed($"e{i}", i));
+        }
+
+        var recovered = reports.FishForMessage<Recovered>(_ => true);
+        Assert.Equal(Enumerable.Range(1, 20).Select(i => $"e{i}"), recovered.Items);
+        Assert.Equal(20, recovered.LastSequenceNr);
+        ledger.Tell(Get.Instance, TestActor);
+        Assert.Equal(20, ExpectMsg<State>().Items.Length);
+        ledger.Tell(new Add("e21"), TestActor);
+        ExpectMsg(new Added("e21", 21));
+    }
+
+    [Fact]
     public void A_failed_write_stops_the_actor()
     {
         var failures = CreateTestProbe();

@@ -10,6 +10,8 @@ namespace Courier.Actors.Tests.Persistence;
 public sealed class TestJournal(IJournalStore inner) : IJournalStore
 {
     private readonly ManualResetEventSlim _gate = new(initialState: true);
+    private readonly List<ManualResetEventSlim> _heldReplays = [];
+    private bool _holdReplays;
     private readonly SemaphoreSlim _entered = new(0);
     private readonly Lock _lock = new();
     private readonly List<int> _calls = [];
@@ -77,8 +79,67 @@ public sealed class TestJournal(IJournalStore inner) : IJournalStore
         inner.WriteMessages(writes, rejections);
     }
 
-    public long ReplayMessages(string persistenceId, long fromSequenceNr, long toSequenceNr, long max, Action<JournalRecord> onReplayed) =>
-        inner.ReplayMessages(persistenceId, fromSequenceNr, toSequenceNr, max, onReplayed);
+    /// <summary>Holds every later replay, each at its own gate, until <see cref="ReleaseReplay"/>.</summary>
+    public void HoldReplays()
+    {
+        lock (_lock)
+        {
+            _holdReplays = true;
+            _heldReplays.Clear();
+        }
+    }
+
+    /// <summary>Lets the <paramref name="index"/>-th held replay (0: the first since <see cref="HoldReplays"/>) run.</summary>
+    public void ReleaseReplay(int index)
+    {
+        lock (_lock)
+        {
+            _heldReplays[index].Set();
+        }
+    }
+
+    /// <summary>Waits until <paramref name="count"/> replays are held.</summary>
+    public void AwaitReplaysHeld(int count, TimeSpan timeout)
+    {
+        var deadline = DateTime.UtcNow + timeout;
+        while (true)
+        {
+            lock (_lock)
+            {
+                if (_heldReplays.Count >= count)
+                {
+                    return;
+                }
+            }
+
+            if (DateTime.UtcNow > deadline)
+            {
+                throw new TimeoutException($"{count} replays did not arrive.");
+            }
+
+            Thread.Sleep(5);
+        }
+    }
+
+    public long ReplayMessages(string persistenceId, long fromSequenceNr, long toSequenceNr, long max, Action<JournalRecord> onReplayed)
+    {
+        ManualResetEventSlim? gate = null;
+        lock (_lock)
+        {
+            if (_holdReplays)
+            {
+                gate = new ManualResetEventSlim();
+                _heldReplays.Add(gate);
+            }
+        }
+
+        if (gate is not null && !gate.Wait(TimeSpan.FromSeconds(10)))
+        {
+            throw new TimeoutException("The test never released the replay.");
+        }
+
+        return inner.ReplayMessages(persistenceId, fromSequenceNr, toSequenceNr, max, onReplayed);
+    }
 
     public long ReadHighestSequenceNr(string persistenceId, long fromSequenceNr = 0) => inner.ReadHighestSequenceNr(persistenceId, fromSequenceNr);
 
@@ -88,6 +149,15 @@ public sealed class TestJournal(IJournalStore inner) : IJournalStore
     public void Dispose()
     {
         _gate.Set();
+        lock (_lock)
+        {
+            _holdReplays = false;
+            foreach (var held in _heldReplays)
+            {
+                held.Set();
+            }
+        }
+
         inner.Dispose();
     }
 }
