@@ -27,8 +27,10 @@ public sealed class PersistenceSerialization
     }
 
     /// <summary>Binds <typeparamref name="T"/> (and its subtypes without a codec of their own) to
-    /// <paramref name="codec"/> under <paramref name="manifest"/>.</summary>
-    /// <exception cref="InvalidOperationException">The manifest or the type is already bound.</exception>
+    /// <paramref name="codec"/> under <paramref name="manifest"/>. Registering the same type under the same
+    /// manifest again replaces the codec (so an actor may register in its constructor, which runs again on
+    /// every restart).</summary>
+    /// <exception cref="InvalidOperationException">The manifest is bound to another type, or the type to another manifest.</exception>
     public PersistenceSerialization Register<T>(string manifest, IPersistenceCodec<T> codec)
     {
         ArgumentException.ThrowIfNullOrEmpty(manifest);
@@ -36,9 +38,16 @@ public sealed class PersistenceSerialization
         var binding = new Binding(typeof(T), manifest, (value, output) => codec.Write((T)value, output), bytes => codec.Read(bytes)!);
         lock (_lock)
         {
-            if (_byManifest.ContainsKey(manifest) || _bindings.Any(b => b.Type == typeof(T)))
+            var existing = _bindings.FindIndex(b => b.Type == typeof(T) || b.Manifest == manifest);
+            if (existing >= 0)
             {
-                throw new InvalidOperationException($"A codec is already registered for manifest [{manifest}] or type {typeof(T)}.");
+                if (_bindings[existing].Type != typeof(T) || _bindings[existing].Manifest != manifest)
+                {
+                    throw new InvalidOperationException(
+                        $"Manifest [{manifest}] or type {typeof(T)} is already bound ([{_bindings[existing].Manifest}] = {_bindings[existing].Type}).");
+                }
+
+                _bindings.RemoveAt(existing);
             }
 
             _bindings.Add(binding);
