@@ -17,6 +17,9 @@ public enum StoreWarningKind
 
     /// <summary>An index file is damaged or does not match its block; the block was scanned instead.</summary>
     CorruptIndex,
+
+    /// <summary>A snapshot file failed its checksum or could not be read: set aside (renamed <c>.corrupt</c>), never served.</summary>
+    CorruptSnapshot,
 }
 
 /// <summary>One problem found by a store, for the log and for stream info.</summary>

@@ -108,13 +108,50 @@ public abstract class ActorBase
 
     internal void InvokeUnhandled(object message) => Unhandled(message);
 
-    internal void InvokePreStart() => PreStart();
+    /// <summary>
+    /// Runs <paramref name="receive"/> (the top of the behaviour stack) for a user message (Akka's
+    /// <c>AroundReceive</c>). A runtime module that wraps actors (persistence) overrides it to see every
+    /// message first, whatever behaviour the actor has become.
+    /// </summary>
+    internal virtual bool AroundReceive(Receive receive, object message) => receive(message);
 
-    internal void InvokePostStop() => PostStop();
+    /// <summary>Akka's <c>AroundPreStart</c>: <see cref="PreStart"/>, unless a runtime module wraps it.</summary>
+    internal virtual void AroundPreStart() => PreStart();
 
-    internal void InvokePreRestart(Exception reason, object? message) => PreRestart(reason, message);
+    /// <summary>Akka's <c>AroundPostStop</c>: stashed messages go back to the mailbox (and from there to dead
+    /// letters), then <see cref="PostStop"/>.</summary>
+    internal virtual void AroundPostStop()
+    {
+        try
+        {
+            (this as IWithUnboundedStash)?.Stash?.UnstashAll();
+        }
+        finally
+        {
+            PostStop();
+        }
+    }
 
-    internal void InvokePostRestart(Exception reason) => PostRestart(reason);
+    /// <summary>Akka's <c>AroundPreRestart</c>: stashed messages go back to the front of the mailbox, for the
+    /// next instance, then <see cref="PreRestart"/>.</summary>
+    internal virtual void AroundPreRestart(Exception reason, object? message)
+    {
+        try
+        {
+            (this as IWithUnboundedStash)?.Stash?.UnstashAll();
+        }
+        finally
+        {
+            PreRestart(reason, message);
+        }
+    }
+
+    /// <summary>Akka's <c>AroundPostRestart</c>: <see cref="PostRestart"/>, unless a runtime module wraps it.</summary>
+    internal virtual void AroundPostRestart(Exception reason) => PostRestart(reason);
+
+    /// <summary>True when more user messages wait in this actor's mailbox (for group commits: act on the
+    /// last message of a burst). Only on the actor's own turn.</summary>
+    internal bool HasQueuedUserMessages => Cell.Mailbox.HasUserMessages;
 
     internal SupervisorStrategy InvokeSupervisorStrategy() => SupervisorStrategy();
 }

@@ -336,6 +336,12 @@ internal abstract partial class StoreCore
                 return entry.First;
             }
 
+            if (_slots.Contains(start - 1) && _slots[start - 1].SubjectId == entry.Id)
+            {
+                // Iterating the subject (LoadNextMessage(subject, previous + 1)): follow its chain, not every slot.
+                return NextOfSubject(entry, start - 1, _slots[start - 1].Next);
+            }
+
             for (var s = start; s <= entry.Last; s++)
             {
                 if (_slots.Contains(s) && _slots[s].SubjectId == entry.Id)

@@ -194,7 +194,7 @@ internal sealed partial class ActorCell
         AbandonAsyncHandler();
         try
         {
-            failedActor.InvokePreRestart(cause, failedMessage);
+            failedActor.AroundPreRestart(cause, failedMessage);
         }
         catch (Exception e)
         {
@@ -218,7 +218,7 @@ internal sealed partial class ActorCell
         try
         {
             _actor = NewActor();
-            _actor.InvokePostRestart(cause);
+            _actor.AroundPostRestart(cause);
             foreach (var child in survivors)
             {
                 child.SendSystemMessage(new Recreate(cause));
@@ -296,7 +296,7 @@ internal sealed partial class ActorCell
         try
         {
             _timers?.CancelAll();
-            actor?.InvokePostStop();
+            actor?.AroundPostStop();
         }
         catch (Exception e)
         {

@@ -52,6 +52,13 @@ internal sealed partial class ActorCell : IActorContext
 
     public IActorRef Sender => _currentEnvelope.Sender ?? _system.DeadLetters;
 
+    /// <summary>The message being processed and its sender (what <c>Stash()</c> stashes).</summary>
+    public Envelope CurrentEnvelope => _currentEnvelope;
+
+    /// <summary>This instance's timers, created on first use when the actor is not <see cref="IWithTimers"/>
+    /// (runtime modules use them with private keys); cancelled on restart and stop like any timer.</summary>
+    public TimerScheduler Timers => _timers ??= new TimerScheduler(this);
+
     public IActorRef Parent => _parent?.Self ?? ActorRefs.Nobody;
 
     public ActorSystem System => _system;
@@ -106,9 +113,13 @@ internal sealed partial class ActorCell : IActorContext
         }
     }
 
+    /// <summary>Counts user messages processed (a stash tells "the same message twice" from a redelivery by it).</summary>
+    public long InvocationCount { get; private set; }
+
     /// <summary>Processes one user message (called by the mailbox on the actor's turn).</summary>
     public void Invoke(Envelope envelope)
     {
+        InvocationCount++;
         _currentEnvelope = envelope;
         try
         {
@@ -221,7 +232,7 @@ internal sealed partial class ActorCell : IActorContext
             return;
         }
 
-        if (!_behaviorStack[^1](message))
+        if (!actor.AroundReceive(_behaviorStack[^1], message))
         {
             actor.InvokeUnhandled(message);
         }
@@ -263,6 +274,11 @@ internal sealed partial class ActorCell : IActorContext
             withTimers.Timers = _timers;
         }
 
+        if (actor is IWithUnboundedStash withStash)
+        {
+            withStash.Stash = new UnboundedStash(this);
+        }
+
         return actor;
     }
 
@@ -271,7 +287,7 @@ internal sealed partial class ActorCell : IActorContext
         try
         {
             _actor = NewActor();
-            _actor.InvokePreStart();
+            _actor.AroundPreStart();
         }
         catch (Exception e)
         {

@@ -41,13 +41,32 @@ internal sealed class Mailbox : IThreadPoolWorkItem
     private readonly ActorCell _cell;
     private int _status;
     private volatile bool _userBlocked;
+    // Unstashed messages, served before the queue (Akka's deque-based mailbox): a stack whose top (the last
+    // element) is the next message. Touched only on the actor's turn; allocated on the first unstash.
+    private List<Envelope>? _front;
 
     public Mailbox(ActorCell cell) => _cell = cell;
 
     public bool IsClosed => (Volatile.Read(ref _status) & StatusClosed) != 0;
 
-    /// <summary>True if user messages are queued (for tests that need a message to be queued before they act).</summary>
-    public bool HasUserMessages => !_userQueue.IsEmpty;
+    /// <summary>True if user messages are queued (unstashed ones count only on the actor's own turn).</summary>
+    public bool HasUserMessages => !_userQueue.IsEmpty || _front is { Count: > 0 };
+
+    /// <summary>Puts <paramref name="envelopes"/>, in order, in front of every queued user message (an unstash).
+    /// Only on the actor's own turn.</summary>
+    public void Prepend(IReadOnlyList<Envelope> envelopes)
+    {
+        if (envelopes.Count == 0)
+        {
+            return;
+        }
+
+        _front ??= [];
+        for (var i = envelopes.Count - 1; i >= 0; i--)
+        {
+            _front.Add(envelopes[i]);
+        }
+    }
 
     public void Post(Envelope envelope)
     {
@@ -93,6 +112,13 @@ internal sealed class Mailbox : IThreadPoolWorkItem
     public void Close()
     {
         Interlocked.Or(ref _status, StatusClosed);
+        while (_front is { Count: > 0 })
+        {
+            var envelope = _front[^1];
+            _front.RemoveAt(_front.Count - 1);
+            _cell.System.DeadLetterRef.Deliver(envelope.Message, envelope.Sender, _cell.Self);
+        }
+
         DrainUserQueueToDeadLetters();
         DrainSystemQueueAfterStop();
     }
@@ -129,9 +155,10 @@ internal sealed class Mailbox : IThreadPoolWorkItem
         }
         finally
         {
+            var unstashed = _front is { Count: > 0 }; // read before the turn ends: only the turn may touch it
             ActorCell.Current = previous;
             Interlocked.And(ref _status, ~StatusScheduled);
-            if (HasSystemMessages || (!_userBlocked && !_userQueue.IsEmpty))
+            if (HasSystemMessages || (!_userBlocked && (unstashed || !_userQueue.IsEmpty)))
             {
                 TrySchedule();
             }
@@ -142,7 +169,18 @@ internal sealed class Mailbox : IThreadPoolWorkItem
     {
         for (var left = Throughput; left > 0; left--)
         {
-            if (_userBlocked || IsClosed || !_userQueue.TryDequeue(out var envelope))
+            Envelope envelope;
+            if (_userBlocked || IsClosed)
+            {
+                return;
+            }
+
+            if (_front is { Count: > 0 })
+            {
+                envelope = _front[^1];
+                _front.RemoveAt(_front.Count - 1);
+            }
+            else if (!_userQueue.TryDequeue(out envelope))
             {
                 return;
             }

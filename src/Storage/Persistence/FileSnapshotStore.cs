@@ -1,0 +1,266 @@
+using Courier.Storage.Internal;
+
+namespace Courier.Storage.Persistence;
+
+/// <summary>
+/// Snapshots as files in one directory (the shape of Akka.Persistence's <c>LocalSnapshotStore</c>), one
+/// file per snapshot (<see cref="SnapshotFile"/>), each checksummed. A save writes a temporary file,
+/// fsyncs it, renames it into place and fsyncs the directory, so a crash leaves either the old set of
+/// snapshots or the new one, never a partial file under a snapshot's name.
+/// </summary>
+/// <remarks>
+/// The directory is listed once, on open; an in-memory index (persistence id key -> sequence numbers and
+/// timestamps) answers loads and deletes after that, so a load reads only the file it serves. A file that
+/// fails verification is renamed <c>.corrupt</c>, reported in <see cref="Warnings"/>, and the load falls
+/// back to the next older match. One lock serializes every operation (snapshots are rare and each
+/// operation is a few file calls).
+/// </remarks>
+public sealed class FileSnapshotStore : ISnapshotStore
+{
+    private readonly Lock _lock = new();
+    private readonly Dictionary<string, List<Entry>> _index = new(StringComparer.Ordinal);
+    private readonly List<StoreWarning> _warnings = [];
+    private bool _disposed;
+
+    private FileSnapshotStore(string directory) => Directory = directory;
+
+    /// <summary>The snapshot directory.</summary>
+    public string Directory { get; }
+
+    /// <inheritdoc/>
+    public IReadOnlyList<StoreWarning> Warnings
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return [.. _warnings];
+            }
+        }
+    }
+
+    /// <summary>Opens or creates the store in <paramref name="directory"/>: lists the snapshots and removes
+    /// temporary files left by a crash during a save.</summary>
+    public static FileSnapshotStore Open(string directory)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(directory);
+        var full = Path.GetFullPath(directory);
+        System.IO.Directory.CreateDirectory(full);
+        var store = new FileSnapshotStore(full);
+        foreach (var path in System.IO.Directory.EnumerateFiles(full))
+        {
+            var name = Path.GetFileName(path);
+            if (name.EndsWith(SnapshotFile.TempExtension, StringComparison.Ordinal))
+            {
+                File.Delete(path); // a save that did not finish: its snapshot was never acknowledged
+            }
+            else if (SnapshotFile.TryParseName(name, out var key, out var seq, out var ticks))
+            {
+                store.EntriesOf(key).Add(new Entry(seq, ticks, name));
+            }
+        }
+
+        return store;
+    }
+
+    /// <inheritdoc/>
+    public void Save(SnapshotMetadata metadata, string manifest, ReadOnlySpan<byte> payload)
+    {
+        ArgumentNullException.ThrowIfNull(metadata);
+        ArgumentNullException.ThrowIfNull(manifest);
+        var key = SnapshotFile.Key(metadata.PersistenceId);
+        var name = SnapshotFile.FileName(key, metadata.SequenceNr, metadata.Timestamp.Ticks);
+        var path = Path.Combine(Directory, name);
+        lock (_lock)
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            var temp = path + SnapshotFile.TempExtension;
+            try
+            {
+                SnapshotFile.Write(temp, metadata, manifest, payload);
+                File.Move(temp, path, overwrite: true);
+            }
+            catch
+            {
+                TryDelete(temp);
+                throw;
+            }
+
+            DirectorySync.TrySync(Directory);
+            var entries = EntriesOf(key);
+            var replaced = false;
+            for (var i = entries.Count - 1; i >= 0; i--)
+            {
+                var entry = entries[i];
+                if (entry.SequenceNr == metadata.SequenceNr && entry.FileName != name)
+                {
+                    // Same sequence number, another timestamp: the new snapshot replaces it.
+                    TryDelete(Path.Combine(Directory, entry.FileName));
+                    entries.RemoveAt(i);
+                    replaced = true;
+                }
+                else if (entry.FileName == name)
+                {
+                    entries.RemoveAt(i);
+                }
+            }
+
+            entries.Add(new Entry(metadata.SequenceNr, metadata.Timestamp.Ticks, name));
+            if (replaced)
+            {
+                DirectorySync.TrySync(Directory);
+            }
+        }
+    }
+
+    /// <inheritdoc/>
+    public StoredSnapshot? Load(string persistenceId, SnapshotSelectionCriteria criteria)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(persistenceId);
+        ArgumentNullException.ThrowIfNull(criteria);
+        lock (_lock)
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            var key = SnapshotFile.Key(persistenceId);
+            if (!_index.TryGetValue(key, out var entries))
+            {
+                return null;
+            }
+
+            var candidates = entries
+                .Where(e => criteria.IsMatch(new SnapshotMetadata(persistenceId, e.SequenceNr, new DateTime(e.Ticks, DateTimeKind.Utc))))
+                .OrderByDescending(e => e.SequenceNr)
+                .ThenByDescending(e => e.Ticks)
+                .ToList();
+            foreach (var entry in candidates)
+            {
+                var path = Path.Combine(Directory, entry.FileName);
+                StoredSnapshot? snapshot;
+                string? problem;
+                try
+                {
+                    snapshot = SnapshotFile.Read(path, persistenceId, entry.SequenceNr, entry.Ticks, out problem);
+                }
+                catch (FileNotFoundException)
+                {
+                    entries.Remove(entry); // removed behind our back: nothing to serve
+                    continue;
+                }
+                catch (IOException e)
+                {
+                    _warnings.Add(new StoreWarning(StoreWarningKind.CorruptSnapshot, $"snapshot {entry.FileName} could not be read ({e.Message}); an older one is used"));
+                    continue;
+                }
+
+                if (snapshot is not null)
+                {
+                    return snapshot;
+                }
+
+                SetAside(entries, entry, problem!);
+            }
+
+            return null;
+        }
+    }
+
+    /// <inheritdoc/>
+    public void Delete(SnapshotMetadata metadata)
+    {
+        ArgumentNullException.ThrowIfNull(metadata);
+        var any = metadata.Timestamp == DateTime.MinValue;
+        DeleteWhere(metadata.PersistenceId, e => e.SequenceNr == metadata.SequenceNr && (any || e.Ticks <= metadata.Timestamp.Ticks));
+    }
+
+    /// <inheritdoc/>
+    public void Delete(string persistenceId, SnapshotSelectionCriteria criteria)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(persistenceId);
+        ArgumentNullException.ThrowIfNull(criteria);
+        DeleteWhere(persistenceId, e => criteria.IsMatch(new SnapshotMetadata(persistenceId, e.SequenceNr, new DateTime(e.Ticks, DateTimeKind.Utc))));
+    }
+
+    /// <summary>Nothing to release but the index; later calls throw <see cref="ObjectDisposedException"/>.</summary>
+    public void Dispose()
+    {
+        lock (_lock)
+        {
+            _disposed = true;
+            _index.Clear();
+        }
+    }
+
+    /// <inheritdoc/>
+    public override string ToString() => $"FileSnapshotStore({Directory})";
+
+    private void DeleteWhere(string persistenceId, Func<Entry, bool> selected)
+    {
+        lock (_lock)
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            if (!_index.TryGetValue(SnapshotFile.Key(persistenceId), out var entries))
+            {
+                return;
+            }
+
+            var deleted = false;
+            for (var i = entries.Count - 1; i >= 0; i--)
+            {
+                if (selected(entries[i]))
+                {
+                    File.Delete(Path.Combine(Directory, entries[i].FileName));
+                    entries.RemoveAt(i);
+                    deleted = true;
+                }
+            }
+
+            if (deleted)
+            {
+                DirectorySync.TrySync(Directory);
+            }
+        }
+    }
+
+    private void SetAside(List<Entry> entries, Entry entry, string problem)
+    {
+        entries.Remove(entry);
+        var path = Path.Combine(Directory, entry.FileName);
+        try
+        {
+            File.Move(path, path + SnapshotFile.CorruptExtension, overwrite: true);
+        }
+        catch (IOException)
+        {
+            // Left in place: it is out of the index, so it is not served again by this instance.
+        }
+
+        _warnings.Add(new StoreWarning(
+            StoreWarningKind.CorruptSnapshot,
+            $"snapshot {entry.FileName} is damaged ({problem}); renamed {SnapshotFile.CorruptExtension}, an older one is used",
+            (ulong)entry.SequenceNr));
+    }
+
+    private List<Entry> EntriesOf(string key)
+    {
+        if (!_index.TryGetValue(key, out var entries))
+        {
+            entries = [];
+            _index.Add(key, entries);
+        }
+
+        return entries;
+    }
+
+    private static void TryDelete(string path)
+    {
+        try
+        {
+            File.Delete(path);
+        }
+        catch (IOException)
+        {
+        }
+    }
+
+    private sealed record Entry(long SequenceNr, long Ticks, string FileName);
+}
