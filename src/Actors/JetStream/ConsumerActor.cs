@@ -1,21 +1,27 @@
 using System.Globalization;
 using System.Text;
-using System.Text.Json;
+using Courier.Actors.Persistence;
 using Courier.Actors.Runtime;
 using Courier.Protocols.JetStream;
 using Courier.Protocols.Subjects;
 using Courier.Storage;
+using Courier.Storage.Persistence;
 
 namespace Courier.Actors.JetStream;
 
 /// <summary>
 /// One JetStream consumer (a child of its <see cref="StreamActor"/>): delivery state (delivered,
 /// ack floor, pending acks, redeliveries), pull requests and push delivery. It reads the stream's
-/// store directly (the store is thread-safe) and writes its durable state to a file after each
-/// batch of work, so a durable consumer's ack floor survives a crash.
+/// store directly (the store is thread-safe). A durable consumer of a file stream is a persistent
+/// actor: each ack batch, and the deliveries of every tick, become one <see cref="ConsumerDelta"/>
+/// event in the FileStore journal (group-committed with every other consumer's), with a snapshot
+/// every <see cref="SnapshotEvery"/> events; double acks are confirmed once their event is stored.
 /// </summary>
-internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
+internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimers
 {
+    /// <summary>Events between snapshots (after a snapshot the events below it are deleted).</summary>
+    internal const int SnapshotEvery = 1000;
+
     /// <summary>How often ack deadlines, pull-request expiry and heartbeats are checked.</summary>
     private static readonly TimeSpan TickInterval = TimeSpan.FromMilliseconds(50);
 
@@ -27,7 +33,7 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
     private readonly string _name;
     private readonly ConsumerConfig _config;
     private readonly DateTime _created;
-    private readonly string? _stateFile;
+    private readonly string? _persistenceId;
     private readonly ConsumerContext _context;
     private readonly byte[] _ackPrefix;
     private DateTime _lastActivity = DateTime.UtcNow;
@@ -45,10 +51,12 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
     private long _passPending = -1;
     private DateTime _passNow; // read once per Deliver pass, not per message
     private DateTime _lastPushActivity = DateTime.UtcNow;
-    private bool _dirty;
-    private bool _unsynced;
+    private ConsumerDelta _delta = new();
+    private bool _positionsChanged;
+    private bool _recovered;
+    private int _eventsSinceSnapshot;
 
-    public ConsumerActor(InternalClient client, IStreamStore store, string stream, ConsumerConfig config, DateTime created, string? stateFile, ConsumerStateFile? recovered, ConsumerContext context)
+    public ConsumerActor(InternalClient client, IStreamStore store, string stream, ConsumerConfig config, DateTime created, string? persistenceId, ConsumerContext context)
     {
         _context = context;
         _client = client;
@@ -57,70 +65,59 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
         _config = config;
         _name = config.DurableName ?? config.Name!;
         _created = created;
-        _stateFile = stateFile;
+        _persistenceId = persistenceId;
         _ackPrefix = AckReply.MakePrefix(stream, _name);
         if (_config.AckWait <= 0)
         {
             _config.AckWait = DefaultAckWait;
         }
 
-        // A restarted consumer (or one recovered at startup) continues from its state file.
-        if (stateFile is not null && File.Exists(stateFile))
+        // A new consumer starts here; a recovered one replaces this with its journal's state.
+        _nextSeq = StartSequence();
+        _deliveredStream = _nextSeq - 1;
+        _ackFloorStream = _deliveredStream;
+        if (_config.DeliverPolicy == "last_per_subject")
         {
-            recovered = JsonSerializer.Deserialize(File.ReadAllBytes(stateFile), ConsumerJsonContext.Default.ConsumerStateFile) ?? recovered;
-        }
-
-        if (recovered is not null)
-        {
-            _deliveredStream = recovered.DeliveredStreamSeq;
-            _deliveredConsumer = recovered.DeliveredConsumerSeq;
-            _ackFloorStream = recovered.AckFloorStreamSeq;
-            _ackFloorConsumer = recovered.AckFloorConsumerSeq;
-            foreach (var (seq, p) in recovered.Pending)
+            // The last message of every matching subject first, then what arrives after.
+            var filter = _config.FilterSubject is { Length: > 0 } f ? f : null;
+            foreach (var subject in _store.SubjectsState(filter).Values.Select(v => v.Last).Order())
             {
-                // Delivered before the restart and never acknowledged: redeliver.
-                _pending[seq] = new Pending(p.ConsumerSeq, p.Deliveries, 0);
-                _redeliver.Add(seq);
+                _lastPerSubject.Enqueue(subject);
             }
 
-            _nextSeq = _deliveredStream + 1;
-        }
-        else
-        {
-            _nextSeq = StartSequence();
-            _deliveredStream = _nextSeq - 1;
+            _nextSeq = _store.State().LastSeq + 1;
+            _deliveredStream = _lastPerSubject.Count > 0 ? _lastPerSubject.Peek() - 1 : _nextSeq - 1;
             _ackFloorStream = _deliveredStream;
-            if (_config.DeliverPolicy == "last_per_subject")
-            {
-                // The last message of every matching subject first, then what arrives after.
-                var filter = _config.FilterSubject is { Length: > 0 } f ? f : null;
-                foreach (var subject in _store.SubjectsState(filter).Values.Select(v => v.Last).Order())
-                {
-                    _lastPerSubject.Enqueue(subject);
-                }
-
-                _nextSeq = _store.State().LastSeq + 1;
-                _deliveredStream = _lastPerSubject.Count > 0 ? _lastPerSubject.Peek() - 1 : _nextSeq - 1;
-                _ackFloorStream = _deliveredStream;
-            }
         }
 
-        Receive<Protocol.NewMessages>(_ => Deliver());
-        Receive<Protocol.Next>(Next);
-        Receive<Protocol.Acks>(acks => OnAcks(acks.Entries));
-        Receive<Protocol.FlowControlResponse>(OnFlowControlResponse);
-        Receive<Protocol.Tick>(_ => Tick());
-        Receive<Protocol.GetInfo>(_ => Sender.Tell(Info("io.nats.jetstream.api.v1.consumer_info_response")));
-        Receive<Protocol.Delete>(_ =>
+        Recover<SnapshotOffer>(offer => ApplySnapshot((ConsumerSnapshot)offer.Snapshot));
+        Recover<ConsumerDelta>(ApplyDelta);
+        Recover<RecoveryCompleted>(_ => Started());
+        Command<Protocol.NewMessages>(_ => Deliver());
+        Command<Protocol.Next>(Next);
+        Command<Protocol.Acks>(acks => OnAcks(acks.Entries));
+        Command<Protocol.FlowControlResponse>(OnFlowControlResponse);
+        Command<Protocol.Tick>(_ => Tick());
+        Command<Protocol.GetInfo>(_ => Sender.Tell(Info("io.nats.jetstream.api.v1.consumer_info_response")));
+        Command<SaveSnapshotSuccess>(saved =>
+        {
+            // The snapshot holds everything up to it: drop the events and the older snapshots below it.
+            DeleteMessages(saved.Metadata.SequenceNr);
+            DeleteSnapshots(new SnapshotSelectionCriteria(saved.Metadata.SequenceNr - 1));
+        });
+        Command<DeleteMessagesSuccess>(_ => { });
+        Command<DeleteSnapshotsSuccess>(_ => { });
+        Command<Protocol.Delete>(_ =>
         {
             foreach (var waiting in _waiting)
             {
                 Status(waiting.Reply, "409 Consumer Deleted");
             }
 
-            if (_stateFile is not null && File.Exists(_stateFile))
+            if (_persistenceId is not null)
             {
-                File.Delete(_stateFile);
+                DeleteMessages(long.MaxValue);
+                DeleteSnapshots(SnapshotSelectionCriteria.Latest);
             }
 
             Sender.Tell(Protocol.Deleted.Instance);
@@ -128,25 +125,163 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
         });
     }
 
+    /// <summary>The journal id: stream, consumer and creation time, so a later consumer of the same name starts afresh.</summary>
+    public override string PersistenceId => _persistenceId ?? $"$JS/{_stream}/{_name}/transient";
+
+    /// <summary>Only durable consumers of file streams have a journal; the others start fresh.</summary>
+    public override Recovery Recovery => _persistenceId is null ? Recovery.None : Recovery.Default;
+
     /// <inheritdoc />
     public ITimerScheduler Timers { get; set; } = null!;
 
     public string Name => _name;
 
-    public static Props Props(InternalClient client, IStreamStore store, string stream, ConsumerConfig config, DateTime created, string? stateFile, ConsumerStateFile? recovered, ConsumerContext context) =>
-        Runtime.Props.Create(() => new ConsumerActor(client, store, stream, config, created, stateFile, recovered, context));
+    public static Props Props(InternalClient client, IStreamStore store, string stream, ConsumerConfig config, DateTime created, string? persistenceId, ConsumerContext context) =>
+        Runtime.Props.Create(() => new ConsumerActor(client, store, stream, config, created, persistenceId, context));
 
-    /// <summary>The state written so far is what a restarted instance continues from.</summary>
-    protected override void PreRestart(Exception reason, object? message) => SaveState(sync: true);
+    /// <summary>The journal id of a durable consumer created at <paramref name="created"/>.</summary>
+    public static string PersistenceIdFor(string stream, string consumer, DateTime created) =>
+        $"$JS/{stream}/{consumer}/{created.ToUniversalTime().Ticks.ToString(CultureInfo.InvariantCulture)}";
 
-    protected override void PreStart()
+    protected override void PreStart() => Timers.StartPeriodicTimer("tick", Protocol.Tick.Instance, TickInterval);
+
+    /// <summary>Recovery is over (or there was none): continue from the recovered state and start delivering.</summary>
+    private void Started()
     {
-        Timers.StartPeriodicTimer("tick", Protocol.Tick.Instance, TickInterval);
+        if (_recovered)
+        {
+            foreach (var seq in _pending.Keys)
+            {
+                // Delivered before the restart and never acknowledged: redeliver.
+                _redeliver.Add(seq);
+            }
+
+            // A snapshot may be newer than the events replayed over it: never restart below a pending delivery.
+            if (_pending.Count > 0)
+            {
+                _deliveredStream = Math.Max(_deliveredStream, _pending.Keys.Max());
+                _deliveredConsumer = Math.Max(_deliveredConsumer, _pending.Values.Max(p => p.ConsumerSeq));
+            }
+
+            _nextSeq = _deliveredStream + 1;
+            AdvanceAckFloor();
+        }
+
         StartFlowControl();
         _context.Interest?.Begin(_ackFloorStream, _deliveredStream, _pending.Keys);
-        _dirty = true;
-        SaveState(sync: true);
+        if (!_recovered)
+        {
+            // A new durable stores where it starts (its deliver policy is evaluated once, now).
+            _positionsChanged = true;
+            Checkpoint(null);
+        }
+
         Deliver();
+    }
+
+    private void ApplySnapshot(ConsumerSnapshot snapshot)
+    {
+        Reset();
+        _deliveredStream = snapshot.DeliveredStream;
+        _deliveredConsumer = snapshot.DeliveredConsumer;
+        _ackFloorStream = snapshot.AckFloorStream;
+        _ackFloorConsumer = snapshot.AckFloorConsumer;
+        _redelivered = snapshot.Redelivered;
+        foreach (var p in snapshot.Pending)
+        {
+            _pending[p.StreamSeq] = new Pending(p.ConsumerSeq, p.Deliveries, 0);
+        }
+    }
+
+    private void ApplyDelta(ConsumerDelta delta)
+    {
+        if (!_recovered)
+        {
+            Reset();
+        }
+
+        _deliveredStream = delta.DeliveredStream;
+        _deliveredConsumer = delta.DeliveredConsumer;
+        _ackFloorStream = delta.AckFloorStream;
+        _ackFloorConsumer = delta.AckFloorConsumer;
+        _redelivered = delta.Redelivered;
+        foreach (var p in delta.Delivered)
+        {
+            _pending[p.StreamSeq] = new Pending(p.ConsumerSeq, p.Deliveries, 0);
+        }
+
+        foreach (var seq in delta.Removed)
+        {
+            _pending.Remove(seq);
+        }
+
+        _eventsSinceSnapshot++;
+    }
+
+    // The first recovered snapshot or event replaces the state the constructor set up for a new consumer.
+    private void Reset()
+    {
+        _recovered = true;
+        _lastPerSubject.Clear();
+        _pending.Clear();
+        _eventsSinceSnapshot = 0;
+    }
+
+    /// <summary>
+    /// Persists what changed since the last checkpoint as one event; <paramref name="confirmations"/>
+    /// (double-ack replies) go out once it is stored. Consumers without a journal confirm at once.
+    /// </summary>
+    private void Checkpoint(List<string>? confirmations)
+    {
+        if (_persistenceId is null || (_delta.IsEmpty && !_positionsChanged))
+        {
+            Confirm(confirmations);
+            return;
+        }
+
+        var delta = _delta;
+        _delta = new ConsumerDelta();
+        _positionsChanged = false;
+        delta.DeliveredStream = _deliveredStream;
+        delta.DeliveredConsumer = _deliveredConsumer;
+        delta.AckFloorStream = _ackFloorStream;
+        delta.AckFloorConsumer = _ackFloorConsumer;
+        delta.Redelivered = _redelivered;
+        PersistAsync(delta, _ =>
+        {
+            Confirm(confirmations);
+            if (++_eventsSinceSnapshot >= SnapshotEvery)
+            {
+                _eventsSinceSnapshot = 0;
+                SaveSnapshot(TakeSnapshot());
+            }
+        });
+    }
+
+    private void Confirm(List<string>? confirmations)
+    {
+        foreach (var reply in confirmations ?? [])
+        {
+            _client.Publish(reply, null, default, default);
+        }
+    }
+
+    private ConsumerSnapshot TakeSnapshot()
+    {
+        var snapshot = new ConsumerSnapshot
+        {
+            DeliveredStream = _deliveredStream,
+            DeliveredConsumer = _deliveredConsumer,
+            AckFloorStream = _ackFloorStream,
+            AckFloorConsumer = _ackFloorConsumer,
+            Redelivered = _redelivered,
+        };
+        foreach (var (seq, p) in _pending)
+        {
+            snapshot.Pending.Add(new PendingRecord(seq, p.ConsumerSeq, p.Deliveries));
+        }
+
+        return snapshot;
     }
 
     private bool IsPush => _config.DeliverSubject is not null;
@@ -326,6 +461,10 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
         if (_config.AckPolicy != "none")
         {
             _pending[message.Sequence] = new Pending(_deliveredConsumer, deliveries, _passNow.AddTicks(AckWaitFor(deliveries) / 100).Ticks);
+            if (_persistenceId is not null)
+            {
+                _delta.Delivered.Add(new PendingRecord(message.Sequence, _deliveredConsumer, deliveries));
+            }
         }
 
         _client.Deliver(target, message.Subject, ackReply, headers, payload);
@@ -334,7 +473,7 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
             CountFlowControl(target.Length + ackReply.Length + headers.Length + payload.Length);
         }
 
-        _dirty = true;
+        _positionsChanged = true;
         return true;
     }
 
@@ -402,36 +541,50 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
             }
         }
 
-        _dirty = true;
         AdvanceAckFloor();
         ReportInterest();
-        SaveState(sync: false);
 
-        // Double-ack confirmations go out only once the new ack floor is written (it survives kill -9).
-        foreach (var reply in confirmations ?? [])
-        {
-            _client.Publish(reply, null, default, default);
-        }
-
+        // Double-ack confirmations go out only once the acks' event is stored (it survives kill -9).
+        _positionsChanged = true;
+        Checkpoint(confirmations);
         Deliver();
     }
 
     private void Acknowledge(ulong seq)
     {
-        var acked = _config.AckPolicy == "all" ? _pending.Keys.Where(s => s <= seq).ToList() : _pending.ContainsKey(seq) ? [seq] : [];
-        foreach (var s in acked)
+        if (_config.AckPolicy != "all")
         {
-            _pending.Remove(s);
-            _redeliver.Remove(s);
-            if (_context.WorkQueue)
-            {
-                // Work-queue retention: a message is gone once its consumer has acknowledged it.
-                _store.RemoveMessage(s);
-            }
-            else if (_context.Interest is not null)
-            {
-                _released.Add(s);
-            }
+            Acknowledged(seq);
+            return;
+        }
+
+        foreach (var s in _pending.Keys.Where(s => s <= seq).ToList())
+        {
+            Acknowledged(s);
+        }
+    }
+
+    private void Acknowledged(ulong seq)
+    {
+        if (!_pending.Remove(seq))
+        {
+            return;
+        }
+
+        _redeliver.Remove(seq);
+        if (_persistenceId is not null)
+        {
+            _delta.Removed.Add(seq);
+        }
+
+        if (_context.WorkQueue)
+        {
+            // Work-queue retention: a message is gone once its consumer has acknowledged it.
+            _store.RemoveMessage(seq);
+        }
+        else if (_context.Interest is not null)
+        {
+            _released.Add(seq);
         }
     }
 
@@ -506,9 +659,8 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
             Deliver();
         }
 
-        // Deliveries and acks are written as they happen (that survives kill -9); fsync at most
-        // once per tick bounds what a power loss could take back.
-        SaveState(sync: true);
+        // Deliveries since the last ack batch are stored once per tick, as one event.
+        Checkpoint(null);
     }
 
     /// <summary>
@@ -561,53 +713,6 @@ internal sealed partial class ConsumerActor : ReceiveActor, IWithTimers
         NumPending = NumPending(),
         Ts = DateTime.UtcNow,
     };
-
-    /// <summary>
-    /// Writes the durable state (atomically: temp file, then rename) if it changed since the last
-    /// write; with <paramref name="sync"/>, also fsyncs a write not yet synced.
-    /// </summary>
-    private void SaveState(bool sync)
-    {
-        if (_stateFile is null || (!_dirty && !(sync && _unsynced)))
-        {
-            return;
-        }
-
-        if (!_dirty)
-        {
-            // Written but not yet synced: sync the file as it is.
-            using var written = new FileStream(_stateFile, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite);
-            written.Flush(flushToDisk: true);
-            _unsynced = false;
-            return;
-        }
-
-        _dirty = false;
-        var state = new ConsumerStateFile
-        {
-            Name = _name,
-            Created = _created,
-            Config = _config,
-            DeliveredStreamSeq = _deliveredStream,
-            DeliveredConsumerSeq = _deliveredConsumer,
-            AckFloorStreamSeq = _ackFloorStream,
-            AckFloorConsumerSeq = _ackFloorConsumer,
-        };
-        foreach (var (seq, p) in _pending)
-        {
-            state.Pending[seq] = new PendingDelivery { ConsumerSeq = p.ConsumerSeq, Deliveries = p.Deliveries };
-        }
-
-        var temp = _stateFile + ".tmp";
-        using (var file = new FileStream(temp, FileMode.Create, FileAccess.Write, FileShare.None))
-        {
-            JsonSerializer.Serialize(file, state, ConsumerJsonContext.Default.ConsumerStateFile);
-            file.Flush(flushToDisk: sync);
-        }
-
-        File.Move(temp, _stateFile, overwrite: true);
-        _unsynced = !sync;
-    }
 
     private sealed record Pending(ulong ConsumerSeq, long Deliveries, long DeadlineTicks);
 

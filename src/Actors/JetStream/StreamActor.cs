@@ -45,6 +45,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         _directory = directory;
         ReceiveAsync<Protocol.ConsumerRequest>(HandleConsumerRequestAsync);
         Receive<Protocol.AckBatch>(OnAcks);
+        Receive<Protocol.GetConsumer>(get => Sender.Tell(_consumers.TryGetValue(get.Name, out var consumer) ? consumer : ActorRefs.Nobody));
         Receive<Protocol.FlowControlBatch>(OnFlowControl);
         Receive<Protocol.Update>(update =>
         {
@@ -87,7 +88,21 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     /// <inheritdoc />
     public ITimerScheduler Timers { get; set; } = null!;
 
+    private const string ConsumerMetaFileName = "meta.json";
+
     private string? ConsumersDirectory => _directory is null ? null : Path.Combine(_directory, "obs");
+
+    private static void WriteDurably(string path, byte[] bytes)
+    {
+        var temp = path + ".tmp";
+        using (var file = new FileStream(temp, FileMode.Create, FileAccess.Write, FileShare.None))
+        {
+            file.Write(bytes);
+            file.Flush(flushToDisk: true);
+        }
+
+        File.Move(temp, path, overwrite: true);
+    }
 
     protected override void PreStart()
     {
@@ -135,25 +150,27 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
 
         foreach (var consumerDirectory in Directory.EnumerateDirectories(directory))
         {
-            var file = Path.Combine(consumerDirectory, "state.json");
+            var file = Path.Combine(consumerDirectory, ConsumerMetaFileName);
             if (!File.Exists(file))
             {
                 continue;
             }
 
-            var state = JsonSerializer.Deserialize(File.ReadAllBytes(file), ConsumerJsonContext.Default.ConsumerStateFile);
-            if (state is not null)
+            // The definition from its meta file; the consumer recovers its progress from the journal.
+            var meta = JsonSerializer.Deserialize(File.ReadAllBytes(file), ConsumerJsonContext.Default.ConsumerMetaFile);
+            if (meta is not null)
             {
-                StartConsumer(state.Config, state.Created, file, state);
+                StartConsumer(meta.Config, meta.Created, durable: true);
             }
         }
     }
 
-    private IActorRef StartConsumer(ConsumerConfig config, DateTime created, string? stateFile, ConsumerStateFile? recovered)
+    private IActorRef StartConsumer(ConsumerConfig config, DateTime created, bool durable)
     {
         var name = config.DurableName ?? config.Name!;
+        var persistenceId = durable ? ConsumerActor.PersistenceIdFor(_config.Name, name, created) : null;
         var context = _interest is null ? _consumerContext : _consumerContext with { Interest = _interest.Join(name, ConsumerConfigRules.Filters(config)) };
-        var actor = Context.ActorOf(ConsumerActor.Props(_client, _store, _config.Name, config, created, stateFile, recovered, context), "consumer-" + Uri.EscapeDataString(name));
+        var actor = Context.ActorOf(ConsumerActor.Props(_client, _store, _config.Name, config, created, persistenceId, context), "consumer-" + Uri.EscapeDataString(name));
         _consumers[name] = actor;
         _consumerConfigs[name] = config;
         return actor;
@@ -328,15 +345,18 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             return;
         }
 
-        string? stateFile = null;
-        if (durable && ConsumersDirectory is { } directory)
+        var createdAt = DateTime.UtcNow;
+        var persisted = durable && ConsumersDirectory is not null;
+        if (persisted)
         {
-            var consumerDirectory = Path.Combine(directory, name);
+            // The definition is durable before the consumer exists (write, fsync, rename).
+            var consumerDirectory = Path.Combine(ConsumersDirectory!, name);
             Directory.CreateDirectory(consumerDirectory);
-            stateFile = Path.Combine(consumerDirectory, "state.json");
+            var meta = new ConsumerMetaFile { Name = name, Created = createdAt, Config = config };
+            WriteDurably(Path.Combine(consumerDirectory, ConsumerMetaFileName), JsonSerializer.SerializeToUtf8Bytes(meta, ConsumerJsonContext.Default.ConsumerMetaFile));
         }
 
-        var actor = StartConsumer(config, DateTime.UtcNow, stateFile, null);
+        var actor = StartConsumer(config, createdAt, persisted);
         var created = await actor.Ask<ConsumerInfoResponse>(ConsumerActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
         created.Type = Type;
         Reply(request.ReplyTo, created, ConsumerJsonContext.Default.ConsumerInfoResponse);
@@ -853,6 +873,9 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
 
         /// <summary>A read batch of acknowledgements to this stream's consumers.</summary>
         public sealed record AckBatch(AckEntry[] Acks);
+
+        /// <summary>Asks for a consumer's actor (<see cref="ActorRefs.Nobody"/> when there is none): for fault injection.</summary>
+        public sealed record GetConsumer(string Name);
 
         /// <summary>A read batch of answers to push consumers' flow control requests.</summary>
         public sealed record FlowControlBatch(IReadOnlyList<InternalMessage> Messages);

@@ -6,9 +6,12 @@ using System.Text;
 using System.Text.Json;
 using Courier.Actors.Connections;
 using Courier.Actors.JetStream;
+using Courier.Actors.Persistence;
 using Courier.Actors.Routing;
 using Courier.Actors.Runtime;
 using Courier.Protocols.Nats;
+using Courier.Storage;
+using Courier.Storage.Persistence;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 
@@ -35,6 +38,8 @@ public sealed class Broker : IAsyncDisposable
     private readonly IActorRef[] _routers;
     private readonly IActorRef _connections;
     private readonly ServerInfo _info;
+    private readonly IJournalStore? _journal;
+    private readonly ISnapshotStore? _snapshots;
     private byte[]? _infoJson;
     private long _nextClientId;
 
@@ -57,6 +62,13 @@ public sealed class Broker : IAsyncDisposable
         _connections = System.ActorOf(ConnectionSupervisor.Props(this), "connections");
         if (options.JetStream)
         {
+            // Durable consumers are persistent actors: their journal and snapshots live beside the
+            // streams, on the same FileStore engine and sync policy.
+            var account = Path.Combine(options.StoreDir ?? Path.Combine(Path.GetTempPath(), "nats"), "jetstream", "$G");
+            _journal = FileJournalStore.Open(Path.Combine(account, "journal"), new FileStoreOptions { Sync = options.JetStreamSync });
+            _snapshots = FileSnapshotStore.Open(Path.Combine(account, "snapshots"));
+            ConsumerJournalCodec.Register(PersistenceExtension.Register(System, _journal, _snapshots).Serialization);
+
             // Started before listeners accept clients, and ready (its API subscription in effect,
             // its streams recovered) before this constructor returns: startup only, bounded.
             JetStream = System.ActorOf(JetStreamApi.Props(this), "jetstream");
@@ -216,6 +228,8 @@ public sealed class Broker : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         await System.Terminate().ConfigureAwait(false);
+        _journal?.Dispose();
+        _snapshots?.Dispose();
     }
 
     internal ulong NextClientId() => (ulong)Interlocked.Increment(ref _nextClientId);

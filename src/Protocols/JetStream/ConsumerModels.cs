@@ -93,25 +93,15 @@ public sealed class NextRequest
     [JsonPropertyName("idle_heartbeat")] public long IdleHeartbeat { get; set; }
 }
 
-/// <summary>The durable part of a consumer, written to its state file.</summary>
-public sealed class ConsumerStateFile
+/// <summary>
+/// A durable consumer's definition, written once when it is created (<c>obs/&lt;name&gt;/meta.json</c>);
+/// its progress is in the consumer journal under an id made of the stream, the name and <see cref="Created"/>.
+/// </summary>
+public sealed class ConsumerMetaFile
 {
     [JsonPropertyName("name")] public string Name { get; set; } = "";
     [JsonPropertyName("created")] public DateTime Created { get; set; }
     [JsonPropertyName("config")] public ConsumerConfig Config { get; set; } = new();
-    [JsonPropertyName("delivered_stream_seq")] public ulong DeliveredStreamSeq { get; set; }
-    [JsonPropertyName("delivered_consumer_seq")] public ulong DeliveredConsumerSeq { get; set; }
-    [JsonPropertyName("ack_floor_stream_seq")] public ulong AckFloorStreamSeq { get; set; }
-    [JsonPropertyName("ack_floor_consumer_seq")] public ulong AckFloorConsumerSeq { get; set; }
-
-    /// <summary>Stream sequences delivered and not yet acknowledged, with their delivery counts.</summary>
-    [JsonPropertyName("pending")] public Dictionary<ulong, PendingDelivery> Pending { get; set; } = [];
-}
-
-public sealed class PendingDelivery
-{
-    [JsonPropertyName("consumer_seq")] public ulong ConsumerSeq { get; set; }
-    [JsonPropertyName("deliveries")] public long Deliveries { get; set; }
 }
 
 /// <summary>Source-generated JSON for the consumer API.</summary>
@@ -121,5 +111,5 @@ public sealed class PendingDelivery
 [JsonSerializable(typeof(ConsumerNamesResponse))]
 [JsonSerializable(typeof(ConsumerListResponse))]
 [JsonSerializable(typeof(NextRequest))]
-[JsonSerializable(typeof(ConsumerStateFile))]
+[JsonSerializable(typeof(ConsumerMetaFile))]
 public sealed partial class ConsumerJsonContext : JsonSerializerContext;
