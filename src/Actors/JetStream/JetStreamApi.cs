@@ -403,6 +403,16 @@ internal sealed class JetStreamApi : ReceiveActor
             }
         }
 
+        if (config.Sealed)
+        {
+            // As nats-server: nothing gets in or out of a sealed stream any more.
+            config.MaxAge = 0;
+            config.Discard = "new";
+            config.DenyDelete = true;
+            config.DenyPurge = true;
+            config.AllowRollup = false;
+        }
+
         if (CheckResources(config, current) is { } insufficient)
         {
             Fail(reply, type, insufficient);

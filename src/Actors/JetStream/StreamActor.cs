@@ -582,7 +582,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         var rollup = headers is null ? null : NatsHeaders.Get(headers, "Nats-Rollup");
         if (rollup is not null && !_config.AllowRollup)
         {
-            return new PubAck { Error = new ApiError(400, 10052, "rollup not permitted") };
+            return new PubAck { Error = new ApiError(500, 10111, "rollup not permitted") };
         }
 
         result = _store.Append(Encoding.UTF8.GetBytes(m.Subject), headers ?? default, m.Payload);
@@ -704,7 +704,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         const string Type = "io.nats.jetstream.api.v1.stream_purge_response";
         if (_config.DenyPurge || _config.Sealed)
         {
-            Reply(request.ReplyTo, new StreamPurgeResponse { Type = Type, Error = ApiError.StreamInvalidConfig("stream purge not permitted") }, JetStreamJsonContext.Default.StreamPurgeResponse);
+            Reply(request.ReplyTo, new StreamPurgeResponse { Type = Type, Error = new ApiError(500, 10110, "stream purge not permitted") }, JetStreamJsonContext.Default.StreamPurgeResponse);
             return;
         }
 
@@ -763,7 +763,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         const string Type = "io.nats.jetstream.api.v1.stream_msg_delete_response";
         if (_config.DenyDelete || _config.Sealed)
         {
-            Reply(request.ReplyTo, new SuccessResponse { Type = Type, Error = ApiError.StreamInvalidConfig("message delete not permitted") }, JetStreamJsonContext.Default.SuccessResponse);
+            Reply(request.ReplyTo, new SuccessResponse { Type = Type, Error = new ApiError(500, 10057, "message delete not permitted") }, JetStreamJsonContext.Default.SuccessResponse);
             return;
         }
 
@@ -771,7 +771,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         var removed = delete is not null && (delete.NoErase ? _store.RemoveMessage(delete.Seq) : _store.EraseMessage(delete.Seq));
         Reply(
             request.ReplyTo,
-            removed ? new SuccessResponse { Type = Type, Success = true } : new SuccessResponse { Type = Type, Error = new ApiError(400, 10057, $"no message found") },
+            removed ? new SuccessResponse { Type = Type, Success = true } : new SuccessResponse { Type = Type, Error = new ApiError(500, 10057, "no message found") },
             JetStreamJsonContext.Default.SuccessResponse);
     }
 

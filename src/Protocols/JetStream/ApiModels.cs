@@ -23,7 +23,7 @@ public sealed record ApiError(
     /// <summary>A file stream's max_bytes (or 1 byte without one) does not fit under max_file_store with the other file streams' max_bytes.</summary>
     public static ApiError StorageResourcesExceeded => new(500, 10047, "insufficient storage resources available");
 
-    public static ApiError StreamInvalidConfig(string reason) => new(400, 10052, reason);
+    public static ApiError StreamInvalidConfig(string reason) => new(500, 10052, reason); // nats-server's JSStreamInvalidConfigF is a 500
 
     // Consumer configuration errors (nats-server errors.json).
     public static ApiError ConsumerDeliverToWildcards => new(400, 10079, "consumer deliver subject has wildcards");

@@ -27,6 +27,10 @@ public abstract class NatsJsJetStreamTests<TServer> : IClassFixture<TServer>
         RunWithJetStreamAsync("jetstream_limits");
 
     [Fact]
+    public Task Stream_flags_max_msg_size_deny_delete_and_purge_sealed_rollup_and_direct_get_hold() =>
+        RunWithJetStreamAsync("jetstream_stream_flags");
+
+    [Fact]
     public Task Push_consumers_deliver_in_order_and_spread_over_a_deliver_group() => RunWithJetStreamAsync("jetstream_push");
 
     [Fact]
