@@ -40,6 +40,7 @@ public sealed class Broker : IAsyncDisposable
     private readonly ServerInfo _info;
     private readonly IJournalStore? _journal;
     private readonly ISnapshotStore? _snapshots;
+    private readonly Timer? _journalSync;
     private byte[]? _infoJson;
     private long _nextClientId;
 
@@ -65,7 +66,14 @@ public sealed class Broker : IAsyncDisposable
             // Durable consumers are persistent actors: their journal and snapshots live beside the
             // streams, on the same FileStore engine and sync policy.
             var account = Path.Combine(options.StoreDir ?? Path.Combine(Path.GetTempPath(), "nats"), "jetstream", "$G");
-            _journal = FileJournalStore.Open(Path.Combine(account, "journal"), new FileStoreOptions { Sync = options.JetStreamSync });
+            var journal = FileJournalStore.Open(Path.Combine(account, "journal"), new FileStoreOptions { Sync = options.JetStreamSync });
+            _journal = journal;
+            if (!options.JetStreamSync.IsAlways)
+            {
+                // sync_interval: consumer progress is fsynced on the same period as the streams.
+                _journalSync = new Timer(_ => SyncJournal(journal), null, options.JetStreamSync.Period, options.JetStreamSync.Period);
+            }
+
             _snapshots = FileSnapshotStore.Open(Path.Combine(account, "snapshots"));
             ConsumerJournalCodec.Register(PersistenceExtension.Register(System, _journal, _snapshots).Serialization);
 
@@ -228,8 +236,26 @@ public sealed class Broker : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         await System.Terminate().ConfigureAwait(false);
+        if (_journalSync is not null)
+        {
+            await _journalSync.DisposeAsync().ConfigureAwait(false);
+        }
+
         _journal?.Dispose();
         _snapshots?.Dispose();
+    }
+
+    private void SyncJournal(FileJournalStore journal)
+    {
+        try
+        {
+            journal.Sync();
+        }
+        catch (Exception e) when (e is IOException or ObjectDisposedException)
+        {
+            // A timer thread must not throw; the next write reports a broken journal to its actor.
+            Logger.LogError(e, "consumer journal sync failed");
+        }
     }
 
     internal ulong NextClientId() => (ulong)Interlocked.Increment(ref _nextClientId);

@@ -52,6 +52,12 @@ public sealed class FileJournalStore : IJournalStore
     public void DeleteMessagesTo(string persistenceId, long toSequenceNr) => _journal.DeleteMessagesTo(persistenceId, toSequenceNr);
 
     /// <summary>Flushes and closes the files.</summary>
+    /// <summary>
+    /// Fsyncs what was written but not yet synced: under <see cref="SyncPolicy.Interval"/> the owner
+    /// calls this on its timer (under <see cref="SyncPolicy.Always"/> every write is already synced).
+    /// </summary>
+    public void Sync() => _journal.Store.Sync();
+
     public void Dispose() => _journal.Dispose();
 
     /// <inheritdoc/>
