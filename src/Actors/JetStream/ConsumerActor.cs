@@ -307,7 +307,11 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         _passNow = DateTime.UtcNow;
         var maxAckPending = _config.MaxAckPending > 0 ? _config.MaxAckPending : long.MaxValue;
         var atAckLimit = false;
-        while (IsPush ? !FlowControlStalled : _waiting.Count > 0)
+
+        // A push consumer delivers only while someone subscribes to its deliver subject, as nats-server:
+        // messages wait in the stream meanwhile (the tick looks again).
+        var pushReady = IsPush && _context.HasInterest(_config.DeliverSubject!);
+        while (IsPush ? pushReady && !FlowControlStalled : _waiting.Count > 0)
         {
             if (_config.AckPolicy != "none" && _pending.Count >= maxAckPending && _redeliver.Count == 0)
             {
@@ -326,9 +330,9 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
                     message = m;
                     redelivery = true;
                 }
-                else
+                else if (_pending.Remove(seq) && _persistenceId is not null)
                 {
-                    _pending.Remove(seq);
+                    _delta.Removed.Add(seq); // gone from the stream meanwhile
                 }
             }
 
@@ -654,7 +658,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
             SendIdleHeartbeat(_config.DeliverSubject!);
         }
 
-        if (_redeliver.Count > 0 || _waiting.Count > 0)
+        if (_redeliver.Count > 0 || _waiting.Count > 0 || IsPush)
         {
             Deliver();
         }
@@ -694,8 +698,20 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
 
     private ulong NumPending()
     {
-        var filter = _config.FilterSubject is { Length: > 0 } f ? f : null;
-        return (ulong)_lastPerSubject.Count + _store.NumPending(_nextSeq, filter, lastPerSubject: false).Total;
+        var pending = (ulong)_lastPerSubject.Count;
+        if (_config.FilterSubjects is { Count: > 0 } filters)
+        {
+            // The filters do not overlap (checked at creation): their counts add up.
+            foreach (var filter in filters)
+            {
+                pending += _store.NumPending(_nextSeq, filter, lastPerSubject: false).Total;
+            }
+
+            return pending;
+        }
+
+        var one = _config.FilterSubject is { Length: > 0 } f ? f : null;
+        return pending + _store.NumPending(_nextSeq, one, lastPerSubject: false).Total;
     }
 
     private ConsumerInfoResponse Info(string type) => new()

@@ -32,6 +32,19 @@ internal static class ConsumerConfigRules
     /// <summary>The configuration's own rules (push or pull, heartbeats, flow control, request limits).</summary>
     public static ApiError? Check(ConsumerConfig config, StreamConfig stream)
     {
+        // filter_subjects (2.10): no two filters may match a common subject, so counts add up.
+        var filters = Filters(config);
+        for (var i = 0; i < filters.Count; i++)
+        {
+            for (var j = i + 1; j < filters.Count; j++)
+            {
+                if (SubjectRules.Collide(filters[i], filters[j]))
+                {
+                    return new ApiError(400, 10138, "consumer subject filters cannot overlap");
+                }
+            }
+        }
+
         if (config.DeliverSubject is { } deliver)
         {
             if (SubjectRules.HasWildcard(System.Text.Encoding.UTF8.GetBytes(deliver)))

@@ -85,6 +85,48 @@ public abstract partial class JetStreamWireTests<TServer> : IClassFixture<TServe
         }
     }
 
+    [Fact]
+    public async Task A_push_consumer_waits_for_a_subscriber_on_its_deliver_subject_and_loses_nothing_meanwhile()
+    {
+        var storeDir = Directory.CreateTempSubdirectory("courier-jspush-").FullName;
+        try
+        {
+            await using var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir);
+            await using var c = await WireClient.ConnectAsync(server);
+            await c.HandshakeAsync();
+            await c.SendAsync("SUB _INBOX.p.* 1\r\n");
+            const string stream = """{"name":"P","subjects":["p.>"],"storage":"memory"}""";
+            await c.SendAsync($"PUB $JS.API.STREAM.CREATE.P _INBOX.p.create {stream.Length}\r\n{stream}\r\n");
+            await c.ExpectMsgAsync();
+
+            // An ack-none push consumer whose deliver subject nobody subscribes to yet.
+            const string consumer = """{"stream_name":"P","config":{"durable_name":"PD","deliver_subject":"pushed.here","ack_policy":"none"}}""";
+            await c.SendAsync($"PUB $JS.API.CONSUMER.CREATE.P.PD _INBOX.p.consumer {consumer.Length}\r\n{consumer}\r\n");
+            Assert.Contains("consumer_create_response", (await c.ExpectMsgAsync()).PayloadText, StringComparison.Ordinal);
+            for (var i = 1; i <= 3; i++)
+            {
+                await c.SendAsync($"PUB p.{i} _INBOX.p.ack 1\r\n{i}\r\n");
+                await c.ExpectMsgAsync();
+            }
+
+            await Task.Delay(300); // time enough to have delivered them, had anyone listened
+
+            // Once someone subscribes, every message arrives, in order.
+            await c.SendAsync("SUB pushed.here 2\r\n");
+            for (var i = 1; i <= 3; i++)
+            {
+                var m = await c.ExpectMsgAsync();
+                Assert.Equal("2", m.Sid);
+                Assert.Equal($"p.{i}", m.Subject);
+                Assert.Equal($"{i}", m.PayloadText);
+            }
+        }
+        finally
+        {
+            Directory.Delete(storeDir, recursive: true);
+        }
+    }
+
     // $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<timestamp>.<pending>
     [GeneratedRegex(@"^\$JS\.ACK\.W\.D\.(?<delivered>\d+)\.(?<sseq>\d+)\.(?<cseq>\d+)\.(?<ts>\d{19})\.(?<pending>\d+)$")]
     private static partial Regex AckSubject();
@@ -95,3 +137,62 @@ public sealed class JetStreamWireTests_NatsServer(NatsServerFixture server) : Je
 
 [Trait("server", "courier")]
 public sealed class JetStreamWireTests_Courier(CourierFixture server) : JetStreamWireTests<CourierFixture>(server);
+
+/// <summary>
+/// Courier only: <c>filter_subjects</c> is nats-server 2.10's, and the reference server here is
+/// 2.9.10, which ignores the field; these cases follow 2.10's consumer.go.
+/// </summary>
+[Trait("server", "courier")]
+public sealed class JetStreamFilterSubjectsTests(CourierFixture server) : IClassFixture<CourierFixture>
+{
+    [Fact]
+    public async Task A_consumer_with_several_filters_counts_and_delivers_only_their_subjects_and_refuses_overlaps()
+    {
+        var storeDir = Directory.CreateTempSubdirectory("courier-jsfilters-").FullName;
+        try
+        {
+            await using var process = await server.StartServerAsync(null, "-js", "-sd", storeDir);
+            await using var c = await WireClient.ConnectAsync(process);
+            await c.HandshakeAsync();
+            await c.SendAsync("SUB _INBOX.f.* 1\r\n");
+            const string stream = """{"name":"F","subjects":["f.>"],"storage":"memory"}""";
+            await c.SendAsync($"PUB $JS.API.STREAM.CREATE.F _INBOX.f.create {stream.Length}\r\n{stream}\r\n");
+            await c.ExpectMsgAsync();
+            foreach (var subject in new[] { "f.a", "f.b", "f.c", "f.a", "f.c", "f.b" })
+            {
+                await c.SendAsync($"PUB {subject} _INBOX.f.ack 1\r\nx\r\n");
+                await c.ExpectMsgAsync();
+            }
+
+            const string overlapping = """{"stream_name":"F","config":{"durable_name":"O","ack_policy":"explicit","filter_subjects":["f.*","f.a"]}}""";
+            await c.SendAsync($"PUB $JS.API.CONSUMER.CREATE.F.O _INBOX.f.o {overlapping.Length}\r\n{overlapping}\r\n");
+            Assert.Contains("\"err_code\":10138", (await c.ExpectMsgAsync()).PayloadText, StringComparison.Ordinal);
+
+            const string consumer = """{"stream_name":"F","config":{"durable_name":"AB","ack_policy":"explicit","filter_subjects":["f.a","f.b"]}}""";
+            await c.SendAsync($"PUB $JS.API.CONSUMER.CREATE.F.AB _INBOX.f.c {consumer.Length}\r\n{consumer}\r\n");
+            using (var info = System.Text.Json.JsonDocument.Parse((await c.ExpectMsgAsync()).Payload))
+            {
+                Assert.Equal(4UL, info.RootElement.GetProperty("num_pending").GetUInt64());
+            }
+
+            await c.SendAsync("SUB _INBOX.fetch 2\r\nPUB $JS.API.CONSUMER.MSG.NEXT.F.AB _INBOX.fetch 27\r\n{\"batch\":10,\"no_wait\":true}\r\n");
+            var subjects = new List<string>();
+            while (true)
+            {
+                var m = await c.ExpectMsgAsync();
+                if (m.Op == "HMSG" && m.Payload.Length == 0)
+                {
+                    break; // the status that ends the request
+                }
+
+                subjects.Add(m.Subject);
+            }
+
+            Assert.Equal(["f.a", "f.b", "f.a", "f.b"], subjects);
+        }
+        finally
+        {
+            Directory.Delete(storeDir, recursive: true);
+        }
+    }
+}
