@@ -219,6 +219,20 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
 
     private async Task HandleConsumerRequestAsync(Protocol.ConsumerRequest request)
     {
+        try
+        {
+            await HandleConsumerRequestCoreAsync(request).ConfigureAwait(true);
+        }
+        catch (JsonException)
+        {
+            // A malformed request is the client's error, never the stream's: answer it, keep going.
+            var type = "io.nats.jetstream.api.v1.consumer_" + request.Operation.ToLowerInvariant().Replace('.', '_') + "_response";
+            Reply(request.ReplyTo, new ErrorResponse { Type = type, Error = ApiError.InvalidJson }, JetStreamJsonContext.Default.ErrorResponse);
+        }
+    }
+
+    private async Task HandleConsumerRequestCoreAsync(Protocol.ConsumerRequest request)
+    {
         switch (request.Operation)
         {
             case "CREATE":
@@ -681,6 +695,20 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     }
 
     private void HandleRequest(Protocol.Request request)
+    {
+        try
+        {
+            HandleRequestCore(request);
+        }
+        catch (JsonException)
+        {
+            // A malformed request is the client's error, never the stream's: answer it, keep going.
+            var type = "io.nats.jetstream.api.v1.stream_" + request.Operation.ToLowerInvariant().Replace('.', '_') + "_response";
+            Reply(request.ReplyTo, new ErrorResponse { Type = type, Error = ApiError.InvalidJson }, JetStreamJsonContext.Default.ErrorResponse);
+        }
+    }
+
+    private void HandleRequestCore(Protocol.Request request)
     {
         switch (request.Operation)
         {

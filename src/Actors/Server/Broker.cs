@@ -53,6 +53,7 @@ public sealed class Broker : IAsyncDisposable
         ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
         Space = new SubjectSpace(literalShards);
         System = ActorSystem.Create("courier");
+        System.Failed += failure => Logger.LogError(failure.Cause, "{Failure}", failure.ToString());
         _routers = new IActorRef[Space.ShardCount];
         RouterSupervisorRef = System.ActorOf(RouterSupervisor.Props(this, _routers), "routers");
 

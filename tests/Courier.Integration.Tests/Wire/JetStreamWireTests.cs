@@ -196,3 +196,100 @@ public sealed class JetStreamFilterSubjectsTests(CourierFixture server) : IClass
         }
     }
 }
+
+/// <summary>
+/// Hostile input to every JetStream API subject: malformed, mistyped and out-of-range requests get
+/// an answer or none, but the server stays up and its API keeps answering (both servers).
+/// </summary>
+public abstract class JetStreamHostileInputTests<TServer> : IClassFixture<TServer>
+    where TServer : ServerFixture
+{
+    private static readonly string[] Subjects =
+    [
+        "INFO", "STREAM.CREATE.H", "STREAM.UPDATE.H", "STREAM.INFO.H", "STREAM.PURGE.H", "STREAM.MSG.GET.H",
+        "STREAM.MSG.DELETE.H", "STREAM.NAMES", "STREAM.LIST", "CONSUMER.CREATE.H", "CONSUMER.CREATE.H.C",
+        "CONSUMER.CREATE.H.C.h.x", "CONSUMER.DURABLE.CREATE.H.C", "CONSUMER.INFO.H.C", "CONSUMER.NAMES.H",
+        "CONSUMER.LIST.H", "CONSUMER.MSG.NEXT.H.C", "DIRECT.GET.H", "DIRECT.GET.H.h.x", "CONSUMER.DELETE.H.C",
+    ];
+
+    private static readonly string[] Payloads =
+    [
+        "", "{", "null", "[]", "\"text\"", "12345678901234567890123", "{\"name\":123}", "{\"name\":\"\"}",
+"{\"name\":\"H\",\"subjects\":[\"h.>\"],\"max_msgs\":-5,\"max_bytes\":\"x\"}",
+        "{\"name\":\"H\",\"subjects\":[\"h.>\"],\"retention\":\"bogus\",\"storage\":\"tape\",\"discard\":7}",
+        "{\"seq\":-1}", "{\"seq\":18446744073709551615}", "{\"last_by_subj\":\"h.*\"}", "{\"filter\":\"h..x\",\"keep\":-1}",
+        "{\"batch\":-1}", "{\"batch\":2147483648}", "{\"batch\":1,\"expires\":-1,\"max_bytes\":-1}", "{\"offset\":1000000}",
+        "{\"stream_name\":\"H\",\"config\":null}", "{\"stream_name\":\"H\",\"config\":{\"durable_name\":\"a.b\"}}",
+        "{\"stream_name\":\"H\",\"config\":{\"durable_name\":\"C\",\"deliver_policy\":\"by_start_sequence\"}}",
+        "{\"stream_name\":\"H\",\"config\":{\"durable_name\":\"C\",\"ack_wait\":-1,\"max_deliver\":-7,\"backoff\":[-1]}}",
+        "{\"stream_name\":\"H\",\"config\":{\"durable_name\":\"C\",\"filter_subject\":\"h.>\",\"filter_subjects\":[\"h.a\"]}}",
+        new string('{', 5000), "{\"a\":" + new string('[', 2000) + new string(']', 2000) + "}",
+    ];
+
+    /// <summary>
+    /// Payloads nats-server 2.9.10 itself does not survive (STREAM.NAMES with a negative offset panics
+    /// it: "slice bounds out of range"), sent only to Courier.
+    /// </summary>
+    private static readonly string[] CourierOnlyPayloads = ["{\"offset\":-10}", "{\"offset\":-9223372036854775808}"];
+
+    private readonly TServer _server;
+
+    protected JetStreamHostileInputTests(TServer server)
+    {
+        _server = server;
+    }
+
+    [Fact]
+    public async Task Every_api_subject_survives_malformed_requests_and_keeps_answering()
+    {
+        var storeDir = Directory.CreateTempSubdirectory("courier-jshostile-").FullName;
+        try
+        {
+            await using var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir);
+            await using var c = await WireClient.ConnectAsync(server);
+            await c.HandshakeAsync();
+            await c.SendAsync("SUB _INBOX.h.* 1\r\n");
+            const string stream = """{"name":"H","subjects":["h.>"],"storage":"file"}""";
+            await c.SendAsync($"PUB $JS.API.STREAM.CREATE.H _INBOX.h.create {stream.Length}\r\n{stream}\r\n");
+            await c.ExpectMsgAsync();
+            await c.SendAsync("PUB h.1 _INBOX.h.ack 1\r\nx\r\n");
+            await c.ExpectMsgAsync();
+
+            var burst = new System.Text.StringBuilder();
+            foreach (var subject in Subjects)
+            {
+                foreach (var payload in _server is CourierFixture ? [.. Payloads, .. CourierOnlyPayloads] : Payloads)
+                {
+                    var bytes = System.Text.Encoding.UTF8.GetByteCount(payload);
+                    burst.Append(System.Globalization.CultureInfo.InvariantCulture, $"PUB $JS.API.{subject} _INBOX.h.junk {bytes}\r\n{payload}\r\n");
+                }
+            }
+
+            // Replies (or silence) to the junk are not checked; the answers to a PING and to a good request are.
+            await c.SendAsync(burst.ToString());
+            await c.SendAsync("UNSUB 1\r\nSUB _INBOX.ok 2\r\nPUB $JS.API.STREAM.INFO.H _INBOX.ok 0\r\n\r\n");
+            var deadline = DateTime.UtcNow.AddSeconds(30);
+            WireMessage info;
+            do
+            {
+                info = await c.ExpectMsgAsync();
+            }
+            while (info.Sid != "2" && DateTime.UtcNow < deadline);
+
+            Assert.Equal("2", info.Sid);
+            using var json = JsonDocument.Parse(info.Payload);
+            Assert.Equal("io.nats.jetstream.api.v1.stream_info_response", json.RootElement.GetProperty("type").GetString());
+            Assert.False(server.HasExited, server.Diagnostics());
+        }
+        finally
+        {
+            Directory.Delete(storeDir, recursive: true);
+        }
+    }
+}
+
+[Trait("server", "nats-server")]
+public sealed class JetStreamHostileInputTests_NatsServer(NatsServerFixture server) : JetStreamHostileInputTests<NatsServerFixture>(server);
+
+[Trait("server", "courier")]
+public sealed class JetStreamHostileInputTests_Courier(CourierFixture server) : JetStreamHostileInputTests<CourierFixture>(server);
