@@ -5,6 +5,7 @@ using Courier.Actors.Server;
 using Courier.Protocols.JetStream;
 using Courier.Protocols.Subjects;
 using Courier.Storage;
+using Microsoft.Extensions.Logging;
 
 namespace Courier.Actors.JetStream;
 
@@ -42,6 +43,7 @@ internal sealed class JetStreamApi : ReceiveActor
             sender.Tell(Protocol.Ready.Instance);
         });
         Receive<Protocol.GetStream>(get => Sender.Tell(_streams.TryGetValue(get.Name, out var entry) ? entry.Actor : ActorRefs.Nobody));
+        Receive<Terminated>(OnStreamTerminated);
         ReceiveAsync<Protocol.GetStats>(async _ =>
         {
             var sender = Sender;
@@ -449,8 +451,35 @@ internal sealed class JetStreamApi : ReceiveActor
     {
         var directory = config.Storage == "memory" ? null : Path.Combine(_streamsDirectory, config.Name);
         var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest), "stream-" + Uri.EscapeDataString(config.Name));
-        _streams[config.Name] = new StreamEntry(config, actor);
+        Context.Watch(actor);
+        _streams[config.Name] = new StreamEntry(config, actor, created);
         return actor;
+    }
+
+    /// <summary>
+    /// A stream actor that stopped without being deleted (it failed more often than its supervisor
+    /// allows) is started again from its store, so one broken stream never leaves requests to it
+    /// waiting for an actor that is gone.
+    /// </summary>
+    private void OnStreamTerminated(Terminated terminated)
+    {
+        var dead = _streams.FirstOrDefault(s => s.Value.Actor.Equals(terminated.ActorRef));
+        if (dead.Value is not { } entry)
+        {
+            return; // deleted through the API
+        }
+
+        _broker.Logger.LogError("stream {Stream} stopped after repeated failures; starting it again from its store", entry.Config.Name);
+        _streams.Remove(entry.Config.Name);
+        try
+        {
+            // A file stream continues from its files; a memory stream starts empty.
+            Start(entry.Config, entry.Created, OpenStore(entry.Config, Path.Combine(_streamsDirectory, entry.Config.Name)));
+        }
+        catch (IOException e)
+        {
+            _broker.Logger.LogError(e, "stream {Stream} could not be reopened", entry.Config.Name);
+        }
     }
 
     private bool HasInterest(string subject) => !_broker.Space.Match(System.Text.Encoding.UTF8.GetBytes(subject)).IsEmpty;
@@ -577,7 +606,7 @@ internal sealed class JetStreamApi : ReceiveActor
     private void Reply<T>(string reply, T response, JsonTypeInfo<T> typeInfo) =>
         _client.Publish(reply, null, default, JsonSerializer.SerializeToUtf8Bytes(response, typeInfo));
 
-    private sealed record StreamEntry(StreamConfig Config, IActorRef Actor);
+    private sealed record StreamEntry(StreamConfig Config, IActorRef Actor, DateTime Created);
 
     /// <summary>The messages this actor understands.</summary>
     public static class Protocol

@@ -117,6 +117,40 @@ public sealed class StreamFaultInjectionTests : IDisposable
         Assert.Equal(5, json.RootElement.GetProperty("num_redelivered").GetInt32());
     }
 
+    [Fact]
+    public async Task A_stream_actor_that_fails_past_its_restart_limit_is_started_again_from_its_store()
+    {
+        await using var harness = new BrokerHarness(new ServerOptions { Host = "127.0.0.1", JetStream = true, StoreDir = _storeDir });
+        using var c = await harness.ConnectAsync();
+        await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
+        await c.ExpectLineAsync("PONG");
+        await RequestAsync(c, "$JS.API.STREAM.CREATE.FI", """{"name":"FI","subjects":["fi.>"]}""");
+        for (var i = 1; i <= 5; i++)
+        {
+            Assert.Contains($"\"seq\":{i}", await RequestAsync(c, $"fi.{i}", "x"), StringComparison.Ordinal);
+        }
+
+        // Eleven failures in a row: more than the supervisor's ten restarts a minute, so the actor stops.
+        var first = await harness.Broker.JetStream!.Ask<IActorRef>(new JetStreamApi.Protocol.GetStream("FI"), TimeSpan.FromSeconds(5));
+        for (var i = 0; i < 11; i++)
+        {
+            first.Tell(Kill.Instance);
+        }
+
+        var second = first;
+        for (var attempt = 0; attempt < 100 && second.Equals(first); attempt++)
+        {
+            await Task.Delay(20);
+            second = await harness.Broker.JetStream!.Ask<IActorRef>(new JetStreamApi.Protocol.GetStream("FI"), TimeSpan.FromSeconds(5));
+        }
+
+        Assert.NotEqual(first, second);
+        Assert.NotEqual(ActorRefs.Nobody, second);
+        var info = await RequestAsync(c, "$JS.API.STREAM.INFO.FI", "");
+        Assert.Contains("\"messages\":5", info, StringComparison.Ordinal);
+        Assert.Contains("\"seq\":6", await RequestAsync(c, "fi.6", "x"), StringComparison.Ordinal);
+    }
+
     public void Dispose() => Directory.Delete(_storeDir, recursive: true);
 
     private static async Task<string> RequestAsync(LineClient c, string subject, string payload)
