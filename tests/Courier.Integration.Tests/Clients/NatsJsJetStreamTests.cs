@@ -55,20 +55,12 @@ public abstract class NatsJsJetStreamTests<TServer> : IClassFixture<TServer>
     public Task Jsz_and_healthz_report_jetstream_usage() => RunWithJetStreamAsync("jetstream_jsz", withMonitorUrl: true);
 
     /// <summary>Runs a nats.js script against a fresh server with JetStream on a store of its own.</summary>
-    private async Task RunWithJetStreamAsync(string script, bool withMonitorUrl = false)
-    {
-        var storeDir = Directory.CreateTempSubdirectory("courier-js-").FullName;
-        try
+    private Task RunWithJetStreamAsync(string script, bool withMonitorUrl = false) =>
+        _server.WithJetStreamAsync(async server =>
         {
-            await using var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir);
             var environment = withMonitorUrl ? new Dictionary<string, string> { ["MONITOR_URL"] = server.MonitorUri.ToString() } : null;
             await NodeScript.RunAsync(script, server, environment);
-        }
-        finally
-        {
-            Directory.Delete(storeDir, recursive: true);
-        }
-    }
+        });
 
     [Fact]
     public Task Key_value_buckets_work_through_nats_js() => RunWithJetStreamAsync("jetstream_kv");

@@ -41,6 +41,25 @@ public abstract class ServerFixture : IAsyncLifetime
     public Task<ServerProcess> StartServerAsync(string? configText = null, params string[] extraArgs) =>
         ServerProcess.StartAsync(Kind, configText, extraArgs);
 
+    /// <summary>
+    /// Runs <paramref name="test"/> against a separate server of this kind started with <c>-js</c> on a
+    /// store directory of its own, which is deleted afterwards.
+    /// </summary>
+    public async Task WithJetStreamAsync(Func<ServerProcess, Task> test, string? configText = null)
+    {
+        ArgumentNullException.ThrowIfNull(test);
+        var storeDir = Directory.CreateTempSubdirectory("courier-js-").FullName;
+        try
+        {
+            await using var server = await StartServerAsync(configText, "-js", "-sd", storeDir);
+            await test(server);
+        }
+        finally
+        {
+            Directory.Delete(storeDir, recursive: true);
+        }
+    }
+
     /// <summary>Opens a raw protocol connection to the shared server and reads its INFO.</summary>
     public Task<WireClient> ConnectAsync() => WireClient.ConnectAsync(Server);
 

@@ -25,10 +25,8 @@ public abstract class JetStreamFlowControlTests<TServer> : IClassFixture<TServer
     [Fact]
     public async Task An_unanswered_flow_control_request_stalls_delivery_and_heartbeats_name_it_until_answered()
     {
-        var storeDir = Directory.CreateTempSubdirectory("courier-fc-").FullName;
-        try
+        await _server.WithJetStreamAsync(async server =>
         {
-            await using var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir);
             await using var c = await WireClient.ConnectAsync(server);
             await c.HandshakeAsync();
             var p = Subjects.NewPrefix();
@@ -109,11 +107,7 @@ public abstract class JetStreamFlowControlTests<TServer> : IClassFixture<TServer
                     await c.SendAsync($"PUB {next} 0\r\n\r\n");
                 }
             }
-        }
-        finally
-        {
-            Directory.Delete(storeDir, recursive: true);
-        }
+        });
     }
 
     // PUB <api subject> <reply> <#bytes>: the JSON reply must not be an error.

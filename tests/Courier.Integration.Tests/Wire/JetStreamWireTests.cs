@@ -21,10 +21,8 @@ public abstract partial class JetStreamWireTests<TServer> : IClassFixture<TServe
     [Fact]
     public async Task Pub_acks_and_ack_subjects_have_nats_servers_exact_form_and_double_acks_are_confirmed()
     {
-        var storeDir = Directory.CreateTempSubdirectory("courier-jswire-").FullName;
-        try
+        await _server.WithJetStreamAsync(async server =>
         {
-            await using var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir);
             await using var c = await WireClient.ConnectAsync(server);
             await c.HandshakeAsync();
             await c.SendAsync("SUB _INBOX.w.* 1\r\n");
@@ -78,20 +76,14 @@ public abstract partial class JetStreamWireTests<TServer> : IClassFixture<TServe
             Assert.Equal(2UL, info.RootElement.GetProperty("ack_floor").GetProperty("stream_seq").GetUInt64());
             Assert.Equal(1, info.RootElement.GetProperty("num_ack_pending").GetInt32());
             Assert.Equal(1UL, info.RootElement.GetProperty("num_pending").GetUInt64());
-        }
-        finally
-        {
-            Directory.Delete(storeDir, recursive: true);
-        }
+        });
     }
 
     [Fact]
     public async Task A_push_consumer_waits_for_a_subscriber_on_its_deliver_subject_and_loses_nothing_meanwhile()
     {
-        var storeDir = Directory.CreateTempSubdirectory("courier-jspush-").FullName;
-        try
+        await _server.WithJetStreamAsync(async server =>
         {
-            await using var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir);
             await using var c = await WireClient.ConnectAsync(server);
             await c.HandshakeAsync();
             await c.SendAsync("SUB _INBOX.p.* 1\r\n");
@@ -120,11 +112,7 @@ public abstract partial class JetStreamWireTests<TServer> : IClassFixture<TServe
                 Assert.Equal($"p.{i}", m.Subject);
                 Assert.Equal($"{i}", m.PayloadText);
             }
-        }
-        finally
-        {
-            Directory.Delete(storeDir, recursive: true);
-        }
+        });
     }
 
     // $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<timestamp>.<pending>
@@ -148,10 +136,8 @@ public sealed class JetStreamFilterSubjectsTests(CourierFixture server) : IClass
     [Fact]
     public async Task A_consumer_with_several_filters_counts_and_delivers_only_their_subjects_and_refuses_overlaps()
     {
-        var storeDir = Directory.CreateTempSubdirectory("courier-jsfilters-").FullName;
-        try
+        await server.WithJetStreamAsync(async process =>
         {
-            await using var process = await server.StartServerAsync(null, "-js", "-sd", storeDir);
             await using var c = await WireClient.ConnectAsync(process);
             await c.HandshakeAsync();
             await c.SendAsync("SUB _INBOX.f.* 1\r\n");
@@ -189,11 +175,7 @@ public sealed class JetStreamFilterSubjectsTests(CourierFixture server) : IClass
             }
 
             Assert.Equal(["f.a", "f.b", "f.a", "f.b"], subjects);
-        }
-        finally
-        {
-            Directory.Delete(storeDir, recursive: true);
-        }
+        });
     }
 }
 
@@ -242,10 +224,8 @@ public abstract class JetStreamHostileInputTests<TServer> : IClassFixture<TServe
     [Fact]
     public async Task Every_api_subject_survives_malformed_requests_and_keeps_answering()
     {
-        var storeDir = Directory.CreateTempSubdirectory("courier-jshostile-").FullName;
-        try
+        await _server.WithJetStreamAsync(async server =>
         {
-            await using var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir);
             await using var c = await WireClient.ConnectAsync(server);
             await c.HandshakeAsync();
             await c.SendAsync("SUB _INBOX.h.* 1\r\n");
@@ -280,11 +260,7 @@ public abstract class JetStreamHostileInputTests<TServer> : IClassFixture<TServe
             using var json = JsonDocument.Parse(info.Payload);
             Assert.Equal("io.nats.jetstream.api.v1.stream_info_response", json.RootElement.GetProperty("type").GetString());
             Assert.False(server.HasExited, server.Diagnostics());
-        }
-        finally
-        {
-            Directory.Delete(storeDir, recursive: true);
-        }
+        });
     }
 }
 
