@@ -15,9 +15,20 @@ internal static class ConsumerConfigRules
     private const long MinHeartbeat = 100_000_000; // ns: idle_heartbeat of a push consumer is at least 100 ms
     private const long MinRequestExpires = 1_000_000; // ns: max_expires is at least 1 ms
 
-    /// <summary>Fills in nats-server's defaults: max_waiting for pull consumers, max_deliver -1 for 0.</summary>
+    /// <summary>nats-server's JsDefaultMaxAckPending: acknowledgements a consumer may wait for unless it says otherwise.</summary>
+    public const long DefaultMaxAckPending = 1000;
+
+    /// <summary>
+    /// Fills in nats-server's defaults: max_waiting for pull consumers, max_deliver -1 for 0, and
+    /// max_ack_pending 1000 for consumers that take acks.
+    /// </summary>
     public static void ApplyDefaults(ConsumerConfig config)
     {
+        if (config.MaxAckPending == 0 && config.AckPolicy is "explicit" or "all")
+        {
+            config.MaxAckPending = DefaultMaxAckPending;
+        }
+
         if (config.DeliverSubject is null && config.MaxWaiting == 0)
         {
             config.MaxWaiting = DefaultMaxWaiting;

@@ -76,7 +76,7 @@ public sealed class StreamFaultInjectionTests : IDisposable
 
         await c.SendAsync(publishes.ToString() + "PING\r\n");
         await c.ExpectLineAsync("PONG");
-        await RequestAsync(c, "$JS.API.CONSUMER.DURABLE.CREATE.FI.D", """{"stream_name":"FI","config":{"durable_name":"D","ack_policy":"explicit"}}""");
+        await RequestAsync(c, "$JS.API.CONSUMER.DURABLE.CREATE.FI.D", """{"stream_name":"FI","config":{"durable_name":"D","ack_policy":"explicit","max_ack_pending":2000}}""");
 
         // Acknowledge all but the last 5 delivered, one double ack (one journal event) at a time.
         var first = await FetchAsync(c, Messages - 10);

@@ -46,7 +46,16 @@ public abstract partial class JetStreamWireTests<TServer> : IClassFixture<TServe
 
             const string consumer = """{"stream_name":"W","config":{"durable_name":"D","ack_policy":"explicit","filter_subject":"w.*"}}""";
             await c.SendAsync($"PUB $JS.API.CONSUMER.CREATE.W.D _INBOX.w.consumer {consumer.Length}\r\n{consumer}\r\n");
-            Assert.Contains("\"type\":\"io.nats.jetstream.api.v1.consumer_create_response\"", (await c.ExpectMsgAsync()).PayloadText, StringComparison.Ordinal);
+            using (var created = JsonDocument.Parse((await c.ExpectMsgAsync()).Payload))
+            {
+                // nats-server's defaults for what the request left out.
+                var config = created.RootElement.GetProperty("config");
+                Assert.Equal(1000, config.GetProperty("max_ack_pending").GetInt64());
+                Assert.Equal(-1, config.GetProperty("max_deliver").GetInt64());
+                Assert.Equal(30_000_000_000, config.GetProperty("ack_wait").GetInt64());
+                Assert.Equal(512, config.GetProperty("max_waiting").GetInt64());
+                Assert.Equal("all", config.GetProperty("deliver_policy").GetString());
+            }
 
             await c.SendAsync("SUB _INBOX.fetch 2\r\nPUB $JS.API.CONSUMER.MSG.NEXT.W.D _INBOX.fetch 11\r\n{\"batch\":3}\r\n");
             var delivered = new List<WireMessage>();
