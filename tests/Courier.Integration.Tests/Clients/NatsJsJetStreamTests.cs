@@ -27,6 +27,10 @@ public abstract class NatsJsJetStreamTests<TServer> : IClassFixture<TServer>
         RunWithJetStreamAsync("jetstream_limits");
 
     [Fact]
+    public Task Ordered_pull_consumers_read_a_stream_in_order_filtered_from_a_start_and_while_it_grows() =>
+        RunWithJetStreamAsync("jetstream_ordered_pull");
+
+    [Fact]
     public Task Stream_flags_max_msg_size_deny_delete_and_purge_sealed_rollup_and_direct_get_hold() =>
         RunWithJetStreamAsync("jetstream_stream_flags");
 
