@@ -44,8 +44,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
 
         if (_options.JetStream)
         {
-            var storeDir = _options.StoreDir ?? Path.Combine(Path.GetTempPath(), "nats"); // JetStreamApi's default, as nats-server's
-            Log.JetStream(_log, storeDir, Limit(_options.MaxMemoryStore), Limit(_options.MaxFileStore), _options.JetStreamSync.ToString());
+            Log.JetStream(_log, _options.EffectiveStoreDir, Limit(_options.MaxMemoryStore), Limit(_options.MaxFileStore), _options.JetStreamSync.ToString());
             if (!_options.JetStreamSync.IsAlways)
             {
                 Log.SyncInterval(_log, _options.JetStreamSync.ToString());

@@ -69,7 +69,7 @@ internal sealed class InterestLedger
     }
 
     /// <summary>Whether some consumer's filter matches <paramref name="subject"/>: a message no one could need is not kept.</summary>
-    public bool IsInteresting(string subject)
+    public bool IsInteresting(ReadOnlySpan<char> subject)
     {
         foreach (var p in _participants)
         {
@@ -161,7 +161,7 @@ internal sealed class InterestParticipant
     /// <summary>Sequences kept only because this consumer was starting.</summary>
     internal List<ulong> Deferred { get; } = [];
 
-    internal bool Matches(string subject)
+    internal bool Matches(ReadOnlySpan<char> subject)
     {
         if (_filters.Count == 0)
         {

@@ -30,8 +30,7 @@ internal sealed class JetStreamApi : ReceiveActor
     public JetStreamApi(Broker broker)
     {
         _broker = broker;
-        var storeDir = broker.Options.StoreDir ?? Path.Combine(Path.GetTempPath(), "nats");
-        _streamsDirectory = Path.Combine(storeDir, "jetstream", "$G", "streams");
+        _streamsDirectory = Path.Combine(broker.Options.JetStreamAccountDirectory, "streams");
         _fileStoreOptions = new FileStoreOptions { Sync = broker.Options.JetStreamSync };
         ReceiveAsync<Protocol.Requests>(HandleAsync);
         ReceiveAsync<Protocol.AwaitReady>(async _ =>
@@ -52,7 +51,7 @@ internal sealed class JetStreamApi : ReceiveActor
                 Streams = _streams.Count,
                 ApiTotal = _apiTotal,
                 ApiErrors = _apiErrors,
-                StoreDirectory = Path.GetDirectoryName(Path.GetDirectoryName(_streamsDirectory)) ?? "",
+                StoreDirectory = Path.Combine(_broker.Options.EffectiveStoreDir, "jetstream"),
                 ReservedMemory = Reserved("memory"),
                 ReservedStorage = Reserved("file"),
             };

@@ -534,9 +534,12 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     /// </summary>
     private void DropUninteresting(RawMessages batch, StoreResult[] results)
     {
+        Span<char> subject = stackalloc char[256];
         for (var i = 0; i < batch.Count; i++)
         {
-            if (results[i].Ok && !_interest!.IsInteresting(Encoding.UTF8.GetString(batch.Subject(i).Span)))
+            var bytes = batch.Subject(i).Span;
+            var chars = bytes.Length <= subject.Length ? subject[..Encoding.UTF8.GetChars(bytes, subject)] : Encoding.UTF8.GetString(bytes).AsSpan();
+            if (results[i].Ok && !_interest!.IsInteresting(chars))
             {
                 _store.RemoveMessage(results[i].Sequence);
             }

@@ -97,53 +97,27 @@ public abstract partial class Eventsourced : ActorBase
     /// <exception cref="InvalidOperationException">Called during recovery.</exception>
     public void Persist<TEvent>(TEvent @event, Action<TEvent> handler)
         where TEvent : notnull
-    {
-        ThrowIfRecovering();
-        ArgumentNullException.ThrowIfNull(handler);
-        _pendingStashingPersistInvocations++;
-        _pendingInvocations.Enqueue(new PendingInvocation(@event, o => handler((TEvent)o), Stashing: true));
-        _eventBatch.Add(new AtomicWrite(NewPersistent(@event)));
-    }
+        => Enqueue([@event], handler, stashing: true);
 
     /// <summary>Persists <paramref name="events"/> as one atomic write and runs <paramref name="handler"/> for
     /// each once they are stored. Commands arriving until then are stashed.</summary>
     public void PersistAll<TEvent>(IEnumerable<TEvent> events, Action<TEvent> handler)
         where TEvent : notnull
-    {
-        ThrowIfRecovering();
-        ArgumentNullException.ThrowIfNull(handler);
-        if (events is null)
-        {
-            return;
-        }
-
-        var persistents = new List<Persistent>();
-        foreach (var @event in events)
-        {
-            _pendingStashingPersistInvocations++;
-            _pendingInvocations.Enqueue(new PendingInvocation(@event, o => handler((TEvent)o), Stashing: true));
-            persistents.Add(NewPersistent(@event));
-        }
-
-        if (persistents.Count > 0)
-        {
-            _eventBatch.Add(new AtomicWrite(persistents));
-        }
-    }
+        => Enqueue(events, handler, stashing: true);
 
     /// <summary>Persists <paramref name="event"/> without stashing commands; <paramref name="handler"/> runs once
     /// it is stored, in persist order. The high-rate path: no stash, events of many commands share a write.</summary>
     public void PersistAsync<TEvent>(TEvent @event, Action<TEvent> handler)
         where TEvent : notnull
-    {
-        ThrowIfRecovering();
-        ArgumentNullException.ThrowIfNull(handler);
-        _pendingInvocations.Enqueue(new PendingInvocation(@event, o => handler((TEvent)o), Stashing: false));
-        _eventBatch.Add(new AtomicWrite(NewPersistent(@event)));
-    }
+        => Enqueue([@event], handler, stashing: false);
 
     /// <summary>Persists <paramref name="events"/> as one atomic write without stashing commands.</summary>
     public void PersistAllAsync<TEvent>(IEnumerable<TEvent> events, Action<TEvent> handler)
+        where TEvent : notnull
+        => Enqueue(events, handler, stashing: false);
+
+    // One atomic write of the events; their handlers queue in persist order (stashing ones hold commands back).
+    private void Enqueue<TEvent>(IEnumerable<TEvent>? events, Action<TEvent> handler, bool stashing)
         where TEvent : notnull
     {
         ThrowIfRecovering();
@@ -151,7 +125,12 @@ public abstract partial class Eventsourced : ActorBase
         var persistents = new List<Persistent>();
         foreach (var @event in events ?? [])
         {
-            _pendingInvocations.Enqueue(new PendingInvocation(@event, o => handler((TEvent)o), Stashing: false));
+            if (stashing)
+            {
+                _pendingStashingPersistInvocations++;
+            }
+
+            _pendingInvocations.Enqueue(new PendingInvocation(@event, o => handler((TEvent)o), stashing));
             persistents.Add(NewPersistent(@event));
         }
 

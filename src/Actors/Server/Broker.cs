@@ -66,7 +66,7 @@ public sealed class Broker : IAsyncDisposable
         {
             // Durable consumers are persistent actors: their journal and snapshots live beside the
             // streams, on the same FileStore engine and sync policy.
-            var account = Path.Combine(options.StoreDir ?? Path.Combine(Path.GetTempPath(), "nats"), "jetstream", "$G");
+            var account = options.JetStreamAccountDirectory;
             var journal = FileJournalStore.Open(Path.Combine(account, "journal"), new FileStoreOptions { Sync = options.JetStreamSync });
             _journal = journal;
             if (!options.JetStreamSync.IsAlways)

@@ -74,6 +74,12 @@ public sealed class ServerOptions
     /// <summary><c>jetstream.store_dir</c>, <c>-sd</c>.</summary>
     public string? StoreDir { get; set; }
 
+    /// <summary>The store directory in use: <see cref="StoreDir"/>, or nats-server's default under the temp directory.</summary>
+    public string EffectiveStoreDir => StoreDir ?? Path.Combine(Path.GetTempPath(), "nats");
+
+    /// <summary>The global account's JetStream directory (<c>&lt;store_dir&gt;/jetstream/$G</c>): streams, consumer journal, snapshots.</summary>
+    public string JetStreamAccountDirectory => Path.Combine(EffectiveStoreDir, "jetstream", "$G");
+
     /// <summary>Bytes; <c>jetstream.max_memory_store</c>; -1 means unlimited (nats-server: a share of RAM).</summary>
     public long MaxMemoryStore { get; set; } = -1;
 
