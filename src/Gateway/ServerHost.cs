@@ -51,13 +51,23 @@ internal sealed partial class ServerHost : IAsyncDisposable
             }
         }
 
-        _listener = new NatsListener(Broker, _options.Host, _options.Port, _log);
-        Broker.SetListenPort(_listener.LocalEndPoint.Port);
-        if (_options.HttpPort != 0)
+        // The actor system starts on another thread while the listeners bind and monitoring starts;
+        // clients are accepted only once both are done.
+        var actors = Broker.StartAsync();
+        try
         {
-            _monitoring = new MonitoringServer(Broker, _options.HttpHost ?? _options.Host, _options.HttpPort, _loggerFactory);
-            await _monitoring.StartAsync().ConfigureAwait(false);
-            Log.Monitoring(_log, _monitoring.LocalEndPoint!.ToString());
+            _listener = new NatsListener(Broker, _options.Host, _options.Port, _log);
+            Broker.SetListenPort(_listener.LocalEndPoint.Port);
+            if (_options.HttpPort != 0)
+            {
+                _monitoring = new MonitoringServer(Broker, _options.HttpHost ?? _options.Host, _options.HttpPort, _loggerFactory);
+                await _monitoring.StartAsync().ConfigureAwait(false);
+                Log.Monitoring(_log, _monitoring.LocalEndPoint!.ToString());
+            }
+        }
+        finally
+        {
+            await actors.ConfigureAwait(false);
         }
 
         _listener.Start();

@@ -1,6 +1,6 @@
 using System.Buffers;
+using Akka.Actor;
 using Courier.Actors.Connections;
-using Courier.Actors.Runtime;
 using Courier.Actors.Server;
 
 namespace Courier.Benchmarks.Infrastructure;
@@ -25,8 +25,9 @@ internal sealed class EmbeddedBroker : IAsyncDisposable
 
     public EmbeddedBroker()
     {
-        // The Broker constructor returns once its router shards exist.
+        // Benchmark setup (not an actor thread): wait until the router shards exist.
         Broker = new Broker(new ServerOptions { Host = "127.0.0.1", MaxPending = MaxPending });
+        Broker.StartAsync().GetAwaiter().GetResult();
     }
 
     public Broker Broker { get; }

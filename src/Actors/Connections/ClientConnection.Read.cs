@@ -2,7 +2,7 @@ using System.Buffers;
 using System.IO.Pipelines;
 using System.Net.Sockets;
 using System.Text.Json;
-using Courier.Actors.Runtime;
+using Akka.Actor;
 using Courier.Protocols.Nats;
 using Microsoft.Extensions.Logging;
 

@@ -1,6 +1,6 @@
 using System.Net;
 using System.Net.Sockets;
-using Courier.Actors.Runtime;
+using Akka.Actor;
 using Courier.Actors.Server;
 using Courier.Protocols.Nats;
 using Microsoft.Extensions.Logging;

@@ -1,5 +1,5 @@
 using System.Net.Sockets;
-using Courier.Actors.Runtime;
+using Akka.Actor;
 using Courier.Actors.Server;
 using Courier.Protocols.Nats;
 
@@ -15,14 +15,16 @@ internal sealed class ConnectionActor : ReceiveActor, IWithTimers
     private const string AuthTimerKey = "auth";
     private const string PingTimerKey = "ping";
 
-    private readonly Broker _broker;
+    private readonly ServerOptions _options;
+    private readonly ClientRegistry _registry;
     private readonly ClientConnection _connection;
     private string _closeReason = "Server Shutdown";
 
-    public ConnectionActor(Broker broker, Socket? socket, Stream stream, ulong id)
+    public ConnectionActor(IConnectionFactory factory, ClientRegistry registry, ServerOptions options, Socket? socket, Stream stream, ulong id)
     {
-        _broker = broker;
-        _connection = new ClientConnection(broker, stream, socket, id, Self);
+        _options = options;
+        _registry = registry;
+        _connection = factory.Create(stream, socket, id, Self);
 
         Receive<Protocol.Connected>(_ => Timers.Cancel(AuthTimerKey));
         Receive<Protocol.AuthTimeout>(_ =>
@@ -35,7 +37,7 @@ internal sealed class ConnectionActor : ReceiveActor, IWithTimers
         });
         Receive<Protocol.PingTick>(_ =>
         {
-            if (_connection.PingsOut + 1 > _broker.Options.MaxPingsOut)
+            if (_connection.PingsOut + 1 > _options.MaxPingsOut)
             {
                 _connection.SendError(NatsErrors.StaleConnection);
                 StopWith("Stale Connection");
@@ -50,20 +52,20 @@ internal sealed class ConnectionActor : ReceiveActor, IWithTimers
     /// <inheritdoc />
     public ITimerScheduler Timers { get; set; } = null!;
 
-    public static Props Props(Broker broker, Socket? socket, Stream stream, ulong id) =>
-        Runtime.Props.Create(() => new ConnectionActor(broker, socket, stream, id));
+    public static Props Props(IConnectionFactory factory, ClientRegistry registry, ServerOptions options, Socket? socket, Stream stream, ulong id) =>
+        Akka.Actor.Props.Create(() => new ConnectionActor(factory, registry, options, socket, stream, id));
 
     protected override void PreStart()
     {
-        _broker.Register(_connection);
-        if (_broker.Options.AuthRequired)
+        _registry.Register(_connection);
+        if (_options.AuthRequired)
         {
-            Timers.StartSingleTimer(AuthTimerKey, Protocol.AuthTimeout.Instance, _broker.Options.AuthTimeout);
+            Timers.StartSingleTimer(AuthTimerKey, Protocol.AuthTimeout.Instance, _options.AuthTimeout);
         }
 
-        if (_broker.Options.PingInterval > TimeSpan.Zero)
+        if (_options.PingInterval > TimeSpan.Zero)
         {
-            Timers.StartPeriodicTimer(PingTimerKey, Protocol.PingTick.Instance, _broker.Options.PingInterval);
+            Timers.StartPeriodicTimer(PingTimerKey, Protocol.PingTick.Instance, _options.PingInterval);
         }
 
         _connection.Start();

@@ -1,5 +1,5 @@
 using System.Net.Sockets;
-using Courier.Actors.Runtime;
+using Akka.Actor;
 using Courier.Actors.Server;
 using Courier.Protocols.Nats;
 
@@ -15,20 +15,26 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
     /// <summary>How often stuck writes are looked for.</summary>
     private static readonly TimeSpan SweepInterval = TimeSpan.FromSeconds(1);
 
-    private readonly Broker _broker;
+    private readonly ServerOptions _options;
+    private readonly ClientRegistry _registry;
+    private readonly ServerStats _stats;
+    private readonly IConnectionFactory _factory;
     private int _open;
     private int _internal;
     private readonly HashSet<IActorRef> _internalChildren = [];
 
-    public ConnectionSupervisor(Broker broker)
+    public ConnectionSupervisor(ServerOptions options, ClientRegistry registry, ServerStats stats, IConnectionFactory factory)
     {
-        _broker = broker;
+        _options = options;
+        _registry = registry;
+        _stats = stats;
+        _factory = factory;
         Receive<Protocol.Accept>(OnAccept);
         Receive<Protocol.AcceptInternal>(accept =>
         {
             // In-process clients (Courier's own services) do not count against max_connections.
-            var id = _broker.NextClientId();
-            var child = Context.ActorOf(ConnectionActor.Props(_broker, null, accept.Stream, id), $"internal-{id}");
+            var id = _registry.NextClientId();
+            var child = Context.ActorOf(ConnectionActor.Props(_factory, _registry, _options, null, accept.Stream, id), $"internal-{id}");
             Context.Watch(child);
             _internalChildren.Add(child);
             _open++;
@@ -48,17 +54,18 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
     /// <inheritdoc />
     public ITimerScheduler Timers { get; set; } = null!;
 
-    public static Props Props(Broker broker) => Runtime.Props.Create(() => new ConnectionSupervisor(broker));
+    public static Props Props(ServerOptions options, ClientRegistry registry, ServerStats stats, IConnectionFactory factory) =>
+        Akka.Actor.Props.Create(() => new ConnectionSupervisor(options, registry, stats, factory));
 
     protected override void PreStart() => Timers.StartPeriodicTimer("sweep", Protocol.Sweep.Instance, SweepInterval);
 
     /// <summary>A failure in one connection closes that connection only.</summary>
-    protected override SupervisorStrategy SupervisorStrategy() => Runtime.SupervisorStrategy.StoppingStrategy;
+    protected override SupervisorStrategy SupervisorStrategy() => Akka.Actor.SupervisorStrategy.StoppingStrategy;
 
     private void OnAccept(Protocol.Accept accept)
     {
-        var id = _broker.NextClientId();
-        if (_open - _internal >= _broker.Options.MaxConnections)
+        var id = _registry.NextClientId();
+        if (_open - _internal >= _options.MaxConnections)
         {
             _ = RejectAsync(accept.Socket, id);
             return;
@@ -66,7 +73,7 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
 
         _open++;
         var stream = new NetworkStream(accept.Socket, ownsSocket: false);
-        var child = Context.ActorOf(ConnectionActor.Props(_broker, accept.Socket, stream, id), $"client-{id}");
+        var child = Context.ActorOf(ConnectionActor.Props(_factory, _registry, _options, accept.Socket, stream, id), $"client-{id}");
         Context.Watch(child);
     }
 
@@ -75,7 +82,7 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
         // nats-server sends INFO, then the error, then closes.
         try
         {
-            var info = ProtocolWriter.Info(_broker.CreateInfo(id, null));
+            var info = _factory.RejectionInfo(id);
             var error = ProtocolWriter.Error(NatsErrors.MaxConnectionsExceeded);
             await socket.SendAsync(info, SocketFlags.None).ConfigureAwait(false);
             await socket.SendAsync(error, SocketFlags.None).ConfigureAwait(false);
@@ -92,12 +99,12 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
 
     private void Sweep()
     {
-        var deadline = _broker.Options.WriteDeadline;
-        foreach (var client in _broker.Clients)
+        var deadline = _options.WriteDeadline;
+        foreach (var client in _registry.Clients)
         {
             if (client.Outbound.CurrentWriteDuration > deadline)
             {
-                _broker.Stats.CountSlowConsumer();
+                _stats.CountSlowConsumer();
                 client.RequestClose("Slow Consumer (Write Deadline)");
             }
         }

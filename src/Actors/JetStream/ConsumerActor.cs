@@ -1,11 +1,11 @@
 using System.Globalization;
 using System.Text;
-using Courier.Actors.Persistence;
-using Courier.Actors.Runtime;
+using Akka.Actor;
+using Akka.Event;
+using Akka.Persistence;
 using Courier.Protocols.JetStream;
 using Courier.Protocols.Subjects;
 using Courier.Storage;
-using Courier.Storage.Persistence;
 
 namespace Courier.Actors.JetStream;
 
@@ -107,6 +107,12 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         });
         Command<DeleteMessagesSuccess>(_ => { });
         Command<DeleteSnapshotsSuccess>(_ => { });
+
+        // A snapshot or cleanup that failed costs a longer replay next time, nothing more: the events
+        // below a snapshot are deleted only after it was saved.
+        Command<SaveSnapshotFailure>(failed => Log.Warning(failed.Cause, "consumer {0}: snapshot at {1} not saved", _name, failed.Metadata.SequenceNr));
+        Command<DeleteMessagesFailure>(failed => Log.Warning(failed.Cause, "consumer {0}: events to {1} not deleted", _name, failed.ToSequenceNr));
+        Command<DeleteSnapshotsFailure>(failed => Log.Warning(failed.Cause, "consumer {0}: old snapshots not deleted", _name));
         Command<Protocol.Delete>(_ =>
         {
             foreach (var waiting in _waiting)
@@ -137,7 +143,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     public string Name => _name;
 
     public static Props Props(InternalClient client, IStreamStore store, string stream, ConsumerConfig config, DateTime created, string? persistenceId, ConsumerContext context) =>
-        Runtime.Props.Create(() => new ConsumerActor(client, store, stream, config, created, persistenceId, context));
+        Akka.Actor.Props.Create(() => new ConsumerActor(client, store, stream, config, created, persistenceId, context));
 
     /// <summary>The journal id of a durable consumer created at <paramref name="created"/>.</summary>
     public static string PersistenceIdFor(string stream, string consumer, DateTime created) =>

@@ -1,5 +1,6 @@
 using System.Buffers;
-using Courier.Actors.Persistence;
+using Akka.Actor;
+using Akka.Serialization;
 
 namespace Courier.Actors.JetStream;
 
@@ -52,25 +53,59 @@ internal sealed class ConsumerSnapshot
 }
 
 /// <summary>
-/// Binary codecs for the consumer's events and snapshots: varints, a version byte, no JSON.
-/// A delta of a 256-message pull batch is about 2 KB.
+/// The Akka serializer of the consumer's events and snapshots (bound in reference.conf): varints, a
+/// version byte, no JSON. A delta of a 256-message pull batch is about 2 KB.
 /// </summary>
-internal sealed class ConsumerJournalCodec : IPersistenceCodec<ConsumerDelta>, IPersistenceCodec<ConsumerSnapshot>
+internal sealed class ConsumerJournalSerializer : SerializerWithStringManifest
 {
     public const string DeltaManifest = "jsc.delta";
     public const string SnapshotManifest = "jsc.snapshot";
+
+    /// <summary>The serializer id stored beside every event and snapshot: never change it.</summary>
+    public const int Id = 4_222_001;
+
     private const byte Version = 1;
 
-    public static readonly ConsumerJournalCodec Instance = new();
-
-    /// <summary>Registers both codecs with a system's persistence (idempotent).</summary>
-    public static void Register(PersistenceSerialization serialization)
+    public ConsumerJournalSerializer(ExtendedActorSystem system)
+        : base(system)
     {
-        serialization.Register<ConsumerDelta>(DeltaManifest, Instance);
-        serialization.Register<ConsumerSnapshot>(SnapshotManifest, Instance);
     }
 
-    public void Write(ConsumerDelta value, IBufferWriter<byte> output)
+    public override int Identifier => Id;
+
+    public override string Manifest(object o) => o switch
+    {
+        ConsumerDelta => DeltaManifest,
+        ConsumerSnapshot => SnapshotManifest,
+        _ => throw new ArgumentException($"{o.GetType()} is not a consumer journal type", nameof(o)),
+    };
+
+    public override byte[] ToBinary(object obj)
+    {
+        var output = new ArrayBufferWriter<byte>(64);
+        switch (obj)
+        {
+            case ConsumerDelta delta:
+                Write(delta, output);
+                break;
+            case ConsumerSnapshot snapshot:
+                Write(snapshot, output);
+                break;
+            default:
+                throw new ArgumentException($"{obj.GetType()} is not a consumer journal type", nameof(obj));
+        }
+
+        return output.WrittenSpan.ToArray();
+    }
+
+    public override object FromBinary(byte[] bytes, string manifest) => manifest switch
+    {
+        DeltaManifest => ReadDelta(bytes),
+        SnapshotManifest => ReadSnapshot(bytes),
+        _ => throw new System.Runtime.Serialization.SerializationException($"unknown consumer journal manifest '{manifest}'"),
+    };
+
+    internal static void Write(ConsumerDelta value, IBufferWriter<byte> output)
     {
         var writer = new VarWriter(output);
         writer.Byte(Version);
@@ -83,9 +118,9 @@ internal sealed class ConsumerJournalCodec : IPersistenceCodec<ConsumerDelta>, I
         }
     }
 
-    ConsumerDelta IPersistenceCodec<ConsumerDelta>.Read(ReadOnlyMemory<byte> bytes)
+    internal static ConsumerDelta ReadDelta(ReadOnlySpan<byte> bytes)
     {
-        var reader = new VarReader(bytes.Span);
+        var reader = new VarReader(bytes);
         reader.ExpectVersion(Version);
         var delta = new ConsumerDelta();
         (delta.DeliveredStream, delta.DeliveredConsumer, delta.AckFloorStream, delta.AckFloorConsumer, delta.Redelivered) = reader.Positions();
@@ -99,7 +134,7 @@ internal sealed class ConsumerJournalCodec : IPersistenceCodec<ConsumerDelta>, I
         return delta;
     }
 
-    public void Write(ConsumerSnapshot value, IBufferWriter<byte> output)
+    internal static void Write(ConsumerSnapshot value, IBufferWriter<byte> output)
     {
         var writer = new VarWriter(output);
         writer.Byte(Version);
@@ -107,9 +142,9 @@ internal sealed class ConsumerJournalCodec : IPersistenceCodec<ConsumerDelta>, I
         writer.Pending(value.Pending);
     }
 
-    ConsumerSnapshot IPersistenceCodec<ConsumerSnapshot>.Read(ReadOnlyMemory<byte> bytes)
+    internal static ConsumerSnapshot ReadSnapshot(ReadOnlySpan<byte> bytes)
     {
-        var reader = new VarReader(bytes.Span);
+        var reader = new VarReader(bytes);
         reader.ExpectVersion(Version);
         var snapshot = new ConsumerSnapshot();
         (snapshot.DeliveredStream, snapshot.DeliveredConsumer, snapshot.AckFloorStream, snapshot.AckFloorConsumer, snapshot.Redelivered) = reader.Positions();

@@ -1,11 +1,11 @@
 using System.Text.Json;
 using System.Text.Json.Serialization.Metadata;
-using Courier.Actors.Runtime;
-using Courier.Actors.Server;
+using Akka.Actor;
+using Akka.Event;
+using Courier.Actors.Routing;
 using Courier.Protocols.JetStream;
 using Courier.Protocols.Subjects;
 using Courier.Storage;
-using Microsoft.Extensions.Logging;
 
 namespace Courier.Actors.JetStream;
 
@@ -14,81 +14,80 @@ namespace Courier.Actors.JetStream;
 /// <see cref="StreamActor"/> each) and routes stream requests to them. It is a client of the broker
 /// through an <see cref="InternalClient"/>; requests arrive one actor message per read batch.
 /// </summary>
+/// <remarks>
+/// It never waits for a stream inside its own turn: a request about one stream goes to that stream's
+/// actor, which answers the client itself, and answers that need every stream (account info,
+/// STREAM.LIST, /jsz) are gathered off the actor. So one slow stream (a long purge, an fsync)
+/// never holds up API calls for the others.
+/// </remarks>
 internal sealed class JetStreamApi : ReceiveActor
 {
     private const string ApiPrefix = "$JS.API.";
     private const string MetaFile = "meta.json";
 
-    private readonly Broker _broker;
+    /// <summary>How long a gathered answer waits for one stream's info.</summary>
+    private static readonly TimeSpan InfoTimeout = TimeSpan.FromSeconds(10);
+
+    private readonly JetStreamSettings _settings;
+    private readonly Func<InternalClient> _connect;
+    private readonly SubjectSpace _space;
+    private readonly ILoggingAdapter _log = Context.GetLogger();
     private readonly Dictionary<string, StreamEntry> _streams = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, List<InternalMessage>> _deleting = new(StringComparer.Ordinal);
     private readonly string _streamsDirectory;
     private readonly FileStoreOptions _fileStoreOptions;
     private InternalClient _client = null!;
     private long _apiTotal;
     private long _apiErrors;
+    private long _incarnation;
 
-    public JetStreamApi(Broker broker)
+    public JetStreamApi(JetStreamSettings settings, Func<InternalClient> connect, SubjectSpace space)
     {
-        _broker = broker;
-        _streamsDirectory = Path.Combine(broker.Options.JetStreamAccountDirectory, "streams");
-        _fileStoreOptions = new FileStoreOptions { Sync = broker.Options.JetStreamSync };
-        ReceiveAsync<Protocol.Requests>(HandleAsync);
-        ReceiveAsync<Protocol.AwaitReady>(async _ =>
+        _settings = settings;
+        _connect = connect;
+        _space = space;
+        _streamsDirectory = settings.StreamsDirectory;
+        _fileStoreOptions = new FileStoreOptions { Sync = settings.Sync };
+        Receive<Protocol.Requests>(requests => Handle(requests.Messages));
+        Receive<Protocol.AwaitReady>(_ =>
         {
             // PreStart subscribed to $JS.API.>: once the broker has answered a PING after it, the
             // subscription is in effect and no request can meet "no responders".
-            var sender = Sender;
-            await _client.FlushAsync().ConfigureAwait(true);
-            sender.Tell(Protocol.Ready.Instance);
+            _client.FlushAsync().PipeTo(Sender, success: () => Protocol.Ready.Instance);
         });
         Receive<Protocol.GetStream>(get => Sender.Tell(_streams.TryGetValue(get.Name, out var entry) ? entry.Actor : ActorRefs.Nobody));
+        Receive<Protocol.StreamDeleted>(OnStreamDeleted);
         Receive<Terminated>(OnStreamTerminated);
-        ReceiveAsync<Protocol.GetStats>(async _ =>
+        Receive<Protocol.GetStats>(_ =>
         {
-            var sender = Sender;
             var stats = new JetStreamStats
             {
                 Streams = _streams.Count,
                 ApiTotal = _apiTotal,
                 ApiErrors = _apiErrors,
-                StoreDirectory = Path.Combine(_broker.Options.EffectiveStoreDir, "jetstream"),
+                StoreDirectory = _settings.StoreDirectory,
                 ReservedMemory = Reserved("memory"),
                 ReservedStorage = Reserved("file"),
             };
-            foreach (var entry in _streams.Values)
-            {
-                var info = await entry.Actor.Ask<StreamInfoResponse>(StreamActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
-                var bytes = info.State?.Bytes ?? 0;
-                stats.Messages += info.State?.Messages ?? 0;
-                stats.Bytes += bytes;
-                stats.Consumers += info.State?.ConsumerCount ?? 0;
-                if (entry.Config.Storage == "memory")
-                {
-                    stats.Memory += bytes;
-                }
-                else
-                {
-                    stats.Storage += bytes;
-                }
-            }
-
-            sender.Tell(stats);
+            GatherStatsAsync(stats, [.. _streams.Values]).PipeTo(Sender);
         });
     }
 
-    public static Props Props(Broker broker) => Runtime.Props.Create(() => new JetStreamApi(broker));
+    public static Props Props(JetStreamSettings settings, Func<InternalClient> connect, SubjectSpace space) =>
+        Akka.Actor.Props.Create(() => new JetStreamApi(settings, connect, space));
 
     protected override void PreStart()
     {
         Directory.CreateDirectory(_streamsDirectory);
-        _client = new InternalClient(_broker);
+        _client = _connect();
         _client.Start();
         var self = Self;
         _client.Subscribe(ApiPrefix + ">", null, batch => self.Tell(new Protocol.Requests(batch)));
         RecoverStreams();
     }
 
-    protected override void PostStop() => _client.DisposeAsync().AsTask().Wait(TimeSpan.FromSeconds(5));
+    /// <summary>Closes the internal client without blocking the actor's thread (it finishes on its own).</summary>
+    protected override void PostStop() => _ = _client.DisposeAsync().AsTask();
 
     /// <summary>A stream that fails (or is killed) restarts and recovers from its store.</summary>
     protected override SupervisorStrategy SupervisorStrategy() =>
@@ -112,9 +111,9 @@ internal sealed class JetStreamApi : ReceiveActor
         }
     }
 
-    private async Task HandleAsync(Protocol.Requests requests)
+    private void Handle(IReadOnlyList<InternalMessage> requests)
     {
-        foreach (var request in requests.Messages)
+        foreach (var request in requests)
         {
             _apiTotal++;
             if (request.ReplyTo is null)
@@ -124,7 +123,7 @@ internal sealed class JetStreamApi : ReceiveActor
 
             try
             {
-                await DispatchAsync(request.Subject[ApiPrefix.Length..], request).ConfigureAwait(true);
+                Dispatch(request.Subject[ApiPrefix.Length..], request);
             }
             catch (JsonException)
             {
@@ -134,7 +133,7 @@ internal sealed class JetStreamApi : ReceiveActor
         }
     }
 
-    private async Task DispatchAsync(string api, InternalMessage request)
+    private void Dispatch(string api, InternalMessage request)
     {
         var reply = request.ReplyTo!;
         if (api.StartsWith("DIRECT.GET.", StringComparison.Ordinal))
@@ -145,28 +144,36 @@ internal sealed class JetStreamApi : ReceiveActor
 
         if (api == "INFO")
         {
-            await AccountInfoAsync(reply).ConfigureAwait(true);
+            _ = AccountInfoAsync(reply, [.. _streams.Values], _apiTotal, _apiErrors);
             return;
         }
 
-        if (api == "STREAM.NAMES")
+        if (api is "STREAM.NAMES" or "STREAM.LIST")
         {
-            var filter = request.Payload.Length > 0 ? JsonSerializer.Deserialize(request.Payload, JetStreamJsonContext.Default.StreamListRequest)?.Subject : null;
-            var names = _streams.Values.Where(s => filter is null || Subjects(s.Config).Any(x => SubjectRules.IsSubsetOf(x, filter) || SubjectRules.IsSubsetOf(filter, x)))
-                .Select(s => s.Config.Name).Order(StringComparer.Ordinal).ToList();
-            Reply(reply, new StreamNamesResponse { Type = "io.nats.jetstream.api.v1.stream_names_response", Total = names.Count, Limit = 1024, Streams = names }, JetStreamJsonContext.Default.StreamNamesResponse);
-            return;
-        }
-
-        if (api == "STREAM.LIST")
-        {
-            var infos = new List<StreamInfoResponse>();
-            foreach (var entry in _streams.Values.OrderBy(s => s.Config.Name, StringComparer.Ordinal))
+            var paging = request.Payload.Length > 0 ? JsonSerializer.Deserialize(request.Payload, JetStreamJsonContext.Default.StreamListRequest) : null;
+            var filter = string.IsNullOrEmpty(paging?.Subject) ? null : paging.Subject;
+            var matching = _streams.Values
+                .Where(s => filter is null || Subjects(s.Config).Any(x => SubjectRules.IsSubsetOf(x, filter) || SubjectRules.IsSubsetOf(filter, x)))
+                .OrderBy(s => s.Config.Name, StringComparer.Ordinal).ToList();
+            var limit = api == "STREAM.NAMES" ? ApiPaging.NamesLimit : ApiPaging.ListLimit;
+            var (offset, count) = ApiPaging.Page(matching.Count, paging?.Offset ?? 0, limit);
+            var page = matching.GetRange(offset, count);
+            if (api == "STREAM.NAMES")
             {
-                infos.Add(await entry.Actor.Ask<StreamInfoResponse>(StreamActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true));
+                Reply(reply, new StreamNamesResponse
+                {
+                    Type = "io.nats.jetstream.api.v1.stream_names_response",
+                    Total = matching.Count,
+                    Offset = offset,
+                    Limit = limit,
+                    Streams = page.ConvertAll(s => s.Config.Name),
+                }, JetStreamJsonContext.Default.StreamNamesResponse);
+            }
+            else
+            {
+                _ = ListStreamsAsync(reply, page, matching.Count, offset, limit);
             }
 
-            Reply(reply, new StreamListResponse { Type = "io.nats.jetstream.api.v1.stream_list_response", Total = infos.Count, Limit = 256, Streams = infos }, JetStreamJsonContext.Default.StreamListResponse);
             return;
         }
 
@@ -177,14 +184,21 @@ internal sealed class JetStreamApi : ReceiveActor
         }
 
         var (operation, name) = SplitStreamApi(api);
+        if (_deleting.TryGetValue(name, out var waiting))
+        {
+            // That stream's delete is still under way: this request is handled once it is gone.
+            waiting.Add(request);
+            return;
+        }
+
         switch (operation)
         {
             case "STREAM.CREATE":
             case "STREAM.UPDATE":
-                await CreateAsync(operation, name, request).ConfigureAwait(true);
+                Create(operation, name, request);
                 return;
             case "STREAM.DELETE":
-                await DeleteAsync(name, reply).ConfigureAwait(true);
+                Delete(name, reply);
                 return;
             case "STREAM.INFO":
             case "STREAM.PURGE":
@@ -243,13 +257,13 @@ internal sealed class JetStreamApi : ReceiveActor
         entry.Actor.Tell(new StreamActor.Protocol.ConsumerRequest(operation, consumer, filter, request.ReplyTo, request.Payload));
     }
 
-    private async Task AccountInfoAsync(string reply)
+    /// <summary>$JS.API.INFO, gathered off the actor from every stream's info.</summary>
+    private async Task AccountInfoAsync(string reply, StreamEntry[] streams, long apiTotal, long apiErrors)
     {
         long memory = 0, storage = 0;
-        foreach (var entry in _streams.Values)
+        foreach (var (entry, info) in await GatherInfosAsync(streams).ConfigureAwait(false))
         {
-            var info = await entry.Actor.Ask<StreamInfoResponse>(StreamActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
-            var bytes = (long)(info.State?.Bytes ?? 0);
+            var bytes = (long)(info?.State?.Bytes ?? 0);
             if (entry.Config.Storage == "memory")
             {
                 memory += bytes;
@@ -267,13 +281,78 @@ internal sealed class JetStreamApi : ReceiveActor
             Type = "io.nats.jetstream.api.v1.account_info_response",
             Memory = memory,
             Storage = storage,
-            Streams = _streams.Count,
+            Streams = streams.Length,
             Limits = new AccountLimits(),
-            Api = new ApiStats { Total = _apiTotal, Errors = _apiErrors },
+            Api = new ApiStats { Total = apiTotal, Errors = apiErrors },
         }, JetStreamJsonContext.Default.AccountInfoResponse);
     }
 
-    private async Task CreateAsync(string operation, string name, InternalMessage request)
+    /// <summary>STREAM.LIST's page, gathered off the actor; a stream that does not answer in time is listed as missing.</summary>
+    private async Task ListStreamsAsync(string reply, List<StreamEntry> page, int total, int offset, int limit)
+    {
+        var response = new StreamListResponse { Type = "io.nats.jetstream.api.v1.stream_list_response", Total = total, Offset = offset, Limit = limit };
+        foreach (var (entry, info) in await GatherInfosAsync([.. page]).ConfigureAwait(false))
+        {
+            if (info is null)
+            {
+                (response.Missing ??= []).Add(entry.Config.Name);
+            }
+            else
+            {
+                response.Streams.Add(info);
+            }
+        }
+
+        Reply(reply, response, JetStreamJsonContext.Default.StreamListResponse);
+    }
+
+    private static async Task<JetStreamStats> GatherStatsAsync(JetStreamStats stats, StreamEntry[] streams)
+    {
+        foreach (var (entry, info) in await GatherInfosAsync(streams).ConfigureAwait(false))
+        {
+            var bytes = info?.State?.Bytes ?? 0;
+            stats.Messages += info?.State?.Messages ?? 0;
+            stats.Bytes += bytes;
+            stats.Consumers += info?.State?.ConsumerCount ?? 0;
+            if (entry.Config.Storage == "memory")
+            {
+                stats.Memory += bytes;
+            }
+            else
+            {
+                stats.Storage += bytes;
+            }
+        }
+
+        return stats;
+    }
+
+    /// <summary>Every stream's info, asked of all at once; null for a stream that did not answer in time.</summary>
+    private static async Task<(StreamEntry Entry, StreamInfoResponse? Info)[]> GatherInfosAsync(StreamEntry[] streams)
+    {
+        var asks = new Task<StreamInfoResponse>[streams.Length];
+        for (var i = 0; i < streams.Length; i++)
+        {
+            asks[i] = streams[i].Actor.Ask<StreamInfoResponse>(StreamActor.Protocol.GetInfo.Instance, InfoTimeout);
+        }
+
+        var results = new (StreamEntry, StreamInfoResponse?)[streams.Length];
+        for (var i = 0; i < streams.Length; i++)
+        {
+            try
+            {
+                results[i] = (streams[i], await asks[i].ConfigureAwait(false));
+            }
+            catch (Exception e) when (e is AskTimeoutException or TaskCanceledException)
+            {
+                results[i] = (streams[i], null);
+            }
+        }
+
+        return results;
+    }
+
+    private void Create(string operation, string name, InternalMessage request)
     {
         var type = ResponseType(operation);
         var reply = request.ReplyTo!;
@@ -306,7 +385,7 @@ internal sealed class JetStreamApi : ReceiveActor
             var same = JsonSerializer.Serialize(existing.Config, JetStreamJsonContext.Default.StreamConfig) == JsonSerializer.Serialize(config, JetStreamJsonContext.Default.StreamConfig);
             if (!same && operation == "STREAM.UPDATE")
             {
-                await UpdateAsync(existing, config, reply, type).ConfigureAwait(true);
+                Update(existing, config, reply, type);
                 return;
             }
 
@@ -317,9 +396,7 @@ internal sealed class JetStreamApi : ReceiveActor
                 return;
             }
 
-            var current = await existing.Actor.Ask<StreamInfoResponse>(StreamActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
-            current.Type = type;
-            Reply(reply, current, JetStreamJsonContext.Default.StreamInfoResponse);
+            existing.Actor.Tell(new StreamActor.Protocol.ReplyInfo(reply, type, DidCreate: false));
             return;
         }
 
@@ -362,19 +439,13 @@ internal sealed class JetStreamApi : ReceiveActor
             return;
         }
 
-        var actor = Start(config, created, store);
-
-        // The stream's SUB must be in effect before the creator hears back: it publishes next.
-        var info = await actor.Ask<StreamInfoResponse>(StreamActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
-        await _client.FlushAsync().ConfigureAwait(true);
-        info.Type = type;
-        info.DidCreate = true;
-        Reply(reply, info, JetStreamJsonContext.Default.StreamInfoResponse);
+        // The new stream answers the creator once its SUB is in effect: the creator publishes next.
+        Start(config, created, store).Tell(new StreamActor.Protocol.ReplyInfo(reply, type, DidCreate: true));
     }
 
     // STREAM.UPDATE: storage and retention are fixed, a sealed stream stays sealed, subjects must
-    // not overlap another stream; everything else may change.
-    private async Task UpdateAsync(StreamEntry existing, StreamConfig config, string reply, string type)
+    // not overlap another stream; everything else may change. The stream applies it and answers.
+    private void Update(StreamEntry existing, StreamConfig config, string reply, string type)
     {
         var current = existing.Config;
         if (config.Storage != current.Storage)
@@ -420,20 +491,11 @@ internal sealed class JetStreamApi : ReceiveActor
             return;
         }
 
-        var info = await existing.Actor.Ask<StreamInfoResponse>(new StreamActor.Protocol.Update(config), TimeSpan.FromSeconds(10)).ConfigureAwait(true);
         _streams[config.Name] = existing with { Config = config };
-        if (config.Storage != "memory")
-        {
-            var meta = new StreamInfoResponse { Config = config, Created = info.Created };
-            File.WriteAllBytes(Path.Combine(_streamsDirectory, config.Name, MetaFile), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse));
-        }
-
-        await _client.FlushAsync().ConfigureAwait(true); // new subjects in effect before the reply
-        info.Type = type;
-        Reply(reply, info, JetStreamJsonContext.Default.StreamInfoResponse);
+        existing.Actor.Tell(new StreamActor.Protocol.Update(config, reply, type));
     }
 
-    private async Task DeleteAsync(string name, string reply)
+    private void Delete(string name, string reply)
     {
         const string Type = "io.nats.jetstream.api.v1.stream_delete_response";
         if (!_streams.Remove(name, out var entry))
@@ -442,14 +504,36 @@ internal sealed class JetStreamApi : ReceiveActor
             return;
         }
 
-        await entry.Actor.Ask<StreamActor.Protocol.Deleted>(StreamActor.Protocol.Delete.Instance, TimeSpan.FromSeconds(30)).ConfigureAwait(true);
-        Reply(reply, new SuccessResponse { Type = Type, Success = true }, JetStreamJsonContext.Default.SuccessResponse);
+        // Requests for this name wait until its files are gone (a create right after must not meet them).
+        _deleting[name] = [];
+        var self = Self;
+        entry.Actor.Ask<StreamActor.Protocol.Deleted>(StreamActor.Protocol.Delete.Instance, TimeSpan.FromSeconds(30))
+            .PipeTo(self, success: _ => new Protocol.StreamDeleted(name, reply, Ok: true), failure: _ => new Protocol.StreamDeleted(name, reply, Ok: false));
+    }
+
+    private void OnStreamDeleted(Protocol.StreamDeleted deleted)
+    {
+        const string Type = "io.nats.jetstream.api.v1.stream_delete_response";
+        if (deleted.Ok)
+        {
+            Reply(deleted.ReplyTo, new SuccessResponse { Type = Type, Success = true }, JetStreamJsonContext.Default.SuccessResponse);
+        }
+        else
+        {
+            Fail(deleted.ReplyTo, Type, ApiError.StreamStoreFailed("stream delete did not complete"));
+        }
+
+        if (_deleting.Remove(deleted.Name, out var waiting) && waiting.Count > 0)
+        {
+            Handle(waiting);
+        }
     }
 
     private IActorRef Start(StreamConfig config, DateTime created, IStreamStore store)
     {
         var directory = config.Storage == "memory" ? null : Path.Combine(_streamsDirectory, config.Name);
-        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest), "stream-" + Uri.EscapeDataString(config.Name));
+        // A unique child name: a deleted stream's actor may still be stopping when its name is reused.
+        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest), $"stream-{Uri.EscapeDataString(config.Name)}-{++_incarnation}");
         Context.Watch(actor);
         _streams[config.Name] = new StreamEntry(config, actor, created);
         return actor;
@@ -468,7 +552,7 @@ internal sealed class JetStreamApi : ReceiveActor
             return; // deleted through the API
         }
 
-        _broker.Logger.LogError("stream {Stream} stopped after repeated failures; starting it again from its store", entry.Config.Name);
+        _log.Error("stream {0} stopped after repeated failures; starting it again from its store", entry.Config.Name);
         _streams.Remove(entry.Config.Name);
         try
         {
@@ -477,11 +561,11 @@ internal sealed class JetStreamApi : ReceiveActor
         }
         catch (IOException e)
         {
-            _broker.Logger.LogError(e, "stream {Stream} could not be reopened", entry.Config.Name);
+            _log.Error(e, "stream {0} could not be reopened", entry.Config.Name);
         }
     }
 
-    private bool HasInterest(string subject) => !_broker.Space.Match(System.Text.Encoding.UTF8.GetBytes(subject)).IsEmpty;
+    private bool HasInterest(string subject) => !_space.Match(System.Text.Encoding.UTF8.GetBytes(subject)).IsEmpty;
 
     /// <summary>The store's part of a stream configuration.</summary>
     internal static StoreConfig ToStoreConfig(StreamConfig config) => new()
@@ -506,7 +590,7 @@ internal sealed class JetStreamApi : ReceiveActor
     private ApiError? CheckResources(StreamConfig config, StreamConfig? previous)
     {
         var memory = config.Storage == "memory";
-        var limit = memory ? _broker.Options.MaxMemoryStore : _broker.Options.MaxFileStore;
+        var limit = memory ? _settings.MaxMemoryStore : _settings.MaxFileStore;
         if (limit < 0)
         {
             return null;
@@ -642,6 +726,9 @@ internal sealed class JetStreamApi : ReceiveActor
             {
             }
         }
+
+        /// <summary>A stream's delete finished (or failed): answer the client, then the requests that waited for it.</summary>
+        public sealed record StreamDeleted(string Name, string ReplyTo, bool Ok);
 
         /// <summary>One read batch of API requests.</summary>
         public sealed class Requests

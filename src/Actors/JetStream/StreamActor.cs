@@ -1,7 +1,8 @@
 using System.Buffers.Text;
 using System.Text;
 using System.Text.Json;
-using Courier.Actors.Runtime;
+using Akka.Actor;
+using Akka.Event;
 using Courier.Protocols.JetStream;
 using Courier.Protocols.Nats;
 using Courier.Storage;
@@ -28,10 +29,14 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     private readonly Dictionary<string, IActorRef> _consumers = new(StringComparer.Ordinal);
     private readonly ConsumerContext _consumerContext;
     private readonly Dictionary<string, ConsumerConfig> _consumerConfigs = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, (ConsumerConfig Config, DateTime Created, bool Durable)> _consumerStarts = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, int> _consumerFailures = new(StringComparer.Ordinal);
+    private readonly ILoggingAdapter _log = Context.GetLogger();
     private readonly InterestLedger? _interest;
     private readonly Dictionary<string, (ulong Sequence, DateTime Time)> _duplicates = new(StringComparer.Ordinal);
     private readonly Queue<string> _duplicateOrder = new();
     private string? _lastMsgId;
+    private long _incarnation;
 
     public StreamActor(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest)
     {
@@ -47,16 +52,43 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         Receive<Protocol.AckBatch>(OnAcks);
         Receive<Protocol.GetConsumer>(get => Sender.Tell(_consumers.TryGetValue(get.Name, out var consumer) ? consumer : ActorRefs.Nobody));
         Receive<Protocol.FlowControlBatch>(OnFlowControl);
-        Receive<Protocol.Update>(update =>
+        ReceiveAsync<Protocol.Update>(async update =>
         {
             // Subjects, limits and flags may change; the store applies the new limits at once.
             _config = update.Config;
             _store.UpdateConfig(JetStreamApi.ToStoreConfig(update.Config));
+            if (_directory is not null)
+            {
+                var meta = new StreamInfoResponse { Config = update.Config, Created = _created };
+                File.WriteAllBytes(Path.Combine(_directory, "meta.json"), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse));
+            }
+
             Unsubscribe();
             Subscribe();
-            Sender.Tell(Info(""));
+            await _client.FlushAsync().ConfigureAwait(true); // new subjects in effect before the reply
+            Reply(update.ReplyTo, Info(update.Type), JetStreamJsonContext.Default.StreamInfoResponse);
+        });
+        ReceiveAsync<Protocol.ReplyInfo>(async request =>
+        {
+            if (request.DidCreate)
+            {
+                await _client.FlushAsync().ConfigureAwait(true); // the stream's SUB in effect before the creator hears back
+            }
+
+            var info = Info(request.Type);
+            info.DidCreate = request.DidCreate;
+            Reply(request.ReplyTo, info, JetStreamJsonContext.Default.StreamInfoResponse);
         });
         Receive<Protocol.DirectGets>(gets => DirectGet(gets.Messages));
+        Receive<Terminated>(OnConsumerTerminated);
+        Receive<Protocol.RestartConsumer>(restart =>
+        {
+            // Unless it was deleted meanwhile (its start is forgotten then).
+            if (!_consumers.ContainsKey(restart.Name) && _consumerStarts.ContainsKey(restart.Name))
+            {
+                StartConsumer(restart.Config, restart.Created, restart.Durable);
+            }
+        });
         Receive<ConsumerActor.Protocol.Expired>(expired =>
         {
             _consumers.Remove(expired.Name);
@@ -82,8 +114,12 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         });
     }
 
+    /// <summary>The stream's props: it runs on the I/O dispatcher, since its appends fsync before their PubAcks.</summary>
     public static Props Props(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest) =>
-        Runtime.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest));
+        Akka.Actor.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest)).WithDispatcher(IoDispatcher);
+
+    /// <summary>The dispatcher for actors that block on disk (reference.conf: courier.io-dispatcher).</summary>
+    internal const string IoDispatcher = "courier.io-dispatcher";
 
     /// <inheritdoc />
     public ITimerScheduler Timers { get; set; } = null!;
@@ -165,14 +201,49 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         }
     }
 
+    /// <summary>
+    /// A durable consumer that stopped on its own (Akka stops a persistent actor whose journal write
+    /// failed, or whose recovery failed) is started again from its journal after a pause that doubles
+    /// per failure (up to <see cref="MaxConsumerRestartDelay"/>), as Akka's backoff supervision would.
+    /// A deleted or expired consumer is no longer in <see cref="_consumers"/> and stays gone.
+    /// </summary>
+    private void OnConsumerTerminated(Terminated terminated)
+    {
+        foreach (var (name, actor) in _consumers)
+        {
+            if (!actor.Equals(terminated.ActorRef) || !_consumerStarts.TryGetValue(name, out var start))
+            {
+                continue;
+            }
+
+            var failures = _consumerFailures.GetValueOrDefault(name) + 1;
+            _consumerFailures[name] = failures;
+            var delay = TimeSpan.FromMilliseconds(Math.Min(MinConsumerRestartDelay.TotalMilliseconds * Math.Pow(2, Math.Min(failures - 1, 16)), MaxConsumerRestartDelay.TotalMilliseconds));
+            _log.Warning("consumer {0} of stream {1} stopped; starting it again from its journal in {2} ms", name, _config.Name, (long)delay.TotalMilliseconds);
+            _consumers.Remove(name);
+            Timers.StartSingleTimer("restart-" + name, new Protocol.RestartConsumer(name, start.Config, start.Created, start.Durable), delay);
+            return;
+        }
+    }
+
+    private static readonly TimeSpan MinConsumerRestartDelay = TimeSpan.FromMilliseconds(100);
+    private static readonly TimeSpan MaxConsumerRestartDelay = TimeSpan.FromSeconds(10);
+
     private IActorRef StartConsumer(ConsumerConfig config, DateTime created, bool durable)
     {
         var name = config.DurableName ?? config.Name!;
         var persistenceId = durable ? ConsumerActor.PersistenceIdFor(_config.Name, name, created) : null;
         var context = _interest is null ? _consumerContext : _consumerContext with { Interest = _interest.Join(name, ConsumerConfigRules.Filters(config)) };
-        var actor = Context.ActorOf(ConsumerActor.Props(_client, _store, _config.Name, config, created, persistenceId, context), "consumer-" + Uri.EscapeDataString(name));
+        // A unique child name: a deleted consumer's actor may still be stopping when its name is reused.
+        var actor = Context.ActorOf(ConsumerActor.Props(_client, _store, _config.Name, config, created, persistenceId, context), $"consumer-{Uri.EscapeDataString(name)}-{++_incarnation}");
         _consumers[name] = actor;
         _consumerConfigs[name] = config;
+        if (durable)
+        {
+            _consumerStarts[name] = (config, created, durable);
+            Context.Watch(actor);
+        }
+
         return actor;
     }
 
@@ -180,6 +251,9 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     private void ForgetConsumer(string name)
     {
         _consumerConfigs.Remove(name);
+        _consumerStarts.Remove(name);
+        _consumerFailures.Remove(name);
+        Timers.Cancel("restart-" + name);
         _interest?.Leave(name);
     }
 
@@ -252,12 +326,26 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
 
                 break;
             case "NAMES":
+            {
                 var names = _consumers.Keys.Order(StringComparer.Ordinal).ToList();
-                Reply(request.ReplyTo, new ConsumerNamesResponse { Type = "io.nats.jetstream.api.v1.consumer_names_response", Total = names.Count, Limit = 1024, Consumers = names }, ConsumerJsonContext.Default.ConsumerNamesResponse);
+                var (offset, count) = ApiPaging.Page(names.Count, RequestedOffset(request.Payload), ApiPaging.NamesLimit);
+                Reply(request.ReplyTo, new ConsumerNamesResponse
+                {
+                    Type = "io.nats.jetstream.api.v1.consumer_names_response",
+                    Total = names.Count,
+                    Offset = offset,
+                    Limit = ApiPaging.NamesLimit,
+                    Consumers = names.GetRange(offset, count),
+                }, ConsumerJsonContext.Default.ConsumerNamesResponse);
                 break;
+            }
+
             case "LIST":
+            {
+                var names = _consumers.Keys.Order(StringComparer.Ordinal).ToList();
+                var (offset, count) = ApiPaging.Page(names.Count, RequestedOffset(request.Payload), ApiPaging.ListLimit);
                 var infos = new List<ConsumerInfoResponse>();
-                foreach (var name in _consumers.Keys.Order(StringComparer.Ordinal))
+                foreach (var name in names.GetRange(offset, count))
                 {
                     if (await ConsumerInfoAsync(name) is { } i)
                     {
@@ -265,8 +353,16 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
                     }
                 }
 
-                Reply(request.ReplyTo, new ConsumerListResponse { Type = "io.nats.jetstream.api.v1.consumer_list_response", Total = infos.Count, Limit = 256, Consumers = infos }, ConsumerJsonContext.Default.ConsumerListResponse);
+                Reply(request.ReplyTo, new ConsumerListResponse
+                {
+                    Type = "io.nats.jetstream.api.v1.consumer_list_response",
+                    Total = names.Count,
+                    Offset = offset,
+                    Limit = ApiPaging.ListLimit,
+                    Consumers = infos,
+                }, ConsumerJsonContext.Default.ConsumerListResponse);
                 break;
+            }
             case "DELETE":
                 if (_consumers.Remove(request.Consumer, out var doomed))
                 {
@@ -298,6 +394,10 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
                 break;
         }
     }
+
+    /// <summary>The <c>offset</c> of a CONSUMER.NAMES / LIST request (0 without a body).</summary>
+    private static int RequestedOffset(byte[] payload) =>
+        payload.Length == 0 ? 0 : JsonSerializer.Deserialize(payload, JetStreamJsonContext.Default.StreamListRequest)?.Offset ?? 0;
 
     private async Task<ConsumerInfoResponse?> ConsumerInfoAsync(string name) =>
         _consumers.TryGetValue(name, out var actor)
@@ -395,7 +495,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     /// A restart keeps the store open (the new instance recovers from it) and lets the consumers
     /// stop; the new instance re-subscribes and recovers durable consumers from their state files.
     /// </summary>
-    protected override void PreRestart(Exception reason, object? message)
+    protected override void PreRestart(Exception reason, object message)
     {
         foreach (var consumer in _consumers.Values)
         {
@@ -404,6 +504,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
 
         _consumers.Clear();
         _consumerConfigs.Clear();
+        _consumerStarts.Clear();
         Unsubscribe();
     }
 
@@ -876,8 +977,11 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             public byte[] Payload { get; }
         }
 
-        /// <summary>Apply an updated configuration; answers with the stream info.</summary>
-        public sealed record Update(StreamConfig Config);
+        /// <summary>Apply an updated configuration (validated by the API actor) and answer <paramref name="ReplyTo"/> with the stream info.</summary>
+        public sealed record Update(StreamConfig Config, string ReplyTo, string Type);
+
+        /// <summary>Answer <paramref name="ReplyTo"/> with the stream info of response type <paramref name="Type"/>; for a new stream, once its subscriptions are in effect.</summary>
+        public sealed record ReplyInfo(string ReplyTo, string Type, bool DidCreate);
 
         /// <summary>Remove messages older than max_age.</summary>
         public sealed class ExpireByAge
@@ -898,6 +1002,9 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             {
             }
         }
+
+        /// <summary>Start a durable consumer again after it stopped on a failure.</summary>
+        public sealed record RestartConsumer(string Name, ConsumerConfig Config, DateTime Created, bool Durable);
 
         /// <summary>A read batch of direct get requests.</summary>
         public sealed record DirectGets(IReadOnlyList<InternalMessage> Messages);

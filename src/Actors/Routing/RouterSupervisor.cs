@@ -1,4 +1,5 @@
-using Courier.Actors.Runtime;
+using System.Collections.Immutable;
+using Akka.Actor;
 using Courier.Actors.Server;
 
 namespace Courier.Actors.Routing;
@@ -12,18 +13,20 @@ internal sealed class RouterSupervisor : ReceiveActor
     /// <summary>Restarts allowed per shard per minute before it is stopped for good.</summary>
     private const int MaxRestartsPerMinute = 100;
 
-    public RouterSupervisor(Broker broker, IActorRef[] shards)
+    public RouterSupervisor(SubjectSpace space, ClientRegistry registry)
     {
-        for (var i = 0; i < shards.Length; i++)
+        var shards = ImmutableArray.CreateBuilder<IActorRef>(space.ShardCount);
+        for (var i = 0; i < space.ShardCount; i++)
         {
-            shards[i] = Context.ActorOf(SubjectRouter.Props(broker, i), $"shard-{i}");
+            shards.Add(Context.ActorOf(SubjectRouter.Props(space, registry, i), $"shard-{i}"));
         }
 
-        // Answered after the constructor, so the asker sees every shard's ref.
-        Receive<Protocol.AwaitShards>(_ => Sender.Tell(Protocol.ShardsReady.Instance));
+        var ready = new Protocol.ShardsReady(shards.MoveToImmutable());
+        Receive<Protocol.AwaitShards>(_ => Sender.Tell(ready));
     }
 
-    public static Props Props(Broker broker, IActorRef[] shards) => Runtime.Props.Create(() => new RouterSupervisor(broker, shards));
+    public static Props Props(SubjectSpace space, ClientRegistry registry) =>
+        Akka.Actor.Props.Create(() => new RouterSupervisor(space, registry));
 
     protected override SupervisorStrategy SupervisorStrategy() =>
         new OneForOneStrategy(MaxRestartsPerMinute, TimeSpan.FromMinutes(1), _ => Directive.Restart);
@@ -41,14 +44,14 @@ internal sealed class RouterSupervisor : ReceiveActor
             }
         }
 
-        /// <summary>Every shard has been created.</summary>
+        /// <summary>Every shard has been created: their refs, by shard index.</summary>
         public sealed class ShardsReady
         {
-            public static readonly ShardsReady Instance = new();
+            public ShardsReady(ImmutableArray<IActorRef> shards) => Shards = shards;
 
-            private ShardsReady()
-            {
-            }
+            public ImmutableArray<IActorRef> Shards { get; }
+
+            public override string ToString() => $"ShardsReady({Shards.Length})";
         }
     }
 }

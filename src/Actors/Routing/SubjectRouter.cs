@@ -1,5 +1,5 @@
+using Akka.Actor;
 using Courier.Actors.Connections;
-using Courier.Actors.Runtime;
 using Courier.Actors.Server;
 
 namespace Courier.Actors.Routing;
@@ -16,24 +16,27 @@ namespace Courier.Actors.Routing;
 /// </remarks>
 internal sealed class SubjectRouter : ReceiveActor
 {
-    private readonly Broker _broker;
+    private readonly SubjectSpace _space;
+    private readonly ClientRegistry _registry;
     private readonly int _shard;
     private SubList _list = SubList.Empty;
 
-    public SubjectRouter(Broker broker, int shard)
+    public SubjectRouter(SubjectSpace space, ClientRegistry registry, int shard)
     {
-        _broker = broker;
+        _space = space;
+        _registry = registry;
         _shard = shard;
         Receive<Protocol.Apply>(Apply);
-        Receive<Protocol.Acknowledge>(ack => ack.Completion.TrySetResult());
+        Receive<Protocol.Acknowledge>(ack => ack.ReplyTo.Tell(Protocol.Applied.Instance));
     }
 
-    public static Props Props(Broker broker, int shard) => Runtime.Props.Create(() => new SubjectRouter(broker, shard));
+    public static Props Props(SubjectSpace space, ClientRegistry registry, int shard) =>
+        Akka.Actor.Props.Create(() => new SubjectRouter(space, registry, shard));
 
     protected override void PreStart()
     {
         var subs = new List<Subscription>();
-        foreach (var client in _broker.Clients)
+        foreach (var client in _registry.Clients)
         {
             if (!client.IsClosed)
             {
@@ -48,16 +51,16 @@ internal sealed class SubjectRouter : ReceiveActor
         }
 
         _list = list;
-        _broker.Space.Publish(_shard, _list);
+        _space.Publish(_shard, _list);
     }
 
-    protected override void PreRestart(Exception reason, object? message)
+    protected override void PreRestart(Exception reason, object message)
     {
         // The batch that failed is not lost: its subscriptions are in the connections' registrations,
         // which the new instance rebuilds from. Its sender is acknowledged after the rebuild.
-        if (message is Protocol.Apply { Completion: { } completion })
+        if (message is Protocol.Apply { ReplyTo: { } replyTo })
         {
-            Self.Tell(new Protocol.Acknowledge(completion));
+            Self.Tell(new Protocol.Acknowledge(replyTo));
         }
 
         base.PreRestart(reason, message);
@@ -80,41 +83,58 @@ internal sealed class SubjectRouter : ReceiveActor
         if (!ReferenceEquals(list, _list))
         {
             _list = list;
-            _broker.Space.Publish(_shard, list);
+            _space.Publish(_shard, list);
         }
 
-        apply.Completion?.TrySetResult();
+        apply.ReplyTo?.Tell(Protocol.Applied.Instance);
     }
 
     /// <summary>The messages this actor understands.</summary>
+    /// <remarks>
+    /// Node-local by design: a change carries the subscription itself (its client's outbound buffer is
+    /// what a publisher writes to). Interest crosses nodes through route links, not through these.
+    /// </remarks>
     public static class Protocol
     {
-        /// <summary>A batch of changes for this shard; <see cref="Completion"/> completes when they are in effect.</summary>
+        /// <summary>A batch of changes for this shard; <see cref="ReplyTo"/> (if any) hears <see cref="Applied"/> once they are in effect.</summary>
         public sealed class Apply
         {
-            public Apply(IReadOnlyList<SubChange> changes, TaskCompletionSource? completion)
+            public Apply(IReadOnlyList<SubChange> changes, IActorRef? replyTo)
             {
                 ArgumentNullException.ThrowIfNull(changes);
                 Changes = changes;
-                Completion = completion;
+                ReplyTo = replyTo;
             }
 
             public IReadOnlyList<SubChange> Changes { get; }
 
-            public TaskCompletionSource? Completion { get; }
+            public IActorRef? ReplyTo { get; }
 
             public override string ToString() => $"Apply({Changes.Count} changes)";
         }
 
-        /// <summary>Completes a batch's acknowledgement after a restart rebuilt the shard.</summary>
-        public sealed class Acknowledge
+        /// <summary>A batch's changes are in effect (the shard's new snapshot is published).</summary>
+        public sealed class Applied
         {
-            public Acknowledge(TaskCompletionSource completion)
+            public static readonly Applied Instance = new();
+
+            private Applied()
             {
-                Completion = completion;
             }
 
-            public TaskCompletionSource Completion { get; }
+            public override string ToString() => "Applied";
+        }
+
+        /// <summary>Acknowledges a batch after a restart rebuilt the shard.</summary>
+        public sealed class Acknowledge
+        {
+            public Acknowledge(IActorRef replyTo)
+            {
+                ArgumentNullException.ThrowIfNull(replyTo);
+                ReplyTo = replyTo;
+            }
+
+            public IActorRef ReplyTo { get; }
         }
     }
 }

@@ -1,17 +1,14 @@
 using System.Buffers.Text;
-using System.Collections.Concurrent;
 using System.Net.Sockets;
 using System.Security.Cryptography;
 using System.Text;
 using System.Text.Json;
 using Courier.Actors.Connections;
 using Courier.Actors.JetStream;
-using Courier.Actors.Persistence;
+using Akka.Actor;
+using Courier.Actors.Hosting;
 using Courier.Actors.Routing;
-using Courier.Actors.Runtime;
 using Courier.Protocols.Nats;
-using Courier.Storage;
-using Courier.Storage.Persistence;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 
@@ -19,9 +16,10 @@ namespace Courier.Actors.Server;
 
 /// <summary>
 /// The broker of one node: its actor system, the subject routers and the connection actors.
-/// Listeners hand it accepted sockets; monitoring reads its state.
+/// Listeners hand it accepted sockets; monitoring reads its state. Created cheaply (no actors), then
+/// <see cref="StartAsync"/> starts the actors, so a host can bind its listeners meanwhile.
 /// </summary>
-public sealed class Broker : IAsyncDisposable
+public sealed class Broker : IAsyncDisposable, IConnectionFactory
 {
     /// <summary>Literal router shards (plus one for subscriptions starting with a wildcard).</summary>
     internal const int DefaultLiteralShards = 4;
@@ -30,60 +28,26 @@ public sealed class Broker : IAsyncDisposable
     public static readonly string CourierVersion =
         typeof(Broker).Assembly.GetName().Version?.ToString(3) ?? "0.1.0";
 
-    /// <summary>Closed connections kept for /connz?state=closed (nats-server keeps 10,000).</summary>
-    internal const int MaxClosedConnections = 10_000;
+    /// <summary>How long startup waits for the JetStream API (its streams recovered) before giving up.</summary>
+    private static readonly TimeSpan JetStreamStartTimeout = TimeSpan.FromMinutes(5);
 
-    private readonly ConcurrentDictionary<ulong, ClientConnection> _clients = new();
-    private readonly ConcurrentQueue<ConnectionInfo> _closed = new();
-    private readonly IActorRef[] _routers;
-    private readonly IActorRef _connections;
     private readonly ServerInfo _info;
-    private readonly IJournalStore? _journal;
-    private readonly ISnapshotStore? _snapshots;
-    private readonly Timer? _journalSync;
+    private readonly ILoggerFactory _loggerFactory;
+    private IActorRef[] _routers = [];
+    private IActorRef _connections = ActorRefs.Nobody;
+    private bool _ownsSystem;
     private byte[]? _infoJson;
-    private long _nextClientId;
 
     public Broker(ServerOptions options, ILoggerFactory? loggerFactory = null, int literalShards = DefaultLiteralShards)
     {
         ArgumentNullException.ThrowIfNull(options);
         Options = options;
-        Logger = (loggerFactory ?? NullLoggerFactory.Instance).CreateLogger("courier");
+        _loggerFactory = loggerFactory ?? NullLoggerFactory.Instance;
+        Logger = _loggerFactory.CreateLogger("courier");
         ServerId = NewServerId();
         ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
         Space = new SubjectSpace(literalShards);
-        System = ActorSystem.Create("courier");
-        System.Failed += failure => Logger.LogError(failure.Cause, "{Failure}", failure.ToString());
-        _routers = new IActorRef[Space.ShardCount];
-        RouterSupervisorRef = System.ActorOf(RouterSupervisor.Props(this, _routers), "routers");
-
-        // The shard refs are filled in by the supervisor's constructor on an actor thread: wait for
-        // it, so no SUB can reach an empty slot (startup only, bounded).
-        RouterSupervisorRef.Ask<RouterSupervisor.Protocol.ShardsReady>(RouterSupervisor.Protocol.AwaitShards.Instance, TimeSpan.FromSeconds(30))
-            .GetAwaiter().GetResult();
-        _connections = System.ActorOf(ConnectionSupervisor.Props(this), "connections");
-        if (options.JetStream)
-        {
-            // Durable consumers are persistent actors: their journal and snapshots live beside the
-            // streams, on the same FileStore engine and sync policy.
-            var account = options.JetStreamAccountDirectory;
-            var journal = FileJournalStore.Open(Path.Combine(account, "journal"), new FileStoreOptions { Sync = options.JetStreamSync });
-            _journal = journal;
-            if (!options.JetStreamSync.IsAlways)
-            {
-                // sync_interval: consumer progress is fsynced on the same period as the streams.
-                _journalSync = new Timer(_ => SyncJournal(journal), null, options.JetStreamSync.Period, options.JetStreamSync.Period);
-            }
-
-            _snapshots = FileSnapshotStore.Open(Path.Combine(account, "snapshots"));
-            ConsumerJournalCodec.Register(PersistenceExtension.Register(System, _journal, _snapshots).Serialization);
-
-            // Started before listeners accept clients, and ready (its API subscription in effect,
-            // its streams recovered) before this constructor returns: startup only, bounded.
-            JetStream = System.ActorOf(JetStreamApi.Props(this), "jetstream");
-            JetStream.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, TimeSpan.FromSeconds(60))
-                .GetAwaiter().GetResult();
-        }
+        Registry = new ClientRegistry(Stats);
         _info = new ServerInfo
         {
             ServerId = ServerId,
@@ -98,6 +62,37 @@ public sealed class Broker : IAsyncDisposable
             MaxPayload = options.MaxPayload,
             JetStream = options.JetStream,
         };
+    }
+
+    /// <summary>
+    /// Starts the actors: the actor system (unless <paramref name="system"/> is given: tests host the
+    /// broker in their TestKit's system, built from <see cref="ActorSystemConfig.Build"/>), the router
+    /// shards, the connection supervisor and, with JetStream, the API actor with its streams recovered.
+    /// Completes when a client can be accepted. The actor system is created on a thread-pool thread.
+    /// </summary>
+    public async Task StartAsync(ActorSystem? system = null)
+    {
+        if (System is not null)
+        {
+            throw new InvalidOperationException("the broker has started already");
+        }
+
+        _ownsSystem = system is null;
+        System = system ?? await Task.Run(() => ActorSystemConfig.CreateSystem(ActorSystemConfig.Build(Options), _loggerFactory)).ConfigureAwait(false);
+        var routers = System.ActorOf(RouterSupervisor.Props(Space, Registry), "routers");
+        RouterSupervisorRef = routers;
+
+        // Every shard exists before any SUB can be routed to it.
+        var shards = await routers.Ask<RouterSupervisor.Protocol.ShardsReady>(RouterSupervisor.Protocol.AwaitShards.Instance).ConfigureAwait(false);
+        _routers = [.. shards.Shards];
+        _connections = System.ActorOf(ConnectionSupervisor.Props(Options, Registry, Stats, this), "connections");
+        if (Options.JetStream)
+        {
+            // Ready once its API subscription is in effect and its streams are recovered: listeners accept after.
+            var jetStream = System.ActorOf(JetStreamApi.Props(JetStreamSettings.From(Options), ConnectInternalClient, Space), "jetstream");
+            await jetStream.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
+            JetStream = jetStream;
+        }
     }
 
     public ServerOptions Options { get; }
@@ -116,7 +111,7 @@ public sealed class Broker : IAsyncDisposable
         get
         {
             var n = 0;
-            foreach (var c in _clients.Values)
+            foreach (var c in Registry.Clients)
             {
                 n += c.IsInternal ? 0 : 1;
             }
@@ -130,18 +125,21 @@ public sealed class Broker : IAsyncDisposable
 
     internal ILogger Logger { get; }
 
-    internal ActorSystem System { get; }
+    /// <summary>The actor system; null until <see cref="StartAsync"/>.</summary>
+    internal ActorSystem? System { get; private set; }
 
     internal SubjectSpace Space { get; }
 
-    internal IActorRef RouterSupervisorRef { get; }
+    internal ClientRegistry Registry { get; }
+
+    internal IActorRef RouterSupervisorRef { get; private set; } = ActorRefs.Nobody;
 
     internal IReadOnlyList<IActorRef> Routers => _routers;
 
     /// <summary>The JetStream API actor, when JetStream is enabled.</summary>
-    internal IActorRef? JetStream { get; }
+    internal IActorRef? JetStream { get; private set; }
 
-    internal ICollection<ClientConnection> Clients => _clients.Values;
+    internal ICollection<ClientConnection> Clients => Registry.Clients;
 
     /// <summary>Sets the port listeners actually bound (for INFO when the configured port was -1).</summary>
     public void SetListenPort(int port)
@@ -171,41 +169,36 @@ public sealed class Broker : IAsyncDisposable
         return (input, output);
     }
 
+    private InternalClient ConnectInternalClient() => new(this);
+
+    /// <inheritdoc />
+    ClientConnection IConnectionFactory.Create(Stream stream, Socket? socket, ulong id, IActorRef owner) =>
+        new(this, stream, socket, id, owner);
+
+    /// <inheritdoc />
+    byte[] IConnectionFactory.RejectionInfo(ulong id) => ProtocolWriter.Info(CreateInfo(id, null));
+
     /// <summary>A snapshot of open (or recently closed) connections for monitoring, by cid.</summary>
     public IReadOnlyList<ConnectionInfo> GetConnections(bool closed = false)
     {
         var list = new List<ConnectionInfo>();
         if (closed)
         {
-            list.AddRange(_closed);
+            list.AddRange(Registry.Closed);
         }
         else
         {
-            foreach (var c in _clients.Values)
+            foreach (var c in Registry.Clients)
             {
                 if (!c.IsInternal)
                 {
-                    list.Add(Describe(c, subscriptions: c.SubscriptionsSnapshot(), stop: null));
+                    list.Add(ClientRegistry.Describe(c, subscriptions: c.SubscriptionsSnapshot(), stop: null));
                 }
             }
         }
 
         list.Sort((a, b) => a.Cid.CompareTo(b.Cid));
         return list;
-    }
-
-    private static ConnectionInfo Describe(ClientConnection c, Subscription[] subscriptions, DateTime? stop)
-    {
-        var subjects = new string[subscriptions.Length];
-        for (var i = 0; i < subscriptions.Length; i++)
-        {
-            subjects[i] = subscriptions[i].Subject;
-        }
-
-        return new ConnectionInfo(
-            c.Id, c.RemoteIp, c.RemotePort, c.Started, c.LastActivity, c.ConnectOptions?.Name, c.ConnectOptions?.Lang,
-            c.ConnectOptions?.Version, c.AuthorizedUser, c.InMsgs, c.InBytes, c.Outbound.OutMsgs, c.Outbound.OutBytes,
-            c.Outbound.PendingBytes, subjects, stop, stop is null ? null : c.CloseReason);
     }
 
     /// <summary>JetStream usage for /jsz; null when JetStream is off.</summary>
@@ -223,7 +216,7 @@ public sealed class Broker : IAsyncDisposable
     public (long InMsgs, long InBytes, long OutMsgs, long OutBytes) GetTotals()
     {
         long inMsgs = Stats.InMsgs, inBytes = Stats.InBytes, outMsgs = Stats.OutMsgs, outBytes = Stats.OutBytes;
-        foreach (var c in _clients.Values)
+        foreach (var c in Registry.Clients)
         {
             inMsgs += c.InMsgs;
             inBytes += c.InBytes;
@@ -234,54 +227,35 @@ public sealed class Broker : IAsyncDisposable
         return (inMsgs, inBytes, outMsgs, outBytes);
     }
 
+    /// <summary>Stops the actors (and the actor system, when the broker created it).</summary>
     public async ValueTask DisposeAsync()
     {
-        await System.Terminate().ConfigureAwait(false);
-        if (_journalSync is not null)
+        if (System is not { } system)
         {
-            await _journalSync.DisposeAsync().ConfigureAwait(false);
+            return;
         }
 
-        _journal?.Dispose();
-        _snapshots?.Dispose();
-    }
-
-    private void SyncJournal(FileJournalStore journal)
-    {
-        try
+        if (_ownsSystem)
         {
-            journal.Sync();
+            await system.Terminate().ConfigureAwait(false);
+            return;
         }
-        catch (Exception e) when (e is IOException or ObjectDisposedException)
+
+        // A host's system (a test's) outlives the broker: stop just the broker's actors, children first.
+        foreach (var actor in new[] { JetStream, _connections, RouterSupervisorRef })
         {
-            // A timer thread must not throw; the next write reports a broken journal to its actor.
-            Logger.LogError(e, "consumer journal sync failed");
-        }
-    }
-
-    internal ulong NextClientId() => (ulong)Interlocked.Increment(ref _nextClientId);
-
-    internal void Register(ClientConnection client)
-    {
-        _clients[client.Id] = client;
-        Stats.CountConnection();
-    }
-
-    internal void Unregister(ClientConnection client, Subscription[] subscriptions)
-    {
-        if (_clients.TryRemove(client.Id, out _))
-        {
-            Stats.AddClosed(client.InMsgs, client.InBytes, client.Outbound.OutMsgs, client.Outbound.OutBytes);
-            if (!client.IsInternal)
+            if (actor is not null && !actor.IsNobody())
             {
-                _closed.Enqueue(Describe(client, subscriptions, DateTime.UtcNow));
-            }
-
-            while (_closed.Count > MaxClosedConnections && _closed.TryDequeue(out _))
-            {
+                await actor.GracefulStop(TimeSpan.FromSeconds(30)).ConfigureAwait(false);
             }
         }
     }
+
+    internal ulong NextClientId() => Registry.NextClientId();
+
+    internal void Register(ClientConnection client) => Registry.Register(client);
+
+    internal void Unregister(ClientConnection client, Subscription[] subscriptions) => Registry.Unregister(client, subscriptions);
 
     /// <summary>
     /// Writes <c>INFO {json}\r\n</c> for one client into <paramref name="destination"/>: the server's
@@ -352,9 +326,7 @@ public sealed class Broker : IAsyncDisposable
 
         if (single)
         {
-            var completion = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-            _routers[first].Tell(new SubjectRouter.Protocol.Apply(changes, completion));
-            return completion.Task;
+            return _routers[first].Ask<SubjectRouter.Protocol.Applied>(ApplyFor(changes), null, CancellationToken.None);
         }
 
         var tasks = new List<Task>();
@@ -363,14 +335,16 @@ public sealed class Broker : IAsyncDisposable
         {
             if (seen.Add(change.Sub.Shard))
             {
-                var completion = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-                _routers[change.Sub.Shard].Tell(new SubjectRouter.Protocol.Apply(changes, completion));
-                tasks.Add(completion.Task);
+                tasks.Add(_routers[change.Sub.Shard].Ask<SubjectRouter.Protocol.Applied>(ApplyFor(changes), null, CancellationToken.None));
             }
         }
 
         return Task.WhenAll(tasks);
     }
+
+    // The shard answers the ask's temporary actor; no timeout (a shard that restarts answers after its rebuild).
+    private static Func<IActorRef, object> ApplyFor(IReadOnlyList<SubChange> changes) =>
+        replyTo => new SubjectRouter.Protocol.Apply(changes, replyTo);
 
     /// <summary>Like <see cref="ApplyAsync"/>, for removals nobody waits on (a closing client, auto-unsubscribe).</summary>
     internal void ApplyWithoutWaiting(IReadOnlyList<SubChange> changes)

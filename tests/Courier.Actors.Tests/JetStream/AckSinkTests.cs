@@ -12,7 +12,7 @@ public sealed class AckSinkTests
     [Fact]
     public async Task Acks_of_every_kind_are_decoded_from_what_a_client_publishes()
     {
-        await using var harness = new BrokerHarness();
+        await using var harness = await BrokerHarness.StartAsync();
         await using var client = new InternalClient(harness.Broker);
         client.Start();
         var received = new ConcurrentQueue<AckEntry>();

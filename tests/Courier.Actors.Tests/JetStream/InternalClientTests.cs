@@ -12,7 +12,7 @@ public sealed class InternalClientTests
     [Fact]
     public async Task An_internal_subscriber_receives_what_a_network_client_publishes_in_batches_with_reply_and_headers()
     {
-        await using var harness = new BrokerHarness();
+        await using var harness = await BrokerHarness.StartAsync();
         await using var client = new InternalClient(harness.Broker);
         client.Start();
         var received = new ConcurrentQueue<InternalMessage>();
@@ -53,7 +53,7 @@ public sealed class InternalClientTests
     [Fact]
     public async Task What_an_internal_client_publishes_reaches_network_subscribers()
     {
-        await using var harness = new BrokerHarness();
+        await using var harness = await BrokerHarness.StartAsync();
         await using var client = new InternalClient(harness.Broker);
         client.Start();
         using var subscriber = await harness.ConnectAsync();

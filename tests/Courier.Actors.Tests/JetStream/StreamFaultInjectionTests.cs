@@ -1,6 +1,6 @@
 using System.Globalization;
+using Akka.Actor;
 using Courier.Actors.JetStream;
-using Courier.Actors.Runtime;
 using Courier.Actors.Server;
 using Courier.Actors.Tests.Server;
 using Xunit;
@@ -11,14 +11,28 @@ namespace Courier.Actors.Tests.JetStream;
 /// Kills a running stream actor: it restarts, recovers from its store and its durable consumer's
 /// state file, and neither loses nor repeats an acknowledged message.
 /// </summary>
-public sealed class StreamFaultInjectionTests : IDisposable
+public sealed class StreamFaultInjectionTests : Akka.TestKit.Xunit2.TestKit
 {
-    private readonly string _storeDir = Directory.CreateTempSubdirectory("courier-fi-").FullName;
+    private static readonly string StoreRoot = Directory.CreateTempSubdirectory("courier-fi-").FullName;
+    private readonly string _storeDir;
+
+    public StreamFaultInjectionTests()
+        : this(Path.Combine(StoreRoot, Guid.NewGuid().ToString("N")))
+    {
+    }
+
+    private StreamFaultInjectionTests(string storeDir)
+        : base(TestConfig.For(Options(storeDir)))
+    {
+        _storeDir = storeDir;
+    }
+
+    private static ServerOptions Options(string storeDir) => new() { Host = "127.0.0.1", JetStream = true, StoreDir = storeDir };
 
     [Fact]
     public async Task A_killed_stream_actor_recovers_without_losing_or_repeating_acknowledged_messages()
     {
-        await using var harness = new BrokerHarness(new ServerOptions { Host = "127.0.0.1", JetStream = true, StoreDir = _storeDir });
+        await using var harness = await BrokerHarness.StartAsync(Sys, Options(_storeDir));
         using var c = await harness.ConnectAsync();
         await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
         await c.ExpectLineAsync("PONG");
@@ -60,7 +74,7 @@ public sealed class StreamFaultInjectionTests : IDisposable
     [Fact]
     public async Task A_killed_consumer_actor_recovers_its_acks_from_the_journal_and_snapshot()
     {
-        await using var harness = new BrokerHarness(new ServerOptions { Host = "127.0.0.1", JetStream = true, StoreDir = _storeDir });
+        await using var harness = await BrokerHarness.StartAsync(Sys, Options(_storeDir));
         using var c = await harness.ConnectAsync();
         await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
         await c.ExpectLineAsync("PONG");
@@ -120,7 +134,7 @@ public sealed class StreamFaultInjectionTests : IDisposable
     [Fact]
     public async Task A_stream_actor_that_fails_past_its_restart_limit_is_started_again_from_its_store()
     {
-        await using var harness = new BrokerHarness(new ServerOptions { Host = "127.0.0.1", JetStream = true, StoreDir = _storeDir });
+        await using var harness = await BrokerHarness.StartAsync(Sys, Options(_storeDir));
         using var c = await harness.ConnectAsync();
         await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
         await c.ExpectLineAsync("PONG");
@@ -151,7 +165,14 @@ public sealed class StreamFaultInjectionTests : IDisposable
         Assert.Contains("\"seq\":6", await RequestAsync(c, "fi.6", "x"), StringComparison.Ordinal);
     }
 
-    public void Dispose() => Directory.Delete(_storeDir, recursive: true);
+    protected override void AfterAll()
+    {
+        base.AfterAll();
+        if (Directory.Exists(_storeDir))
+        {
+            Directory.Delete(_storeDir, recursive: true);
+        }
+    }
 
     private static async Task<string> RequestAsync(LineClient c, string subject, string payload)
     {

@@ -1,5 +1,6 @@
+using Akka.Actor;
 using Courier.Actors.JetStream;
-using Courier.Actors.Runtime;
+using Courier.Actors.Server;
 using Courier.Actors.Tests.Server;
 using Courier.Protocols.JetStream;
 using Courier.Storage;
@@ -12,20 +13,25 @@ namespace Courier.Actors.Tests.JetStream;
 /// jetstream.sync_interval: under <see cref="SyncPolicy.Interval"/> a Flush only writes, and the stream
 /// actor's timer fsyncs what was written, with no further publish.
 /// </summary>
-public sealed class StreamSyncTests : IDisposable
+public sealed class StreamSyncTests : Akka.TestKit.Xunit2.TestKit
 {
     private static readonly TimeSpan Period = TimeSpan.FromMilliseconds(100);
     private readonly string _directory = Directory.CreateTempSubdirectory("courier-sync-").FullName;
 
+    public StreamSyncTests()
+        : base(TestConfig.For(new ServerOptions { Host = "127.0.0.1" }))
+    {
+    }
+
     [Fact]
     public async Task Under_a_sync_interval_the_stream_actor_fsyncs_what_its_store_wrote_on_a_timer()
     {
-        await using var harness = new BrokerHarness();
+        await using var harness = await BrokerHarness.StartAsync(Sys);
         await using var client = new InternalClient(harness.Broker);
         client.Start();
         var store = (FileStore)StreamStores.OpenFile(_directory, new StoreConfig { Name = "S" }, new FileStoreOptions { Sync = SyncPolicy.Interval(Period) });
         var config = new StreamConfig { Name = "S", Subjects = ["sync.>"] };
-        var stream = harness.Broker.System.ActorOf(StreamActor.Props(client, config, DateTime.UtcNow, store, _directory, _ => false));
+        var stream = Sys.ActorOf(StreamActor.Props(client, config, DateTime.UtcNow, store, _directory, _ => false));
         try
         {
             // A Flush syncs by itself once a period has passed since the last fsync; then there is
@@ -53,5 +59,9 @@ public sealed class StreamSyncTests : IDisposable
         }
     }
 
-    public void Dispose() => Directory.Delete(_directory, recursive: true);
+    protected override void AfterAll()
+    {
+        base.AfterAll();
+        Directory.Delete(_directory, recursive: true);
+    }
 }

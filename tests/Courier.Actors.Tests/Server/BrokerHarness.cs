@@ -1,6 +1,7 @@
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
+using Akka.Actor;
 using Courier.Actors.Server;
 using Xunit;
 
@@ -8,16 +9,35 @@ namespace Courier.Actors.Tests.Server;
 
 /// <summary>
 /// A broker fed by a loopback listener, for actor-level tests with real sockets and no process.
+/// Its actors run in the test's actor system (a TestKit's <c>Sys</c>), so probes can watch and kill them.
 /// </summary>
 internal sealed class BrokerHarness : IAsyncDisposable
 {
     private readonly TcpListener _listener = new(IPAddress.Loopback, 0);
     private readonly CancellationTokenSource _stop = new();
-    private readonly Task _acceptLoop;
+    private Task _acceptLoop = Task.CompletedTask;
 
-    public BrokerHarness(ServerOptions? options = null)
+    private BrokerHarness(ServerOptions options)
     {
-        Broker = new Broker(options ?? new ServerOptions { Host = "127.0.0.1" });
+        Broker = new Broker(options);
+    }
+
+    /// <summary>Starts a broker with <paramref name="options"/> in <paramref name="system"/> (configured with <see cref="TestConfig.For"/>).</summary>
+    public static Task<BrokerHarness> StartAsync(ActorSystem system, ServerOptions? options = null) => StartCoreAsync(system, options);
+
+    /// <summary>Starts a broker with an actor system of its own, as the server does.</summary>
+    public static Task<BrokerHarness> StartAsync(ServerOptions? options = null) => StartCoreAsync(null, options);
+
+    private static async Task<BrokerHarness> StartCoreAsync(ActorSystem? system, ServerOptions? options)
+    {
+        var harness = new BrokerHarness(options ?? new ServerOptions { Host = "127.0.0.1" });
+        await harness.Broker.StartAsync(system);
+        harness.Listen();
+        return harness;
+    }
+
+    private void Listen()
+    {
         _listener.Start();
         _acceptLoop = Task.Run(async () =>
         {

@@ -8,7 +8,7 @@ public sealed class PublishPathTests
     [Fact]
     public async Task A_publisher_repeating_one_subject_sees_every_subscribe_and_unsubscribe_of_other_clients()
     {
-        await using var harness = new BrokerHarness();
+        await using var harness = await BrokerHarness.StartAsync();
         using var publisher = await harness.ConnectAsync();
         using var subscriber = await harness.ConnectAsync();
         for (var i = 0; i < 50; i++)
@@ -37,7 +37,7 @@ public sealed class PublishPathTests
     [Fact]
     public async Task A_wildcard_subscription_reaches_a_subject_whose_match_was_cached_before_it()
     {
-        await using var harness = new BrokerHarness();
+        await using var harness = await BrokerHarness.StartAsync();
         using var publisher = await harness.ConnectAsync();
         using var subscriber = await harness.ConnectAsync();
         await subscriber.SendAsync("SUB cached.literal 1\r\nPING\r\n");

@@ -1,0 +1,17 @@
+using System.Net.Sockets;
+using Akka.Actor;
+
+namespace Courier.Actors.Connections;
+
+/// <summary>
+/// What the connection actors need from the node to serve a client: its data path, built around the
+/// connection's stream and owned by its actor, and the INFO a rejected client gets before its error.
+/// </summary>
+internal interface IConnectionFactory
+{
+    /// <summary>The data path of client <paramref name="id"/> (<paramref name="socket"/> null: an in-process client).</summary>
+    ClientConnection Create(Stream stream, Socket? socket, ulong id, IActorRef owner);
+
+    /// <summary>The INFO line sent to a client refused at accept (max_connections), before the error.</summary>
+    byte[] RejectionInfo(ulong id);
+}

@@ -1,0 +1,73 @@
+using System.Globalization;
+using Akka.Actor;
+using Akka.Actor.Setup;
+using Akka.Configuration;
+using Courier.Actors.Server;
+using Microsoft.Extensions.Logging;
+
+namespace Courier.Actors.Hosting;
+
+/// <summary>
+/// Builds the node's Akka.NET configuration, in one place: the embedded <c>reference.conf</c>, with
+/// the values that come from <see cref="ServerOptions"/> put over it, and Akka's own defaults under it.
+/// </summary>
+public static class ActorSystemConfig
+{
+    /// <summary>The actor system's name (actor paths are <c>akka://courier/user/...</c>).</summary>
+    public const string SystemName = "courier";
+
+    private static readonly Lazy<Config> Reference = new(LoadReference);
+
+    /// <summary>The embedded reference configuration alone.</summary>
+    public static Config ReferenceConfig => Reference.Value;
+
+    /// <summary>The configuration for a node with <paramref name="options"/>.</summary>
+    public static Config Build(ServerOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        var overrides = new List<string>
+        {
+            $"akka.loglevel = {(options.Trace || options.Debug ? "DEBUG" : "INFO")}",
+        };
+        if (options.JetStream)
+        {
+            // Durable consumers' journal and snapshots live beside the streams, on the same sync policy.
+            var account = options.JetStreamAccountDirectory;
+            overrides.Add($"courier.persistence.journal.dir = {Quote(Path.Combine(account, "journal"))}");
+            overrides.Add($"courier.persistence.snapshot-store.dir = {Quote(Path.Combine(account, "snapshots"))}");
+            overrides.Add($"courier.persistence.journal.sync = {Quote(options.JetStreamSync.IsAlways ? "always" : ((long)options.JetStreamSync.Period.TotalMilliseconds).ToString(CultureInfo.InvariantCulture) + "ms")}");
+        }
+
+        return ConfigurationFactory.ParseString(string.Join('\n', overrides)).WithFallback(ReferenceConfig);
+    }
+
+    /// <summary>Creates the node's actor system: <paramref name="config"/>, with Akka's log events going to <paramref name="loggerFactory"/>.</summary>
+    public static ActorSystem CreateSystem(Config config, ILoggerFactory loggerFactory)
+    {
+        var setup = ActorSystemSetup.Create(BootstrapSetup.Create().WithConfig(config), new LoggerFactorySetup(loggerFactory));
+        return ActorSystem.Create(SystemName, setup);
+    }
+
+    /// <summary>HOCON's quoted string: backslashes and quotes escaped.</summary>
+    internal static string Quote(string value) => "\"" + value.Replace("\\", "\\\\", StringComparison.Ordinal).Replace("\"", "\\\"", StringComparison.Ordinal) + "\"";
+
+    private static Config LoadReference()
+    {
+        using var stream = typeof(ActorSystemConfig).Assembly.GetManifestResourceStream("Courier.Actors.reference.conf")
+            ?? throw new InvalidOperationException("Courier.Actors.reference.conf is not embedded");
+        using var reader = new StreamReader(stream);
+        return ConfigurationFactory.ParseString(reader.ReadToEnd());
+    }
+}
+
+/// <summary>Hands the server's <see cref="ILoggerFactory"/> to <see cref="AkkaLogBridge"/> (Akka creates loggers by type).</summary>
+public sealed class LoggerFactorySetup : Setup
+{
+    public LoggerFactorySetup(ILoggerFactory loggerFactory)
+    {
+        ArgumentNullException.ThrowIfNull(loggerFactory);
+        LoggerFactory = loggerFactory;
+    }
+
+    public ILoggerFactory LoggerFactory { get; }
+}

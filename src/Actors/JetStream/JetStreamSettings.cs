@@ -1,0 +1,23 @@
+using Courier.Actors.Server;
+using Courier.Storage;
+
+namespace Courier.Actors.JetStream;
+
+/// <summary>What the JetStream actors need from the server's options.</summary>
+/// <param name="AccountDirectory">The global account's directory: <c>&lt;store_dir&gt;/jetstream/$G</c>.</param>
+/// <param name="StoreDirectory">The JetStream directory reported by /jsz: <c>&lt;store_dir&gt;/jetstream</c>.</param>
+/// <param name="Sync">When file streams fsync (<c>sync_interval</c>).</param>
+/// <param name="MaxMemoryStore">Bytes memory streams may reserve together; -1: no limit.</param>
+/// <param name="MaxFileStore">Bytes file streams may reserve together; -1: no limit.</param>
+internal sealed record JetStreamSettings(string AccountDirectory, string StoreDirectory, SyncPolicy Sync, long MaxMemoryStore, long MaxFileStore)
+{
+    /// <summary>The streams' directory: one folder per stream.</summary>
+    public string StreamsDirectory => Path.Combine(AccountDirectory, "streams");
+
+    public static JetStreamSettings From(ServerOptions options) => new(
+        options.JetStreamAccountDirectory,
+        Path.Combine(options.EffectiveStoreDir, "jetstream"),
+        options.JetStreamSync,
+        options.MaxMemoryStore,
+        options.MaxFileStore);
+}

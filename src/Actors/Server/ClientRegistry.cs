@@ -1,0 +1,69 @@
+using System.Collections.Concurrent;
+using Courier.Actors.Connections;
+using Courier.Actors.Routing;
+
+namespace Courier.Actors.Server;
+
+/// <summary>
+/// The node's open client connections (and the recently closed ones, for <c>/connz?state=closed</c>).
+/// Connection actors register and unregister their connection; router shards rebuild from it;
+/// monitoring reads it. Thread-safe: every member may be called from any thread.
+/// </summary>
+internal sealed class ClientRegistry
+{
+    /// <summary>Closed connections kept for /connz?state=closed (nats-server keeps 10,000).</summary>
+    internal const int MaxClosedConnections = 10_000;
+
+    private readonly ConcurrentDictionary<ulong, ClientConnection> _clients = new();
+    private readonly ConcurrentQueue<ConnectionInfo> _closed = new();
+    private readonly ServerStats _stats;
+    private long _nextClientId;
+
+    public ClientRegistry(ServerStats stats) => _stats = stats;
+
+    /// <summary>The open connections, Courier's own in-process ones included.</summary>
+    public ICollection<ClientConnection> Clients => _clients.Values;
+
+    /// <summary>Recently closed client connections, oldest first.</summary>
+    public IEnumerable<ConnectionInfo> Closed => _closed;
+
+    /// <summary>The next client id (INFO <c>client_id</c>, /connz <c>cid</c>): 1, 2, 3, ...</summary>
+    public ulong NextClientId() => (ulong)Interlocked.Increment(ref _nextClientId);
+
+    public void Register(ClientConnection client)
+    {
+        _clients[client.Id] = client;
+        _stats.CountConnection();
+    }
+
+    public void Unregister(ClientConnection client, Subscription[] subscriptions)
+    {
+        if (_clients.TryRemove(client.Id, out _))
+        {
+            _stats.AddClosed(client.InMsgs, client.InBytes, client.Outbound.OutMsgs, client.Outbound.OutBytes);
+            if (!client.IsInternal)
+            {
+                _closed.Enqueue(Describe(client, subscriptions, DateTime.UtcNow));
+            }
+
+            while (_closed.Count > MaxClosedConnections && _closed.TryDequeue(out _))
+            {
+            }
+        }
+    }
+
+    /// <summary>One connection as /connz shows it; <paramref name="stop"/> is null while it is open.</summary>
+    public static ConnectionInfo Describe(ClientConnection c, Subscription[] subscriptions, DateTime? stop)
+    {
+        var subjects = new string[subscriptions.Length];
+        for (var i = 0; i < subscriptions.Length; i++)
+        {
+            subjects[i] = subscriptions[i].Subject;
+        }
+
+        return new ConnectionInfo(
+            c.Id, c.RemoteIp, c.RemotePort, c.Started, c.LastActivity, c.ConnectOptions?.Name, c.ConnectOptions?.Lang,
+            c.ConnectOptions?.Version, c.AuthorizedUser, c.InMsgs, c.InBytes, c.Outbound.OutMsgs, c.Outbound.OutBytes,
+            c.Outbound.PendingBytes, subjects, stop, stop is null ? null : c.CloseReason);
+    }
+}
