@@ -55,6 +55,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     private bool _positionsChanged;
     private bool _recovered;
     private int _eventsSinceSnapshot;
+    private ConsumerInfoResponse? _initialInfo; // the create reply: the state before the first delivery, as nats-server
 
     public ConsumerActor(InternalClient client, IStreamStore store, string stream, ConsumerConfig config, DateTime created, string? persistenceId, ConsumerContext context)
     {
@@ -99,6 +100,11 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         Command<Protocol.FlowControlResponse>(OnFlowControlResponse);
         Command<Protocol.Tick>(_ => Tick());
         Command<Protocol.GetInfo>(_ => Sender.Tell(Info("io.nats.jetstream.api.v1.consumer_info_response")));
+        Command<Protocol.GetCreatedInfo>(_ =>
+        {
+            Sender.Tell(_initialInfo ?? Info("io.nats.jetstream.api.v1.consumer_info_response"));
+            _initialInfo = null;
+        });
         Command<SaveSnapshotSuccess>(saved =>
         {
             // The snapshot holds everything up to it: drop the events and the older snapshots below it.
@@ -180,6 +186,11 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
             // A new durable stores where it starts (its deliver policy is evaluated once, now).
             _positionsChanged = true;
             Checkpoint(null);
+
+            // A push consumer delivers at once (below), before its create reply goes out. The reply
+            // shows the state before that, as nats-server's does: clients read num_pending in it as
+            // "messages to come" (NATS.Net's KV GetKeysAsync lists nothing when it is 0).
+            _initialInfo = Info("io.nats.jetstream.api.v1.consumer_info_response");
         }
 
         Deliver();
@@ -779,6 +790,16 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
             public static readonly GetInfo Instance = new();
 
             private GetInfo()
+            {
+            }
+        }
+
+        /// <summary>Asks for the <see cref="ConsumerInfoResponse"/> of the create reply: the state before the first delivery.</summary>
+        public sealed class GetCreatedInfo
+        {
+            public static readonly GetCreatedInfo Instance = new();
+
+            private GetCreatedInfo()
             {
             }
         }

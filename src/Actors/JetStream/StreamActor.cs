@@ -471,7 +471,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         }
 
         var actor = StartConsumer(config, createdAt, persisted);
-        var created = await actor.Ask<ConsumerInfoResponse>(ConsumerActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
+        var created = await actor.Ask<ConsumerInfoResponse>(ConsumerActor.Protocol.GetCreatedInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
         created.Type = Type;
         Reply(request.ReplyTo, created, ConsumerJsonContext.Default.ConsumerInfoResponse);
     }

@@ -124,6 +124,37 @@ public abstract partial class JetStreamWireTests<TServer> : IClassFixture<TServe
         });
     }
 
+    [Fact]
+    public async Task A_push_consumers_create_reply_counts_what_it_will_deliver_though_delivery_starts_before_the_reply()
+    {
+        await _server.WithJetStreamAsync(async server =>
+        {
+            await using var c = await WireClient.ConnectAsync(server);
+            await c.HandshakeAsync();
+            await c.SendAsync("SUB _INBOX.k.* 1\r\nSUB keys.inbox 2\r\n");
+            const string stream = """{"name":"K","subjects":["k.>"],"storage":"file"}""";
+            await c.SendAsync($"PUB $JS.API.STREAM.CREATE.K _INBOX.k.create {stream.Length}\r\n{stream}\r\n");
+            await c.ExpectMsgAsync();
+            foreach (var subject in new[] { "k.a", "k.b", "k.a" })
+            {
+                await c.SendAsync($"PUB {subject} _INBOX.k.ack 1\r\nv\r\n");
+                await c.ExpectMsgAsync();
+            }
+
+            // What NATS.Net's KV GetKeysAsync asks for; it lists nothing if the reply says num_pending 0.
+            const string consumer = """{"stream_name":"K","config":{"name":"L","deliver_subject":"keys.inbox","deliver_policy":"last_per_subject","ack_policy":"none","headers_only":true,"filter_subject":"k.>","flow_control":true,"idle_heartbeat":5000000000}}""";
+            await c.SendAsync($"PUB $JS.API.CONSUMER.CREATE.K.L.k.> _INBOX.k.consumer {consumer.Length}\r\n{consumer}\r\n");
+
+            // The deliveries may come before the reply (they do on nats-server): take all three.
+            var frames = new List<WireMessage> { await c.ExpectMsgAsync(), await c.ExpectMsgAsync(), await c.ExpectMsgAsync() };
+            var reply = Assert.Single(frames, m => m.Subject == "_INBOX.k.consumer");
+            using var created = JsonDocument.Parse(reply.Payload);
+            Assert.Equal(2UL, created.RootElement.GetProperty("num_pending").GetUInt64());
+            Assert.Equal(0UL, created.RootElement.GetProperty("delivered").GetProperty("consumer_seq").GetUInt64()); // nothing sent yet
+            Assert.Equal(["k.b", "k.a"], frames.Where(m => m.Sid == "2").Select(m => m.Subject));
+        });
+    }
+
     // $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<timestamp>.<pending>
     [GeneratedRegex(@"^\$JS\.ACK\.W\.D\.(?<delivered>\d+)\.(?<sseq>\d+)\.(?<cseq>\d+)\.(?<ts>\d{19})\.(?<pending>\d+)$")]
     private static partial Regex AckSubject();

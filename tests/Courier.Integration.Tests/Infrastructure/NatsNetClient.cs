@@ -1,0 +1,30 @@
+using NATS.Client.Core;
+
+namespace Courier.Integration.Tests.Infrastructure;
+
+/// <summary>Connections of the official .NET client (NATS.Net) to a server under test.</summary>
+public static class NatsNetClient
+{
+    /// <summary>Bounds every NATS.Net test: connect, requests and reads all end within it.</summary>
+    public static readonly TimeSpan TestTimeout = TimeSpan.FromSeconds(30);
+
+    private static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(10); // courier's first JetStream requests JIT
+
+    /// <summary>Connects to <paramref name="url"/> (no reconnects: a dropped connection fails the test).</summary>
+    public static async Task<NatsConnection> ConnectAsync(string url, string name = "natsnet-it")
+    {
+        var nats = new NatsConnection(new NatsOpts
+        {
+            Url = url,
+            Name = name,
+            RequestTimeout = RequestTimeout,
+            CommandTimeout = RequestTimeout,
+            MaxReconnectRetry = 0,
+        });
+        await nats.ConnectAsync();
+        return nats;
+    }
+
+    /// <summary>A stream or bucket name unique to the test, from its subject prefix (names may hold no dot).</summary>
+    public static string NameFor(string prefix) => prefix.Replace('.', '_');
+}
