@@ -37,20 +37,20 @@ public sealed class StreamFaultInjectionTests : Akka.TestKit.Xunit2.TestKit
         await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
         await c.ExpectLineAsync("PONG");
 
-        await RequestAsync(c, "$JS.API.STREAM.CREATE.FI", """{"name":"FI","subjects":["fi.>"]}""");
+        await JetStreamWire.RequestAsync(c, "$JS.API.STREAM.CREATE.FI", """{"name":"FI","subjects":["fi.>"]}""");
         for (var i = 1; i <= 10; i++)
         {
-            var ack = await RequestAsync(c, $"fi.{i}", "x");
+            var ack = await JetStreamWire.RequestAsync(c, $"fi.{i}", "x");
             Assert.Contains($"\"seq\":{i}", ack, StringComparison.Ordinal);
         }
 
-        await RequestAsync(c, "$JS.API.CONSUMER.DURABLE.CREATE.FI.D", """{"stream_name":"FI","config":{"durable_name":"D","ack_policy":"explicit"}}""");
-        var first = await FetchAsync(c, 4);
+        await JetStreamWire.RequestAsync(c, "$JS.API.CONSUMER.DURABLE.CREATE.FI.D", """{"stream_name":"FI","config":{"durable_name":"D","ack_policy":"explicit"}}""");
+        var first = await JetStreamWire.FetchAsync(c, 4);
         Assert.Equal([1UL, 2, 3, 4], first.Select(m => m.StreamSeq));
         foreach (var m in first)
         {
             // Double ack: the confirmation comes once the ack is recorded.
-            await RequestAsync(c, m.AckSubject, "+ACK");
+            await JetStreamWire.RequestAsync(c, m.AckSubject, "+ACK");
         }
 
         var stream = await harness.Broker.JetStream!.Ask<IActorRef>(new JetStreamApi.Protocol.GetStream("FI"), TimeSpan.FromSeconds(5));
@@ -61,13 +61,13 @@ public sealed class StreamFaultInjectionTests : Akka.TestKit.Xunit2.TestKit
         for (var attempt = 0; attempt < 50 && !info.Contains("\"messages\":10", StringComparison.Ordinal); attempt++)
         {
             await Task.Delay(50);
-            info = await RequestAsync(c, "$JS.API.STREAM.INFO.FI", "");
+            info = await JetStreamWire.RequestAsync(c, "$JS.API.STREAM.INFO.FI", "");
         }
 
         Assert.Contains("\"messages\":10", info, StringComparison.Ordinal);
-        Assert.Contains("\"seq\":11", await RequestAsync(c, "fi.11", "x"), StringComparison.Ordinal);
+        Assert.Contains("\"seq\":11", await JetStreamWire.RequestAsync(c, "fi.11", "x"), StringComparison.Ordinal);
 
-        var rest = await FetchAsync(c, 20, noWait: true);
+        var rest = await JetStreamWire.FetchAsync(c, 20, noWait: true);
         Assert.Equal([5UL, 6, 7, 8, 9, 10, 11], rest.Select(m => m.StreamSeq));
     }
 
@@ -81,7 +81,7 @@ public sealed class StreamFaultInjectionTests : Akka.TestKit.Xunit2.TestKit
 
         // More single acks than the consumer's snapshot interval: recovery reads a snapshot and the events after it.
         const int Messages = ConsumerActor.SnapshotEvery + 300;
-        await RequestAsync(c, "$JS.API.STREAM.CREATE.FI", """{"name":"FI","subjects":["fi.>"]}""");
+        await JetStreamWire.RequestAsync(c, "$JS.API.STREAM.CREATE.FI", """{"name":"FI","subjects":["fi.>"]}""");
         var publishes = new System.Text.StringBuilder();
         for (var i = 1; i <= Messages; i++)
         {
@@ -90,14 +90,14 @@ public sealed class StreamFaultInjectionTests : Akka.TestKit.Xunit2.TestKit
 
         await c.SendAsync(publishes.ToString() + "PING\r\n");
         await c.ExpectLineAsync("PONG");
-        await RequestAsync(c, "$JS.API.CONSUMER.DURABLE.CREATE.FI.D", """{"stream_name":"FI","config":{"durable_name":"D","ack_policy":"explicit","max_ack_pending":2000}}""");
+        await JetStreamWire.RequestAsync(c, "$JS.API.CONSUMER.DURABLE.CREATE.FI.D", """{"stream_name":"FI","config":{"durable_name":"D","ack_policy":"explicit","max_ack_pending":2000}}""");
 
         // Acknowledge all but the last 5 delivered, one double ack (one journal event) at a time.
-        var first = await FetchAsync(c, Messages - 10);
+        var first = await JetStreamWire.FetchAsync(c, Messages - 10);
         Assert.Equal(Messages - 10, first.Count);
         foreach (var m in first.Take(first.Count - 5))
         {
-            await RequestAsync(c, m.AckSubject, "+ACK");
+            await JetStreamWire.RequestAsync(c, m.AckSubject, "+ACK");
         }
 
         var snapshots = Path.Combine(_storeDir, "jetstream", "$G", "snapshots");
@@ -112,11 +112,11 @@ public sealed class StreamFaultInjectionTests : Akka.TestKit.Xunit2.TestKit
         consumer.Tell(Kill.Instance);
 
         // The restarted consumer redelivers exactly the 5 unacknowledged deliveries (second delivery), then the rest.
-        List<Delivered> rest = [];
+        List<JetStreamWire.Delivered> rest = [];
         for (var attempt = 0; attempt < 50 && rest.Count == 0; attempt++)
         {
             await Task.Delay(50);
-            rest = await FetchAsync(c, 100, noWait: true);
+            rest = await JetStreamWire.FetchAsync(c, 100, noWait: true);
         }
 
         var expected = Enumerable.Range(Messages - 14, 15).Select(i => (ulong)i).ToList();
@@ -124,7 +124,7 @@ public sealed class StreamFaultInjectionTests : Akka.TestKit.Xunit2.TestKit
         Assert.All(rest.Take(5), m => Assert.Equal("2", m.AckSubject.Split('.')[4]));
         Assert.All(rest.Skip(5), m => Assert.Equal("1", m.AckSubject.Split('.')[4]));
 
-        var info = await RequestAsync(c, "$JS.API.CONSUMER.INFO.FI.D", "");
+        var info = await JetStreamWire.RequestAsync(c, "$JS.API.CONSUMER.INFO.FI.D", "");
         using var json = System.Text.Json.JsonDocument.Parse(info);
         Assert.Equal((ulong)(Messages - 15), json.RootElement.GetProperty("ack_floor").GetProperty("stream_seq").GetUInt64());
         Assert.Equal(15, json.RootElement.GetProperty("num_ack_pending").GetInt32());
@@ -138,10 +138,10 @@ public sealed class StreamFaultInjectionTests : Akka.TestKit.Xunit2.TestKit
         using var c = await harness.ConnectAsync();
         await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
         await c.ExpectLineAsync("PONG");
-        await RequestAsync(c, "$JS.API.STREAM.CREATE.FI", """{"name":"FI","subjects":["fi.>"]}""");
+        await JetStreamWire.RequestAsync(c, "$JS.API.STREAM.CREATE.FI", """{"name":"FI","subjects":["fi.>"]}""");
         for (var i = 1; i <= 5; i++)
         {
-            Assert.Contains($"\"seq\":{i}", await RequestAsync(c, $"fi.{i}", "x"), StringComparison.Ordinal);
+            Assert.Contains($"\"seq\":{i}", await JetStreamWire.RequestAsync(c, $"fi.{i}", "x"), StringComparison.Ordinal);
         }
 
         // Eleven failures in a row: more than the supervisor's ten restarts a minute, so the actor stops.
@@ -160,9 +160,9 @@ public sealed class StreamFaultInjectionTests : Akka.TestKit.Xunit2.TestKit
 
         Assert.NotEqual(first, second);
         Assert.NotEqual(ActorRefs.Nobody, second);
-        var info = await RequestAsync(c, "$JS.API.STREAM.INFO.FI", "");
+        var info = await JetStreamWire.RequestAsync(c, "$JS.API.STREAM.INFO.FI", "");
         Assert.Contains("\"messages\":5", info, StringComparison.Ordinal);
-        Assert.Contains("\"seq\":6", await RequestAsync(c, "fi.6", "x"), StringComparison.Ordinal);
+        Assert.Contains("\"seq\":6", await JetStreamWire.RequestAsync(c, "fi.6", "x"), StringComparison.Ordinal);
     }
 
     protected override void AfterAll()
@@ -173,44 +173,4 @@ public sealed class StreamFaultInjectionTests : Akka.TestKit.Xunit2.TestKit
             Directory.Delete(_storeDir, recursive: true);
         }
     }
-
-    private static async Task<string> RequestAsync(LineClient c, string subject, string payload)
-    {
-        await c.SendAsync($"PUB {subject} _INBOX.t.reply {payload.Length}\r\n{payload}\r\n");
-        var header = await c.ReadLineAsync() ?? throw new Xunit.Sdk.XunitException("connection closed");
-        Assert.StartsWith("MSG _INBOX.t.reply 1", header, StringComparison.Ordinal);
-        return await c.ReadLineAsync() ?? "";
-    }
-
-    // CONSUMER.MSG.NEXT, then MSG lines until the batch is full or a status (HMSG) ends it.
-    private static async Task<List<Delivered>> FetchAsync(LineClient c, int batch, bool noWait = false)
-    {
-        var request = noWait ? $$"""{"batch":{{batch}},"no_wait":true}""" : $$"""{"batch":{{batch}}}""";
-        await c.SendAsync($"PUB $JS.API.CONSUMER.MSG.NEXT.FI.D _INBOX.t.fetch {request.Length}\r\n{request}\r\n");
-        var delivered = new List<Delivered>();
-        while (delivered.Count < batch)
-        {
-            var line = await c.ReadLineAsync() ?? throw new Xunit.Sdk.XunitException("connection closed");
-            if (line.StartsWith("HMSG", StringComparison.Ordinal))
-            {
-                // NATS/1.0 404 or 408, maybe Nats-Pending-* headers, the end of headers, the empty payload.
-                while (!string.IsNullOrEmpty(await c.ReadLineAsync()))
-                {
-                }
-
-                await c.ReadLineAsync();
-                break;
-            }
-
-            // MSG <subject> <sid> <ack subject> <size>
-            var parts = line.Split(' ');
-            var ack = parts[3];
-            delivered.Add(new Delivered(ack, ulong.Parse(ack.Split('.')[5], CultureInfo.InvariantCulture)));
-            await c.ReadLineAsync(); // payload
-        }
-
-        return delivered;
-    }
-
-    private sealed record Delivered(string AckSubject, ulong StreamSeq);
 }
