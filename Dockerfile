@@ -2,7 +2,8 @@
 FROM mcr.microsoft.com/dotnet/sdk:10.0 AS build
 WORKDIR /src
 COPY . .
-RUN dotnet publish src/Gateway/Courier.Gateway.csproj -c Release -o /app
+# ReadyToRun (precompiled) for a fast start; the build's own r2r/ copy is not needed here.
+RUN dotnet publish src/Gateway/Courier.Gateway.csproj -c Release -r linux-x64 --self-contained false -p:CourierReadyToRun=false -o /app
 
 FROM mcr.microsoft.com/dotnet/aspnet:10.0
 WORKDIR /app

@@ -54,7 +54,11 @@ internal sealed class ServerProcess : IDisposable
         return line.Trim();
     }
 
-    private static string CourierDll(string repoRoot) => Path.Combine(repoRoot, "src/Gateway/bin/Release/net10.0/courier.dll");
+    // The precompiled (ReadyToRun) copy a Release build writes, as users run it; else the plain build output.
+    private static string CourierDll(string repoRoot) =>
+        File.Exists(Path.Combine(repoRoot, "src/Gateway/bin/Release/net10.0/r2r/courier.dll"))
+            ? Path.Combine(repoRoot, "src/Gateway/bin/Release/net10.0/r2r/courier.dll")
+            : Path.Combine(repoRoot, "src/Gateway/bin/Release/net10.0/courier.dll");
 
     public static ServerProcess Start(string kind, string repoRoot)
     {

@@ -20,9 +20,19 @@ public static class RepositoryLayout
         ?? new DirectoryInfo(AppContext.BaseDirectory).Parent?.Name
         ?? "Debug";
 
-    /// <summary>The courier executable built by src/Gateway for <see cref="Configuration"/>.</summary>
-    public static string CourierDll =>
-        Path.Combine(Root, "src", "Gateway", "bin", Configuration, "net10.0", "courier.dll");
+    /// <summary>
+    /// The courier executable built by src/Gateway for <see cref="Configuration"/>: the precompiled
+    /// (ReadyToRun) copy a Release build writes to r2r/, as users run it, else the plain build output.
+    /// </summary>
+    public static string CourierDll
+    {
+        get
+        {
+            var output = Path.Combine(Root, "src", "Gateway", "bin", Configuration, "net10.0");
+            var precompiled = Path.Combine(output, "r2r", "courier.dll");
+            return File.Exists(precompiled) ? precompiled : Path.Combine(output, "courier.dll");
+        }
+    }
 
     private static string FindRoot()
     {
