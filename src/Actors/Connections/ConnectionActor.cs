@@ -52,8 +52,13 @@ internal sealed class ConnectionActor : ReceiveActor, IWithTimers
     /// <inheritdoc />
     public ITimerScheduler Timers { get; set; } = null!;
 
+    /// <remarks>
+    /// Built with a producer rather than <c>Props.Create(() =&gt; ...)</c>: one actor per connection, and a
+    /// connection storm opens thousands a second, so no expression tree is built or reflected over per
+    /// connection.
+    /// </remarks>
     public static Props Props(IConnectionFactory factory, ClientRegistry registry, ServerOptions options, Socket? socket, Stream stream, ulong id) =>
-        Akka.Actor.Props.Create(() => new ConnectionActor(factory, registry, options, socket, stream, id));
+        Akka.Actor.Props.CreateBy(new Producer(factory, registry, options, socket, stream, id));
 
     protected override void PreStart()
     {
@@ -77,6 +82,18 @@ internal sealed class ConnectionActor : ReceiveActor, IWithTimers
     {
         _closeReason = reason;
         Context.Stop(Self);
+    }
+
+    private sealed class Producer(IConnectionFactory factory, ClientRegistry registry, ServerOptions options, Socket? socket, Stream stream, ulong id)
+        : IIndirectActorProducer
+    {
+        public Type ActorType => typeof(ConnectionActor);
+
+        public ActorBase Produce() => new ConnectionActor(factory, registry, options, socket, stream, id);
+
+        public void Release(ActorBase actor)
+        {
+        }
     }
 
     /// <summary>The messages this actor understands.</summary>
