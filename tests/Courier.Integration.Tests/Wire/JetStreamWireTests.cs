@@ -155,6 +155,68 @@ public abstract partial class JetStreamWireTests<TServer> : IClassFixture<TServe
         });
     }
 
+    [Fact]
+    public async Task Names_and_lists_page_with_the_requests_offset_and_report_total_offset_and_limit()
+    {
+        await _server.WithJetStreamAsync(async server =>
+        {
+            await using var c = await WireClient.ConnectAsync(server);
+            await c.HandshakeAsync();
+            await c.SendAsync("SUB _INBOX.pg.* 1\r\n");
+            foreach (var name in new[] { "PC", "PA", "PB" })
+            {
+                var config = $$"""{"name":"{{name}}","subjects":["{{name.ToLowerInvariant()}}.>"],"storage":"memory"}""";
+                await c.SendAsync($"PUB $JS.API.STREAM.CREATE.{name} _INBOX.pg.create {config.Length}\r\n{config}\r\n");
+                await c.ExpectMsgAsync();
+            }
+
+            foreach (var name in new[] { "C2", "C3", "C1" })
+            {
+                var consumer = $$$"""{"stream_name":"PA","config":{"durable_name":"{{{name}}}","ack_policy":"explicit"}}""";
+                await c.SendAsync($"PUB $JS.API.CONSUMER.DURABLE.CREATE.PA.{name} _INBOX.pg.consumer {consumer.Length}\r\n{consumer}\r\n");
+                await c.ExpectMsgAsync();
+            }
+
+            async Task<JsonDocument> RequestAsync(string subject, string body)
+            {
+                await c.SendAsync($"PUB {subject} _INBOX.pg.reply {body.Length}\r\n{body}\r\n");
+                return JsonDocument.Parse((await c.ExpectMsgAsync()).Payload);
+            }
+
+            static string[] Names(JsonElement array) => [.. array.EnumerateArray().Select(e => e.ValueKind == JsonValueKind.String ? e.GetString()!
+                : e.TryGetProperty("name", out var name) ? name.GetString()! : e.GetProperty("config").GetProperty("name").GetString()!)];
+
+            // Sorted by name; the page starts at the offset; total counts them all; limit is the API's page size.
+            using (var names = await RequestAsync("$JS.API.STREAM.NAMES", """{"offset":1}"""))
+            {
+                Assert.Equal((3, 1, 1024), (names.RootElement.GetProperty("total").GetInt32(), names.RootElement.GetProperty("offset").GetInt32(), names.RootElement.GetProperty("limit").GetInt32()));
+                Assert.Equal(["PB", "PC"], Names(names.RootElement.GetProperty("streams")));
+            }
+
+            using (var list = await RequestAsync("$JS.API.STREAM.LIST", """{"offset":2}"""))
+            {
+                Assert.Equal((3, 2, 256), (list.RootElement.GetProperty("total").GetInt32(), list.RootElement.GetProperty("offset").GetInt32(), list.RootElement.GetProperty("limit").GetInt32()));
+                Assert.Equal(["PC"], Names(list.RootElement.GetProperty("streams")));
+            }
+
+            using (var past = await RequestAsync("$JS.API.STREAM.NAMES", """{"offset":10}"""))
+            {
+                Assert.Equal(3, past.RootElement.GetProperty("total").GetInt32());
+                Assert.Equal(0, past.RootElement.TryGetProperty("streams", out var none) && none.ValueKind == JsonValueKind.Array ? none.GetArrayLength() : 0);
+            }
+
+            using (var consumers = await RequestAsync("$JS.API.CONSUMER.NAMES.PA", """{"offset":1}"""))
+            {
+                Assert.Equal((3, 1, 1024), (consumers.RootElement.GetProperty("total").GetInt32(), consumers.RootElement.GetProperty("offset").GetInt32(), consumers.RootElement.GetProperty("limit").GetInt32()));
+                Assert.Equal(["C2", "C3"], Names(consumers.RootElement.GetProperty("consumers")));
+            }
+
+            using var infos = await RequestAsync("$JS.API.CONSUMER.LIST.PA", """{"offset":2}""");
+            Assert.Equal((3, 2, 256), (infos.RootElement.GetProperty("total").GetInt32(), infos.RootElement.GetProperty("offset").GetInt32(), infos.RootElement.GetProperty("limit").GetInt32()));
+            Assert.Equal(["C3"], Names(infos.RootElement.GetProperty("consumers")));
+        });
+    }
+
     // $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<timestamp>.<pending>
     [GeneratedRegex(@"^\$JS\.ACK\.W\.D\.(?<delivered>\d+)\.(?<sseq>\d+)\.(?<cseq>\d+)\.(?<ts>\d{19})\.(?<pending>\d+)$")]
     private static partial Regex AckSubject();
