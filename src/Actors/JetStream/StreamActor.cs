@@ -326,43 +326,43 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
 
                 break;
             case "NAMES":
-            {
-                var names = _consumers.Keys.Order(StringComparer.Ordinal).ToList();
-                var (offset, count) = ApiPaging.Page(names.Count, RequestedOffset(request.Payload), ApiPaging.NamesLimit);
-                Reply(request.ReplyTo, new ConsumerNamesResponse
                 {
-                    Type = "io.nats.jetstream.api.v1.consumer_names_response",
-                    Total = names.Count,
-                    Offset = offset,
-                    Limit = ApiPaging.NamesLimit,
-                    Consumers = names.GetRange(offset, count),
-                }, ConsumerJsonContext.Default.ConsumerNamesResponse);
-                break;
-            }
-
-            case "LIST":
-            {
-                var names = _consumers.Keys.Order(StringComparer.Ordinal).ToList();
-                var (offset, count) = ApiPaging.Page(names.Count, RequestedOffset(request.Payload), ApiPaging.ListLimit);
-                var infos = new List<ConsumerInfoResponse>();
-                foreach (var name in names.GetRange(offset, count))
-                {
-                    if (await ConsumerInfoAsync(name) is { } i)
+                    var names = _consumers.Keys.Order(StringComparer.Ordinal).ToList();
+                    var (offset, count) = ApiPaging.Page(names.Count, RequestedOffset(request.Payload), ApiPaging.NamesLimit);
+                    Reply(request.ReplyTo, new ConsumerNamesResponse
                     {
-                        infos.Add(i);
-                    }
+                        Type = "io.nats.jetstream.api.v1.consumer_names_response",
+                        Total = names.Count,
+                        Offset = offset,
+                        Limit = ApiPaging.NamesLimit,
+                        Consumers = names.GetRange(offset, count),
+                    }, ConsumerJsonContext.Default.ConsumerNamesResponse);
+                    break;
                 }
 
-                Reply(request.ReplyTo, new ConsumerListResponse
+            case "LIST":
                 {
-                    Type = "io.nats.jetstream.api.v1.consumer_list_response",
-                    Total = names.Count,
-                    Offset = offset,
-                    Limit = ApiPaging.ListLimit,
-                    Consumers = infos,
-                }, ConsumerJsonContext.Default.ConsumerListResponse);
-                break;
-            }
+                    var names = _consumers.Keys.Order(StringComparer.Ordinal).ToList();
+                    var (offset, count) = ApiPaging.Page(names.Count, RequestedOffset(request.Payload), ApiPaging.ListLimit);
+                    var infos = new List<ConsumerInfoResponse>();
+                    foreach (var name in names.GetRange(offset, count))
+                    {
+                        if (await ConsumerInfoAsync(name) is { } i)
+                        {
+                            infos.Add(i);
+                        }
+                    }
+
+                    Reply(request.ReplyTo, new ConsumerListResponse
+                    {
+                        Type = "io.nats.jetstream.api.v1.consumer_list_response",
+                        Total = names.Count,
+                        Offset = offset,
+                        Limit = ApiPaging.ListLimit,
+                        Consumers = infos,
+                    }, ConsumerJsonContext.Default.ConsumerListResponse);
+                    break;
+                }
             case "DELETE":
                 if (_consumers.Remove(request.Consumer, out var doomed))
                 {
