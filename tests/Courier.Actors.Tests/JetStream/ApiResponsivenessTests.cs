@@ -1,5 +1,3 @@
-using Akka.Configuration;
-using Courier.Actors.Server;
 using Courier.Actors.Tests.Server;
 using Xunit;
 using static Courier.Actors.Tests.JetStream.JetStreamWire;
@@ -11,27 +9,17 @@ namespace Courier.Actors.Tests.JetStream;
 /// (here: the I/O dispatcher it runs on is held), requests that do not need that stream are answered at
 /// once, and the one that needs it is answered when the stream is free again.
 /// </summary>
-public sealed class ApiResponsivenessTests : Akka.TestKit.Xunit2.TestKit
+public sealed class ApiResponsivenessTests : JetStreamTestKit
 {
-    private static readonly string StoreRoot = Directory.CreateTempSubdirectory("courier-api-").FullName;
-    private readonly string _storeDir;
-
     public ApiResponsivenessTests()
-        : this(Path.Combine(StoreRoot, Guid.NewGuid().ToString("N")))
+        : base("courier.io-dispatcher.dedicated-thread-pool.thread-count = 1")
     {
-    }
-
-    private ApiResponsivenessTests(string storeDir)
-        : base(ConfigurationFactory.ParseString("courier.io-dispatcher.dedicated-thread-pool.thread-count = 1")
-            .WithFallback(TestConfig.For(Options(storeDir))))
-    {
-        _storeDir = storeDir;
     }
 
     [Fact]
     public async Task A_stream_that_cannot_answer_does_not_hold_up_api_requests_that_do_not_need_it()
     {
-        await using var harness = await BrokerHarness.StartAsync(Sys, Options(_storeDir));
+        await using var harness = await BrokerHarness.StartAsync(Sys, Options);
         using var c = await harness.ConnectAsync();
         await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
         await c.ExpectLineAsync("PONG");
@@ -60,15 +48,4 @@ public sealed class ApiResponsivenessTests : Akka.TestKit.Xunit2.TestKit
         Assert.StartsWith("MSG _INBOX.t.list 1 ", await c.ReadLineAsync(), StringComparison.Ordinal);
         Assert.Contains("\"name\":\"SLOW\"", await c.ReadLineAsync(), StringComparison.Ordinal);
     }
-
-    protected override void AfterAll()
-    {
-        base.AfterAll();
-        if (Directory.Exists(_storeDir))
-        {
-            Directory.Delete(_storeDir, recursive: true);
-        }
-    }
-
-    private static ServerOptions Options(string storeDir) => new() { Host = "127.0.0.1", JetStream = true, StoreDir = storeDir };
 }

@@ -1,8 +1,6 @@
 using Akka.Actor;
-using Akka.Configuration;
 using Akka.Persistence.TestKit;
 using Courier.Actors.JetStream;
-using Courier.Actors.Server;
 using Courier.Actors.Tests.Server;
 using Xunit;
 using static Courier.Actors.Tests.JetStream.JetStreamWire;
@@ -16,7 +14,7 @@ namespace Courier.Actors.Tests.JetStream;
 /// recovery stops it; the stream starts a stopped durable consumer again from its journal. Whatever the
 /// server confirmed (a double ack's reply) is never delivered again.
 /// </summary>
-public sealed class ConsumerPersistenceFaultTests : Akka.TestKit.Xunit2.TestKit
+public sealed class ConsumerPersistenceFaultTests : JetStreamTestKit
 {
     private const string TestPlugins = """
         akka.persistence.journal.plugin = "akka.persistence.journal.test"
@@ -31,18 +29,9 @@ public sealed class ConsumerPersistenceFaultTests : Akka.TestKit.Xunit2.TestKit
         }
         """;
 
-    private static readonly string StoreRoot = Directory.CreateTempSubdirectory("courier-pfi-").FullName;
-    private readonly string _storeDir;
-
     public ConsumerPersistenceFaultTests()
-        : this(Path.Combine(StoreRoot, Guid.NewGuid().ToString("N")))
+        : base(TestPlugins)
     {
-    }
-
-    private ConsumerPersistenceFaultTests(string storeDir)
-        : base(ConfigurationFactory.ParseString(TestPlugins).WithFallback(TestConfig.For(Options(storeDir))))
-    {
-        _storeDir = storeDir;
     }
 
     private ITestJournal Journal => TestJournal.FromRef(Akka.Persistence.Persistence.Instance.Apply(Sys).JournalFor(null));
@@ -52,7 +41,7 @@ public sealed class ConsumerPersistenceFaultTests : Akka.TestKit.Xunit2.TestKit
     [Fact]
     public async Task A_consumer_whose_journal_write_fails_is_started_again_and_redelivers_only_what_was_not_confirmed()
     {
-        await using var harness = await BrokerHarness.StartAsync(Sys, Options(_storeDir));
+        await using var harness = await BrokerHarness.StartAsync(Sys, Options);
         using var c = await SetUpAsync(harness, messages: 20);
         var first = await FetchAsync(c, 10);
         foreach (var m in first.Take(5))
@@ -77,7 +66,7 @@ public sealed class ConsumerPersistenceFaultTests : Akka.TestKit.Xunit2.TestKit
     [Fact]
     public async Task A_consumer_whose_journal_write_is_rejected_goes_on_and_never_confirms_the_rejected_ack()
     {
-        await using var harness = await BrokerHarness.StartAsync(Sys, Options(_storeDir));
+        await using var harness = await BrokerHarness.StartAsync(Sys, Options);
         using var c = await SetUpAsync(harness, messages: 10);
         var delivered = await FetchAsync(c, 10);
         Assert.Equal("", await RequestAsync(c, delivered[0].AckSubject, "+ACK"));
@@ -103,7 +92,7 @@ public sealed class ConsumerPersistenceFaultTests : Akka.TestKit.Xunit2.TestKit
     [Fact]
     public async Task A_snapshot_store_that_fails_to_load_does_not_lose_the_consumer()
     {
-        await using var harness = await BrokerHarness.StartAsync(Sys, Options(_storeDir));
+        await using var harness = await BrokerHarness.StartAsync(Sys, Options);
         using var c = await SetUpAsync(harness, messages: 10);
         var delivered = await FetchAsync(c, 4);
         foreach (var m in delivered)
@@ -126,7 +115,7 @@ public sealed class ConsumerPersistenceFaultTests : Akka.TestKit.Xunit2.TestKit
     [Fact]
     public async Task A_snapshot_that_fails_to_save_keeps_the_events_and_recovery_replays_them()
     {
-        await using var harness = await BrokerHarness.StartAsync(Sys, Options(_storeDir));
+        await using var harness = await BrokerHarness.StartAsync(Sys, Options);
         const int Messages = ConsumerActor.SnapshotEvery + 50;
         using var c = await SetUpAsync(harness, Messages, maxAckPending: 2000);
         await Snapshots.OnSave.Fail();
@@ -141,17 +130,6 @@ public sealed class ConsumerPersistenceFaultTests : Akka.TestKit.Xunit2.TestKit
         var rest = await FetchUntilAsync(c, 100);
         Assert.Equal(Enumerable.Range(Messages - 9, 10).Select(i => (ulong)i), rest.Select(m => m.StreamSeq));
     }
-
-    protected override void AfterAll()
-    {
-        base.AfterAll();
-        if (Directory.Exists(_storeDir))
-        {
-            Directory.Delete(_storeDir, recursive: true);
-        }
-    }
-
-    private static ServerOptions Options(string storeDir) => new() { Host = "127.0.0.1", JetStream = true, StoreDir = storeDir };
 
     /// <summary>A client, stream FI with <paramref name="messages"/> messages, and durable D (explicit acks).</summary>
     private static async Task<LineClient> SetUpAsync(BrokerHarness harness, int messages, int maxAckPending = 1000)

@@ -1,7 +1,6 @@
 using System.Globalization;
 using Akka.Actor;
 using Courier.Actors.JetStream;
-using Courier.Actors.Server;
 using Courier.Actors.Tests.Server;
 using Xunit;
 
@@ -11,28 +10,12 @@ namespace Courier.Actors.Tests.JetStream;
 /// Kills a running stream actor: it restarts, recovers from its store and its durable consumer's
 /// state file, and neither loses nor repeats an acknowledged message.
 /// </summary>
-public sealed class StreamFaultInjectionTests : Akka.TestKit.Xunit2.TestKit
+public sealed class StreamFaultInjectionTests : JetStreamTestKit
 {
-    private static readonly string StoreRoot = Directory.CreateTempSubdirectory("courier-fi-").FullName;
-    private readonly string _storeDir;
-
-    public StreamFaultInjectionTests()
-        : this(Path.Combine(StoreRoot, Guid.NewGuid().ToString("N")))
-    {
-    }
-
-    private StreamFaultInjectionTests(string storeDir)
-        : base(TestConfig.For(Options(storeDir)))
-    {
-        _storeDir = storeDir;
-    }
-
-    private static ServerOptions Options(string storeDir) => new() { Host = "127.0.0.1", JetStream = true, StoreDir = storeDir };
-
     [Fact]
     public async Task A_killed_stream_actor_recovers_without_losing_or_repeating_acknowledged_messages()
     {
-        await using var harness = await BrokerHarness.StartAsync(Sys, Options(_storeDir));
+        await using var harness = await BrokerHarness.StartAsync(Sys, Options);
         using var c = await harness.ConnectAsync();
         await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
         await c.ExpectLineAsync("PONG");
@@ -74,7 +57,7 @@ public sealed class StreamFaultInjectionTests : Akka.TestKit.Xunit2.TestKit
     [Fact]
     public async Task A_killed_consumer_actor_recovers_its_acks_from_the_journal_and_snapshot()
     {
-        await using var harness = await BrokerHarness.StartAsync(Sys, Options(_storeDir));
+        await using var harness = await BrokerHarness.StartAsync(Sys, Options);
         using var c = await harness.ConnectAsync();
         await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
         await c.ExpectLineAsync("PONG");
@@ -100,7 +83,7 @@ public sealed class StreamFaultInjectionTests : Akka.TestKit.Xunit2.TestKit
             await JetStreamWire.RequestAsync(c, m.AckSubject, "+ACK");
         }
 
-        var snapshots = Path.Combine(_storeDir, "jetstream", "$G", "snapshots");
+        var snapshots = Path.Combine(StoreDirectory, "jetstream", "$G", "snapshots");
         for (var attempt = 0; attempt < 50 && !Directory.EnumerateFiles(snapshots, "*.snap").Any(); attempt++)
         {
             await Task.Delay(20);
@@ -134,7 +117,7 @@ public sealed class StreamFaultInjectionTests : Akka.TestKit.Xunit2.TestKit
     [Fact]
     public async Task A_stream_actor_that_fails_past_its_restart_limit_is_started_again_from_its_store()
     {
-        await using var harness = await BrokerHarness.StartAsync(Sys, Options(_storeDir));
+        await using var harness = await BrokerHarness.StartAsync(Sys, Options);
         using var c = await harness.ConnectAsync();
         await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
         await c.ExpectLineAsync("PONG");
@@ -163,14 +146,5 @@ public sealed class StreamFaultInjectionTests : Akka.TestKit.Xunit2.TestKit
         var info = await JetStreamWire.RequestAsync(c, "$JS.API.STREAM.INFO.FI", "");
         Assert.Contains("\"messages\":5", info, StringComparison.Ordinal);
         Assert.Contains("\"seq\":6", await JetStreamWire.RequestAsync(c, "fi.6", "x"), StringComparison.Ordinal);
-    }
-
-    protected override void AfterAll()
-    {
-        base.AfterAll();
-        if (Directory.Exists(_storeDir))
-        {
-            Directory.Delete(_storeDir, recursive: true);
-        }
     }
 }

@@ -196,15 +196,7 @@ public abstract class NatsNetJetStreamTests<TServer> : IClassFixture<TServer>
             Assert.Equal([6, 7, 8, 9, 10, 11, 12], received);
         });
 
-    /// <summary>Runs <paramref name="test"/> with a NATS.Net JetStream context on a fresh <c>-js</c>
-    /// server, a subject prefix of its own and a token that bounds it.</summary>
-    private Task WithJetStreamAsync(Func<NatsJSContext, string, CancellationToken, Task> test) =>
-        _server.WithJetStreamAsync(async server =>
-        {
-            using var cts = new CancellationTokenSource(NatsNetClient.TestTimeout);
-            await using var nats = await NatsNetClient.ConnectAsync(server.Url);
-            await test(new NatsJSContext(nats), Subjects.NewPrefix(), cts.Token);
-        });
+    private Task WithJetStreamAsync(Func<NatsJSContext, string, CancellationToken, Task> test) => NatsNetClient.WithJetStreamAsync(_server, test);
 }
 
 [Trait("server", "nats-server")]

@@ -187,15 +187,7 @@ public abstract class NatsNetKeyValueObjectTests<TServer> : IClassFixture<TServe
         return names;
     }
 
-    /// <summary>Runs <paramref name="test"/> with a NATS.Net JetStream context on a fresh <c>-js</c>
-    /// server, a subject prefix of its own and a token that bounds it.</summary>
-    private Task WithJetStreamAsync(Func<NatsJSContext, string, CancellationToken, Task> test) =>
-        _server.WithJetStreamAsync(async server =>
-        {
-            using var cts = new CancellationTokenSource(NatsNetClient.TestTimeout);
-            await using var nats = await NatsNetClient.ConnectAsync(server.Url);
-            await test(new NatsJSContext(nats), Subjects.NewPrefix(), cts.Token);
-        });
+    private Task WithJetStreamAsync(Func<NatsJSContext, string, CancellationToken, Task> test) => NatsNetClient.WithJetStreamAsync(_server, test);
 }
 
 [Trait("server", "nats-server")]

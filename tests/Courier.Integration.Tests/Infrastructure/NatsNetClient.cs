@@ -1,4 +1,5 @@
 using NATS.Client.Core;
+using NATS.Client.JetStream;
 
 namespace Courier.Integration.Tests.Infrastructure;
 
@@ -24,6 +25,16 @@ public static class NatsNetClient
         await nats.ConnectAsync();
         return nats;
     }
+
+    /// <summary>Runs <paramref name="test"/> with a NATS.Net JetStream context on a fresh <c>-js</c> server of
+    /// <paramref name="fixture"/>'s kind, a subject prefix of its own and a token that bounds it.</summary>
+    public static Task WithJetStreamAsync(ServerFixture fixture, Func<NatsJSContext, string, CancellationToken, Task> test) =>
+        fixture.WithJetStreamAsync(async server =>
+        {
+            using var cts = new CancellationTokenSource(TestTimeout);
+            await using var nats = await ConnectAsync(server.Url);
+            await test(new NatsJSContext(nats), Subjects.NewPrefix(), cts.Token);
+        });
 
     /// <summary>A stream or bucket name unique to the test, from its subject prefix (names may hold no dot).</summary>
     public static string NameFor(string prefix) => prefix.Replace('.', '_');
