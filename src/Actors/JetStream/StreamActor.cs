@@ -37,6 +37,8 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     private readonly Queue<string> _duplicateOrder = new();
     private string? _lastMsgId;
     private long _incarnation;
+    private readonly List<UnflushedBatch> _unflushed = [];
+    private bool _flushQueued;
 
     public StreamActor(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest)
     {
@@ -98,6 +100,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         Receive<Protocol.SyncStore>(_ => _store.Sync());
 
         Receive<Protocol.Append>(Append);
+        Receive<Protocol.FlushAppends>(_ => FlushAppends());
         Receive<Protocol.GetInfo>(_ => Sender.Tell(Info("")));
         Receive<Protocol.Request>(HandleRequest);
         Receive<Protocol.Delete>(_ =>
@@ -108,6 +111,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             }
 
             Unsubscribe();
+            FlushAppends(); // what was stored before the delete is acknowledged, as it was stored
             _store.Delete();
             Sender.Tell(Protocol.Deleted.Instance);
             Context.Stop(Self);
@@ -505,6 +509,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         _consumers.Clear();
         _consumerConfigs.Clear();
         _consumerStarts.Clear();
+        ReleaseUnflushed();
         Unsubscribe();
     }
 
@@ -514,6 +519,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
 
     protected override void PostStop()
     {
+        ReleaseUnflushed();
         Unsubscribe();
         _store.Stop();
     }
@@ -528,20 +534,72 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         _sids.Clear();
     }
 
+    /// <summary>
+    /// Stores a read batch (buffered in the store, not yet written) and queues one flush behind whatever
+    /// else is already in the mailbox: batches queued meanwhile are stored before it, so one write and one
+    /// fsync cover them all (group commit sized by what is queued). Their PubAcks go out after it.
+    /// </summary>
     private void Append(Protocol.Append append)
     {
         var batch = append.Messages;
         try
         {
-            AppendBatch(batch);
+            var (results, acks) = StoreBatch(batch);
+            _unflushed.Add(new UnflushedBatch(batch, results, acks));
         }
-        finally
+        catch
         {
             batch.Release();
+            throw;
+        }
+
+        if (!_flushQueued)
+        {
+            _flushQueued = true;
+            Self.Tell(Protocol.FlushAppends.Instance);
         }
     }
 
-    private void AppendBatch(RawMessages batch)
+    /// <summary>Makes every stored batch durable with one flush, then sends their PubAcks (invariant 4).</summary>
+    private void FlushAppends()
+    {
+        _flushQueued = false;
+        if (_unflushed.Count == 0)
+        {
+            return;
+        }
+
+        try
+        {
+            _store.Flush(); // durable before any PubAck goes out
+            foreach (var consumer in _consumers.Values)
+            {
+                consumer.Tell(ConsumerActor.Protocol.NewMessages.Instance);
+            }
+
+            foreach (var unflushed in _unflushed)
+            {
+                SendPubAcks(unflushed.Batch, unflushed.Results, unflushed.Acks);
+            }
+        }
+        finally
+        {
+            ReleaseUnflushed();
+        }
+    }
+
+    /// <summary>Returns the buffers of stored batches; those not flushed get no PubAck (their clients time out).</summary>
+    private void ReleaseUnflushed()
+    {
+        foreach (var unflushed in _unflushed)
+        {
+            unflushed.Batch.Release();
+        }
+
+        _unflushed.Clear();
+    }
+
+    private (StoreResult[] Results, PubAck?[] Acks) StoreBatch(RawMessages batch)
     {
         var results = new StoreResult[batch.Count];
         var acks = new PubAck?[batch.Count];
@@ -575,12 +633,11 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             DropUninteresting(batch, results);
         }
 
-        _store.Flush(); // durable before any PubAck goes out
-        foreach (var consumer in _consumers.Values)
-        {
-            consumer.Tell(ConsumerActor.Protocol.NewMessages.Instance);
-        }
+        return (results, acks);
+    }
 
+    private void SendPubAcks(RawMessages batch, StoreResult[] results, PubAck?[] acks)
+    {
         Span<byte> ackJson = stackalloc byte[_pubAckPrefix.Length + 48];
         for (var i = 0; i < batch.Count; i++)
         {
@@ -606,6 +663,9 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             _client.Publish(reply, JsonSerializer.SerializeToUtf8Bytes(ack, JetStreamJsonContext.Default.PubAck));
         }
     }
+
+    /// <summary>A read batch stored but not yet flushed, with what its PubAcks will say.</summary>
+    private sealed record UnflushedBatch(RawMessages Batch, StoreResult[] Results, PubAck?[] Acks);
 
     /// <summary>
     /// nats-server's PubAck bytes, formatted from a per-stream prefix as it does:
@@ -958,6 +1018,16 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             public RawMessages Messages { get; }
 
             public override string ToString() => $"Append({Messages.Count})";
+        }
+
+        /// <summary>Flush what was stored since the last flush and send its PubAcks (queued by the first batch after a flush).</summary>
+        public sealed class FlushAppends
+        {
+            public static readonly FlushAppends Instance = new();
+
+            private FlushAppends()
+            {
+            }
         }
 
         /// <summary>An API request for this stream: <c>INFO</c>, <c>PURGE</c>, <c>MSG.GET</c>, <c>MSG.DELETE</c>.</summary>

@@ -49,10 +49,11 @@ public sealed class ConsumerPersistenceFaultTests : JetStreamTestKit
             Assert.Equal("", await RequestAsync(c, m.AckSubject, "+ACK")); // confirmed: its event is stored
         }
 
-        await Journal.OnWrite.Fail();
-        await c.SendAsync($"PUB {first[5].AckSubject} _INBOX.t.reply 4\r\n+ACK\r\n"); // its event fails: no confirmation
+        // Watched first: once stopped it is started again soon, under a new ref.
         var consumer = await ConsumerAsync(harness);
         Watch(consumer);
+        await Journal.OnWrite.Fail();
+        await c.SendAsync($"PUB {first[5].AckSubject} _INBOX.t.reply 4\r\n+ACK\r\n"); // its event fails: no confirmation
         ExpectTerminated(consumer, TimeSpan.FromSeconds(10)); // Akka stops a persistent actor whose write failed
         await Journal.OnWrite.Pass();
 
