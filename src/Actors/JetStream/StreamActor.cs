@@ -29,7 +29,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     private readonly Dictionary<string, IActorRef> _consumers = new(StringComparer.Ordinal);
     private readonly ConsumerContext _consumerContext;
     private readonly Dictionary<string, ConsumerConfig> _consumerConfigs = new(StringComparer.Ordinal);
-    private readonly Dictionary<string, (ConsumerConfig Config, DateTime Created, bool Durable)> _consumerStarts = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, (ConsumerConfig Config, DateTime Created)> _consumerStarts = new(StringComparer.Ordinal);
     private readonly Dictionary<string, int> _consumerFailures = new(StringComparer.Ordinal);
     private readonly ILoggingAdapter _log = Context.GetLogger();
     private readonly InterestLedger? _interest;
@@ -88,7 +88,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             // Unless it was deleted meanwhile (its start is forgotten then).
             if (!_consumers.ContainsKey(restart.Name) && _consumerStarts.ContainsKey(restart.Name))
             {
-                StartConsumer(restart.Config, restart.Created, restart.Durable);
+                StartConsumer(restart.Config, restart.Created, durable: true);
             }
         });
         Receive<ConsumerActor.Protocol.Expired>(expired =>
@@ -225,7 +225,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             var delay = TimeSpan.FromMilliseconds(Math.Min(MinConsumerRestartDelay.TotalMilliseconds * Math.Pow(2, Math.Min(failures - 1, 16)), MaxConsumerRestartDelay.TotalMilliseconds));
             _log.Warning("consumer {0} of stream {1} stopped; starting it again from its journal in {2} ms", name, _config.Name, (long)delay.TotalMilliseconds);
             _consumers.Remove(name);
-            Timers.StartSingleTimer("restart-" + name, new Protocol.RestartConsumer(name, start.Config, start.Created, start.Durable), delay);
+            Timers.StartSingleTimer("restart-" + name, new Protocol.RestartConsumer(name, start.Config, start.Created), delay);
             return;
         }
     }
@@ -244,7 +244,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         _consumerConfigs[name] = config;
         if (durable)
         {
-            _consumerStarts[name] = (config, created, durable);
+            _consumerStarts[name] = (config, created);
             Context.Watch(actor);
         }
 
@@ -1073,8 +1073,8 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             }
         }
 
-        /// <summary>Start a durable consumer again after it stopped on a failure.</summary>
-        public sealed record RestartConsumer(string Name, ConsumerConfig Config, DateTime Created, bool Durable);
+        /// <summary>Start a durable consumer again from its journal after it stopped on a failure.</summary>
+        public sealed record RestartConsumer(string Name, ConsumerConfig Config, DateTime Created);
 
         /// <summary>A read batch of direct get requests.</summary>
         public sealed record DirectGets(IReadOnlyList<InternalMessage> Messages);
