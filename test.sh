@@ -42,6 +42,8 @@ read -r passed failed skipped assemblies < <(awk '
   /^ +Failed: [0-9]+$/ { f += $2 }
   /^ +Skipped: [0-9]+$/ { s += $2 }
   END { print p+0, f+0, s+0, n+0 }' "$log")
+# Name the failed tests again just above the closing line, where a CI log's tail shows them.
+grep -E '^ +Failed [A-Za-z_]' "$log" | sed 's/^ */failed: /' | sort -u
 rm -f "$log"
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
   failed=1 # the run failed outside any test (a crashed test host, a build problem)
