@@ -63,32 +63,10 @@ public sealed class NatsParser
         }
 
         var start = reader.Consumed;
-        ReadOnlySpan<byte> line;
-        var unread = reader.UnreadSpan;
-        var lf = unread.IndexOf((byte)'\n');
-        if (lf >= 0)
+        var status = ReadLine(ref reader, _maxLine, ref _lineBuffer, out var line, out error);
+        if (status != ParseStatus.Command)
         {
-            // Fast path: the whole control line is in the current segment.
-            line = unread[..lf];
-            if (line.Length > _maxLine)
-            {
-                return Fail(ParseError.MaxControlLineExceeded, out error);
-            }
-
-            reader.Advance(lf + 1);
-        }
-        else
-        {
-            var status = ReadSpanningLine(ref reader, out line, out error);
-            if (status != ParseStatus.Command)
-            {
-                return status;
-            }
-        }
-
-        if (line.Length > 0 && line[^1] == (byte)'\r')
-        {
-            line = line[..^1];
+            return status;
         }
 
         var result = ParseLine(line, ref reader, ref command, out error);
@@ -100,8 +78,47 @@ public sealed class NatsParser
         return result;
     }
 
+    /// <summary>
+    /// Reads a control line up to its LF (without the CR), in place when it lies in one segment, else
+    /// copied into <paramref name="lineBuffer"/> (allocated the first time). Fails when it is longer
+    /// than <paramref name="maxLine"/>; leaves the reader unmoved when the line is not complete yet.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static ParseStatus ReadLine(scoped ref SequenceReader<byte> reader, int maxLine, ref byte[]? lineBuffer, out ReadOnlySpan<byte> line, out ParseError error)
+    {
+        error = ParseError.None;
+        var unread = reader.UnreadSpan;
+        var lf = unread.IndexOf((byte)'\n');
+        if (lf >= 0)
+        {
+            // Fast path: the whole control line is in the current segment.
+            line = unread[..lf];
+            if (line.Length > maxLine)
+            {
+                return Fail(ParseError.MaxControlLineExceeded, out error);
+            }
+
+            reader.Advance(lf + 1);
+        }
+        else
+        {
+            var status = ReadSpanningLine(ref reader, maxLine, ref lineBuffer, out line, out error);
+            if (status != ParseStatus.Command)
+            {
+                return status;
+            }
+        }
+
+        if (line.Length > 0 && line[^1] == (byte)'\r')
+        {
+            line = line[..^1];
+        }
+
+        return ParseStatus.Command;
+    }
+
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private ParseStatus ReadSpanningLine(scoped ref SequenceReader<byte> reader, out ReadOnlySpan<byte> line, out ParseError error)
+    private static ParseStatus ReadSpanningLine(scoped ref SequenceReader<byte> reader, int maxLine, ref byte[]? lineBuffer, out ReadOnlySpan<byte> line, out ParseError error)
     {
         line = default;
         error = ParseError.None;
@@ -109,19 +126,19 @@ public sealed class NatsParser
         if (!probe.TryReadTo(out ReadOnlySequence<byte> lineSequence, (byte)'\n', advancePastDelimiter: true))
         {
             // No line end yet: wait for more, unless what is buffered already breaks the limit.
-            return reader.Remaining > _maxLine
+            return reader.Remaining > maxLine
                 ? Fail(ParseError.MaxControlLineExceeded, out error)
                 : ParseStatus.NeedMoreData;
         }
 
-        if (lineSequence.Length > _maxLine)
+        if (lineSequence.Length > maxLine)
         {
             return Fail(ParseError.MaxControlLineExceeded, out error);
         }
 
-        _lineBuffer ??= new byte[_maxLine];
-        lineSequence.CopyTo(_lineBuffer);
-        line = _lineBuffer.AsSpan(0, (int)lineSequence.Length);
+        lineBuffer ??= new byte[maxLine];
+        lineSequence.CopyTo(lineBuffer);
+        line = lineBuffer.AsSpan(0, (int)lineSequence.Length);
         reader = probe;
         return ParseStatus.Command;
     }
@@ -278,7 +295,7 @@ public sealed class NatsParser
 
         command.Op = ClientOp.Pub;
         command.HeaderSize = -1;
-        return ReadPayload(ref reader, (int)size, ref command, out error);
+        return ReadPayload(ref reader, (int)size, ref command.Payload, out error);
     }
 
     // HPUB <subject> [reply-to] <#header bytes> <#total bytes>\r\n[headers]\r\n\r\n[payload]\r\n
@@ -322,7 +339,7 @@ public sealed class NatsParser
 
         command.Op = ClientOp.HPub;
         command.HeaderSize = (int)headerSize;
-        return ReadPayload(ref reader, (int)size, ref command, out error);
+        return ReadPayload(ref reader, (int)size, ref command.Payload, out error);
     }
 
     // [payload]\r\n: the payload is a slice of the input. The CRLF after it is checked a byte at a
@@ -348,10 +365,10 @@ public sealed class NatsParser
 
         command.Op = ClientOp.DeliverPub;
         command.HeaderSize = (int)headerSize;
-        return ReadPayload(ref reader, (int)size, ref command, out error);
+        return ReadPayload(ref reader, (int)size, ref command.Payload, out error);
     }
 
-    private static ParseStatus ReadPayload(ref SequenceReader<byte> reader, int size, scoped ref ClientCommand command, out ParseError error)
+    internal static ParseStatus ReadPayload(ref SequenceReader<byte> reader, int size, scoped ref ReadOnlySequence<byte> payload, out ParseError error)
     {
         error = ParseError.None;
         if (reader.Remaining < size)
@@ -359,7 +376,7 @@ public sealed class NatsParser
             return ParseStatus.NeedMoreData;
         }
 
-        command.Payload = reader.UnreadSequence.Slice(0, size);
+        payload = reader.UnreadSequence.Slice(0, size);
         reader.Advance(size);
         if (!reader.TryRead(out var cr))
         {
@@ -510,12 +527,12 @@ public sealed class NatsParser
     }
 
     // The op followed by a space or a tab, case-insensitive.
-    private static bool StartsWithOp(ReadOnlySpan<byte> line, ReadOnlySpan<byte> op) =>
+    internal static bool StartsWithOp(ReadOnlySpan<byte> line, ReadOnlySpan<byte> op) =>
         line.Length > op.Length
         && (line[op.Length] == (byte)' ' || line[op.Length] == (byte)'\t')
         && EqualsIgnoreCase(line[..op.Length], op);
 
-    private static bool StartsWithPrefix(ReadOnlySpan<byte> line, ReadOnlySpan<byte> op) =>
+    internal static bool StartsWithPrefix(ReadOnlySpan<byte> line, ReadOnlySpan<byte> op) =>
         line.Length >= op.Length && EqualsIgnoreCase(line[..op.Length], op);
 
     private static bool EqualsIgnoreCase(ReadOnlySpan<byte> a, ReadOnlySpan<byte> upper)
@@ -537,7 +554,7 @@ public sealed class NatsParser
         return true;
     }
 
-    private static ReadOnlySpan<byte> TrimStart(ReadOnlySpan<byte> s)
+    internal static ReadOnlySpan<byte> TrimStart(ReadOnlySpan<byte> s)
     {
         var i = 0;
         while (i < s.Length && (s[i] == (byte)' ' || s[i] == (byte)'\t'))
@@ -548,7 +565,7 @@ public sealed class NatsParser
         return s[i..];
     }
 
-    private static ParseStatus Fail(ParseError reason, out ParseError error)
+    internal static ParseStatus Fail(ParseError reason, out ParseError error)
     {
         error = reason;
         return ParseStatus.Error;

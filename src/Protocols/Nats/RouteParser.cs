@@ -1,0 +1,365 @@
+using System.Buffers;
+
+namespace Courier.Protocols.Nats;
+
+/// <summary>
+/// Parses what a peer server sends over a route, nats-server 2.9's route protocol: INFO, CONNECT,
+/// PING, PONG, +OK, -ERR, RS+, RS-, RMSG and HRMSG, one command per call, from a
+/// <see cref="SequenceReader{T}"/> over a pipe's buffer.
+/// </summary>
+/// <remarks>
+/// The same contract and grammar as <see cref="NatsParser"/> (case-insensitive ops, arguments
+/// separated by runs of spaces or tabs, no allocation per command, payloads sliced from the input,
+/// lengths checked before anything past them is read). A route has no max_payload of its own in
+/// nats-server; <see cref="MaxPayload"/> bounds what one message may make the connection buffer.
+/// Any malformed command is an error: the route is closed, as nats-server closes it.
+/// </remarks>
+public sealed class RouteParser
+{
+    /// <summary>nats-server's largest configurable max_payload (64 MB), the default bound here.</summary>
+    public const int DefaultMaxPayload = 64 * 1024 * 1024;
+
+    // Longest op plus its separator ("CONNECT ") and the CR, over the arguments' limit.
+    private const int OpSlack = 9;
+
+    private readonly int _maxLine;
+    private byte[]? _lineBuffer;
+
+    /// <summary>Creates a route parser.</summary>
+    /// <param name="maxControlLine">Bytes allowed in a control line's arguments.</param>
+    /// <param name="maxPayload">Bytes allowed in one routed message (headers included).</param>
+    public RouteParser(int maxControlLine = 4096, int maxPayload = DefaultMaxPayload)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(maxControlLine, 32);
+        ArgumentOutOfRangeException.ThrowIfNegative(maxPayload);
+        MaxControlLine = maxControlLine;
+        MaxPayload = maxPayload;
+        _maxLine = maxControlLine + OpSlack;
+    }
+
+    /// <summary>Bytes allowed in a control line's arguments.</summary>
+    public int MaxControlLine { get; }
+
+    /// <summary>Bytes allowed in one routed message.</summary>
+    public int MaxPayload { get; }
+
+    /// <summary>
+    /// Reads one command. On <see cref="ParseStatus.Command"/> the reader is past the command; on
+    /// <see cref="ParseStatus.NeedMoreData"/> it is where it was; on <see cref="ParseStatus.Error"/>
+    /// its position is undefined and the route must be closed.
+    /// </summary>
+    public ParseStatus TryRead(ref SequenceReader<byte> reader, ref RouteCommand command, out ParseError error)
+    {
+        command = default;
+        error = ParseError.None;
+        if (reader.End)
+        {
+            return ParseStatus.NeedMoreData;
+        }
+
+        var start = reader.Consumed;
+        var status = NatsParser.ReadLine(ref reader, _maxLine, ref _lineBuffer, out var line, out error);
+        if (status != ParseStatus.Command)
+        {
+            return status;
+        }
+
+        var result = ParseLine(line, ref reader, ref command, out error);
+        if (result == ParseStatus.NeedMoreData)
+        {
+            reader.Rewind(reader.Consumed - start);
+        }
+
+        return result;
+    }
+
+    /// <summary>
+    /// Takes the next queue name off <paramref name="queues"/> (an RMSG's <see cref="RouteCommand.Queues"/>);
+    /// false when none is left.
+    /// </summary>
+    public static bool NextQueue(ref ReadOnlySpan<byte> queues, out ReadOnlySpan<byte> queue)
+    {
+        queues = NatsParser.TrimStart(queues);
+        if (queues.IsEmpty)
+        {
+            queue = default;
+            return false;
+        }
+
+        var end = queues.IndexOfAny((byte)' ', (byte)'\t');
+        if (end < 0)
+        {
+            end = queues.Length;
+        }
+
+        queue = queues[..end];
+        queues = queues[end..];
+        return true;
+    }
+
+    private ParseStatus ParseLine(ReadOnlySpan<byte> line, ref SequenceReader<byte> reader, scoped ref RouteCommand command, out ParseError error)
+    {
+        error = ParseError.None;
+        if (line.IsEmpty)
+        {
+            return NatsParser.Fail(ParseError.UnknownOperation, out error);
+        }
+
+        switch (line[0] | 0x20)
+        {
+            case 'r':
+                if (NatsParser.StartsWithOp(line, "RMSG"u8))
+                {
+                    return ParseMsg(RouteOp.Msg, line[4..], ref reader, ref command, out error);
+                }
+
+                if (NatsParser.StartsWithOp(line, "RS+"u8))
+                {
+                    return ParseSub(line[3..], ref command, out error);
+                }
+
+                if (NatsParser.StartsWithOp(line, "RS-"u8))
+                {
+                    return ParseUnsub(line[3..], ref command, out error);
+                }
+
+                break;
+            case 'h':
+                if (NatsParser.StartsWithOp(line, "HRMSG"u8))
+                {
+                    return ParseMsg(RouteOp.HMsg, line[5..], ref reader, ref command, out error);
+                }
+
+                break;
+            case 'p':
+                if (NatsParser.StartsWithPrefix(line, "PING"u8))
+                {
+                    command.Op = RouteOp.Ping;
+                    return ParseStatus.Command;
+                }
+
+                if (NatsParser.StartsWithPrefix(line, "PONG"u8))
+                {
+                    command.Op = RouteOp.Pong;
+                    return ParseStatus.Command;
+                }
+
+                break;
+            case 'i':
+                if (NatsParser.StartsWithOp(line, "INFO"u8))
+                {
+                    return ParseText(RouteOp.Info, line[4..], ref command, out error);
+                }
+
+                break;
+            case 'c':
+                if (NatsParser.StartsWithOp(line, "CONNECT"u8))
+                {
+                    return ParseText(RouteOp.Connect, line[7..], ref command, out error);
+                }
+
+                break;
+            case '+':
+                if (NatsParser.StartsWithPrefix(line, "+OK"u8))
+                {
+                    command.Op = RouteOp.Ok;
+                    return ParseStatus.Command;
+                }
+
+                break;
+            case '-':
+                if (NatsParser.StartsWithOp(line, "-ERR"u8))
+                {
+                    return ParseText(RouteOp.Err, line[4..], ref command, out error);
+                }
+
+                break;
+        }
+
+        return NatsParser.Fail(ParseError.UnknownOperation, out error);
+    }
+
+    private ParseStatus ParseText(RouteOp op, ReadOnlySpan<byte> args, scoped ref RouteCommand command, out ParseError error)
+    {
+        args = NatsParser.TrimStart(args);
+        if (args.Length > MaxControlLine)
+        {
+            return NatsParser.Fail(ParseError.MaxControlLineExceeded, out error);
+        }
+
+        command.Op = op;
+        command.Arguments = args;
+        error = ParseError.None;
+        return ParseStatus.Command;
+    }
+
+    // RS+ <account> <subject>\r\n or RS+ <account> <subject> <queue> <weight>\r\n
+    private ParseStatus ParseSub(ReadOnlySpan<byte> args, scoped ref RouteCommand command, out ParseError error)
+    {
+        Span<Range> ranges = stackalloc Range[5];
+        switch (NatsParser.SplitArgs(args, ranges))
+        {
+            case 2:
+                break;
+            case 4:
+                var weight = NatsParser.ParseSize(args[ranges[3]]);
+                if (weight < 0 || weight > int.MaxValue)
+                {
+                    return NatsParser.Fail(ParseError.InvalidArguments, out error);
+                }
+
+                command.Queue = args[ranges[2]];
+                command.Weight = (int)weight;
+                break;
+            default:
+                return NatsParser.Fail(ParseError.InvalidArguments, out error);
+        }
+
+        command.Op = RouteOp.Sub;
+        command.Account = args[ranges[0]];
+        command.Subject = args[ranges[1]];
+        error = ParseError.None;
+        return ParseStatus.Command;
+    }
+
+    // RS- <account> <subject> [queue]\r\n
+    private ParseStatus ParseUnsub(ReadOnlySpan<byte> args, scoped ref RouteCommand command, out ParseError error)
+    {
+        Span<Range> ranges = stackalloc Range[4];
+        switch (NatsParser.SplitArgs(args, ranges))
+        {
+            case 2:
+                break;
+            case 3:
+                command.Queue = args[ranges[2]];
+                break;
+            default:
+                return NatsParser.Fail(ParseError.InvalidArguments, out error);
+        }
+
+        command.Op = RouteOp.Unsub;
+        command.Account = args[ranges[0]];
+        command.Subject = args[ranges[1]];
+        error = ParseError.None;
+        return ParseStatus.Command;
+    }
+
+    // RMSG <account> <subject> [reply] <size>
+    // RMSG <account> <subject> + <reply> <queue>... <size>   (or | instead of "+ <reply>": no reply)
+    // HRMSG: the same with <#header bytes> before <size>.
+    private ParseStatus ParseMsg(RouteOp op, ReadOnlySpan<byte> args, ref SequenceReader<byte> reader, scoped ref RouteCommand command, out ParseError error)
+    {
+        args = NatsParser.TrimStart(args);
+        if (args.Length > MaxControlLine)
+        {
+            return NatsParser.Fail(ParseError.MaxControlLineExceeded, out error);
+        }
+
+        // The leading arguments and the trailing sizes, then whatever lies between is the queue list.
+        var sizes = op == RouteOp.HMsg ? 2 : 1;
+        Span<Range> head = stackalloc Range[5];
+        Span<Range> tail = stackalloc Range[2];
+        var count = 0;
+        var start = -1;
+        for (var i = 0; i <= args.Length; i++)
+        {
+            var separator = i == args.Length || args[i] == (byte)' ' || args[i] == (byte)'\t';
+            if (!separator)
+            {
+                if (start < 0)
+                {
+                    start = i;
+                }
+
+                continue;
+            }
+
+            if (start < 0)
+            {
+                continue;
+            }
+
+            var token = new Range(start, i);
+            if (count < head.Length)
+            {
+                head[count] = token;
+            }
+
+            tail[0] = tail[1];
+            tail[1] = token;
+            count++;
+            start = -1;
+        }
+
+        if (count < 2 + sizes)
+        {
+            return NatsParser.Fail(ParseError.InvalidArguments, out error);
+        }
+
+        command.Account = args[head[0]];
+        command.Subject = args[head[1]];
+        var rest = count - 2 - sizes; // between the subject and the sizes
+        if (rest == 1)
+        {
+            command.ReplyTo = args[head[2]];
+        }
+        else if (rest > 1)
+        {
+            var indicator = args[head[2]];
+            int firstQueue;
+            if (indicator.Length == 1 && indicator[0] == (byte)'+')
+            {
+                command.ReplyTo = args[head[3]];
+                firstQueue = 4;
+            }
+            else if (indicator.Length == 1 && indicator[0] == (byte)'|')
+            {
+                firstQueue = 3;
+            }
+            else
+            {
+                return NatsParser.Fail(ParseError.InvalidArguments, out error);
+            }
+
+            if (rest > firstQueue - 2)
+            {
+                // The names run from the first queue to the token before the sizes.
+                var firstSize = sizes == 2 ? tail[0] : tail[1];
+                command.Queues = args[head[firstQueue].Start.Value..PreviousTokenEnd(args, firstSize.Start.Value)];
+            }
+        }
+
+        long headerSize = -1;
+        if (sizes == 2)
+        {
+            headerSize = NatsParser.ParseSize(args[tail[0]]);
+        }
+
+        var size = NatsParser.ParseSize(args[tail[1]]);
+        if (size < 0 || (sizes == 2 && (headerSize < 0 || headerSize > size)))
+        {
+            return NatsParser.Fail(ParseError.InvalidArguments, out error);
+        }
+
+        if (size > MaxPayload)
+        {
+            return NatsParser.Fail(ParseError.MaxPayloadViolation, out error);
+        }
+
+        command.Op = op;
+        command.HeaderSize = (int)headerSize;
+        return NatsParser.ReadPayload(ref reader, (int)size, ref command.Payload, out error);
+    }
+
+    // The end of the token before the separator run that precedes position <paramref name="at"/>.
+    private static int PreviousTokenEnd(ReadOnlySpan<byte> args, int at)
+    {
+        var end = at;
+        while (end > 0 && (args[end - 1] == (byte)' ' || args[end - 1] == (byte)'\t'))
+        {
+            end--;
+        }
+
+        return end;
+    }
+}
