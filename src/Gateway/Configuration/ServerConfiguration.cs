@@ -71,6 +71,33 @@ internal sealed class ServerConfiguration
         }
 
         flags.ApplyTo(options);
+        if (flags.TlsOverride(out var disableTls) is { } tls)
+        {
+            // nats-server's overrideTLS: the flags must name both files.
+            if (tls.CertFile is null)
+            {
+                return new(CommandLineAction.Error, options, warnings, "TLS Server certificate must be present and valid");
+            }
+
+            if (tls.KeyFile is null)
+            {
+                return new(CommandLineAction.Error, options, warnings, "TLS Server private key must be present and valid");
+            }
+
+            try
+            {
+                options.Tls = tls.Load();
+            }
+            catch (InvalidDataException e)
+            {
+                return new(CommandLineAction.Error, options, warnings, e.Message);
+            }
+        }
+        else if (disableTls)
+        {
+            options.Tls = null;
+        }
+
         ApplyDefaults(options);
         return Validate(options) is { } error
             ? new(CommandLineAction.Error, options, warnings, error)
@@ -102,6 +129,16 @@ internal sealed class ServerConfiguration
         if (options.HttpPort is < -1 or > MaxPort)
         {
             return $"http port {options.HttpPort} is out of range (0-{MaxPort}, or -1 for a random port)";
+        }
+
+        if (options.HttpsPort is < -1 or > MaxPort)
+        {
+            return $"https port {options.HttpsPort} is out of range (0-{MaxPort}, or -1 for a random port)";
+        }
+
+        if (options.HttpsPort != 0 && options.Tls is null)
+        {
+            return "TLS cert and key required for HTTPS";
         }
 
         if (options.MaxPayload > options.MaxPending)
