@@ -18,23 +18,19 @@ namespace Courier.Actors.Connections;
 /// </remarks>
 public sealed class TlsTransport
 {
+    private readonly SslStreamCertificateContext _certificate;
+    private readonly CipherSuitesPolicy? _cipherSuites;
+    private readonly X509ChainPolicy? _clientChainPolicy;
     private readonly SslServerAuthenticationOptions _authentication;
 
     public TlsTransport(TlsOptions options)
     {
         ArgumentNullException.ThrowIfNull(options);
         Options = options;
-        _authentication = new SslServerAuthenticationOptions
-        {
-            ServerCertificateContext = SslStreamCertificateContext.Create(options.Certificate, options.Chain, offline: true),
-            ClientCertificateRequired = options.Verify,
-            EnabledSslProtocols = options.MinVersion == SslProtocols.Tls13 ? SslProtocols.Tls13 : SslProtocols.Tls12 | SslProtocols.Tls13,
-            CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
-            AllowRenegotiation = false,
-            CipherSuitesPolicy = CipherSuites(options),
-            CertificateChainPolicy = options.ClientCas is { } cas ? ClientChainPolicy(cas) : null,
-            RemoteCertificateValidationCallback = ValidateClientCertificate,
-        };
+        _certificate = SslStreamCertificateContext.Create(options.Certificate, options.Chain, offline: true);
+        _cipherSuites = CipherSuites(options);
+        _clientChainPolicy = options.ClientCas is { } cas ? ClientChainPolicy(cas) : null;
+        _authentication = CreateAuthenticationOptions();
     }
 
     /// <summary>The block this transport was built from.</summary>
@@ -66,6 +62,22 @@ public sealed class TlsTransport
             throw;
         }
     }
+
+    /// <summary>
+    /// A fresh copy of the handshake settings (sharing the prepared certificate context), for a listener
+    /// that runs the handshake itself, such as Kestrel for HTTPS monitoring.
+    /// </summary>
+    public SslServerAuthenticationOptions CreateAuthenticationOptions() => new()
+    {
+        ServerCertificateContext = _certificate,
+        ClientCertificateRequired = Options.Verify,
+        EnabledSslProtocols = Options.MinVersion == SslProtocols.Tls13 ? SslProtocols.Tls13 : SslProtocols.Tls12 | SslProtocols.Tls13,
+        CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
+        AllowRenegotiation = false,
+        CipherSuitesPolicy = _cipherSuites,
+        CertificateChainPolicy = _clientChainPolicy,
+        RemoteCertificateValidationCallback = ValidateClientCertificate,
+    };
 
     private bool ValidateClientCertificate(object sender, X509Certificate? certificate, X509Chain? chain, SslPolicyErrors errors)
     {

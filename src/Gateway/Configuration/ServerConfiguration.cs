@@ -136,6 +136,11 @@ internal sealed class ServerConfiguration
             return $"https port {options.HttpsPort} is out of range (0-{MaxPort}, or -1 for a random port)";
         }
 
+        if (options.HttpPort != 0 && options.HttpsPort != 0)
+        {
+            return $"can't specify both HTTP ({options.HttpPort}) and HTTPs ({options.HttpsPort}) ports";
+        }
+
         if (options.HttpsPort != 0 && options.Tls is null)
         {
             return "TLS cert and key required for HTTPS";

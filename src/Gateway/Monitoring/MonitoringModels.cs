@@ -21,6 +21,10 @@ internal sealed class Varz
     [JsonPropertyName("ping_max")] public int PingMax { get; init; }
     [JsonPropertyName("http_host")] public string HttpHost { get; init; } = "";
     [JsonPropertyName("http_port")] public int HttpPort { get; init; }
+    [JsonPropertyName("https_port")] public int HttpsPort { get; init; }
+    [JsonPropertyName("tls_required")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool TlsRequired { get; init; }
+    [JsonPropertyName("tls_verify")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool TlsVerify { get; init; }
+    [JsonPropertyName("tls_timeout")] public double TlsTimeout { get; init; }
     [JsonPropertyName("auth_timeout")] public double AuthTimeout { get; init; }
     [JsonPropertyName("max_control_line")] public int MaxControlLine { get; init; }
     [JsonPropertyName("max_payload")] public int MaxPayload { get; init; }

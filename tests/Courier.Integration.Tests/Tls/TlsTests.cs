@@ -86,6 +86,32 @@ public abstract class TlsTests<TServer> : IClassFixture<TServer>
     }
 
     [Fact]
+    public async Task NatsJs_publishes_subscribes_and_requests_over_tls()
+    {
+        await using var server = await _server.StartServerAsync(_tls.TlsBlock());
+
+        await NodeScript.RunAsync("tls", server, new Dictionary<string, string> { ["NATS_TLS_CA"] = Certs.CaFile });
+    }
+
+    [Fact]
+    public async Task NatsJs_with_a_client_certificate_is_accepted_under_verify_and_without_one_refused()
+    {
+        await using var server = await _server.StartServerAsync(_tls.VerifyBlock());
+
+        await NodeScript.RunAsync("tls", server, new Dictionary<string, string>
+        {
+            ["NATS_TLS_CA"] = Certs.CaFile,
+            ["NATS_TLS_CERT"] = Certs.ClientCert("alice"),
+            ["NATS_TLS_KEY"] = Certs.ClientKey("alice"),
+        });
+        await NodeScript.RunAsync("tls", server, new Dictionary<string, string>
+        {
+            ["NATS_TLS_CA"] = Certs.CaFile,
+            ["NATS_TLS_EXPECT_REFUSED"] = "1",
+        });
+    }
+
+    [Fact]
     public async Task A_client_certificate_from_the_ca_is_accepted_under_verify()
     {
         await using var server = await _server.StartServerAsync(_tls.VerifyBlock());
@@ -187,6 +213,7 @@ public abstract class TlsTests<TServer> : IClassFixture<TServer>
         await plain.ExpectClosedAsync();
 
         await good.PingPongAsync();
+        await ExpectLogAsync(server, "TLS handshake error");
     }
 
     [Fact]
@@ -196,6 +223,20 @@ public abstract class TlsTests<TServer> : IClassFixture<TServer>
         await using var silent = await WireClient.ConnectAsync(server);
 
         await silent.ExpectClosedAsync();
+        // nats-server logs "TLS handshake timeout" or, when its read deadline wins the race with its timer,
+        // "TLS handshake error: ... i/o timeout"; Courier logs the former.
+        await ExpectLogAsync(server, server.Kind == ServerKind.Courier ? "TLS handshake timeout" : "TLS handshake");
+    }
+
+    /// <summary>Waits (bounded) for the server to log a line containing <paramref name="text"/>.</summary>
+    private static async Task ExpectLogAsync(ServerProcess server, string text)
+    {
+        for (var i = 0; i < 50 && !server.Log.All().Contains(text, StringComparison.Ordinal); i++)
+        {
+            await Task.Delay(100);
+        }
+
+        Assert.True(server.Log.All().Contains(text, StringComparison.Ordinal), $"no log line with \"{text}\"\n{server.Diagnostics()}");
     }
 
     private string MapConfig() => _tls.TlsBlock($$"""
