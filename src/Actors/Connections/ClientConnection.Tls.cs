@@ -15,6 +15,20 @@ internal sealed partial class ClientConnection
     /// <summary>The negotiated TLS version and cipher suite, for logs and monitoring; null on a plain connection.</summary>
     public (SslProtocols Protocol, TlsCipherSuite CipherSuite)? TlsState { get; private set; }
 
+    /// <summary>The TLS version as nats-server's connz shows it (<c>1.2</c>, <c>1.3</c>); null on a plain connection.</summary>
+    public string? TlsVersion => TlsState?.Protocol switch
+    {
+        null => null,
+        SslProtocols.Tls13 => "1.3",
+        SslProtocols.Tls12 => "1.2",
+        var other => other.ToString(),
+    };
+
+    /// <summary>The cipher suite by Go's name (the IANA name, but ChaCha20 ECDHE suites without <c>_SHA256</c>).</summary>
+    public string? TlsCipherSuiteName => TlsState?.CipherSuite.ToString() is { } name && name.StartsWith("TLS_ECDHE_", StringComparison.Ordinal) && name.EndsWith("_CHACHA20_POLY1305_SHA256", StringComparison.Ordinal)
+        ? name[..^"_SHA256".Length]
+        : TlsState?.CipherSuite.ToString();
+
     /// <summary>
     /// A TLS client connection, as nats-server's createClient: INFO in the clear (<c>tls_required</c>), then
     /// the client's ClientHello and the server handshake, then the pumps over the encrypted stream. With

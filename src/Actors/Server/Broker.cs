@@ -447,4 +447,6 @@ public sealed record ConnectionInfo(
     long PendingBytes,
     IReadOnlyList<string> Subscriptions,
     DateTime? Stop,
-    string? Reason);
+    string? Reason,
+    string? TlsVersion = null,
+    string? TlsCipherSuite = null);

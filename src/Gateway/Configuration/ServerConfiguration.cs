@@ -17,6 +17,8 @@ internal sealed class ServerConfiguration
 
     private const int MaxPort = 65535; // highest TCP port
 
+    private static readonly TimeSpan DefaultAuthTimeout = new ServerOptions().AuthTimeout;
+
     private ServerConfiguration(CommandLineAction action, ServerOptions options, IReadOnlyList<string> warnings, string? error)
     {
         Action = action;
@@ -115,6 +117,13 @@ internal sealed class ServerConfiguration
         if (string.IsNullOrEmpty(options.Host))
         {
             options.Host = DefaultHost;
+        }
+
+        // nats-server's getDefaultAuthTimeout: with TLS the CONNECT deadline is the TLS timeout plus a
+        // second. (An authorization timeout written as exactly the 2 s default is taken as the default.)
+        if (options.Tls is { } tls && options.AuthTimeout == DefaultAuthTimeout)
+        {
+            options.AuthTimeout = tls.Timeout + TimeSpan.FromSeconds(1);
         }
     }
 

@@ -111,6 +111,8 @@ internal sealed class ConnzConnection
     [JsonPropertyName("in_bytes")] public long InBytes { get; init; }
     [JsonPropertyName("out_bytes")] public long OutBytes { get; init; }
     [JsonPropertyName("subscriptions")] public int Subscriptions { get; init; }
+    [JsonPropertyName("tls_version")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? TlsVersion { get; init; }
+    [JsonPropertyName("tls_cipher_suite")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? TlsCipherSuite { get; init; }
     [JsonPropertyName("name")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Name { get; init; }
     [JsonPropertyName("lang")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Lang { get; init; }
     [JsonPropertyName("version")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Version { get; init; }

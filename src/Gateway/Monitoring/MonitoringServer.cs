@@ -172,6 +172,8 @@ internal sealed class MonitoringServer : IAsyncDisposable
                 Lang = c.Lang,
                 Version = c.Version,
                 AuthorizedUser = withAuth ? c.AuthorizedUser : null,
+                TlsVersion = c.TlsVersion,
+                TlsCipherSuite = c.TlsCipherSuite,
                 SubscriptionsList = withSubs ? c.Subscriptions : null,
                 Stop = c.Stop,
                 Reason = c.Reason,

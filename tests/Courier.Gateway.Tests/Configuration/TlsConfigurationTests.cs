@@ -180,6 +180,17 @@ public sealed class TlsConfigurationTests : IClassFixture<TlsConfigurationTests.
         Assert.Null(off.Options.Tls);
     }
 
+    [Fact]
+    public void With_tls_the_default_auth_timeout_is_the_tls_timeout_plus_a_second()
+    {
+        using var dir = new TempConfigDirectory();
+        var file = dir.Write("server.conf", Block("timeout: 1.5"));
+
+        var config = ServerConfiguration.Load(["-c", file]);
+
+        Assert.Equal(TimeSpan.FromSeconds(2.5), config.Options.AuthTimeout);
+    }
+
     [Theory]
     [InlineData("TLS Server certificate must be present and valid", "--tls")]
     [InlineData("TLS Server private key must be present and valid", "--tlsverify", "--tlscert", "x.pem")]

@@ -40,6 +40,21 @@ public abstract class TlsTests<TServer> : IClassFixture<TServer>
     }
 
     [Fact]
+    public async Task Connz_shows_the_tls_version_and_cipher_suite_of_a_tls_client()
+    {
+        await using var server = await _server.StartServerAsync(_tls.TlsBlock());
+        await using var c = await WireClient.ConnectAsync(server);
+        await c.UpgradeToTlsAsync(Certs.CaFile);
+        await c.HandshakeAsync();
+        using var monitor = new MonitorClient(server);
+
+        var connection = await monitor.GetConnectionAsync(c.LocalPort);
+
+        Assert.Equal("1.3", connection.GetProperty("tls_version").GetString());
+        Assert.StartsWith("TLS_", connection.GetProperty("tls_cipher_suite").GetString(), StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task Info_says_tls_verify_when_client_certificates_are_verified()
     {
         await using var server = await _server.StartServerAsync(_tls.VerifyBlock());
