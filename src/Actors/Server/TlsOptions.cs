@@ -38,7 +38,7 @@ public sealed class TlsOptions
     /// <summary><c>handshake_first</c>: the TLS handshake comes before INFO (nats-server 2.10).</summary>
     public bool HandshakeFirst { get; init; }
 
-    /// <summary><c>cipher_suites</c> for TLS 1.2 (TLS 1.3's suites stay on, as in Go); null means the platform's defaults.</summary>
+    /// <summary><c>cipher_suites</c> for TLS 1.2 (TLS 1.3's suites stay on, as in Go); null means nats-server's defaults.</summary>
     public IReadOnlyList<TlsCipherSuite>? CipherSuites { get; init; }
 
     /// <summary><c>min_version</c>: TLS 1.2 (the default, as nats-server) or TLS 1.3.</summary>
