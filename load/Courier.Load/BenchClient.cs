@@ -1,4 +1,5 @@
 using System.Buffers.Text;
+using System.Net.Security;
 using System.Net.Sockets;
 using System.Text;
 
@@ -17,17 +18,32 @@ internal sealed class BenchClient : IDisposable
     private const int ReadBufferSize = 1024 * 1024; // bytes per receive: large, to keep the client cheap
 
     private readonly Socket _socket;
+    private readonly SslStream? _tls;
     private readonly byte[] _buffer = new byte[ReadBufferSize];
     private int _start;
     private int _end;
 
-    public BenchClient(int port, bool handshake = true)
+    /// <param name="port">The server's client port on 127.0.0.1.</param>
+    /// <param name="handshake">Read INFO and send CONNECT.</param>
+    /// <param name="tls">After INFO, upgrade to TLS as a NATS client does (the server certificate is not
+    /// checked: a loopback benchmark against a test certificate); every later byte goes through it.</param>
+    public BenchClient(int port, bool handshake = true, bool tls = false)
     {
         _socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
         _socket.Connect("127.0.0.1", port);
         if (handshake)
         {
             ReadLine(); // INFO
+            if (tls)
+            {
+                _tls = new SslStream(new NetworkStream(_socket, ownsSocket: false), leaveInnerStreamOpen: false);
+                _tls.AuthenticateAsClient(new SslClientAuthenticationOptions
+                {
+                    TargetHost = "localhost",
+                    RemoteCertificateValidationCallback = (_, _, _, _) => true,
+                });
+            }
+
             Send("CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,\"no_responders\":true,\"protocol\":1}\r\n");
             Flush();
         }
@@ -37,6 +53,12 @@ internal sealed class BenchClient : IDisposable
 
     public void Send(ReadOnlySpan<byte> bytes)
     {
+        if (_tls is not null)
+        {
+            _tls.Write(bytes); // one call: the TLS layer cuts it into records
+            return;
+        }
+
         while (!bytes.IsEmpty)
         {
             bytes = bytes[_socket.Send(bytes)..];
@@ -65,7 +87,7 @@ internal sealed class BenchClient : IDisposable
 
         while (bytes > 0)
         {
-            var n = _socket.Receive(_buffer, 0, (int)Math.Min(_buffer.Length, bytes), SocketFlags.None);
+            var n = Receive(_buffer, 0, (int)Math.Min(_buffer.Length, bytes));
             if (n == 0)
             {
                 throw new IOException("server closed the connection");
@@ -134,7 +156,7 @@ internal sealed class BenchClient : IDisposable
             _start = 0;
         }
 
-        var n = _socket.Receive(_buffer, _end, _buffer.Length - _end, SocketFlags.None);
+        var n = Receive(_buffer, _end, _buffer.Length - _end);
         if (n == 0)
         {
             throw new IOException("server closed the connection");
@@ -143,7 +165,14 @@ internal sealed class BenchClient : IDisposable
         _end += n;
     }
 
-    public void Dispose() => _socket.Dispose();
+    private int Receive(byte[] buffer, int offset, int count) =>
+        _tls is not null ? _tls.Read(buffer, offset, count) : _socket.Receive(buffer, offset, count, SocketFlags.None);
+
+    public void Dispose()
+    {
+        _tls?.Dispose();
+        _socket.Dispose();
+    }
 
     /// <summary>count copies of "PUB subject [reply] size\r\npayload\r\n" back to back.</summary>
     public static byte[] PubBatch(string subject, int payloadSize, int count, string? reply = null)

@@ -9,7 +9,11 @@ namespace Courier.Load;
 internal readonly record struct Metric(string Name, double Value, bool HigherIsBetter = true);
 
 /// <summary>A row of BENCHMARKS.md: a bounded run against one server on a port.</summary>
-internal sealed record Scenario(string Id, string Description, Func<ServerProcess, IReadOnlyList<Metric>> Run);
+/// <param name="Id">The row's id in BENCHMARKS.md.</param>
+/// <param name="Description">What it measures.</param>
+/// <param name="Run">The bounded run against one server.</param>
+/// <param name="ConfigText">The server's config file, when the scenario needs one (the same text for both servers).</param>
+internal sealed record Scenario(string Id, string Description, Func<ServerProcess, IReadOnlyList<Metric>> Run, Func<string>? ConfigText = null);
 
 /// <summary>The core scenarios of ../shared/BENCHMARKS.md, each bounded in count and time.</summary>
 internal static class Scenarios
@@ -30,15 +34,16 @@ internal static class Scenarios
         new("jsasync", "JetStream publish, up to 256 PubAcks outstanding, file storage, 128 B", s => JetStreamPublish(s, "file", 128, 200_000, window: 256)),
         new("jsord", "JetStream ordered (ack none) pull consumer reading a pre-filled stream, 128 B", s => JetStreamConsume(s, 100_000, ack: false)),
         new("jsfetch", "JetStream durable pull consumer, fetch 256 at a time, ack each, 128 B", s => JetStreamConsume(s, 100_000, ack: true)),
+        new("tls", "over TLS (tls {} with a test certificate): publisher + subscriber 1:1, and a single publisher, 128 B", s => [.. PubSub(s, 128, 2_000_000, publishers: 1, subscribers: 1, tls: true).Take(1).Select(m => m with { Name = "pub/sub delivered msgs/s" }), .. PubOnly(s, 128, 3_000_000, tls: true).Take(1).Select(m => m with { Name = "pub-only msgs/s" })], () => BenchTls.Config),
         new("conn", "5,000 idle connections with one SUB each", s => IdleConnections(s, 5_000)),
         new("storm", "connection storm: 8 threads open, handshake and close 4,000 connections", s => ConnectionStorm(s, threads: 8, connections: 4_000)),
     ];
 
-    private static IReadOnlyList<Metric> PubOnly(ServerProcess server, int size, int messages)
+    private static IReadOnlyList<Metric> PubOnly(ServerProcess server, int size, int messages, bool tls = false)
     {
         var perBatch = Math.Max(1, 64 * 1024 / (size + 20));
         var batch = BenchClient.PubBatch("bench.pub", size, perBatch);
-        using var client = new BenchClient(server.Port);
+        using var client = new BenchClient(server.Port, tls: tls);
         var sw = Stopwatch.StartNew();
         for (var sent = 0; sent < messages && sw.Elapsed < RunLimit; sent += perBatch)
         {
@@ -50,13 +55,13 @@ internal static class Scenarios
         return [new("msgs/s", messages / seconds), new("MB/s", messages * (double)size / seconds / 1e6)];
     }
 
-    private static IReadOnlyList<Metric> PubSub(ServerProcess server, int size, int messages, int publishers, int subscribers)
+    private static IReadOnlyList<Metric> PubSub(ServerProcess server, int size, int messages, int publishers, int subscribers, bool tls = false)
     {
         const string Subject = "bench.ps";
         var subs = new List<BenchClient>();
         for (var i = 0; i < subscribers; i++)
         {
-            var sub = new BenchClient(server.Port);
+            var sub = new BenchClient(server.Port, tls: tls);
             sub.Send($"SUB {Subject} 1\r\n");
             sub.Flush();
             subs.Add(sub);
@@ -67,7 +72,7 @@ internal static class Scenarios
         var frame = BenchClient.MsgFrameSize(Subject, "1", size);
         var perBatch = Math.Max(1, 64 * 1024 / (size + 20));
         var batch = BenchClient.PubBatch(Subject, size, perBatch);
-        var pubs = Enumerable.Range(0, publishers).Select(_ => new BenchClient(server.Port)).ToList();
+        var pubs = Enumerable.Range(0, publishers).Select(_ => new BenchClient(server.Port, tls: tls)).ToList();
         try
         {
             var sw = Stopwatch.StartNew();

@@ -60,7 +60,8 @@ internal sealed class ServerProcess : IDisposable
             ? Path.Combine(repoRoot, "src/Gateway/bin/Release/net10.0/r2r/courier.dll")
             : Path.Combine(repoRoot, "src/Gateway/bin/Release/net10.0/courier.dll");
 
-    public static ServerProcess Start(string kind, string repoRoot)
+    /// <summary>Starts a fresh server of <paramref name="kind"/>; <paramref name="configText"/>, when given, is its <c>-c</c> file.</summary>
+    public static ServerProcess Start(string kind, string repoRoot, string? configText = null)
     {
         if (kind == "courier" && !File.Exists(CourierDll(repoRoot)))
         {
@@ -69,6 +70,13 @@ internal sealed class ServerProcess : IDisposable
 
         var dir = Directory.CreateTempSubdirectory("courier-load-").FullName;
         var args = $"-a 127.0.0.1 -p -1 --ports_file_dir {dir} -js -sd {dir}";
+        if (configText is not null)
+        {
+            var config = Path.Combine(dir, "server.conf");
+            File.WriteAllText(config, configText);
+            args += $" -c {config}";
+        }
+
         var psi = kind == "courier"
             ? new ProcessStartInfo("dotnet", $"{CourierDll(repoRoot)} {args}")
             : new ProcessStartInfo("nats-server", args);

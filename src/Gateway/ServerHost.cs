@@ -64,6 +64,12 @@ internal sealed partial class ServerHost : IAsyncDisposable
                 await _monitoring.StartAsync().ConfigureAwait(false);
                 Log.Monitoring(_log, _monitoring.LocalEndPoint!.ToString());
             }
+            else if (_options.HttpsPort != 0 && Broker.Tls is { } tls)
+            {
+                _monitoring = new MonitoringServer(Broker, _options.HttpHost ?? _options.Host, _options.HttpsPort, _loggerFactory, tls);
+                await _monitoring.StartAsync().ConfigureAwait(false);
+                Log.HttpsMonitoring(_log, _monitoring.LocalEndPoint!.ToString());
+            }
         }
         finally
         {
@@ -71,6 +77,11 @@ internal sealed partial class ServerHost : IAsyncDisposable
         }
 
         _listener.Start();
+        if (_options.Tls is { } clientTls)
+        {
+            Log.TlsRequired(_log, clientTls.CertFile, clientTls.Verify ? (clientTls.MapCertificateToUser ? "verify_and_map" : "verify") : "none", clientTls.HandshakeFirst);
+        }
+
         if (_options.PidFile is { } pidFile)
         {
             await File.WriteAllTextAsync(pidFile, Environment.ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture)).ConfigureAwait(false);
@@ -81,7 +92,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
             _portsFile = new PortsFile
             {
                 Client = ListenAddress.Urls("nats", _listener.LocalEndPoint),
-                Monitoring = _monitoring?.LocalEndPoint is { } m ? ListenAddress.Urls("http", m) : null,
+                Monitoring = _monitoring?.LocalEndPoint is { } m ? ListenAddress.Urls(_options.HttpPort == 0 ? "https" : "http", m) : null,
             }.Write(dir);
         }
 
@@ -125,6 +136,12 @@ internal sealed partial class ServerHost : IAsyncDisposable
 
         [LoggerMessage(Level = LogLevel.Information, Message = "Starting http monitor on {EndPoint}")]
         public static partial void Monitoring(ILogger logger, string endPoint);
+
+        [LoggerMessage(Level = LogLevel.Information, Message = "Starting https monitor on {EndPoint}")]
+        public static partial void HttpsMonitoring(ILogger logger, string endPoint);
+
+        [LoggerMessage(Level = LogLevel.Information, Message = "TLS required for client connections (certificate {CertFile}, client certificates: {Verify}, handshake first: {HandshakeFirst})")]
+        public static partial void TlsRequired(ILogger logger, string certFile, string verify, bool handshakeFirst);
 
         [LoggerMessage(Level = LogLevel.Information, Message = "Server is ready")]
         public static partial void Ready(ILogger logger);

@@ -16,7 +16,7 @@ internal sealed partial class ClientConnection
 {
     private readonly Broker _broker;
     private readonly Socket? _socket;
-    private readonly Stream _stream;
+    private Stream _stream; // replaced once by the SslStream after a TLS handshake, before the pumps start
     private readonly IActorRef _owner;
     private readonly ILogger _log;
     private readonly NatsParser _parser;
@@ -94,9 +94,15 @@ internal sealed partial class ClientConnection
     /// <summary>Why the connection closed, for logs and monitoring.</summary>
     public string? CloseReason { get; private set; }
 
-    /// <summary>Sends INFO and starts the read and write pumps.</summary>
+    /// <summary>Sends INFO and starts the read and write pumps (after the TLS handshake on a TLS listener).</summary>
     public void Start()
     {
+        if (_socket is not null && _broker.Tls is { } tls)
+        {
+            _readPump = Task.Run(() => SecureAndRunAsync(tls));
+            return;
+        }
+
         // INFO is formatted in place: no per-connection JSON serialization or garbage.
         Span<byte> info = stackalloc byte[2048]; // bytes: the INFO line is a few hundred
         var length = _broker.FormatInfo(info, Id, RemoteIp);

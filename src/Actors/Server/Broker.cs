@@ -1,6 +1,7 @@
 using System.Buffers.Text;
 using System.Net.Sockets;
 using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
 using System.Text;
 using System.Text.Json;
 using Akka.Actor;
@@ -48,6 +49,7 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
         Space = new SubjectSpace(literalShards);
         Registry = new ClientRegistry(Stats);
+        Tls = options.Tls is { } tls ? new TlsTransport(tls) : null;
         _info = new ServerInfo
         {
             ServerId = ServerId,
@@ -59,6 +61,8 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
             Port = options.Port,
             Headers = true,
             AuthRequired = options.AuthRequired,
+            TlsRequired = options.Tls is not null,
+            TlsVerify = options.Tls is { Verify: true },
             MaxPayload = options.MaxPayload,
             JetStream = options.JetStream,
         };
@@ -359,12 +363,27 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         }
     }
 
-    internal AuthResult Authenticate(ConnectOptions connect)
+    /// <summary>The client listener's TLS (the handshake each accepted socket goes through), or null for plain TCP.</summary>
+    public TlsTransport? Tls { get; }
+
+    /// <summary>
+    /// Checks a CONNECT's credentials. With <c>verify_and_map</c> and users configured, the client
+    /// certificate alone names the user (nats-server's checkClientTLSCertSubject); one that names no
+    /// configured user is refused.
+    /// </summary>
+    internal AuthResult Authenticate(ConnectOptions connect, X509Certificate2? clientCertificate = null)
     {
         var o = Options;
         if (!o.AuthRequired)
         {
             return new AuthResult(true, null, null);
+        }
+
+        if (o.Tls is { MapCertificateToUser: true } && o.Users.Count > 0)
+        {
+            return clientCertificate is not null && CertificateUserMap.Find(clientCertificate, o.Users) is { } mapped
+                ? new AuthResult(true, mapped.User, mapped.Permissions ?? o.DefaultPermissions)
+                : AuthResult.Denied;
         }
 
         if (o.Users.Count > 0 && connect.User is not null)
@@ -428,4 +447,6 @@ public sealed record ConnectionInfo(
     long PendingBytes,
     IReadOnlyList<string> Subscriptions,
     DateTime? Stop,
-    string? Reason);
+    string? Reason,
+    string? TlsVersion = null,
+    string? TlsCipherSuite = null);

@@ -23,6 +23,12 @@ public sealed class ServerOptions
     /// <summary>Monitoring port (<c>http_port</c>, <c>-m</c>); 0 disables, -1 picks a random port.</summary>
     public int HttpPort { get; set; }
 
+    /// <summary>HTTPS monitoring port (<c>https_port</c>), served with <see cref="Tls"/>; 0 disables, -1 picks a random port.</summary>
+    public int HttpsPort { get; set; }
+
+    /// <summary>The client listener's <c>tls { }</c> block (or <c>--tls*</c> flags); null means plain TCP.</summary>
+    public TlsOptions? Tls { get; set; }
+
     /// <summary>Bytes; <c>max_payload</c>, nats-server default 1 MB.</summary>
     public int MaxPayload { get; set; } = 1024 * 1024;
 

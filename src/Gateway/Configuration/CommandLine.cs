@@ -24,6 +24,7 @@ internal static class CommandLine
                 --server_name <server_name>  Server name (default: auto)
             -P, --pid <file>                 File to store PID
             -m, --http_port <port>           Use port for http monitoring
+            -ms,--https_port <port>          Use port for https monitoring
             -c, --config <file>              Configuration file
                 --ports_file_dir <dir>       Creates a ports file in the specified directory (<executable_name>_<pid>.ports).
 
@@ -41,6 +42,13 @@ internal static class CommandLine
                 --user <user>                User required for connections
                 --pass <password>            Password required for connections
                 --auth <token>               Authorization token required for connections
+
+        TLS Options:
+                --tls                        Enable TLS, do not verify clients (default: false)
+                --tlscert <file>             Server certificate file
+                --tlskey <file>              Private key for server certificate
+                --tlsverify                  Enable TLS, verify client certificates
+                --tlscacert <file>           Client certificate CA for verification
 
         Common Options:
             -h, --help                       Show this message
@@ -219,12 +227,19 @@ internal static class CommandLine
         Add(Kind.String, (s, v) => s.Flags.Password = (string)v, "pass");
         Add(Kind.String, (s, v) => s.Flags.Token = (string)v, "auth");
         Add(Kind.Int, (s, v) => s.Flags.HttpPort = (int)v, "m", "http_port");
+        Add(Kind.Int, (s, v) => s.Flags.HttpsPort = (int)v, "ms", "https_port");
         Add(Kind.String, (s, v) => s.Flags.ConfigFile = (string)v, "c", "config");
         Add(Kind.String, (s, v) => s.Flags.PidFile = (string)v, "P", "pid");
         Add(Kind.String, (s, v) => s.Flags.PortsFileDir = (string)v, "ports_file_dir");
         Add(Kind.String, (s, v) => s.Flags.LogFile = (string)v, "l", "log");
         Add(Kind.Bool, (s, v) => s.Flags.JetStream = (bool)v, "js", "jetstream");
         Add(Kind.String, (s, v) => s.Flags.StoreDir = (string)v, "sd", "store_dir");
+
+        Add(Kind.Bool, (s, v) => s.Flags.Tls = (bool)v, "tls");
+        Add(Kind.String, (s, v) => s.Flags.TlsCert = (string)v, "tlscert");
+        Add(Kind.String, (s, v) => s.Flags.TlsKey = (string)v, "tlskey");
+        Add(Kind.String, (s, v) => s.Flags.TlsCaCert = (string)v, "tlscacert");
+        Add(Kind.Bool, (s, v) => s.Flags.TlsVerify = (bool)v, "tlsverify");
 
         Ignored(Kind.Bool, "T", "logtime");
         Ignored(Kind.Bool, "logtime_utc");

@@ -20,6 +20,9 @@ internal sealed class CommandLineFlags
     /// <summary><c>-m</c>, <c>--http_port</c>.</summary>
     public int? HttpPort { get; set; }
 
+    /// <summary><c>-ms</c>, <c>--https_port</c>.</summary>
+    public int? HttpsPort { get; set; }
+
     /// <summary><c>-c</c>, <c>--config</c>.</summary>
     public string? ConfigFile { get; set; }
 
@@ -53,6 +56,36 @@ internal sealed class CommandLineFlags
     /// <summary><c>--ports_file_dir</c>.</summary>
     public string? PortsFileDir { get; set; }
 
+    /// <summary><c>--tls</c>: true enables TLS from the flags, false disables it (even the file's).</summary>
+    public bool? Tls { get; set; }
+
+    /// <summary><c>--tlscert</c>: the server certificate (PEM).</summary>
+    public string? TlsCert { get; set; }
+
+    /// <summary><c>--tlskey</c>: the server private key (PEM).</summary>
+    public string? TlsKey { get; set; }
+
+    /// <summary><c>--tlscacert</c>: the CA bundle client certificates are verified against.</summary>
+    public string? TlsCaCert { get; set; }
+
+    /// <summary><c>--tlsverify</c>: require and verify client certificates.</summary>
+    public bool? TlsVerify { get; set; }
+
+    /// <summary>
+    /// As nats-server's ConfigureOptions: <c>--tls=false</c> turns TLS off; otherwise any <c>--tls*</c> flag
+    /// replaces the file's <c>tls { }</c> with one built from the flags alone. Null when the flags say nothing.
+    /// </summary>
+    public TlsSettings? TlsOverride(out bool disable)
+    {
+        disable = Tls == false;
+        if (disable || (Tls is null && TlsCert is null && TlsKey is null && TlsCaCert is null && TlsVerify is null))
+        {
+            return null;
+        }
+
+        return new TlsSettings { CertFile = TlsCert, KeyFile = TlsKey, CaFile = TlsCaCert, Verify = TlsVerify ?? false };
+    }
+
     /// <summary>Copies every flag that was given onto <paramref name="options"/>.</summary>
     public void ApplyTo(ServerOptions options)
     {
@@ -74,6 +107,11 @@ internal sealed class CommandLineFlags
         if (HttpPort is { } httpPort)
         {
             options.HttpPort = httpPort;
+        }
+
+        if (HttpsPort is { } httpsPort)
+        {
+            options.HttpsPort = httpsPort;
         }
 
         if (ConfigFile is not null)

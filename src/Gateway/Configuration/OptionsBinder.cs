@@ -20,10 +20,10 @@ internal sealed partial class OptionsBinder
     /// <summary>Top-level nats-server keys Courier accepts but ignores (warned, never fatal).</summary>
     private static readonly FrozenSet<string> UnsupportedTopLevel = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
         "client_advertise", "trace_headers", "logtime", "logtime_utc", "mappings", "maps", "disable_sublist_cache",
-        "no_sublist_cache", "accounts", "default_sentinel", "https", "https_port", "http_base_path", "cluster",
+        "no_sublist_cache", "accounts", "default_sentinel", "https", "http_base_path", "cluster",
         "gateway", "leaf", "leafnodes", "logfile_size_limit", "log_size_limit", "logfile_max_num", "log_max_num",
         "syslog", "remote_syslog", "prof_port", "prof_block_rate", "proxy_protocol", "max_traced_msg_len",
-        "max_sub_tokens", "max_subscription_tokens", "tls", "ocsp", "allow_non_tls", "write_timeout",
+        "max_sub_tokens", "max_subscription_tokens", "ocsp", "allow_non_tls", "write_timeout",
         "lame_duck_duration", "lame_duck_grace_period", "operator", "operators", "roots", "root", "root_operators",
         "root_operator", "resolver", "account_resolver", "accounts_resolver", "resolver_tls", "resolver_preload",
         "resolver_pinned_accounts", "no_auth_user", "system_account", "system", "no_system_account", "no_system",
@@ -122,6 +122,16 @@ internal sealed partial class OptionsBinder
                     _options.HttpPort = port;
                 }
 
+                break;
+            case "https_port":
+                if (TryPort(entry, out port))
+                {
+                    _options.HttpsPort = port;
+                }
+
+                break;
+            case "tls":
+                BindTls(entry);
                 break;
             case "debug":
                 if (TryBool(entry, out var b))

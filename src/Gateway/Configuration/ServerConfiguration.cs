@@ -17,6 +17,8 @@ internal sealed class ServerConfiguration
 
     private const int MaxPort = 65535; // highest TCP port
 
+    private static readonly TimeSpan DefaultAuthTimeout = new ServerOptions().AuthTimeout;
+
     private ServerConfiguration(CommandLineAction action, ServerOptions options, IReadOnlyList<string> warnings, string? error)
     {
         Action = action;
@@ -71,6 +73,33 @@ internal sealed class ServerConfiguration
         }
 
         flags.ApplyTo(options);
+        if (flags.TlsOverride(out var disableTls) is { } tls)
+        {
+            // nats-server's overrideTLS: the flags must name both files.
+            if (tls.CertFile is null)
+            {
+                return new(CommandLineAction.Error, options, warnings, "TLS Server certificate must be present and valid");
+            }
+
+            if (tls.KeyFile is null)
+            {
+                return new(CommandLineAction.Error, options, warnings, "TLS Server private key must be present and valid");
+            }
+
+            try
+            {
+                options.Tls = tls.Load();
+            }
+            catch (InvalidDataException e)
+            {
+                return new(CommandLineAction.Error, options, warnings, e.Message);
+            }
+        }
+        else if (disableTls)
+        {
+            options.Tls = null;
+        }
+
         ApplyDefaults(options);
         return Validate(options) is { } error
             ? new(CommandLineAction.Error, options, warnings, error)
@@ -89,6 +118,13 @@ internal sealed class ServerConfiguration
         {
             options.Host = DefaultHost;
         }
+
+        // nats-server's getDefaultAuthTimeout: with TLS the CONNECT deadline is the TLS timeout plus a
+        // second. (An authorization timeout written as exactly the 2 s default is taken as the default.)
+        if (options.Tls is { } tls && options.AuthTimeout == DefaultAuthTimeout)
+        {
+            options.AuthTimeout = tls.Timeout + TimeSpan.FromSeconds(1);
+        }
     }
 
     /// <summary>Checks that hold whatever set the values (file or flags); null when all is well.</summary>
@@ -102,6 +138,21 @@ internal sealed class ServerConfiguration
         if (options.HttpPort is < -1 or > MaxPort)
         {
             return $"http port {options.HttpPort} is out of range (0-{MaxPort}, or -1 for a random port)";
+        }
+
+        if (options.HttpsPort is < -1 or > MaxPort)
+        {
+            return $"https port {options.HttpsPort} is out of range (0-{MaxPort}, or -1 for a random port)";
+        }
+
+        if (options.HttpPort != 0 && options.HttpsPort != 0)
+        {
+            return $"can't specify both HTTP ({options.HttpPort}) and HTTPs ({options.HttpsPort}) ports";
+        }
+
+        if (options.HttpsPort != 0 && options.Tls is null)
+        {
+            return "TLS cert and key required for HTTPS";
         }
 
         if (options.MaxPayload > options.MaxPending)

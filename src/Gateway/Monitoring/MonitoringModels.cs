@@ -21,6 +21,10 @@ internal sealed class Varz
     [JsonPropertyName("ping_max")] public int PingMax { get; init; }
     [JsonPropertyName("http_host")] public string HttpHost { get; init; } = "";
     [JsonPropertyName("http_port")] public int HttpPort { get; init; }
+    [JsonPropertyName("https_port")] public int HttpsPort { get; init; }
+    [JsonPropertyName("tls_required")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool TlsRequired { get; init; }
+    [JsonPropertyName("tls_verify")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool TlsVerify { get; init; }
+    [JsonPropertyName("tls_timeout")] public double TlsTimeout { get; init; }
     [JsonPropertyName("auth_timeout")] public double AuthTimeout { get; init; }
     [JsonPropertyName("max_control_line")] public int MaxControlLine { get; init; }
     [JsonPropertyName("max_payload")] public int MaxPayload { get; init; }
@@ -107,6 +111,8 @@ internal sealed class ConnzConnection
     [JsonPropertyName("in_bytes")] public long InBytes { get; init; }
     [JsonPropertyName("out_bytes")] public long OutBytes { get; init; }
     [JsonPropertyName("subscriptions")] public int Subscriptions { get; init; }
+    [JsonPropertyName("tls_version")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? TlsVersion { get; init; }
+    [JsonPropertyName("tls_cipher_suite")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? TlsCipherSuite { get; init; }
     [JsonPropertyName("name")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Name { get; init; }
     [JsonPropertyName("lang")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Lang { get; init; }
     [JsonPropertyName("version")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Version { get; init; }

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Net;
 using System.Text.Json;
 using System.Text.Json.Serialization.Metadata;
+using Courier.Actors.Connections;
 using Courier.Actors.Server;
 using Courier.Gateway.Listeners;
 using Microsoft.AspNetCore.Builder;
@@ -9,6 +10,7 @@ using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Server.Kestrel.Https;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
@@ -16,7 +18,9 @@ namespace Courier.Gateway.Monitoring;
 
 /// <summary>
 /// HTTP monitoring (<c>-m</c> / <c>http_port</c>): /healthz, /varz, /connz, /subsz with nats-server's
-/// JSON field names, served by Kestrel from the shared framework.
+/// JSON field names, served by Kestrel from the shared framework. With <c>https_port</c> the same pages
+/// are served over TLS with the client listener's <c>tls { }</c> block (its certificate, and with
+/// <c>verify</c> its client-certificate check), as nats-server does.
 /// </summary>
 internal sealed class MonitoringServer : IAsyncDisposable
 {
@@ -26,15 +30,27 @@ internal sealed class MonitoringServer : IAsyncDisposable
     private readonly Broker _broker;
     private readonly WebApplication _app;
     private readonly DateTime _configLoadTime = DateTime.UtcNow;
+    private readonly bool _https;
 
-    public MonitoringServer(Broker broker, string host, int port, ILoggerFactory loggerFactory)
+    public MonitoringServer(Broker broker, string host, int port, ILoggerFactory loggerFactory, TlsTransport? tls = null)
     {
         _broker = broker;
+        _https = tls is not null;
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
         builder.Services.AddSingleton(loggerFactory);
         var address = ListenAddress.Resolve(host);
-        builder.WebHost.ConfigureKestrel(k => k.Listen(address, port < 0 ? 0 : port));
+        builder.WebHost.ConfigureKestrel(k => k.Listen(address, port < 0 ? 0 : port, listen =>
+        {
+            if (tls is not null)
+            {
+                listen.UseHttps(new TlsHandshakeCallbackOptions
+                {
+                    OnConnection = _ => ValueTask.FromResult(tls.CreateAuthenticationOptions()),
+                    HandshakeTimeout = tls.Options.Timeout,
+                });
+            }
+        }));
         _app = builder.Build();
         _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /subsz /jsz /healthz\n"));
         _app.MapGet("/healthz", Healthz);
@@ -94,7 +110,11 @@ internal sealed class MonitoringServer : IAsyncDisposable
             PingInterval = o.PingInterval.Ticks * 100, // nanoseconds, as Go's time.Duration
             PingMax = o.MaxPingsOut,
             HttpHost = o.HttpHost ?? o.Host,
-            HttpPort = LocalEndPoint?.Port ?? o.HttpPort,
+            HttpPort = _https ? 0 : LocalEndPoint?.Port ?? o.HttpPort,
+            HttpsPort = o.HttpsPort, // as configured (-1 stays -1), as nats-server reports it
+            TlsRequired = o.Tls is not null,
+            TlsVerify = o.Tls is { Verify: true },
+            TlsTimeout = (o.Tls?.Timeout ?? TlsOptions.DefaultTimeout).TotalSeconds,
             AuthTimeout = o.AuthTimeout.TotalSeconds,
             MaxControlLine = o.MaxControlLine,
             MaxPayload = o.MaxPayload,
@@ -152,6 +172,8 @@ internal sealed class MonitoringServer : IAsyncDisposable
                 Lang = c.Lang,
                 Version = c.Version,
                 AuthorizedUser = withAuth ? c.AuthorizedUser : null,
+                TlsVersion = c.TlsVersion,
+                TlsCipherSuite = c.TlsCipherSuite,
                 SubscriptionsList = withSubs ? c.Subscriptions : null,
                 Stop = c.Stop,
                 Reason = c.Reason,

@@ -193,7 +193,7 @@ public sealed class CommandLineTests
     [Theory]
     [InlineData("flag provided but not defined: -foo", "-foo")]
     [InlineData("flag provided but not defined: -max_payload", "--max_payload", "1")]
-    [InlineData("flag provided but not defined: -tls", "--tls")]
+    [InlineData("flag provided but not defined: -tlsfoo", "--tlsfoo")]
     [InlineData("flag needs an argument: -p", "-p")]
     [InlineData("invalid value \"abc\" for flag -p: parse error", "-p", "abc")]
     [InlineData("invalid value \"99999999999\" for flag -port: parse error", "--port=99999999999")]

@@ -1,6 +1,8 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Net;
+using System.Net.Security;
 using System.Net.Sockets;
+using System.Security.Cryptography.X509Certificates;
 using System.Text;
 using System.Text.Json;
 using System.Text.RegularExpressions;
@@ -30,6 +32,7 @@ public sealed class WireClient : IAsyncDisposable
     private static readonly TimeSpan ConnectTimeout = TimeSpan.FromSeconds(10);
 
     private readonly Socket _socket;
+    private SslStream? _tls;
     private readonly Func<string> _diagnostics;
     private readonly Queue<string> _recent = new();
     private byte[] _buffer = new byte[64 * 1024];
@@ -58,6 +61,55 @@ public sealed class WireClient : IAsyncDisposable
     /// <summary>The limit of each expectation.</summary>
     public TimeSpan Timeout { get; set; } = TimeSpan.FromSeconds(5);
 
+    /// <summary>The TLS version in use, after <see cref="UpgradeToTlsAsync"/>.</summary>
+    public System.Security.Authentication.SslProtocols? TlsProtocol => _tls?.SslProtocol;
+
+    /// <summary>
+    /// Runs the client side of a TLS handshake on this connection (after INFO, as a NATS client does when
+    /// INFO says <c>tls_required</c>; or first thing, for <c>handshake_first</c>). The server certificate
+    /// must chain to <paramref name="caFile"/>; <paramref name="clientCertificate"/> is offered when given.
+    /// From then on every frame goes through TLS. Throws what the handshake throws.
+    /// </summary>
+    public async Task UpgradeToTlsAsync(string caFile, X509Certificate2? clientCertificate = null)
+    {
+        var trust = new X509Certificate2Collection();
+        trust.ImportFromPemFile(caFile);
+        var policy = new X509ChainPolicy { TrustMode = X509ChainTrustMode.CustomRootTrust, RevocationMode = X509RevocationMode.NoCheck };
+        policy.CustomTrustStore.AddRange(trust);
+        var tls = new SslStream(new NetworkStream(_socket, ownsSocket: false), leaveInnerStreamOpen: false);
+        using var cts = new CancellationTokenSource(Timeout);
+        await tls.AuthenticateAsClientAsync(
+            new SslClientAuthenticationOptions
+            {
+                TargetHost = "localhost",
+                ClientCertificates = clientCertificate is null ? null : [clientCertificate],
+                CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
+                CertificateChainPolicy = policy,
+            },
+            cts.Token);
+        _tls = tls;
+    }
+
+    /// <summary>Connects, completes the TLS handshake before anything else (<c>handshake_first</c>), then reads INFO.</summary>
+    public static async Task<WireClient> ConnectTlsFirstAsync(ServerProcess server, string caFile, X509Certificate2? clientCertificate = null)
+    {
+        var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        var client = new WireClient(socket, () => server.Diagnostics());
+        try
+        {
+            using var cts = new CancellationTokenSource(ConnectTimeout);
+            await socket.ConnectAsync(new IPEndPoint(IPAddress.Loopback, server.Port), cts.Token);
+            await client.UpgradeToTlsAsync(caFile, clientCertificate);
+            await client.ReadInfoAsync();
+            return client;
+        }
+        catch
+        {
+            await client.DisposeAsync();
+            throw;
+        }
+    }
+
     /// <summary>Connects to <paramref name="server"/> and reads its INFO.</summary>
     public static Task<WireClient> ConnectAsync(ServerProcess server, int? receiveBufferSize = null) =>
         ConnectAsync(server.Port, () => server.Diagnostics(), receiveBufferSize);
@@ -76,17 +128,7 @@ public sealed class WireClient : IAsyncDisposable
         {
             using var cts = new CancellationTokenSource(ConnectTimeout);
             await socket.ConnectAsync(new IPEndPoint(IPAddress.Loopback, port), cts.Token);
-            var info = await client.ReadFrameAsync("INFO");
-            var line = Encoding.UTF8.GetString(info);
-            var match = Regex.Match(line, @"^INFO (\{.*\}) ?\r\n$", RegexOptions.Singleline);
-            if (!match.Success)
-            {
-                client.Fail($"expected INFO {{...}}\\r\\n first, got {Show(info)}");
-            }
-
-            client.InfoLine = line;
-            using var doc = JsonDocument.Parse(match.Groups[1].Value);
-            client.Info = doc.RootElement.Clone();
+            await client.ReadInfoAsync();
             return client;
         }
         catch
@@ -94,6 +136,21 @@ public sealed class WireClient : IAsyncDisposable
             socket.Dispose();
             throw;
         }
+    }
+
+    private async Task ReadInfoAsync()
+    {
+        var info = await ReadFrameAsync("INFO");
+        var line = Encoding.UTF8.GetString(info);
+        var match = Regex.Match(line, @"^INFO (\{.*\}) ?\r\n$", RegexOptions.Singleline);
+        if (!match.Success)
+        {
+            Fail($"expected INFO {{...}}\\r\\n first, got {Show(info)}");
+        }
+
+        InfoLine = line;
+        using var doc = JsonDocument.Parse(match.Groups[1].Value);
+        Info = doc.RootElement.Clone();
     }
 
     /// <summary>Sends CONNECT with <paramref name="connectJson"/> and a PING, and expects the PONG.</summary>
@@ -122,6 +179,13 @@ public sealed class WireClient : IAsyncDisposable
         {
             while (!bytes.IsEmpty)
             {
+                if (_tls is not null)
+                {
+                    await _tls.WriteAsync(bytes, cts.Token);
+                    await _tls.FlushAsync(cts.Token);
+                    break;
+                }
+
                 var sent = await _socket.SendAsync(bytes, SocketFlags.None, cts.Token);
                 bytes = bytes[sent..];
             }
@@ -297,10 +361,14 @@ public sealed class WireClient : IAsyncDisposable
         }
     }
 
-    public ValueTask DisposeAsync()
+    public async ValueTask DisposeAsync()
     {
+        if (_tls is not null)
+        {
+            await _tls.DisposeAsync();
+        }
+
         _socket.Dispose();
-        return ValueTask.CompletedTask;
     }
 
     private static bool IsPing(byte[] frame) => frame.AsSpan().SequenceEqual("PING\r\n"u8);
@@ -355,7 +423,9 @@ public sealed class WireClient : IAsyncDisposable
 
         try
         {
-            var read = await _socket.ReceiveAsync(_buffer.AsMemory(_end), SocketFlags.None, token);
+            var read = _tls is not null
+                ? await _tls.ReadAsync(_buffer.AsMemory(_end), token)
+                : await _socket.ReceiveAsync(_buffer.AsMemory(_end), SocketFlags.None, token);
             if (read == 0)
             {
                 _closed = true;
@@ -370,6 +440,12 @@ public sealed class WireClient : IAsyncDisposable
         }
         catch (SocketException e) when (e.SocketErrorCode is SocketError.ConnectionReset or SocketError.ConnectionAborted)
         {
+            _closed = true;
+            return true;
+        }
+        catch (IOException) when (_tls is not null)
+        {
+            // The peer reset the connection, or closed it without a TLS close_notify.
             _closed = true;
             return true;
         }

@@ -1,0 +1,24 @@
+using Courier.Testing;
+
+namespace Courier.Load;
+
+/// <summary>
+/// The <c>tls</c> row's server configuration: a throw-away CA and server certificate (RSA 2048, as most
+/// deployments), made once per run and removed at exit. Both servers read the same <c>tls { }</c> block.
+/// </summary>
+internal static class BenchTls
+{
+    private static readonly Lazy<TestCertificates> Certificates = new(() =>
+    {
+        var certificates = TestCertificates.Create();
+        AppDomain.CurrentDomain.ProcessExit += (_, _) => certificates.Dispose();
+        return certificates;
+    });
+
+    public static string Config => $$"""
+        tls {
+          cert_file: "{{Certificates.Value.ServerCert}}"
+          key_file: "{{Certificates.Value.ServerKey}}"
+        }
+        """;
+}
