@@ -75,7 +75,7 @@ foreach (var scenario in scenarios)
     {
         foreach (var server in servers)
         {
-            using var process = ServerProcess.Start(server, root);
+            using var process = ServerProcess.Start(server, root, scenario.Config);
             var metrics = scenario.Run(process);
             results[server].Add(metrics);
             var line = $"{scenario.Id} round {round + 1}/{rounds} {server}: {string.Join(", ", metrics.Select(m => $"{m.Value:N0} {m.Name}"))}";

@@ -12,14 +12,18 @@ internal sealed class ServerProcess : IDisposable
     /// <summary>A server started elsewhere (for profiling): nothing to stop.</summary>
     public static ServerProcess External(int port) => new(null, null, port);
 
-    private ServerProcess(Process? process, string? dir, int port)
+    private ServerProcess(Process? process, string? dir, int port, int webSocketPort = 0)
     {
         _process = process;
         _dir = dir;
         Port = port;
+        WebSocketPort = webSocketPort;
     }
 
     public int Port { get; }
+
+    /// <summary>The WebSocket port when the config has a websocket block, else 0.</summary>
+    public int WebSocketPort { get; }
 
     /// <summary>Resident set size of the server process, in bytes (Linux /proc).</summary>
     public long ResidentBytes()
@@ -60,7 +64,7 @@ internal sealed class ServerProcess : IDisposable
             ? Path.Combine(repoRoot, "src/Gateway/bin/Release/net10.0/r2r/courier.dll")
             : Path.Combine(repoRoot, "src/Gateway/bin/Release/net10.0/courier.dll");
 
-    public static ServerProcess Start(string kind, string repoRoot)
+    public static ServerProcess Start(string kind, string repoRoot, string? config = null)
     {
         if (kind == "courier" && !File.Exists(CourierDll(repoRoot)))
         {
@@ -69,6 +73,11 @@ internal sealed class ServerProcess : IDisposable
 
         var dir = Directory.CreateTempSubdirectory("courier-load-").FullName;
         var args = $"-a 127.0.0.1 -p -1 --ports_file_dir {dir} -js -sd {dir}";
+        if (config is not null)
+        {
+            File.WriteAllText(Path.Combine(dir, "server.conf"), config);
+            args += $" -c {Path.Combine(dir, "server.conf")}";
+        }
         var psi = kind == "courier"
             ? new ProcessStartInfo("dotnet", $"{CourierDll(repoRoot)} {args}")
             : new ProcessStartInfo("nats-server", args);
@@ -89,7 +98,8 @@ internal sealed class ServerProcess : IDisposable
                 {
                     using var doc = JsonDocument.Parse(File.ReadAllText(file));
                     var url = doc.RootElement.GetProperty("nats")[0].GetString()!;
-                    return new ServerProcess(process, dir, new Uri(url).Port);
+                    var webSocket = doc.RootElement.TryGetProperty("websocket", out var ws) ? new Uri(ws[0].GetString()!).Port : 0;
+                    return new ServerProcess(process, dir, new Uri(url).Port, webSocket);
                 }
                 catch (JsonException)
                 {

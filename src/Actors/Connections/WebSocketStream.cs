@@ -19,7 +19,7 @@ namespace Courier.Actors.Connections;
 /// </remarks>
 internal sealed class WebSocketStream : Stream, IBatchWriteStream
 {
-    private const int ReceiveBufferSize = 32 * 1024; // bytes: large enough for a burst of small frames
+    private const int ReceiveBufferSize = 64 * 1024; // bytes: a full socket read, as the plain client's pipe buffer
 
     private readonly Stream _transport;
     private readonly SocketGatherSender? _sender;
@@ -92,6 +92,7 @@ internal sealed class WebSocketStream : Stream, IBatchWriteStream
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     public override async ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
     {
+        var total = 0;
         while (true)
         {
             if (buffer.Length == 0)
@@ -106,20 +107,21 @@ internal sealed class WebSocketStream : Stream, IBatchWriteStream
                 return 0;
             }
 
-            var copied = CopyPending(buffer.Span);
-            if (copied > 0)
+            // Fill the caller's buffer from as many buffered frames as fit before going back to the socket.
+            total += CopyPending(buffer.Span[total..]);
+            if (total == buffer.Length || _closeReceived)
             {
-                return copied;
-            }
-
-            if (_closeReceived)
-            {
-                return 0;
+                return total;
             }
 
             if (await DecodeAsync().ConfigureAwait(false))
             {
                 continue;
+            }
+
+            if (total > 0)
+            {
+                return total;
             }
 
             // Nothing decodable is buffered: keep the partial frame at the front and read more.
