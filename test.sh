@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: installs what the tests need (Debian's nats-server as the reference server,
-# chromium for the browser test, nats.js and nats.ws for the JavaScript client tests), builds once, runs `dotnet test` on the solution, and
-# ends with one line: "N passed, N failed, N skipped".
+# chromium for the browser test, nats.js and nats.ws for the JavaScript client tests), builds
+# once, runs `dotnet test` on the solution, and ends with one line: "N passed, N failed, N skipped".
 set -uo pipefail
 cd "$(dirname "$0")"
 
