@@ -276,6 +276,60 @@ public abstract class WebSocketWireTests<TServer> : IClassFixture<TServer>
     }
 
     [Fact]
+    public async Task No_auth_user_lets_a_websocket_client_without_credentials_in_as_that_user_with_its_permissions()
+    {
+        await using var server = await _server.StartServerAsync("""
+            authorization {
+              users: [
+                { user: guest, password: gpw, permissions: { publish: "public.>", subscribe: "public.>" } }
+                { user: admin, password: apw }
+              ]
+            }
+            websocket { host: 127.0.0.1, port: -1, no_tls: true, no_auth_user: guest }
+            """);
+
+        // On TCP the server's authorization still applies: no credentials, no entry.
+        await using var tcp = await WireClient.ConnectAsync(server);
+        await tcp.SendAsync($"CONNECT {WireClient.QuietConnect}\r\nPING\r\n");
+        await tcp.ExpectErrAndCloseAsync("Authorization Violation");
+
+        await using var guest = await OpenAsync(server);
+        await guest.ExpectTextAsync("INFO ");
+        await guest.SendAsync(Connect + "SUB public.news 1\r\nPUB public.news 2\r\nhi\r\nPUB secret.plans 2\r\nno\r\nPING\r\n");
+        var text = await guest.ExpectTextAsync("PONG\r\n");
+        Assert.Contains("MSG public.news 1 2\r\nhi\r\n", text, StringComparison.Ordinal);
+        Assert.Contains("-ERR 'Permissions Violation for Publish to \"secret.plans\"'", text, StringComparison.Ordinal);
+
+        await using var admin = await OpenAsync(server);
+        await admin.ExpectTextAsync("INFO ");
+        await admin.SendAsync("CONNECT {\"verbose\":false,\"user\":\"admin\",\"pass\":\"apw\"}\r\nSUB secret.> 1\r\nPING\r\n");
+        Assert.Equal("PONG\r\n", await admin.ExpectTextAsync("PONG\r\n"));
+    }
+
+    [Fact]
+    public async Task The_websocket_blocks_user_and_password_replace_the_servers_for_websocket_clients()
+    {
+        await using var server = await _server.StartServerAsync("""
+            authorization { user: tcpuser, password: tcppw }
+            websocket { host: 127.0.0.1, port: -1, no_tls: true, authorization { user: webuser, password: webpw } }
+            """);
+
+        await using var tcpCredentials = await OpenAsync(server);
+        await tcpCredentials.ExpectTextAsync("INFO ");
+        await tcpCredentials.SendAsync("CONNECT {\"verbose\":false,\"user\":\"tcpuser\",\"pass\":\"tcppw\"}\r\nPING\r\n");
+        Assert.Contains("-ERR 'Authorization Violation'", await tcpCredentials.ExpectTextAsync("-ERR"), StringComparison.Ordinal);
+
+        await using var web = await OpenAsync(server);
+        await web.ExpectTextAsync("INFO ");
+        await web.SendAsync("CONNECT {\"verbose\":false,\"user\":\"webuser\",\"pass\":\"webpw\"}\r\nPING\r\n");
+        Assert.Equal("PONG\r\n", await web.ExpectTextAsync("PONG\r\n"));
+
+        await using var tcp = await WireClient.ConnectAsync(server);
+        await tcp.HandshakeAsync("{\"verbose\":false,\"user\":\"tcpuser\",\"pass\":\"tcppw\"}");
+        await tcp.PingPongAsync();
+    }
+
+    [Fact]
     public async Task A_websocket_block_without_tls_or_no_tls_stops_the_server_from_starting()
     {
         var error = await Assert.ThrowsAsync<InvalidOperationException>(() => _server.StartServerAsync("websocket { host: 127.0.0.1, port: -1 }"));
