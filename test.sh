@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: installs what the tests need (Debian's nats-server as the reference server,
-# nats.js for the JavaScript client tests), builds once, runs `dotnet test` on the solution, and
-# ends with one line: "N passed, N failed, N skipped".
+# chromium for the browser test, nats.js and nats.ws for the JavaScript client tests), builds
+# once, runs `dotnet test` on the solution, and ends with one line: "N passed, N failed, N skipped".
 set -uo pipefail
 cd "$(dirname "$0")"
 
@@ -11,6 +11,15 @@ if ! command -v nats-server >/dev/null 2>&1; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nats-server) >/dev/null
   else
     echo "nats-server is not installed and cannot be installed here: apt-get install nats-server" >&2
+  fi
+fi
+
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "== installing Debian's chromium (headless browser for the WebSocket browser test)"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null
+  else
+    echo "chromium is not installed and cannot be installed here: apt-get install chromium" >&2
   fi
 fi
 

@@ -20,6 +20,9 @@ internal static class Scenarios
 {
     private static readonly TimeSpan RunLimit = TimeSpan.FromSeconds(60);
 
+    /// <summary>The ws row's servers: a plain ws:// listener on loopback, no compression.</summary>
+    private const string WebSocketConfig = "websocket { host: 127.0.0.1, port: -1, no_tls: true }";
+
     public static IReadOnlyList<Scenario> All { get; } =
     [
         new("pub16", "single publisher, no subscribers, 16 B", s => PubOnly(s, 16, 10_000_000)),
@@ -35,6 +38,7 @@ internal static class Scenarios
         new("jsord", "JetStream ordered (ack none) pull consumer reading a pre-filled stream, 128 B", s => JetStreamConsume(s, 100_000, ack: false)),
         new("jsfetch", "JetStream durable pull consumer, fetch 256 at a time, ack each, 128 B", s => JetStreamConsume(s, 100_000, ack: true)),
         new("tls", "over TLS (tls {} with a test certificate): publisher + subscriber 1:1, and a single publisher, 128 B", s => [.. PubSub(s, 128, 2_000_000, publishers: 1, subscribers: 1, tls: true).Take(1).Select(m => m with { Name = "pub/sub delivered msgs/s" }), .. PubOnly(s, 128, 3_000_000, tls: true).Take(1).Select(m => m with { Name = "pub-only msgs/s" })], () => BenchTls.Config),
+        new("ws", "over WebSocket: pub/sub 1:1 and pub-only, 128 B", s => WebSocket(s, 128, 2_000_000), () => WebSocketConfig),
         new("conn", "5,000 idle connections with one SUB each", s => IdleConnections(s, 5_000)),
         new("storm", "connection storm: 8 threads open, handshake and close 4,000 connections", s => ConnectionStorm(s, threads: 8, connections: 4_000)),
     ];
@@ -103,6 +107,55 @@ internal static class Scenarios
             subs.ForEach(s => s.Dispose());
             pubs.ForEach(p => p.Dispose());
         }
+    }
+
+    /// <summary>The ws row: 1:1 pub/sub with both clients on WebSocket, then a publisher alone.</summary>
+    private static IReadOnlyList<Metric> WebSocket(ServerProcess server, int size, int messages)
+    {
+        const string Subject = "bench.ws";
+        var perBatch = Math.Max(1, 64 * 1024 / (size + 20));
+        var frame = WsBenchClient.Frame(BenchClient.PubBatch(Subject, size, perBatch));
+        var batches = messages / perBatch;
+        var total = (long)batches * perBatch;
+        double delivered;
+        using (var sub = new WsBenchClient(server.WebSocketPort))
+        using (var pub = new WsBenchClient(server.WebSocketPort))
+        {
+            sub.SendCommands($"SUB {Subject} 1\r\n");
+            sub.Flush();
+            var sw = Stopwatch.StartNew();
+            var reader = Task.Factory.StartNew(() => sub.Drain(total * BenchClient.MsgFrameSize(Subject, "1", size)), TaskCreationOptions.LongRunning);
+            var writer = Task.Factory.StartNew(
+                () =>
+                {
+                    for (var i = 0; i < batches; i++)
+                    {
+                        pub.Send(frame);
+                    }
+                },
+                TaskCreationOptions.LongRunning);
+            if (!Task.WaitAll([reader, writer], RunLimit))
+            {
+                throw new TimeoutException("the WebSocket subscriber did not receive every message in time");
+            }
+
+            delivered = total / sw.Elapsed.TotalSeconds;
+        }
+
+        double published;
+        using (var pub = new WsBenchClient(server.WebSocketPort))
+        {
+            var sw = Stopwatch.StartNew();
+            for (var i = 0; i < batches && sw.Elapsed < RunLimit; i++)
+            {
+                pub.Send(frame);
+            }
+
+            pub.Flush();
+            published = total / sw.Elapsed.TotalSeconds;
+        }
+
+        return [new("pub/sub delivered msgs/s", delivered), new("pub-only msgs/s", published)];
     }
 
     private static IReadOnlyList<Metric> RequestReply(ServerProcess server, int size, int clients, int services, int requestsPerClient)

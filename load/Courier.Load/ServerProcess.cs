@@ -12,14 +12,18 @@ internal sealed class ServerProcess : IDisposable
     /// <summary>A server started elsewhere (for profiling): nothing to stop.</summary>
     public static ServerProcess External(int port) => new(null, null, port);
 
-    private ServerProcess(Process? process, string? dir, int port)
+    private ServerProcess(Process? process, string? dir, int port, int webSocketPort = 0)
     {
         _process = process;
         _dir = dir;
         Port = port;
+        WebSocketPort = webSocketPort;
     }
 
     public int Port { get; }
+
+    /// <summary>The WebSocket port when the config has a websocket block, else 0.</summary>
+    public int WebSocketPort { get; }
 
     /// <summary>Resident set size of the server process, in bytes (Linux /proc).</summary>
     public long ResidentBytes()
@@ -97,7 +101,8 @@ internal sealed class ServerProcess : IDisposable
                 {
                     using var doc = JsonDocument.Parse(File.ReadAllText(file));
                     var url = doc.RootElement.GetProperty("nats")[0].GetString()!;
-                    return new ServerProcess(process, dir, new Uri(url).Port);
+                    var webSocket = doc.RootElement.TryGetProperty("websocket", out var ws) ? new Uri(ws[0].GetString()!).Port : 0;
+                    return new ServerProcess(process, dir, new Uri(url).Port, webSocket);
                 }
                 catch (JsonException)
                 {

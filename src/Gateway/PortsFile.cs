@@ -16,6 +16,10 @@ internal sealed class PortsFile
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public IReadOnlyList<string>? Monitoring { get; init; }
 
+    [JsonPropertyName("websocket")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public IReadOnlyList<string>? WebSocket { get; init; }
+
     /// <summary>Writes the file and returns its path.</summary>
     public string Write(string directory)
     {

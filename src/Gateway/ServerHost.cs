@@ -15,6 +15,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
     private readonly ILoggerFactory _loggerFactory;
     private readonly ILogger _log;
     private NatsListener? _listener;
+    private WebSocketListener? _webSocket;
     private MonitoringServer? _monitoring;
     private string? _portsFile;
 
@@ -30,6 +31,9 @@ internal sealed partial class ServerHost : IAsyncDisposable
 
     /// <summary>The client port actually bound.</summary>
     public int Port => _listener?.LocalEndPoint.Port ?? 0;
+
+    /// <summary>The WebSocket port actually bound, or 0.</summary>
+    public int WebSocketPort => _webSocket?.LocalEndPoint.Port ?? 0;
 
     /// <summary>The monitoring port actually bound, or 0.</summary>
     public int MonitorPort => _monitoring?.LocalEndPoint?.Port ?? 0;
@@ -58,6 +62,11 @@ internal sealed partial class ServerHost : IAsyncDisposable
         {
             _listener = new NatsListener(Broker, _options.Host, _options.Port, _log);
             Broker.SetListenPort(_listener.LocalEndPoint.Port);
+            if (_options.WebSocket is { Port: not 0 } webSocket)
+            {
+                _webSocket = new WebSocketListener(Broker, webSocket, _log);
+            }
+
             if (_options.HttpPort != 0)
             {
                 _monitoring = new MonitoringServer(Broker, _options.HttpHost ?? _options.Host, _options.HttpPort, _loggerFactory);
@@ -82,6 +91,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
             Log.TlsRequired(_log, clientTls.CertFile, clientTls.Verify ? (clientTls.MapCertificateToUser ? "verify_and_map" : "verify") : "none", clientTls.HandshakeFirst);
         }
 
+        _webSocket?.Start();
         if (_options.PidFile is { } pidFile)
         {
             await File.WriteAllTextAsync(pidFile, Environment.ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture)).ConfigureAwait(false);
@@ -93,6 +103,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
             {
                 Client = ListenAddress.Urls("nats", _listener.LocalEndPoint),
                 Monitoring = _monitoring?.LocalEndPoint is { } m ? ListenAddress.Urls(_options.HttpPort == 0 ? "https" : "http", m) : null,
+                WebSocket = _webSocket is { } ws ? ListenAddress.Urls("ws", ws.LocalEndPoint) : null,
             }.Write(dir);
         }
 
@@ -104,6 +115,11 @@ internal sealed partial class ServerHost : IAsyncDisposable
         if (_listener is not null)
         {
             await _listener.DisposeAsync().ConfigureAwait(false);
+        }
+
+        if (_webSocket is not null)
+        {
+            await _webSocket.DisposeAsync().ConfigureAwait(false);
         }
 
         if (_monitoring is not null)

@@ -266,7 +266,7 @@ internal sealed partial class ClientConnection
 
         if (!_connectReceived)
         {
-            var auth = _broker.Authenticate(options, ClientCertificate);
+            var auth = _broker.Authenticate(options, ClientCertificate, IsWebSocket);
             if (!auth.Succeeded)
             {
                 return Fatal(NatsErrors.AuthorizationViolation, "Authentication Failure");

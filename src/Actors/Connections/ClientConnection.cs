@@ -56,6 +56,9 @@ internal sealed partial class ClientConnection
 
     public Outbound Outbound { get; }
 
+    /// <summary>A client over WebSocket (its stream unframes reads and frames write batches).</summary>
+    public bool IsWebSocket => _stream is WebSocketStream;
+
     /// <summary>An in-process connection of one of Courier's own services (no socket).</summary>
     public bool IsInternal => _socket is null;
 
@@ -105,7 +108,7 @@ internal sealed partial class ClientConnection
 
         // INFO is formatted in place: no per-connection JSON serialization or garbage.
         Span<byte> info = stackalloc byte[2048]; // bytes: the INFO line is a few hundred
-        var length = _broker.FormatInfo(info, Id, RemoteIp);
+        var length = _broker.FormatInfo(info, Id, RemoteIp, IsWebSocket);
         if (length > 0)
         {
             Outbound.Write(info[..length]);
@@ -158,6 +161,12 @@ internal sealed partial class ClientConnection
     {
         // Give the write pump a moment to flush a final -ERR; a stuck peer cannot hold us here.
         var flushed = await Task.WhenAny(_writePump, Task.Delay(TimeSpan.FromSeconds(1))).ConfigureAwait(false);
+        if (_stream is WebSocketStream webSocket && flushed == _writePump)
+        {
+            // nats-server ends a WebSocket client with a close frame whose status says why.
+            await webSocket.CloseAsync(CloseReason ?? "Server Shutdown").ConfigureAwait(false);
+        }
+
         try
         {
             _socket?.Shutdown(SocketShutdown.Both);

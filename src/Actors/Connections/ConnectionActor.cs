@@ -63,9 +63,10 @@ internal sealed class ConnectionActor : ReceiveActor, IWithTimers
     protected override void PreStart()
     {
         _registry.Register(_connection);
-        if (_options.AuthRequired)
+        var webSocket = _connection.IsWebSocket ? _options.WebSocket : null;
+        if (_options.AuthRequired || webSocket is { AuthOverride: true })
         {
-            Timers.StartSingleTimer(AuthTimerKey, Protocol.AuthTimeout.Instance, _options.AuthTimeout);
+            Timers.StartSingleTimer(AuthTimerKey, Protocol.AuthTimeout.Instance, webSocket?.AuthTimeout ?? _options.AuthTimeout);
         }
 
         if (_options.PingInterval > TimeSpan.Zero)

@@ -67,28 +67,38 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
         var id = _registry.NextClientId();
         if (_open - _internal >= _options.MaxConnections)
         {
-            _ = RejectAsync(accept.Socket, id);
+            _ = RejectAsync(accept.Socket, accept.Stream, id);
             return;
         }
 
         _open++;
-        var stream = new NetworkStream(accept.Socket, ownsSocket: false);
+        var stream = accept.Stream ?? new NetworkStream(accept.Socket, ownsSocket: false);
         var child = Context.ActorOf(ConnectionActor.Props(_factory, _registry, _options, accept.Socket, stream, id), $"client-{id}");
         Context.Watch(child);
     }
 
-    private async Task RejectAsync(Socket socket, ulong id)
+    private async Task RejectAsync(Socket socket, Stream? stream, ulong id)
     {
-        // nats-server sends INFO, then the error, then closes.
+        // nats-server sends INFO, then the error, then closes (over WebSocket: framed by the stream).
         try
         {
             var info = _factory.RejectionInfo(id);
             var error = ProtocolWriter.Error(NatsErrors.MaxConnectionsExceeded);
-            await socket.SendAsync(info, SocketFlags.None).ConfigureAwait(false);
-            await socket.SendAsync(error, SocketFlags.None).ConfigureAwait(false);
+            if (stream is not null)
+            {
+                await stream.WriteAsync(info).ConfigureAwait(false);
+                await stream.WriteAsync(error).ConfigureAwait(false);
+                await stream.DisposeAsync().ConfigureAwait(false);
+            }
+            else
+            {
+                await socket.SendAsync(info, SocketFlags.None).ConfigureAwait(false);
+                await socket.SendAsync(error, SocketFlags.None).ConfigureAwait(false);
+            }
+
             socket.Shutdown(SocketShutdown.Both);
         }
-        catch (SocketException)
+        catch (Exception e) when (e is SocketException or IOException or ObjectDisposedException)
         {
         }
         finally
@@ -116,13 +126,17 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
         /// <summary>A client socket was accepted by a listener.</summary>
         public sealed class Accept
         {
-            public Accept(Socket socket)
+            public Accept(Socket socket, Stream? stream = null)
             {
                 ArgumentNullException.ThrowIfNull(socket);
                 Socket = socket;
+                Stream = stream;
             }
 
             public Socket Socket { get; }
+
+            /// <summary>The connection's stream when the listener already built one (WebSocket); else the socket's own.</summary>
+            public Stream? Stream { get; }
 
             public override string ToString() => $"Accept({Socket.RemoteEndPoint})";
         }

@@ -217,10 +217,22 @@ internal sealed class Outbound
                     Volatile.Write(ref _writeStartedTimestamp, Stopwatch.GetTimestamp());
                     try
                     {
-                        foreach (var chunk in batch)
+                        if (stream is IBatchWriteStream framed)
                         {
-                            await stream.WriteAsync(chunk.AsMemory(), CancellationToken.None).ConfigureAwait(false);
-                            written += chunk.Count;
+                            // WebSocket: the whole batch is one frame and one socket send.
+                            await framed.WriteBatchAsync(batch).ConfigureAwait(false);
+                            foreach (var chunk in batch)
+                            {
+                                written += chunk.Count;
+                            }
+                        }
+                        else
+                        {
+                            foreach (var chunk in batch)
+                            {
+                                await stream.WriteAsync(chunk.AsMemory(), CancellationToken.None).ConfigureAwait(false);
+                                written += chunk.Count;
+                            }
                         }
                     }
                     finally

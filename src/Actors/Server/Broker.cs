@@ -38,6 +38,7 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
     private IActorRef _connections = ActorRefs.Nobody;
     private bool _ownsSystem;
     private byte[]? _infoJson;
+    private byte[]? _webSocketInfoJson;
 
     public Broker(ServerOptions options, ILoggerFactory? loggerFactory = null, int literalShards = DefaultLiteralShards)
     {
@@ -150,6 +151,7 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
     {
         _info.Port = port;
         _infoJson = null;
+        _webSocketInfoJson = null;
     }
 
     /// <summary>Takes ownership of an accepted client socket.</summary>
@@ -157,6 +159,13 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
     {
         socket.NoDelay = true;
         _connections.Tell(new ConnectionSupervisor.Protocol.Accept(socket));
+    }
+
+    /// <summary>Takes ownership of a client's socket whose WebSocket handshake is done, and its stream.</summary>
+    internal void AcceptWebSocket(Socket socket, WebSocketStream stream)
+    {
+        socket.NoDelay = true;
+        _connections.Tell(new ConnectionSupervisor.Protocol.Accept(socket, stream));
     }
 
     /// <summary>The client port actually listened on.</summary>
@@ -266,9 +275,11 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
     /// part is serialized once, only client_id and client_ip are added per connection. Returns the
     /// length, or -1 when the destination is too small.
     /// </summary>
-    internal int FormatInfo(Span<byte> destination, ulong clientId, string? clientIp)
+    internal int FormatInfo(Span<byte> destination, ulong clientId, string? clientIp, bool webSocket = false)
     {
-        var json = _infoJson ??= JsonSerializer.SerializeToUtf8Bytes(_info, NatsJsonContext.Default.ServerInfo);
+        var json = webSocket && Options.WebSocket is { AuthOverride: true } && !_info.AuthRequired
+            ? _webSocketInfoJson ??= WebSocketInfoJson()
+            : _infoJson ??= JsonSerializer.SerializeToUtf8Bytes(_info, NatsJsonContext.Default.ServerInfo);
         var p = 0;
         if (!Append(destination, ref p, "INFO "u8) || !Append(destination, ref p, json.AsSpan(0, json.Length - 1)) ||
             !Append(destination, ref p, ",\"client_id\":"u8) ||
@@ -303,7 +314,20 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         return true;
     }
 
-    internal ServerInfo CreateInfo(ClientConnection client) => CreateInfo(client.Id, client.RemoteIp);
+    internal ServerInfo CreateInfo(ClientConnection client)
+    {
+        var info = CreateInfo(client.Id, client.RemoteIp);
+        info.AuthRequired |= client.IsWebSocket && Options.WebSocket is { AuthOverride: true };
+        return info;
+    }
+
+    /// <summary>INFO for WebSocket clients when only the websocket block asks for authorization (nats-server's authOverride).</summary>
+    private byte[] WebSocketInfoJson()
+    {
+        var info = _info.Clone();
+        info.AuthRequired = true;
+        return JsonSerializer.SerializeToUtf8Bytes(info, NatsJsonContext.Default.ServerInfo);
+    }
 
     internal ServerInfo CreateInfo(ulong clientId, string? clientIp)
     {
@@ -371,9 +395,14 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
     /// certificate alone names the user (nats-server's checkClientTLSCertSubject); one that names no
     /// configured user is refused.
     /// </summary>
-    internal AuthResult Authenticate(ConnectOptions connect, X509Certificate2? clientCertificate = null)
+    internal AuthResult Authenticate(ConnectOptions connect, X509Certificate2? clientCertificate = null, bool webSocket = false)
     {
         var o = Options;
+        if (webSocket && o.WebSocket is { AuthOverride: true } ws)
+        {
+            return AuthenticateWebSocket(connect, ws);
+        }
+
         if (!o.AuthRequired)
         {
             return new AuthResult(true, null, null);
@@ -405,6 +434,53 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         if (o.Token is not null && SecretEquals(o.Token, connect.AuthToken))
         {
             return new AuthResult(true, null, o.DefaultPermissions);
+        }
+
+        return AuthResult.Denied;
+    }
+
+    /// <summary>
+    /// A WebSocket client when the websocket block has its own authorization: its user, password,
+    /// token and no_auth_user replace the server's; the users list still applies (nats-server's
+    /// processClientOrLeafAuthentication with the websocket override).
+    /// </summary>
+    private AuthResult AuthenticateWebSocket(ConnectOptions connect, WebSocketOptions ws)
+    {
+        var o = Options;
+        var user = connect.User;
+        var pass = connect.Pass;
+        if (ws.NoAuthUser is { } noAuthUser && user is null && pass is null && connect.AuthToken is null)
+        {
+            foreach (var entry in o.Users)
+            {
+                if (entry.User == noAuthUser)
+                {
+                    return new AuthResult(true, entry.User, entry.Permissions ?? o.DefaultPermissions);
+                }
+            }
+        }
+
+        if (o.Users.Count > 0 && user is not null)
+        {
+            foreach (var entry in o.Users)
+            {
+                if (entry.User == user && SecretEquals(entry.Password, pass))
+                {
+                    return new AuthResult(true, entry.User, entry.Permissions ?? o.DefaultPermissions);
+                }
+            }
+
+            return AuthResult.Denied;
+        }
+
+        if (ws.Username is not null && user == ws.Username && SecretEquals(ws.Password, pass))
+        {
+            return new AuthResult(true, ws.Username, null);
+        }
+
+        if (ws.Token is not null && SecretEquals(ws.Token, connect.AuthToken))
+        {
+            return new AuthResult(true, null, null);
         }
 
         return AuthResult.Denied;

@@ -124,6 +124,9 @@ public sealed class ServerOptions
     /// </summary>
     public string NatsServerVersion { get; set; } = "2.10.22";
 
+    /// <summary>The <c>websocket { }</c> block; null when there is none (no WebSocket listener).</summary>
+    public WebSocketOptions? WebSocket { get; set; }
+
     /// <summary>True when any form of client authentication is configured.</summary>
     public bool AuthRequired => Token is not null || Username is not null || Users.Count > 0;
 }

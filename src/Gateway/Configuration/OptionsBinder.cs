@@ -28,7 +28,7 @@ internal sealed partial class OptionsBinder
         "root_operator", "resolver", "account_resolver", "accounts_resolver", "resolver_tls", "resolver_preload",
         "resolver_pinned_accounts", "no_auth_user", "system_account", "system", "no_system_account", "no_system",
         "no_sys_acc", "no_header_support", "trusted", "trusted_keys", "connect_error_reports",
-        "reconnect_error_reports", "websocket", "ws", "mqtt", "server_tags", "server_metadata", "feature_flags",
+        "reconnect_error_reports", "mqtt", "server_tags", "server_metadata", "feature_flags",
         "default_js_domain", "ocsp_cache", "no_fast_producer_stall", "max_closed_clients", "proxies");
 
     /// <summary><c>jetstream { }</c> keys Courier accepts but ignores.</summary>
@@ -44,6 +44,7 @@ internal sealed partial class OptionsBinder
     private readonly List<string> _warnings = [];
     private readonly List<ConfigException> _errors = [];
     private bool _storeDirSet;
+    private ConfigEntry? _webSocketEntry;
 
     private OptionsBinder(ServerOptions options) => _options = options;
 
@@ -64,6 +65,8 @@ internal sealed partial class OptionsBinder
         {
             binder.BindTopLevel(entry);
         }
+
+        binder.ValidateWebSocket();
 
         return binder._errors.Count > 0 ? throw new ConfigException(binder._errors) : binder._warnings;
     }
@@ -237,6 +240,9 @@ internal sealed partial class OptionsBinder
                 break;
             case "authorization":
                 BindAuthorization(entry);
+                break;
+            case "websocket" or "ws":
+                BindWebSocket(entry);
                 break;
             case "nats_server_version":
                 if (TryString(entry, out s))

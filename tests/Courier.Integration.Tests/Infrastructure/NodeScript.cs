@@ -9,7 +9,11 @@ public static class NodeScript
 
     /// <summary>Runs <c>node scripts/&lt;name&gt;.mjs &lt;url&gt;</c> and asserts it exits 0; the failure
     /// message carries the script's output and the server's log tail.</summary>
-    public static async Task RunAsync(string name, ServerProcess server, IReadOnlyDictionary<string, string>? environment = null)
+    public static Task RunAsync(string name, ServerProcess server, IReadOnlyDictionary<string, string>? environment = null) =>
+        RunAsync(name, server, server.Url, environment);
+
+    /// <summary>Runs <c>node scripts/&lt;name&gt;.mjs &lt;url&gt;</c> against another of the server's URLs (e.g. its WebSocket one).</summary>
+    public static async Task RunAsync(string name, ServerProcess server, string url, IReadOnlyDictionary<string, string>? environment = null)
     {
         var js = RepositoryLayout.JsDirectory;
         if (!File.Exists(Path.Combine(js, "node_modules", "nats", "package.json")))
@@ -20,12 +24,12 @@ public static class NodeScript
         var script = Path.Combine(js, "scripts", $"{name}.mjs");
         Assert.True(File.Exists(script), $"no such script: {script}");
 
-        var startInfo = new ProcessStartInfo("node", [script, server.Url])
+        var startInfo = new ProcessStartInfo("node", [script, url])
         {
             WorkingDirectory = js,
             UseShellExecute = false,
         };
-        startInfo.Environment["NATS_URL"] = server.Url;
+        startInfo.Environment["NATS_URL"] = url;
         foreach (var (key, value) in environment ?? new Dictionary<string, string>())
         {
             startInfo.Environment[key] = value;

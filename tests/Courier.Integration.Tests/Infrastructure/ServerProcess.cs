@@ -41,6 +41,12 @@ public sealed class ServerProcess : IAsyncDisposable
     /// <summary>The HTTP monitoring port on 127.0.0.1.</summary>
     public int MonitorPort { get; private set; }
 
+    /// <summary>The WebSocket port on 127.0.0.1, or 0 when the config has no <c>websocket</c> block.</summary>
+    public int WebSocketPort { get; private set; }
+
+    /// <summary>The WebSocket URL, e.g. <c>ws://127.0.0.1:8080</c>.</summary>
+    public string WebSocketUrl => $"ws://127.0.0.1:{WebSocketPort}";
+
     /// <summary>The client URL, e.g. <c>nats://127.0.0.1:4222</c>.</summary>
     public string Url => $"nats://127.0.0.1:{Port}";
 
@@ -123,10 +129,11 @@ public sealed class ServerProcess : IAsyncDisposable
             if (File.Exists(portsFile))
             {
                 // The file may be seen half-written; parse until it is complete.
-                if (TryReadPorts(await File.ReadAllTextAsync(portsFile), out var port, out var monitorPort, out lastProblem))
+                if (TryReadPorts(await File.ReadAllTextAsync(portsFile), out var port, out var monitorPort, out var webSocketPort, out lastProblem))
                 {
                     Port = port;
                     MonitorPort = monitorPort;
+                    WebSocketPort = webSocketPort;
                     return;
                 }
             }
@@ -141,9 +148,9 @@ public sealed class ServerProcess : IAsyncDisposable
 
     // {"nats":["nats://127.0.0.1:4222"],"monitoring":["http://127.0.0.1:8222"]}
     // (nats-server 2.9 names the client listener "nats"; the key "client" is accepted too.)
-    private static bool TryReadPorts(string json, out int port, out int monitorPort, out string? problem)
+    private static bool TryReadPorts(string json, out int port, out int monitorPort, out int webSocketPort, out string? problem)
     {
-        port = monitorPort = 0;
+        port = monitorPort = webSocketPort = 0;
         try
         {
             using var doc = JsonDocument.Parse(json);
@@ -162,6 +169,11 @@ public sealed class ServerProcess : IAsyncDisposable
 
             port = new Uri(client[0].GetString()!).Port;
             monitorPort = new Uri(monitoring[0].GetString()!).Port;
+            if (root.TryGetProperty("websocket", out var webSocket))
+            {
+                webSocketPort = new Uri(webSocket[0].GetString()!).Port;
+            }
+
             problem = null;
             return port > 0 && monitorPort > 0;
         }

@@ -1,0 +1,229 @@
+using System.Collections.Frozen;
+using Courier.Actors.Server;
+
+namespace Courier.Gateway.Configuration;
+
+/// <summary><c>websocket { }</c> (alias <c>ws</c>), as nats-server's parseWebsocket and validateWebsocketOptions.</summary>
+internal sealed partial class OptionsBinder
+{
+    /// <summary><c>websocket { }</c> keys Courier accepts but ignores.</summary>
+    private static readonly FrozenSet<string> UnsupportedWebSocket = FrozenSet.Create(StringComparer.OrdinalIgnoreCase, "advertise");
+
+    private void BindWebSocket(ConfigEntry entry)
+    {
+        if (entry.Value is not ConfigMap block)
+        {
+            Error(entry, $"Expected websocket to be a map, got {Describe(entry.Value)}");
+            return;
+        }
+
+        var ws = _options.WebSocket ??= new WebSocketOptions();
+        var tls = false;
+        foreach (var e in block.Entries)
+        {
+            switch (e.Key.ToLowerInvariant())
+            {
+                case "listen":
+                    if (TryHostPort(e, out var host, out var port))
+                    {
+                        ws.Host = host ?? ws.Host;
+                        ws.Port = port;
+                    }
+
+                    break;
+                case "port":
+                    if (TryPort(e, out port))
+                    {
+                        ws.Port = port;
+                    }
+
+                    break;
+                case "host" or "net":
+                    if (TryString(e, out var s))
+                    {
+                        ws.Host = s;
+                    }
+
+                    break;
+                case "no_tls":
+                    if (TryBool(e, out var b))
+                    {
+                        ws.NoTls = b;
+                    }
+
+                    break;
+                case "tls":
+                    tls = true;
+                    break;
+                case "same_origin":
+                    if (TryBool(e, out b))
+                    {
+                        ws.SameOrigin = b;
+                    }
+
+                    break;
+                case "allowed_origins" or "allowed_origin" or "allow_origins" or "allow_origin" or "origins" or "origin":
+                    BindOrigins(e, ws);
+                    break;
+                case "handshake_timeout":
+                    // An integer is seconds here (no warning), a string a Go duration, as nats-server.
+                    if (e.Value is long seconds)
+                    {
+                        ws.HandshakeTimeout = TimeSpan.FromSeconds(seconds);
+                    }
+                    else if (TryDuration(e, out var duration))
+                    {
+                        ws.HandshakeTimeout = duration;
+                    }
+
+                    break;
+                case "compress" or "compression":
+                    if (TryBool(e, out b))
+                    {
+                        ws.Compression = b;
+                    }
+
+                    break;
+                case "authorization" or "authentication":
+                    BindWebSocketAuthorization(e, ws);
+                    break;
+                case "jwt_cookie":
+                    if (TryString(e, out s))
+                    {
+                        ws.JwtCookie = s;
+                    }
+
+                    break;
+                case "no_auth_user":
+                    if (TryString(e, out s))
+                    {
+                        ws.NoAuthUser = s;
+                    }
+
+                    break;
+                default:
+                    Unknown(e, UnsupportedWebSocket);
+                    break;
+            }
+        }
+
+        if (ws.Port == 0)
+        {
+            return;
+        }
+
+        if (tls)
+        {
+            // The TLS layer for listeners is wired separately; until then a wss listener is refused
+            // rather than served in plain text.
+            Error(entry, "websocket tls is not supported by this build (use no_tls: true)");
+        }
+        else if (!ws.NoTls)
+        {
+            Error(entry, "websocket requires TLS configuration");
+        }
+
+        _webSocketEntry = entry;
+    }
+
+    private void BindOrigins(ConfigEntry entry, WebSocketOptions ws)
+    {
+        IEnumerable<object?> values = entry.Value is List<object?> list ? list : [entry.Value];
+        foreach (var value in values)
+        {
+            if (value is not string origin)
+            {
+                Error(entry, $"error parsing allowed origins: unsupported type {Describe(value)}");
+                continue;
+            }
+
+            if (!Uri.TryCreate(origin, UriKind.Absolute, out _))
+            {
+                Error(entry, $"unable to parse allowed origin: {origin}");
+                continue;
+            }
+
+            ws.AllowedOrigins.Add(origin);
+        }
+    }
+
+    /// <summary>nats-server's parseSimpleAuth: user, password, token and timeout only.</summary>
+    private void BindWebSocketAuthorization(ConfigEntry entry, WebSocketOptions ws)
+    {
+        if (entry.Value is not ConfigMap block)
+        {
+            Error(entry, $"expected a block for \"{entry.Key}\", got {Describe(entry.Value)}");
+            return;
+        }
+
+        foreach (var e in block.Entries)
+        {
+            switch (e.Key.ToLowerInvariant())
+            {
+                case "user" or "username":
+                    if (TryString(e, out var s))
+                    {
+                        ws.Username = s;
+                    }
+
+                    break;
+                case "pass" or "password":
+                    if (TryString(e, out s))
+                    {
+                        ws.Password = s;
+                    }
+
+                    break;
+                case "token":
+                    if (TryString(e, out s))
+                    {
+                        ws.Token = s;
+                    }
+
+                    break;
+                case "timeout":
+                    ws.AuthTimeout = AuthTimeout(e);
+                    break;
+                default:
+                    Unknown(e, NoUnsupported);
+                    break;
+            }
+        }
+    }
+
+    /// <summary>The checks of validateWebsocketOptions that need the whole file (users may come after the block).</summary>
+    private void ValidateWebSocket()
+    {
+        if (_webSocketEntry is not { } entry || _options.WebSocket is not { } ws)
+        {
+            return;
+        }
+
+        if (ws.NoAuthUser is { } noAuthUser)
+        {
+            if (_options.Users.Count == 0)
+            {
+                Error(entry, $"no_auth_user: \"{noAuthUser}\" present, but users are not defined");
+            }
+            else if (!_options.Users.Exists(u => u.User == noAuthUser))
+            {
+                Error(entry, $"no_auth_user: \"{noAuthUser}\" not present as user in authorization block or account configuration");
+            }
+        }
+
+        if (_options.Users.Count > 0 && ws.Username is not null)
+        {
+            Error(entry, "websocket authentication username not compatible with presence of users/nkeys");
+        }
+
+        if (_options.Users.Count > 0 && ws.Token is not null)
+        {
+            Error(entry, "websocket authentication token not compatible with presence of users/nkeys");
+        }
+
+        if (ws.JwtCookie is { } cookie)
+        {
+            Error(entry, $"trusted operators or trusted keys configuration is required for JWT authentication via cookie \"{cookie}\"");
+        }
+    }
+}
