@@ -155,21 +155,21 @@ public abstract class TlsTests<TServer> : IClassFixture<TServer>
             await refused.PingAsync(cts.Token);
         });
 
-        // Refused at the handshake, on the wire too: the server closes without a NATS frame.
+        // On the wire: with TLS 1.3 the client's side of the handshake completes before the server judges
+        // its certificate, so the refusal shows as the connection closing without a NATS frame.
         await using var raw = await WireClient.ConnectAsync(server);
-        var failed = false;
+        await raw.UpgradeToTlsAsync(Certs.CaFile, client is null ? null : Certs.LoadClient(client));
         try
         {
-            await raw.UpgradeToTlsAsync(Certs.CaFile, client is null ? null : Certs.LoadClient(client));
             await raw.SendAsync($"CONNECT {WireClient.QuietConnect}\r\nPING\r\n");
-            await raw.ExpectClosedAsync();
         }
-        catch (Exception e) when (e is System.Security.Authentication.AuthenticationException or IOException)
+        catch (IOException)
         {
-            failed = true; // TLS 1.2: the handshake itself fails on the client side
+            // The server's reset may arrive before this write: the connection is closed already.
         }
 
-        Assert.True(failed || raw.TlsProtocol is not null);
+        await raw.ExpectClosedAsync();
+
         await good.PingAsync(cts.Token);
         Assert.Equal(NatsConnectionState.Open, good.ConnectionState);
     }
