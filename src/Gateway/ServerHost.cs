@@ -15,6 +15,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
     private readonly ILoggerFactory _loggerFactory;
     private readonly ILogger _log;
     private NatsListener? _listener;
+    private NatsListener? _mqttListener;
     private MonitoringServer? _monitoring;
     private string? _portsFile;
 
@@ -30,6 +31,9 @@ internal sealed partial class ServerHost : IAsyncDisposable
 
     /// <summary>The client port actually bound.</summary>
     public int Port => _listener?.LocalEndPoint.Port ?? 0;
+
+    /// <summary>The MQTT port actually bound, or 0 without an MQTT listener.</summary>
+    public int MqttPort => _mqttListener?.LocalEndPoint.Port ?? 0;
 
     /// <summary>The monitoring port actually bound, or 0.</summary>
     public int MonitorPort => _monitoring?.LocalEndPoint?.Port ?? 0;
@@ -58,6 +62,12 @@ internal sealed partial class ServerHost : IAsyncDisposable
         {
             _listener = new NatsListener(Broker, _options.Host, _options.Port, _log);
             Broker.SetListenPort(_listener.LocalEndPoint.Port);
+            if (_options.Mqtt is { Port: not 0 } mqtt)
+            {
+                // ServerConfiguration refused the options unless JetStream is on, as nats-server.
+                _mqttListener = NatsListener.ForMqtt(Broker, mqtt.Host ?? _options.Host, mqtt.Port, _log);
+            }
+
             if (_options.HttpPort != 0)
             {
                 _monitoring = new MonitoringServer(Broker, _options.HttpHost ?? _options.Host, _options.HttpPort, _loggerFactory);
@@ -71,6 +81,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
         }
 
         _listener.Start();
+        _mqttListener?.Start();
         if (_options.PidFile is { } pidFile)
         {
             await File.WriteAllTextAsync(pidFile, Environment.ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture)).ConfigureAwait(false);
@@ -93,6 +104,11 @@ internal sealed partial class ServerHost : IAsyncDisposable
         if (_listener is not null)
         {
             await _listener.DisposeAsync().ConfigureAwait(false);
+        }
+
+        if (_mqttListener is not null)
+        {
+            await _mqttListener.DisposeAsync().ConfigureAwait(false);
         }
 
         if (_monitoring is not null)

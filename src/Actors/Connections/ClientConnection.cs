@@ -1,6 +1,7 @@
 using System.Net;
 using System.Net.Sockets;
 using Akka.Actor;
+using Courier.Actors.Mqtt;
 using Courier.Actors.Server;
 using Courier.Protocols.Nats;
 using Microsoft.Extensions.Logging;
@@ -27,7 +28,7 @@ internal sealed partial class ClientConnection
     private Task _readPump = Task.CompletedTask;
     private Task _writePump = Task.CompletedTask;
 
-    public ClientConnection(Broker broker, Stream stream, Socket? socket, ulong id, IActorRef owner)
+    public ClientConnection(Broker broker, Stream stream, Socket? socket, ulong id, IActorRef owner, bool mqtt = false)
     {
         _broker = broker;
         _stream = stream;
@@ -44,6 +45,12 @@ internal sealed partial class ClientConnection
         {
             RemoteIp = remote.Address.IsIPv4MappedToIPv6 ? remote.Address.MapToIPv4().ToString() : remote.Address.ToString();
             RemotePort = remote.Port;
+        }
+
+        if (mqtt)
+        {
+            // A PUBLISH may carry max_payload bytes plus its topic (up to 65535 + 2 bytes) and packet id.
+            _mqtt = new MqttConnectionState(options.MaxPayload + ushort.MaxValue + 4);
         }
 
         Started = DateTime.UtcNow;
@@ -94,9 +101,17 @@ internal sealed partial class ClientConnection
     /// <summary>Why the connection closed, for logs and monitoring.</summary>
     public string? CloseReason { get; private set; }
 
-    /// <summary>Sends INFO and starts the read and write pumps.</summary>
+    /// <summary>Sends INFO (NATS) and starts the read and write pumps.</summary>
     public void Start()
     {
+        if (_mqtt is not null)
+        {
+            // MQTT: the server says nothing before the client's CONNECT.
+            _writePump = Task.Run(RunWritePumpAsync);
+            _readPump = Task.Run(RunMqttReadPumpAsync);
+            return;
+        }
+
         // INFO is formatted in place: no per-connection JSON serialization or garbage.
         Span<byte> info = stackalloc byte[2048]; // bytes: the INFO line is a few hundred
         var length = _broker.FormatInfo(info, Id, RemoteIp);
