@@ -162,7 +162,11 @@ internal sealed partial class ClientConnection
                     step = ProcessMqttPublish(in packet);
                     break;
                 case MqttPacketType.PubAck:
-                    // QoS 1 deliveries are not tracked for redelivery yet: the PUBACK needs no action.
+                    if (mqtt.Inflight.Acknowledge(packet.PacketId))
+                    {
+                        Touch(Outbound); // deliveries that waited for a free slot went out
+                    }
+
                     break;
                 case MqttPacketType.Subscribe:
                     step = ProcessMqttSubscribe(in packet);
@@ -444,33 +448,52 @@ internal sealed partial class ClientConnection
         }
     }
 
-    // After the routers applied the changes: SUBACK/UNSUBACK in order, and retained messages. [MQTT-3.3.1-6]
+    // After the routers applied the changes: SUBACK/UNSUBACK in order, each SUBACK followed by the
+    // retained messages its filters match. [MQTT-3.3.1-6]
     private void WriteMqttAcks()
     {
         var mqtt = _mqtt!;
         var output = new ArrayBufferWriter<byte>();
         foreach (var ack in mqtt.PendingAcks)
         {
+            output.ResetWrittenCount();
             if (ack.Type == MqttPacketType.Unsubscribe)
             {
                 MqttPacketWriter.WriteUnsubAck(output, ack.PacketId); // [MQTT-3.10.4-4]
+                WriteOwn(output.WrittenSpan);
                 continue;
             }
 
             MqttPacketWriter.WriteSubAck(output, ack.PacketId, ack.ReturnCodes);
+            WriteOwn(output.WrittenSpan);
             foreach (var (subject, granted) in ack.RetainedFor)
             {
                 foreach (var message in _broker.MqttRetained.Matching(subject))
                 {
-                    var qos = Math.Min(message.QoS, granted);
-                    var packetId = qos > 0 ? mqtt.NextPacketId() : (ushort)0;
-                    MqttPacketWriter.WritePublish(output, message.Topic, message.Payload, qos, retain: true, dup: false, packetId);
+                    var payload = new ReadOnlySequence<byte>(message.Payload);
+                    if (Math.Min(message.QoS, granted) > 0)
+                    {
+                        mqtt.Inflight.Send(message.Topic, payload, retain: true);
+                        continue;
+                    }
+
+                    output.ResetWrittenCount();
+                    MqttPacketWriter.WritePublish(output, message.Topic, payload, 0, retain: true, dup: false, 0);
+                    WriteOwn(output.WrittenSpan);
                 }
             }
         }
 
         mqtt.PendingAcks.Clear();
-        WriteOwn(output.WrittenSpan);
+    }
+
+    /// <summary>Sends again, with DUP, the QoS 1 deliveries unacknowledged for <paramref name="ackWait"/> (the connection actor's tick).</summary>
+    public void RedeliverMqtt(TimeSpan ackWait)
+    {
+        if (_mqtt is { } mqtt && mqtt.Inflight.RedeliverExpired(ackWait) > 0)
+        {
+            Outbound.Signal();
+        }
     }
 
     /// <summary>
@@ -491,9 +514,13 @@ internal sealed partial class ClientConnection
         {
             var topicLength = MqttTopics.SubjectToTopic(subject, scratch);
             var topic = scratch[..topicLength];
+            if (qos > 0)
+            {
+                return _mqtt!.Inflight.Send(topic, body, retain: false); // kept until PUBACK
+            }
+
             var header = scratch[subject.Length..];
-            var packetId = qos > 0 ? _mqtt!.NextPacketId() : (ushort)0;
-            var headerLength = MqttPacketWriter.WritePublishHeader(header, topic, qos, retain: false, dup: false, packetId, (int)body.Length);
+            var headerLength = MqttPacketWriter.WritePublishHeader(header, topic, 0, retain: false, dup: false, 0, (int)body.Length);
             return Outbound.WriteFrame(header[..headerLength], body);
         }
         finally

@@ -50,7 +50,10 @@ internal sealed partial class ClientConnection
         if (mqtt)
         {
             // A PUBLISH may carry max_payload bytes plus its topic (up to 65535 + 2 bytes) and packet id.
-            _mqtt = new MqttConnectionState(options.MaxPayload + ushort.MaxValue + 4);
+            _mqtt = new MqttConnectionState(options.MaxPayload + ushort.MaxValue + 4)
+            {
+                Inflight = new MqttInflight(Outbound, options.Mqtt?.MaxAckPending ?? 0),
+            };
         }
 
         Started = DateTime.UtcNow;
@@ -157,6 +160,7 @@ internal sealed partial class ClientConnection
 
         CloseReason = reason;
         Log.Closed(_log, Id, reason);
+        _mqtt?.Inflight.Close();
         var subscriptions = RemoveAllSubscriptions();
         _broker.Unregister(this, subscriptions);
         Outbound.Complete();

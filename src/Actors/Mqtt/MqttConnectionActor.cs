@@ -16,6 +16,7 @@ internal sealed class MqttConnectionActor : ReceiveActor, IWithTimers
 {
     private const string AuthTimerKey = "auth";
     private const string KeepAliveTimerKey = "keepalive";
+    private const string RedeliveryTimerKey = "redelivery";
 
     // Bounds for how often the keep-alive is checked: a fraction of the allowed silence, so a
     // dead client is closed soon after 1.5 x keep-alive and idle connections cost few timer ticks.
@@ -25,6 +26,7 @@ internal sealed class MqttConnectionActor : ReceiveActor, IWithTimers
     private readonly ServerOptions _options;
     private readonly ClientRegistry _registry;
     private readonly ClientConnection _connection;
+    private readonly TimeSpan _ackWait;
     private TimeSpan _allowedSilence;
     private string _closeReason = "Server Shutdown";
 
@@ -33,6 +35,7 @@ internal sealed class MqttConnectionActor : ReceiveActor, IWithTimers
         _options = options;
         _registry = registry;
         _connection = factory.CreateMqtt(stream, socket, id, Self);
+        _ackWait = options.Mqtt?.AckWait ?? TimeSpan.FromSeconds(30);
 
         Receive<Protocol.Connected>(connected =>
         {
@@ -43,7 +46,12 @@ internal sealed class MqttConnectionActor : ReceiveActor, IWithTimers
                 var check = TimeSpan.FromTicks(Math.Clamp(_allowedSilence.Ticks / 4, MinKeepAliveCheck.Ticks, MaxKeepAliveCheck.Ticks));
                 Timers.StartPeriodicTimer(KeepAliveTimerKey, Protocol.KeepAliveTick.Instance, check);
             }
+
+            // QoS 1 redelivery: checked a few times per ack_wait, so a delivery goes again soon after it expires.
+            var redelivery = TimeSpan.FromTicks(Math.Clamp(_ackWait.Ticks / 4, MinKeepAliveCheck.Ticks, MaxKeepAliveCheck.Ticks));
+            Timers.StartPeriodicTimer(RedeliveryTimerKey, Protocol.RedeliveryTick.Instance, redelivery);
         });
+        Receive<Protocol.RedeliveryTick>(_ => _connection.RedeliverMqtt(_ackWait));
         Receive<Protocol.AuthTimeout>(_ =>
         {
             if (!_connection.MqttConnected)
@@ -120,6 +128,18 @@ internal sealed class MqttConnectionActor : ReceiveActor, IWithTimers
             }
 
             public override string ToString() => "AuthTimeout";
+        }
+
+        /// <summary>Time to send again the QoS 1 deliveries unacknowledged for ack_wait.</summary>
+        public sealed class RedeliveryTick
+        {
+            public static readonly RedeliveryTick Instance = new();
+
+            private RedeliveryTick()
+            {
+            }
+
+            public override string ToString() => "RedeliveryTick";
         }
 
         /// <summary>Time to check the keep-alive.</summary>

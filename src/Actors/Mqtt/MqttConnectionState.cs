@@ -15,7 +15,7 @@ internal sealed record MqttPendingAck(MqttPacketType Type, ushort PacketId, byte
 /// <summary>
 /// The MQTT side of one <see cref="Connections.ClientConnection"/>: its parser, CONNECT state,
 /// will, and the buffers its read pump reuses. Written by the read pump; <see cref="Connected"/>
-/// is also read by its actor and <see cref="NextPacketId"/> is called by publishers delivering to it.
+/// is also read by its actor, and <see cref="Inflight"/> is used by publishers delivering to it.
 /// </summary>
 internal sealed class MqttConnectionState
 {
@@ -29,7 +29,6 @@ internal sealed class MqttConnectionState
 
     private byte[] _subjectBuffer = [];
     private byte[] _publishBuffer = [];
-    private int _packetId;
     private volatile bool _connected;
 
     public MqttConnectionState(int maxPacketSize)
@@ -38,6 +37,9 @@ internal sealed class MqttConnectionState
     }
 
     public MqttParser Parser { get; }
+
+    /// <summary>QoS 1 deliveries waiting for PUBACK (set by the connection once its outbound exists).</summary>
+    public MqttInflight Inflight { get; set; } = null!;
 
     /// <summary>CONNECT accepted and CONNACK 0 queued.</summary>
     public bool Connected
@@ -60,19 +62,6 @@ internal sealed class MqttConnectionState
 
     /// <summary>SUBACKs and UNSUBACKs waiting for the routers.</summary>
     public List<MqttPendingAck> PendingAcks { get; } = [];
-
-    /// <summary>A packet identifier for a QoS 1 delivery to this client: 1 to 65535, then around. [MQTT-2.3.1-1]</summary>
-    public ushort NextPacketId()
-    {
-        while (true)
-        {
-            var id = (ushort)Interlocked.Increment(ref _packetId);
-            if (id != 0)
-            {
-                return id;
-            }
-        }
-    }
 
     /// <summary>A buffer for the NATS subject of a topic of <paramref name="topicLength"/> bytes (grown, then reused).</summary>
     public byte[] SubjectBuffer(int topicLength)

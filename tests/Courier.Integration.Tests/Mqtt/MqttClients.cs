@@ -154,6 +154,34 @@ public sealed class MqttRawClient : IAsyncDisposable
         return buffer[..read];
     }
 
+    /// <summary>Reads one packet: its first byte and its body (remaining length under 16 KB).</summary>
+    public async Task<(byte First, byte[] Body)> ReadPacketAsync()
+    {
+        var first = await ReadAsync(1);
+        Assert.True(first.Length == 1, "the server closed the connection instead of sending a packet");
+        var length = 0;
+        for (var shift = 0; ; shift += 7)
+        {
+            var b = (await ReadAsync(1))[0];
+            length |= (b & 0x7F) << shift;
+            if ((b & 0x80) == 0)
+            {
+                break;
+            }
+        }
+
+        return (first[0], await ReadAsync(length));
+    }
+
+    /// <summary>SUBSCRIBE one filter at <paramref name="qos"/> with packet id 1, and checks the SUBACK granted it.</summary>
+    public async Task SubscribeAsync(string filter, byte qos)
+    {
+        var bytes = Encoding.UTF8.GetBytes(filter);
+        byte[] body = [0, 1, (byte)(bytes.Length >> 8), (byte)bytes.Length, .. bytes, qos];
+        await SendAsync([0x82, (byte)body.Length, .. body]);
+        Assert.Equal(new byte[] { 0x90, 3, 0, 1, qos }, await ReadAsync(5));
+    }
+
     /// <summary>Waits until the server closes the connection, returning whatever it sent before; fails after the timeout.</summary>
     public async Task<byte[]> ReadUntilClosedAsync()
     {
