@@ -119,6 +119,28 @@ public abstract class MqttNatsBridgeTests<TFixture> : IClassFixture<TFixture>
     }
 
     [Fact]
+    public async Task Server_users_and_their_permissions_apply_to_mqtt_clients_and_a_bad_password_gets_connack_5()
+    {
+        await using var broker = await _broker.StartAnotherAsync("""
+            authorization { users = [ { user: "dev", password: "s3cret", permissions: { publish: "allowed.>", subscribe: ">" } } ] }
+            """);
+
+        await using (var good = await MqttTestClient.ConnectAsync(broker.MqttPort, "good-" + Guid.NewGuid().ToString("N"), b => b.WithCredentials("dev", "s3cret")))
+        {
+            // A denied publish reaches no one (and still gets its PUBACK, as nats-server).
+            await good.SubscribeAsync("+/x");
+            await good.PublishAsync("denied/x", "no", MqttQualityOfServiceLevel.AtLeastOnce);
+            await good.PublishAsync("allowed/x", "yes", MqttQualityOfServiceLevel.AtLeastOnce);
+            Assert.Equal(new MqttReceived("allowed/x", "yes", 0, false), await good.ReceiveAsync());
+        }
+
+        await using var raw = await MqttRawClient.ConnectAsync(broker.MqttPort);
+        byte[] body = [0, 4, (byte)'M', (byte)'Q', (byte)'T', (byte)'T', 4, 0xC2, 0, 60, 0, 1, (byte)'c', 0, 3, (byte)'d', (byte)'e', (byte)'v', 0, 5, (byte)'w', (byte)'r', (byte)'o', (byte)'n', (byte)'g'];
+        await raw.SendAsync([0x10, (byte)body.Length, .. body]);
+        Assert.Equal(new byte[] { 0x20, 0x02, 0x00, 0x05 }, await raw.ReadUntilClosedAsync());
+    }
+
+    [Fact]
     public async Task Mqtt_without_jetstream_refuses_to_start_with_nats_servers_words()
     {
         var kind = _broker.Kind == MqttBrokerKind.Courier ? ServerKind.Courier : ServerKind.NatsServer;
