@@ -23,6 +23,16 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 
+# mosquitto (the reference broker for the pure MQTT tests) and mosquitto_pub/mosquitto_sub (MQTT clients).
+if ! command -v mosquitto_sub >/dev/null 2>&1 || [ ! -x /usr/sbin/mosquitto ]; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "== installing Debian's mosquitto and mosquitto-clients (MQTT reference broker and clients)"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto mosquitto-clients) >/dev/null
+  else
+    echo "mosquitto is not installed and cannot be installed here: apt-get install mosquitto mosquitto-clients" >&2
+  fi
+fi
+
 js=tests/Courier.Integration.Tests/js
 if [ -f "$js/package-lock.json" ] && [ ! -d "$js/node_modules" ]; then
   echo "== installing nats.js (npm ci)"

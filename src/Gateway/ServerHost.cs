@@ -16,6 +16,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
     private readonly ILogger _log;
     private NatsListener? _listener;
     private WebSocketListener? _webSocket;
+    private NatsListener? _mqttListener;
     private MonitoringServer? _monitoring;
     private string? _portsFile;
 
@@ -34,6 +35,9 @@ internal sealed partial class ServerHost : IAsyncDisposable
 
     /// <summary>The WebSocket port actually bound, or 0.</summary>
     public int WebSocketPort => _webSocket?.LocalEndPoint.Port ?? 0;
+
+    /// <summary>The MQTT port actually bound, or 0 without an MQTT listener.</summary>
+    public int MqttPort => _mqttListener?.LocalEndPoint.Port ?? 0;
 
     /// <summary>The monitoring port actually bound, or 0.</summary>
     public int MonitorPort => _monitoring?.LocalEndPoint?.Port ?? 0;
@@ -67,6 +71,12 @@ internal sealed partial class ServerHost : IAsyncDisposable
                 _webSocket = new WebSocketListener(Broker, webSocket, _log);
             }
 
+            if (_options.Mqtt is { Port: not 0 } mqtt)
+            {
+                // ServerConfiguration refused the options unless JetStream is on, as nats-server.
+                _mqttListener = NatsListener.ForMqtt(Broker, mqtt.Host ?? _options.Host, mqtt.Port, _log);
+            }
+
             if (_options.HttpPort != 0)
             {
                 _monitoring = new MonitoringServer(Broker, _options.HttpHost ?? _options.Host, _options.HttpPort, _loggerFactory);
@@ -92,6 +102,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
         }
 
         _webSocket?.Start();
+        _mqttListener?.Start();
         if (_options.PidFile is { } pidFile)
         {
             await File.WriteAllTextAsync(pidFile, Environment.ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture)).ConfigureAwait(false);
@@ -120,6 +131,11 @@ internal sealed partial class ServerHost : IAsyncDisposable
         if (_webSocket is not null)
         {
             await _webSocket.DisposeAsync().ConfigureAwait(false);
+        }
+
+        if (_mqttListener is not null)
+        {
+            await _mqttListener.DisposeAsync().ConfigureAwait(false);
         }
 
         if (_monitoring is not null)

@@ -101,12 +101,12 @@ internal sealed partial class ClientConnection
                 continue;
             }
 
-            delivered |= Deliver(sub, messageSubject, prefix, suffix, payload);
+            delivered |= Deliver(sub, messageSubject, prefix, suffix, headerSize, payload);
         }
 
         foreach (var group in match.Queues)
         {
-            delivered |= DeliverToOneMember(group.Members, messageSubject, prefix, suffix, payload);
+            delivered |= DeliverToOneMember(group.Members, messageSubject, prefix, suffix, headerSize, payload);
         }
 
         if (!delivered && _noResponders && !replyTo.IsEmpty)
@@ -137,7 +137,7 @@ internal sealed partial class ClientConnection
         return match;
     }
 
-    private bool DeliverToOneMember(Subscription[] members, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, in ReadOnlySequence<byte> payload)
+    private bool DeliverToOneMember(Subscription[] members, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, int headerSize, in ReadOnlySequence<byte> payload)
     {
         // Start at a pseudo-random member and take the first that accepts (echo, auto-unsubscribe
         // and closed members are passed over), so each message reaches exactly one member.
@@ -151,7 +151,7 @@ internal sealed partial class ClientConnection
                 continue;
             }
 
-            if (Deliver(sub, subject, prefix, suffix, payload))
+            if (Deliver(sub, subject, prefix, suffix, headerSize, payload))
             {
                 return true;
             }
@@ -160,7 +160,7 @@ internal sealed partial class ClientConnection
         return false;
     }
 
-    private bool Deliver(Subscription sub, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, in ReadOnlySequence<byte> payload)
+    private bool Deliver(Subscription sub, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, int headerSize, in ReadOnlySequence<byte> payload)
     {
         if (sub.Client.DeliveryFilter is { } filter && filter.DeniesDelivery(subject))
         {
@@ -174,7 +174,9 @@ internal sealed partial class ClientConnection
         }
 
         var target = sub.Client;
-        if (!target.Outbound.WriteMsg(prefix, sub.Sid, suffix, payload))
+        if (target._mqtt is not null
+            ? !target.WriteMqttDelivery(sub, subject, headerSize, payload, _mqtt?.InboundQoS ?? 0)
+            : !target.Outbound.WriteMsg(prefix, sub.Sid, suffix, payload))
         {
             return false;
         }

@@ -3,6 +3,7 @@ using System.IO.Pipelines;
 using System.Net.Sockets;
 using System.Text.Json;
 using Akka.Actor;
+using Courier.Actors.Server;
 using Courier.Protocols.Nats;
 using Microsoft.Extensions.Logging;
 
@@ -266,7 +267,9 @@ internal sealed partial class ClientConnection
 
         if (!_connectReceived)
         {
-            var auth = _broker.Authenticate(options, ClientCertificate, IsWebSocket);
+            // In-process clients are Courier's own services (JetStream): never subject to client auth,
+            // which they could not pass (with authorization users and JetStream, the server did not start).
+            var auth = IsInternal ? new AuthResult(true, null, null) : _broker.Authenticate(options, ClientCertificate, IsWebSocket);
             if (!auth.Succeeded)
             {
                 return Fatal(NatsErrors.AuthorizationViolation, "Authentication Failure");

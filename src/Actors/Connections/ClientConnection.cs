@@ -1,6 +1,7 @@
 using System.Net;
 using System.Net.Sockets;
 using Akka.Actor;
+using Courier.Actors.Mqtt;
 using Courier.Actors.Server;
 using Courier.Protocols.Nats;
 using Microsoft.Extensions.Logging;
@@ -27,7 +28,7 @@ internal sealed partial class ClientConnection
     private Task _readPump = Task.CompletedTask;
     private Task _writePump = Task.CompletedTask;
 
-    public ClientConnection(Broker broker, Stream stream, Socket? socket, ulong id, IActorRef owner)
+    public ClientConnection(Broker broker, Stream stream, Socket? socket, ulong id, IActorRef owner, bool mqtt = false)
     {
         _broker = broker;
         _stream = stream;
@@ -44,6 +45,15 @@ internal sealed partial class ClientConnection
         {
             RemoteIp = remote.Address.IsIPv4MappedToIPv6 ? remote.Address.MapToIPv4().ToString() : remote.Address.ToString();
             RemotePort = remote.Port;
+        }
+
+        if (mqtt)
+        {
+            // A PUBLISH may carry max_payload bytes plus its topic (up to 65535 + 2 bytes) and packet id.
+            _mqtt = new MqttConnectionState(options.MaxPayload + ushort.MaxValue + 4)
+            {
+                Inflight = new MqttInflight(Outbound, options.Mqtt?.MaxAckPending ?? 0),
+            };
         }
 
         Started = DateTime.UtcNow;
@@ -97,11 +107,20 @@ internal sealed partial class ClientConnection
     /// <summary>Why the connection closed, for logs and monitoring.</summary>
     public string? CloseReason { get; private set; }
 
-    /// <summary>Sends INFO and starts the read and write pumps (after the TLS handshake on a TLS listener).</summary>
+    /// <summary>Sends INFO (NATS) and starts the read and write pumps (after the TLS handshake on a TLS client listener).</summary>
     public void Start()
     {
-        if (_socket is not null && _broker.Tls is { } tls)
+        if (_mqtt is not null)
         {
+            // MQTT: the server says nothing before the client's CONNECT.
+            _writePump = Task.Run(RunWritePumpAsync);
+            _readPump = Task.Run(RunMqttReadPumpAsync);
+            return;
+        }
+
+        if (_socket is not null && !IsWebSocket && _broker.Tls is { } tls)
+        {
+            // The client listener's tls {} block: WebSocket clients have their own listener and block.
             _readPump = Task.Run(() => SecureAndRunAsync(tls));
             return;
         }
@@ -151,6 +170,7 @@ internal sealed partial class ClientConnection
 
         CloseReason = reason;
         Log.Closed(_log, Id, reason);
+        _mqtt?.Inflight.Close();
         var subscriptions = RemoveAllSubscriptions();
         _broker.Unregister(this, subscriptions);
         Outbound.Complete();

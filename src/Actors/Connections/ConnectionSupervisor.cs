@@ -30,6 +30,7 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
         _stats = stats;
         _factory = factory;
         Receive<Protocol.Accept>(OnAccept);
+        Receive<Protocol.AcceptMqtt>(OnAcceptMqtt);
         Receive<Protocol.AcceptInternal>(accept =>
         {
             // In-process clients (Courier's own services) do not count against max_connections.
@@ -74,6 +75,22 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
         _open++;
         var stream = accept.Stream ?? new NetworkStream(accept.Socket, ownsSocket: false);
         var child = Context.ActorOf(ConnectionActor.Props(_factory, _registry, _options, accept.Socket, stream, id), $"client-{id}");
+        Context.Watch(child);
+    }
+
+    private void OnAcceptMqtt(Protocol.AcceptMqtt accept)
+    {
+        var id = _registry.NextClientId();
+        if (_open - _internal >= _options.MaxConnections)
+        {
+            // MQTT has no error before CONNECT: the socket is closed, as nats-server does.
+            accept.Socket.Dispose();
+            return;
+        }
+
+        _open++;
+        var stream = new NetworkStream(accept.Socket, ownsSocket: false);
+        var child = Context.ActorOf(Mqtt.MqttConnectionActor.Props(_factory, _registry, _options, accept.Socket, stream, id), $"mqtt-{id}");
         Context.Watch(child);
     }
 
@@ -139,6 +156,20 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
             public Stream? Stream { get; }
 
             public override string ToString() => $"Accept({Socket.RemoteEndPoint})";
+        }
+
+        /// <summary>An MQTT client socket was accepted by the MQTT listener.</summary>
+        public sealed class AcceptMqtt
+        {
+            public AcceptMqtt(Socket socket)
+            {
+                ArgumentNullException.ThrowIfNull(socket);
+                Socket = socket;
+            }
+
+            public Socket Socket { get; }
+
+            public override string ToString() => $"AcceptMqtt({Socket.RemoteEndPoint})";
         }
 
         /// <summary>An in-process connection (its server-side stream) from one of Courier's own services.</summary>

@@ -12,6 +12,9 @@ internal interface IConnectionFactory
     /// <summary>The data path of client <paramref name="id"/> (<paramref name="socket"/> null: an in-process client).</summary>
     ClientConnection Create(Stream stream, Socket? socket, ulong id, IActorRef owner);
 
+    /// <summary>The data path of MQTT client <paramref name="id"/>.</summary>
+    ClientConnection CreateMqtt(Stream stream, Socket socket, ulong id, IActorRef owner);
+
     /// <summary>The INFO line sent to a client refused at accept (max_connections), before the error.</summary>
     byte[] RejectionInfo(ulong id);
 }

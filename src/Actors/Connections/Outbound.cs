@@ -125,6 +125,40 @@ internal sealed class Outbound
     }
 
     /// <summary>
+    /// Queues one delivered message in another protocol's framing (an MQTT PUBLISH): its header,
+    /// then the payload. Counted as a message, as <see cref="WriteMsg"/>.
+    /// </summary>
+    public bool WriteFrame(ReadOnlySpan<byte> header, in ReadOnlySequence<byte> payload)
+    {
+        var payloadLength = (int)payload.Length;
+        bool slow;
+        lock (_lock)
+        {
+            if (Reserve(header.Length + payloadLength))
+            {
+                Append(header);
+                foreach (var segment in payload)
+                {
+                    Append(segment.Span);
+                }
+
+                OutMsgs++;
+                OutBytes += payloadLength;
+                return true;
+            }
+
+            slow = _slowConsumer;
+        }
+
+        if (slow)
+        {
+            NotifySlowConsumer();
+        }
+
+        return false;
+    }
+
+    /// <summary>
     /// More than half of max_pending is queued: producers should wait for the write pump before
     /// sending more (nats-server's fast-producer stall), so a consumer that is merely slower than
     /// its producers is throttled instead of cut off.

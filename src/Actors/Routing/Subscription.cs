@@ -37,6 +37,9 @@ internal sealed class Subscription
     /// <summary>The router shard that holds this subscription.</summary>
     public int Shard { get; }
 
+    /// <summary>An MQTT subscription's granted QoS (0 or 1); 0 for NATS subscriptions.</summary>
+    public byte MqttQoS { get; init; }
+
     /// <summary>Messages delivered so far.</summary>
     public long Delivered => Volatile.Read(ref _delivered);
 

@@ -98,6 +98,11 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
             await jetStream.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
             JetStream = jetStream;
         }
+
+        if (Options.Mqtt is not null)
+        {
+            MqttSessions = System.ActorOf(Mqtt.MqttSessions.Props(), "mqtt-sessions");
+        }
     }
 
     public ServerOptions Options { get; }
@@ -144,6 +149,12 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
     /// <summary>The JetStream API actor, when JetStream is enabled.</summary>
     internal IActorRef? JetStream { get; private set; }
 
+    /// <summary>The MQTT session registry; <see cref="ActorRefs.Nobody"/> without an MQTT listener.</summary>
+    internal IActorRef MqttSessions { get; private set; } = ActorRefs.Nobody;
+
+    /// <summary>The node's MQTT retained messages.</summary>
+    internal Mqtt.MqttRetainedMessages MqttRetained { get; } = new();
+
     internal ICollection<ClientConnection> Clients => Registry.Clients;
 
     /// <summary>Sets the port listeners actually bound (for INFO when the configured port was -1).</summary>
@@ -152,6 +163,13 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         _info.Port = port;
         _infoJson = null;
         _webSocketInfoJson = null;
+    }
+
+    /// <summary>Takes ownership of an accepted MQTT client socket.</summary>
+    public void AcceptMqtt(Socket socket)
+    {
+        socket.NoDelay = true;
+        _connections.Tell(new ConnectionSupervisor.Protocol.AcceptMqtt(socket));
     }
 
     /// <summary>Takes ownership of an accepted client socket.</summary>
@@ -187,6 +205,10 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
     /// <inheritdoc />
     ClientConnection IConnectionFactory.Create(Stream stream, Socket? socket, ulong id, IActorRef owner) =>
         new(this, stream, socket, id, owner);
+
+    /// <inheritdoc />
+    ClientConnection IConnectionFactory.CreateMqtt(Stream stream, Socket socket, ulong id, IActorRef owner) =>
+        new(this, stream, socket, id, owner, mqtt: true);
 
     /// <inheritdoc />
     byte[] IConnectionFactory.RejectionInfo(ulong id) => ProtocolWriter.Info(CreateInfo(id, null));
@@ -385,6 +407,33 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
                 _routers[change.Sub.Shard].Tell(new SubjectRouter.Protocol.Apply(changes, null));
             }
         }
+    }
+
+    /// <summary>
+    /// An MQTT CONNECT's credentials, as nats-server: the <c>mqtt.authorization</c> user or token
+    /// when set (the token is sent as the password); else <c>mqtt.no_auth_user</c> for a client
+    /// without a user name; else the server's own users, user or token (the password doubling as the token).
+    /// </summary>
+    internal AuthResult AuthenticateMqtt(string? user, string? password)
+    {
+        var mqtt = Options.Mqtt;
+        if (mqtt?.Username is { } mqttUser)
+        {
+            return user == mqttUser && SecretEquals(mqtt.Password, password) ? new AuthResult(true, user, null) : AuthResult.Denied;
+        }
+
+        if (mqtt?.Token is { } token)
+        {
+            return SecretEquals(token, password) ? new AuthResult(true, null, null) : AuthResult.Denied;
+        }
+
+        if (user is null && mqtt?.NoAuthUser is { } noAuthUser)
+        {
+            var entry = Options.Users.Find(u => u.User == noAuthUser);
+            return entry is null ? AuthResult.Denied : new AuthResult(true, entry.User, entry.Permissions ?? Options.DefaultPermissions);
+        }
+
+        return Authenticate(new ConnectOptions { User = user, Pass = password, AuthToken = password });
     }
 
     /// <summary>The client listener's TLS (the handshake each accepted socket goes through), or null for plain TCP.</summary>

@@ -129,6 +129,49 @@ public sealed class ServerOptions
 
     /// <summary>True when any form of client authentication is configured.</summary>
     public bool AuthRequired => Token is not null || Username is not null || Users.Count > 0;
+
+    /// <summary>The <c>mqtt { }</c> block: null when there is no MQTT listener.</summary>
+    public MqttOptions? Mqtt { get; set; }
+}
+
+/// <summary>
+/// nats-server's <c>mqtt { host, port, no_auth_user, authorization { username, password, token,
+/// timeout }, ack_wait, max_ack_pending }</c>. MQTT needs JetStream, as in nats-server.
+/// </summary>
+public sealed class MqttOptions
+{
+    /// <summary>Listen host (<c>mqtt.host</c>); the server's host when null.</summary>
+    public string? Host { get; set; }
+
+    /// <summary>Listen port (<c>mqtt.port</c>); 1883 as nats-server, -1 for a random one.</summary>
+    public int Port { get; set; } = 1883;
+
+    /// <summary>
+    /// <c>mqtt.no_auth_user</c>: a client that sends no user name is this user of the server's
+    /// <c>authorization.users</c> (with its permissions).
+    /// </summary>
+    public string? NoAuthUser { get; set; }
+
+    /// <summary><c>mqtt.authorization.username</c>: when set, the only credentials MQTT clients may use.</summary>
+    public string? Username { get; set; }
+
+    /// <summary><c>mqtt.authorization.password</c>.</summary>
+    public string? Password { get; set; }
+
+    /// <summary><c>mqtt.authorization.token</c>: when set, MQTT clients send it as their password.</summary>
+    public string? Token { get; set; }
+
+    /// <summary><c>mqtt.authorization.timeout</c>: time allowed for the CONNECT packet; the server's auth timeout when null.</summary>
+    public TimeSpan? AuthTimeout { get; set; }
+
+    /// <summary><c>mqtt.ack_wait</c>: how long a QoS 1 delivery waits for its PUBACK before redelivery (30 s, as nats-server).</summary>
+    public TimeSpan AckWait { get; set; } = TimeSpan.FromSeconds(30);
+
+    /// <summary><c>mqtt.max_ack_pending</c>: QoS 1 deliveries in flight per subscription (1024, as nats-server; at most 65535).</summary>
+    public int MaxAckPending { get; set; } = 1024;
+
+    /// <summary>True when the <c>mqtt.authorization</c> block sets its own credentials.</summary>
+    public bool HasOwnAuth => Username is not null || Token is not null;
 }
 
 /// <summary>One entry of <c>authorization.users</c>.</summary>

@@ -28,7 +28,7 @@ internal sealed partial class OptionsBinder
         "root_operator", "resolver", "account_resolver", "accounts_resolver", "resolver_tls", "resolver_preload",
         "resolver_pinned_accounts", "no_auth_user", "system_account", "system", "no_system_account", "no_system",
         "no_sys_acc", "no_header_support", "trusted", "trusted_keys", "connect_error_reports",
-        "reconnect_error_reports", "mqtt", "server_tags", "server_metadata", "feature_flags",
+        "reconnect_error_reports", "server_tags", "server_metadata", "feature_flags",
         "default_js_domain", "ocsp_cache", "no_fast_producer_stall", "max_closed_clients", "proxies");
 
     /// <summary><c>jetstream { }</c> keys Courier accepts but ignores.</summary>
@@ -243,6 +243,9 @@ internal sealed partial class OptionsBinder
                 break;
             case "websocket" or "ws":
                 BindWebSocket(entry);
+                break;
+            case "mqtt":
+                BindMqtt(entry);
                 break;
             case "nats_server_version":
                 if (TryString(entry, out s))

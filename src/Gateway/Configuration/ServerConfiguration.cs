@@ -165,6 +165,43 @@ internal sealed class ServerConfiguration
             return "server name cannot contain spaces";
         }
 
-        return null;
+        return options.Mqtt is { } mqtt ? ValidateMqtt(options, mqtt) : null;
+    }
+
+    /// <summary>nats-server's validateMQTTOptions, with its error texts.</summary>
+    private static string? ValidateMqtt(ServerOptions options, MqttOptions mqtt)
+    {
+        if (mqtt.Port == 0)
+        {
+            return null; // no MQTT listener, as nats-server: the other mqtt options do not matter
+        }
+
+        if (mqtt.Port is < -1 or > MaxPort)
+        {
+            return $"mqtt port {mqtt.Port} is out of range (0-{MaxPort}, or -1 for a random port)";
+        }
+
+        if (mqtt.NoAuthUser is { } noAuthUser && !options.Users.Exists(u => u.User == noAuthUser))
+        {
+            return $"no_auth_user: \"{noAuthUser}\" not present as user or nkey in authorization block or account configuration";
+        }
+
+        if (options.Users.Count > 0 && mqtt.Username is not null)
+        {
+            return "mqtt authentication username not compatible with presence of users/nkeys";
+        }
+
+        if (options.Users.Count > 0 && mqtt.Token is not null)
+        {
+            return "mqtt authentication token not compatible with presence of users/nkeys";
+        }
+
+        if (mqtt.AckWait < TimeSpan.Zero)
+        {
+            return "ack wait must be a positive value";
+        }
+
+        // Courier has no cluster, gateway or leafnode that could carry the MQTT streams instead.
+        return options.JetStream ? null : "mqtt requires JetStream to be enabled if running in standalone mode";
     }
 }

@@ -6,7 +6,8 @@ using Microsoft.Extensions.Logging;
 namespace Courier.Gateway.Listeners;
 
 /// <summary>
-/// Accepts NATS client connections on the configured address and hands each socket to the broker.
+/// Accepts client connections on the configured address and hands each socket to the broker: NATS
+/// clients, or MQTT clients for the <c>mqtt { }</c> listener (<see cref="ForMqtt"/>).
 /// </summary>
 internal sealed partial class NatsListener : IAsyncDisposable
 {
@@ -17,12 +18,21 @@ internal sealed partial class NatsListener : IAsyncDisposable
     private readonly ILogger _log;
     private readonly Socket _socket;
     private readonly CancellationTokenSource _stopping = new();
+    private readonly Action<Socket> _accept;
+    private readonly bool _mqtt;
     private Task _acceptLoop = Task.CompletedTask;
 
     public NatsListener(Broker broker, string host, int port, ILogger log)
+        : this(broker, host, port, log, mqtt: false)
+    {
+    }
+
+    private NatsListener(Broker broker, string host, int port, ILogger log, bool mqtt)
     {
         _broker = broker;
         _log = log;
+        _mqtt = mqtt;
+        _accept = mqtt ? broker.AcceptMqtt : broker.Accept;
         var address = ListenAddress.Resolve(host);
         _socket = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
         if (address.Equals(IPAddress.IPv6Any))
@@ -38,10 +48,20 @@ internal sealed partial class NatsListener : IAsyncDisposable
     /// <summary>Where it listens (the actual port when -1 asked for a random one).</summary>
     public IPEndPoint LocalEndPoint { get; }
 
+    /// <summary>The MQTT listener (<c>mqtt { host, port }</c>).</summary>
+    public static NatsListener ForMqtt(Broker broker, string host, int port, ILogger log) => new(broker, host, port, log, mqtt: true);
+
     public void Start()
     {
         _acceptLoop = Task.Run(AcceptLoopAsync);
-        Log.Listening(_log, LocalEndPoint.ToString());
+        if (_mqtt)
+        {
+            Log.ListeningMqtt(_log, LocalEndPoint.Address.ToString(), LocalEndPoint.Port);
+        }
+        else
+        {
+            Log.Listening(_log, LocalEndPoint.ToString());
+        }
     }
 
     public async ValueTask DisposeAsync()
@@ -73,7 +93,7 @@ internal sealed partial class NatsListener : IAsyncDisposable
                 continue;
             }
 
-            _broker.Accept(client);
+            _accept(client);
         }
     }
 
@@ -81,6 +101,9 @@ internal sealed partial class NatsListener : IAsyncDisposable
     {
         [LoggerMessage(Level = LogLevel.Information, Message = "Listening for client connections on {EndPoint}")]
         public static partial void Listening(ILogger logger, string endPoint);
+
+        [LoggerMessage(Level = LogLevel.Information, Message = "Listening for MQTT clients on mqtt://{Host}:{Port}")]
+        public static partial void ListeningMqtt(ILogger logger, string host, int port);
 
         [LoggerMessage(Level = LogLevel.Error, Message = "Error accepting client connection: {Error}")]
         public static partial void AcceptError(ILogger logger, string error);

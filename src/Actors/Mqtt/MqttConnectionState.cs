@@ -1,0 +1,98 @@
+using System.Buffers;
+using Courier.Protocols.Mqtt;
+
+namespace Courier.Actors.Mqtt;
+
+/// <summary>A will, kept from CONNECT until the connection ends. [MQTT-3.1.2-8]</summary>
+internal sealed record MqttWill(byte[] Subject, byte[] Topic, byte[] Payload, byte QoS, bool Retain);
+
+/// <summary>A CONNECT read and checked, waiting for authentication and its session.</summary>
+internal sealed record MqttPendingConnect(string ClientId, bool CleanSession, ushort KeepAlive, string? User, string? Password, MqttWill? Will);
+
+/// <summary>A SUBACK or UNSUBACK to send once the subscription changes are in the routers, and the retained messages the new subscriptions get.</summary>
+internal sealed record MqttPendingAck(MqttPacketType Type, ushort PacketId, byte[] ReturnCodes, IReadOnlyList<(string Subject, byte QoS)> RetainedFor);
+
+/// <summary>
+/// The MQTT side of one <see cref="Connections.ClientConnection"/>: its parser, CONNECT state,
+/// will, and the buffers its read pump reuses. Written by the read pump; <see cref="Connected"/>
+/// is also read by its actor, and <see cref="Inflight"/> is used by publishers delivering to it.
+/// </summary>
+internal sealed class MqttConnectionState
+{
+    /// <summary>
+    /// The header nats-server puts on a message published from MQTT, so NATS subscribers see its QoS:
+    /// <c>NATS/1.0\r\nNmqtt-Pub:Q\r\n\r\n</c> (Q the digit). Bytes.
+    /// </summary>
+    public const int NatsHeaderLength = 25;
+
+    private static ReadOnlySpan<byte> NatsHeaderPrefix => "NATS/1.0\r\nNmqtt-Pub:"u8;
+
+    private byte[] _subjectBuffer = [];
+    private byte[] _publishBuffer = [];
+    private volatile bool _connected;
+
+    public MqttConnectionState(int maxPacketSize)
+    {
+        Parser = new MqttParser(Math.Clamp(maxPacketSize, 2, MqttParser.MaxRemainingLength));
+    }
+
+    public MqttParser Parser { get; }
+
+    /// <summary>QoS 1 deliveries waiting for PUBACK (set by the connection once its outbound exists).</summary>
+    public MqttInflight Inflight { get; set; } = null!;
+
+    /// <summary>CONNECT accepted and CONNACK 0 queued.</summary>
+    public bool Connected
+    {
+        get => _connected;
+        set => _connected = value;
+    }
+
+    /// <summary>The session's client id, once connected.</summary>
+    public string? ClientId { get; set; }
+
+    /// <summary>The QoS of the PUBLISH being routed now (0 while none): what MQTT subscribers get at most.</summary>
+    public byte InboundQoS { get; set; }
+
+    /// <summary>The will, until a DISCONNECT discards it or the connection ends and it is published.</summary>
+    public MqttWill? Will { get; set; }
+
+    /// <summary>The CONNECT waiting for its session.</summary>
+    public MqttPendingConnect? PendingConnect { get; set; }
+
+    /// <summary>SUBACKs and UNSUBACKs waiting for the routers.</summary>
+    public List<MqttPendingAck> PendingAcks { get; } = [];
+
+    /// <summary>A buffer for the NATS subject of a topic of <paramref name="topicLength"/> bytes (grown, then reused).</summary>
+    public byte[] SubjectBuffer(int topicLength)
+    {
+        var needed = MqttTopics.MaxSubjectLength(topicLength);
+        if (_subjectBuffer.Length < needed)
+        {
+            _subjectBuffer = new byte[Math.Max(needed, 256)];
+        }
+
+        return _subjectBuffer;
+    }
+
+    /// <summary>
+    /// The message as NATS subscribers receive it: nats-server's Nmqtt-Pub header, then the payload,
+    /// copied into a buffer this connection reuses (valid until the next call).
+    /// </summary>
+    public ReadOnlySequence<byte> NatsMessage(byte qos, in ReadOnlySequence<byte> payload)
+    {
+        var needed = NatsHeaderLength + (int)payload.Length;
+        if (_publishBuffer.Length < needed)
+        {
+            _publishBuffer = new byte[Math.Max(needed, 1024)];
+        }
+
+        var span = _publishBuffer.AsSpan();
+        NatsHeaderPrefix.CopyTo(span);
+        var at = NatsHeaderPrefix.Length;
+        span[at++] = (byte)('0' + qos);
+        "\r\n\r\n"u8.CopyTo(span[at..]);
+        payload.CopyTo(span[NatsHeaderLength..]);
+        return new ReadOnlySequence<byte>(_publishBuffer, 0, needed);
+    }
+}

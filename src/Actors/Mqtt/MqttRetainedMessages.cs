@@ -1,0 +1,43 @@
+using System.Collections.Concurrent;
+using Courier.Protocols.Subjects;
+
+namespace Courier.Actors.Mqtt;
+
+/// <summary>One retained message: the last retained PUBLISH on its topic. [MQTT-3.3.1-5]</summary>
+internal sealed record MqttRetainedMessage(string Subject, byte[] Topic, byte[] Payload, byte QoS);
+
+/// <summary>
+/// The node's retained messages, one per NATS subject (so per MQTT topic). Set, replaced and
+/// cleared by MQTT publishers' read pumps; read when a subscription is made. In memory for now:
+/// they do not survive a restart (the durable store is the next stage).
+/// </summary>
+/// <remarks>Retained publishes are rare next to ordinary ones: each one copies its payload once.</remarks>
+internal sealed class MqttRetainedMessages
+{
+    private readonly ConcurrentDictionary<string, MqttRetainedMessage> _bySubject = new(StringComparer.Ordinal);
+
+    /// <summary>Retained messages held.</summary>
+    public int Count => _bySubject.Count;
+
+    /// <summary>Keeps <paramref name="message"/>, replacing the one on its subject. [MQTT-3.3.1-5]</summary>
+    public void Set(MqttRetainedMessage message) => _bySubject[message.Subject] = message;
+
+    /// <summary>Clears the retained message on <paramref name="subject"/> (a retained PUBLISH with an empty payload). [MQTT-3.3.1-10]</summary>
+    public void Clear(string subject) => _bySubject.TryRemove(subject, out _);
+
+    /// <summary>The retained messages whose subject <paramref name="filterSubject"/> matches, in subject order.</summary>
+    public List<MqttRetainedMessage> Matching(string filterSubject)
+    {
+        var found = new List<MqttRetainedMessage>();
+        foreach (var message in _bySubject.Values)
+        {
+            if (SubjectRules.Matches(message.Subject, filterSubject))
+            {
+                found.Add(message);
+            }
+        }
+
+        found.Sort((a, b) => string.CompareOrdinal(a.Subject, b.Subject));
+        return found;
+    }
+}

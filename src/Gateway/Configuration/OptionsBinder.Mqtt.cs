@@ -1,0 +1,136 @@
+using System.Collections.Frozen;
+using Courier.Actors.Server;
+
+namespace Courier.Gateway.Configuration;
+
+/// <summary><c>mqtt { }</c>, as nats-server's parseMQTT (server/opts.go).</summary>
+internal sealed partial class OptionsBinder
+{
+    private const int MaxMqttAckPending = 65535; // packet identifiers are 16 bits, as nats-server's mqttMaxAckTotalLimit
+
+    private static readonly FrozenSet<string> UnsupportedMqtt = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
+        "tls", "js_domain", "stream_replicas", "consumer_replicas", "consumer_memory_storage",
+        "consumer_inactive_threshold", "consumer_auto_cleanup", "advertise");
+
+    private static readonly FrozenSet<string> UnsupportedMqttAuthorization = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
+        "users");
+
+    private void BindMqtt(ConfigEntry entry)
+    {
+        if (entry.Value is not ConfigMap block)
+        {
+            Error(entry, $"expected a block for \"mqtt\", got {Describe(entry.Value)}");
+            return;
+        }
+
+        var mqtt = _options.Mqtt ?? new MqttOptions();
+        foreach (var e in block.Entries)
+        {
+            switch (e.Key.ToLowerInvariant())
+            {
+                case "listen":
+                    if (TryHostPort(e, out var host, out var port))
+                    {
+                        mqtt.Host = host ?? mqtt.Host;
+                        mqtt.Port = port;
+                    }
+
+                    break;
+                case "port":
+                    if (TryPort(e, out port))
+                    {
+                        mqtt.Port = port;
+                    }
+
+                    break;
+                case "host" or "net":
+                    if (TryString(e, out var s))
+                    {
+                        mqtt.Host = s;
+                    }
+
+                    break;
+                case "no_auth_user":
+                    if (TryString(e, out s))
+                    {
+                        mqtt.NoAuthUser = s;
+                    }
+
+                    break;
+                case "authorization" or "authentication":
+                    BindMqttAuthorization(e, mqtt);
+                    break;
+                case "ack_wait" or "ackwait":
+                    if (TryDuration(e, out var wait))
+                    {
+                        mqtt.AckWait = wait;
+                    }
+
+                    break;
+                case "max_ack_pending" or "max_pending" or "max_inflight":
+                    if (TryInt(e, out var max))
+                    {
+                        if (max is < 0 or > MaxMqttAckPending)
+                        {
+                            Error(e, $"invalid value {max}, should be in [0..{MaxMqttAckPending}] range");
+                        }
+                        else
+                        {
+                            mqtt.MaxAckPending = max;
+                        }
+                    }
+
+                    break;
+                default:
+                    Unknown(e, UnsupportedMqtt);
+                    break;
+            }
+        }
+
+        _options.Mqtt = mqtt;
+    }
+
+    private void BindMqttAuthorization(ConfigEntry entry, MqttOptions mqtt)
+    {
+        if (entry.Value is not ConfigMap block)
+        {
+            Error(entry, $"expected a block for \"authorization\", got {Describe(entry.Value)}");
+            return;
+        }
+
+        foreach (var e in block.Entries)
+        {
+            switch (e.Key.ToLowerInvariant())
+            {
+                case "user" or "username":
+                    if (TryString(e, out var s))
+                    {
+                        mqtt.Username = s;
+                    }
+
+                    break;
+                case "pass" or "password":
+                    if (TryString(e, out s))
+                    {
+                        mqtt.Password = s;
+                    }
+
+                    break;
+                case "token":
+                    if (TryString(e, out s))
+                    {
+                        mqtt.Token = s;
+                    }
+
+                    break;
+                case "timeout":
+                    // Seconds, as the server's authorization timeout (nats-server reads both the same way).
+                    mqtt.AuthTimeout = AuthTimeout(e) ?? mqtt.AuthTimeout;
+                    break;
+                default:
+                    Unknown(e, UnsupportedMqttAuthorization);
+                    break;
+            }
+        }
+    }
+}

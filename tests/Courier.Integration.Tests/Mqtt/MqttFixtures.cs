@@ -1,0 +1,190 @@
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+using Courier.Integration.Tests.Infrastructure;
+
+namespace Courier.Integration.Tests.Mqtt;
+
+/// <summary>Which MQTT broker a test runs against.</summary>
+public enum MqttBrokerKind
+{
+    /// <summary>Courier's MQTT gateway.</summary>
+    Courier,
+
+    /// <summary>Debian's nats-server 2.9.10 with its MQTT listener (the reference for the NATS bridge).</summary>
+    NatsServer,
+
+    /// <summary>Debian's mosquitto (the reference for pure MQTT behaviour).</summary>
+    Mosquitto,
+}
+
+/// <summary>
+/// An MQTT broker process shared by one test class, on a free loopback port: Courier or nats-server
+/// with <c>jetstream</c>, <c>server_name</c> and <c>mqtt { host, port }</c>, or mosquitto.
+/// </summary>
+public abstract class MqttFixture : IAsyncLifetime
+{
+    private MqttBrokerProcess? _broker;
+
+    protected MqttFixture(MqttBrokerKind kind) => Kind = kind;
+
+    public MqttBrokerKind Kind { get; }
+
+    /// <summary>The MQTT port on 127.0.0.1.</summary>
+    public int MqttPort => Broker.MqttPort;
+
+    /// <summary>The NATS URL of the same server (null for mosquitto).</summary>
+    public string? NatsUrl => Broker.NatsUrl;
+
+    public MqttBrokerProcess Broker => _broker ?? throw new InvalidOperationException("the broker has not started");
+
+    /// <summary>Starts another broker of this kind, with <paramref name="extraConfig"/> added to a NATS server's config.</summary>
+    public Task<MqttBrokerProcess> StartAnotherAsync(string extraConfig = "", string mqttBlockExtra = "") =>
+        MqttBrokerProcess.StartAsync(Kind, extraConfig, mqttBlockExtra);
+
+    public async Task InitializeAsync() => _broker = await MqttBrokerProcess.StartAsync(Kind);
+
+    public async Task DisposeAsync()
+    {
+        if (_broker is not null)
+        {
+            await _broker.DisposeAsync();
+        }
+    }
+}
+
+/// <summary>Courier with its MQTT listener.</summary>
+public sealed class CourierMqttFixture() : MqttFixture(MqttBrokerKind.Courier);
+
+/// <summary>nats-server 2.9.10 with its MQTT listener.</summary>
+public sealed class NatsServerMqttFixture() : MqttFixture(MqttBrokerKind.NatsServer);
+
+/// <summary>mosquitto.</summary>
+public sealed class MosquittoFixture() : MqttFixture(MqttBrokerKind.Mosquitto);
+
+/// <summary>One running MQTT broker process; disposing kills it by its id.</summary>
+public sealed class MqttBrokerProcess : IAsyncDisposable
+{
+    private static readonly TimeSpan StartTimeout = TimeSpan.FromSeconds(20);
+
+    private readonly ServerProcess? _server;
+    private readonly Process? _mosquitto;
+    private readonly string _directory;
+
+    private MqttBrokerProcess(int mqttPort, ServerProcess? server, Process? mosquitto, string directory)
+    {
+        MqttPort = mqttPort;
+        _server = server;
+        _mosquitto = mosquitto;
+        _directory = directory;
+    }
+
+    public int MqttPort { get; }
+
+    public string? NatsUrl => _server?.Url;
+
+    /// <summary>For assertion messages: the server's log tail.</summary>
+    public string Diagnostics() => _server?.Diagnostics() ?? $"mosquitto on {MqttPort}";
+
+    /// <summary>The NATS server config that turns MQTT on, as both Courier and nats-server 2.9 accept it.</summary>
+    public static string NatsConfig(string storeDir, int mqttPort, string extraConfig = "", string mqttBlockExtra = "") => $$"""
+        server_name: mqtt_test
+        jetstream { store_dir: "{{storeDir}}" }
+        mqtt {
+          host: 127.0.0.1
+          port: {{mqttPort}}
+          {{mqttBlockExtra}}
+        }
+        {{extraConfig}}
+        """;
+
+    public static async Task<MqttBrokerProcess> StartAsync(MqttBrokerKind kind, string extraConfig = "", string mqttBlockExtra = "")
+    {
+        var directory = Directory.CreateTempSubdirectory("courier-mqtt-").FullName;
+        var port = FreePort();
+        if (kind == MqttBrokerKind.Mosquitto)
+        {
+            var conf = Path.Combine(directory, "mosquitto.conf");
+            await File.WriteAllTextAsync(conf, $"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n");
+            var process = Process.Start(new ProcessStartInfo("/usr/sbin/mosquitto", ["-c", conf])
+            {
+                UseShellExecute = false,
+                RedirectStandardOutput = true,
+                RedirectStandardError = true,
+            }) ?? throw new InvalidOperationException("could not start mosquitto (apt-get install mosquitto)");
+            process.BeginOutputReadLine();
+            process.BeginErrorReadLine();
+            var broker = new MqttBrokerProcess(port, null, process, directory);
+            await broker.WaitForPortAsync();
+            return broker;
+        }
+
+        var server = await ServerProcess.StartAsync(
+            kind == MqttBrokerKind.Courier ? ServerKind.Courier : ServerKind.NatsServer,
+            NatsConfig(Path.Combine(directory, "js"), port, extraConfig, mqttBlockExtra));
+        var started = new MqttBrokerProcess(port, server, null, directory);
+        await started.WaitForPortAsync();
+        return started;
+    }
+
+    private async Task WaitForPortAsync()
+    {
+        var clock = Stopwatch.StartNew();
+        while (true)
+        {
+            try
+            {
+                using var probe = new TcpClient();
+                await probe.ConnectAsync(IPAddress.Loopback, MqttPort);
+                return;
+            }
+            catch (SocketException) when (clock.Elapsed < StartTimeout)
+            {
+                await Task.Delay(50);
+            }
+        }
+    }
+
+    /// <summary>A loopback port nobody listens on now.</summary>
+    public static int FreePort()
+    {
+        using var listener = new TcpListener(IPAddress.Loopback, 0);
+        listener.Start();
+        return ((IPEndPoint)listener.LocalEndpoint).Port;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (_server is not null)
+        {
+            await _server.DisposeAsync();
+        }
+
+        if (_mosquitto is not null)
+        {
+            try
+            {
+                if (!_mosquitto.HasExited)
+                {
+                    _mosquitto.Kill();
+                }
+
+                using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+                await _mosquitto.WaitForExitAsync(cts.Token);
+            }
+            catch (Exception e) when (e is InvalidOperationException or OperationCanceledException)
+            {
+            }
+
+            _mosquitto.Dispose();
+        }
+
+        try
+        {
+            Directory.Delete(_directory, recursive: true);
+        }
+        catch (IOException)
+        {
+        }
+    }
+}

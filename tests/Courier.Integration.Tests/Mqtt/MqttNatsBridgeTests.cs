@@ -1,0 +1,157 @@
+using System.Text;
+using Courier.Integration.Tests.Infrastructure;
+using MQTTnet.Protocol;
+using NATS.Client.Core;
+
+namespace Courier.Integration.Tests.Mqtt;
+
+/// <summary>
+/// MQTT and NATS clients on one subject space (MQTTnet and NATS.Net), against Courier and
+/// nats-server 2.9.10's MQTT: topic mapping both ways, nats-server's Nmqtt-Pub header, headers
+/// left out towards MQTT.
+/// </summary>
+public abstract class MqttNatsBridgeTests<TFixture> : IClassFixture<TFixture>
+    where TFixture : MqttFixture
+{
+    private readonly TFixture _broker;
+
+    protected MqttNatsBridgeTests(TFixture broker) => _broker = broker;
+
+    [Fact]
+    public async Task An_mqtt_publish_reaches_a_nats_subscriber_on_the_mapped_subject_with_the_nmqtt_pub_header()
+    {
+        var p = Subjects.NewPrefix();
+        using var cts = new CancellationTokenSource(MqttTestClient.TestTimeout);
+        await using var nats = await NatsNetClient.ConnectAsync(_broker.NatsUrl!);
+        await using var sub = await nats.SubscribeCoreAsync<string>($"{p}.>", cancellationToken: cts.Token);
+        await nats.PingAsync(cts.Token);
+        await using var mqtt = await MqttTestClient.ConnectAsync(_broker.MqttPort, "m-" + Guid.NewGuid().ToString("N"));
+        var topic = p.Replace('.', '/');
+
+        await mqtt.PublishAsync($"{topic}/room1/temp", "21.5", MqttQualityOfServiceLevel.AtLeastOnce);
+        await mqtt.PublishAsync($"{topic}//empty/level/", "e");
+
+        var first = await sub.Msgs.ReadAsync(cts.Token);
+        Assert.Equal($"{p}.room1.temp", first.Subject);
+        Assert.Equal("21.5", first.Data);
+        Assert.Equal("1", first.Headers?["Nmqtt-Pub"].ToString());
+        var second = await sub.Msgs.ReadAsync(cts.Token);
+        Assert.Equal($"{p}./.empty.level./", second.Subject);
+        Assert.Equal("0", second.Headers?["Nmqtt-Pub"].ToString());
+    }
+
+    [Fact]
+    public async Task A_nats_publish_reaches_an_mqtt_subscriber_on_the_mapped_topic_without_its_headers()
+    {
+        var p = Subjects.NewPrefix();
+        var topic = p.Replace('.', '/');
+        using var cts = new CancellationTokenSource(MqttTestClient.TestTimeout);
+        await using var mqtt = await MqttTestClient.ConnectAsync(_broker.MqttPort, "m-" + Guid.NewGuid().ToString("N"));
+        await mqtt.SubscribeAsync($"{topic}/#", MqttQualityOfServiceLevel.AtLeastOnce);
+        await using var nats = await NatsNetClient.ConnectAsync(_broker.NatsUrl!);
+
+        await nats.PublishAsync($"{p}.orders.eu", "plain", cancellationToken: cts.Token);
+        await nats.PublishAsync($"{p}.orders", "with header", headers: new NatsHeaders { ["X-Trace"] = "abc" }, cancellationToken: cts.Token);
+        await nats.PublishAsync($"{p}./.lead", "slash", cancellationToken: cts.Token);
+
+        // Messages from NATS arrive at QoS 0, as nats-server delivers them.
+        Assert.Equal(new MqttReceived($"{topic}/orders/eu", "plain", 0, false), await mqtt.ReceiveAsync());
+        Assert.Equal(new MqttReceived($"{topic}/orders", "with header", 0, false), await mqtt.ReceiveAsync());
+        Assert.Equal(new MqttReceived($"{topic}//lead", "slash", 0, false), await mqtt.ReceiveAsync());
+    }
+
+    [Fact]
+    public async Task A_nats_request_can_be_served_by_mqtt_and_nats_replies_reach_mqtt_subscribers()
+    {
+        var p = Subjects.NewPrefix();
+        var topic = p.Replace('.', '/');
+        using var cts = new CancellationTokenSource(MqttTestClient.TestTimeout);
+        await using var mqtt = await MqttTestClient.ConnectAsync(_broker.MqttPort, "m-" + Guid.NewGuid().ToString("N"));
+        await mqtt.SubscribeAsync($"{topic}/in");
+        await using var nats = await NatsNetClient.ConnectAsync(_broker.NatsUrl!);
+        await using var replies = await nats.SubscribeCoreAsync<string>($"{p}.out", cancellationToken: cts.Token);
+        await nats.PingAsync(cts.Token);
+
+        await nats.PublishAsync($"{p}.in", "ping", cancellationToken: cts.Token);
+        var received = await mqtt.ReceiveAsync();
+        await mqtt.PublishAsync($"{topic}/out", received.Payload + "-pong");
+
+        var reply = await replies.Msgs.ReadAsync(cts.Token);
+        Assert.Equal("ping-pong", reply.Data);
+    }
+
+    [Fact]
+    public async Task An_mqtt_topic_with_a_dot_closes_the_publisher_and_reaches_no_one()
+    {
+        var p = Subjects.NewPrefix();
+        using var cts = new CancellationTokenSource(MqttTestClient.TestTimeout);
+        await using var nats = await NatsNetClient.ConnectAsync(_broker.NatsUrl!);
+        await using var sub = await nats.SubscribeCoreAsync<string>($"{p}.>", cancellationToken: cts.Token);
+        await nats.PingAsync(cts.Token);
+
+        await using var raw = await MqttRawClient.ConnectAsync(_broker.MqttPort);
+        await raw.SendAsync(MqttRawClient.Connect("dot-" + Guid.NewGuid().ToString("N")));
+        Assert.Equal(new byte[] { 0x20, 0x02, 0x00, 0x00 }, await raw.ReadAsync(4));
+        var topic = Encoding.UTF8.GetBytes(p.Replace('.', '/') + "/a.b");
+        await raw.SendAsync([0x30, (byte)(2 + topic.Length + 1), 0, (byte)topic.Length, .. topic, (byte)'x']);
+
+        Assert.Empty(await raw.ReadUntilClosedAsync());
+        await nats.PublishAsync($"{p}.marker", "marker", cancellationToken: cts.Token);
+        Assert.Equal($"{p}.marker", (await sub.Msgs.ReadAsync(cts.Token)).Subject);
+    }
+
+    [Fact]
+    public async Task Mqtt_credentials_are_checked_and_a_bad_password_gets_connack_5()
+    {
+        await using var broker = await _broker.StartAnotherAsync(mqttBlockExtra: """
+            authorization { username: "dev", password: "s3cret" }
+            """);
+
+        await using (var good = await MqttTestClient.ConnectAsync(broker.MqttPort, "good-" + Guid.NewGuid().ToString("N"), b => b.WithCredentials("dev", "s3cret")))
+        {
+            Assert.True(good.Client.IsConnected);
+        }
+
+        await using var raw = await MqttRawClient.ConnectAsync(broker.MqttPort);
+        byte[] body = [0, 4, (byte)'M', (byte)'Q', (byte)'T', (byte)'T', 4, 0xC2, 0, 60, 0, 1, (byte)'c', 0, 3, (byte)'d', (byte)'e', (byte)'v', 0, 5, (byte)'w', (byte)'r', (byte)'o', (byte)'n', (byte)'g'];
+        await raw.SendAsync([0x10, (byte)body.Length, .. body]);
+        Assert.Equal(new byte[] { 0x20, 0x02, 0x00, 0x05 }, await raw.ReadUntilClosedAsync());
+    }
+
+    [Fact]
+    public async Task Server_users_and_their_permissions_apply_to_mqtt_clients_and_a_bad_password_gets_connack_5()
+    {
+        await using var broker = await _broker.StartAnotherAsync("""
+            authorization { users = [ { user: "dev", password: "s3cret", permissions: { publish: "allowed.>", subscribe: ">" } } ] }
+            """);
+
+        await using (var good = await MqttTestClient.ConnectAsync(broker.MqttPort, "good-" + Guid.NewGuid().ToString("N"), b => b.WithCredentials("dev", "s3cret")))
+        {
+            // A denied publish reaches no one (and still gets its PUBACK, as nats-server).
+            await good.SubscribeAsync("+/x");
+            await good.PublishAsync("denied/x", "no", MqttQualityOfServiceLevel.AtLeastOnce);
+            await good.PublishAsync("allowed/x", "yes", MqttQualityOfServiceLevel.AtLeastOnce);
+            Assert.Equal(new MqttReceived("allowed/x", "yes", 0, false), await good.ReceiveAsync());
+        }
+
+        await using var raw = await MqttRawClient.ConnectAsync(broker.MqttPort);
+        byte[] body = [0, 4, (byte)'M', (byte)'Q', (byte)'T', (byte)'T', 4, 0xC2, 0, 60, 0, 1, (byte)'c', 0, 3, (byte)'d', (byte)'e', (byte)'v', 0, 5, (byte)'w', (byte)'r', (byte)'o', (byte)'n', (byte)'g'];
+        await raw.SendAsync([0x10, (byte)body.Length, .. body]);
+        Assert.Equal(new byte[] { 0x20, 0x02, 0x00, 0x05 }, await raw.ReadUntilClosedAsync());
+    }
+
+    [Fact]
+    public async Task Mqtt_without_jetstream_refuses_to_start_with_nats_servers_words()
+    {
+        var kind = _broker.Kind == MqttBrokerKind.Courier ? ServerKind.Courier : ServerKind.NatsServer;
+        var error = await Assert.ThrowsAsync<InvalidOperationException>(() => ServerProcess.StartAsync(kind, $$"""
+            server_name: no_js
+            mqtt { host: 127.0.0.1, port: {{MqttBrokerProcess.FreePort()}} }
+            """));
+        Assert.Contains("mqtt requires JetStream to be enabled if running in standalone mode", error.Message, StringComparison.Ordinal);
+    }
+}
+
+public sealed class MqttNatsBridgeTests_Courier(CourierMqttFixture broker) : MqttNatsBridgeTests<CourierMqttFixture>(broker);
+
+public sealed class MqttNatsBridgeTests_NatsServer(NatsServerMqttFixture broker) : MqttNatsBridgeTests<NatsServerMqttFixture>(broker);
