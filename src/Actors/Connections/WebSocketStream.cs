@@ -469,18 +469,10 @@ internal sealed class WebSocketStream : Stream, IBatchWriteStream
             return;
         }
 
-        await _writeLock.WaitAsync().ConfigureAwait(false);
-        try
-        {
-            await _transport.DisposeAsync().ConfigureAwait(false);
-            _sender?.Dispose();
-            _deflated?.Dispose();
-        }
-        finally
-        {
-            _writeLock.Release();
-        }
-
+        // Not under the write lock: a write stuck on a peer that reads nothing holds it, and closing
+        // the transport is what ends that write.
+        await _transport.DisposeAsync().ConfigureAwait(false);
+        _sender?.Dispose();
         await base.DisposeAsync().ConfigureAwait(false);
     }
 
