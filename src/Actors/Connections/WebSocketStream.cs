@@ -19,6 +19,7 @@ namespace Courier.Actors.Connections;
 /// </remarks>
 internal sealed class WebSocketStream : Stream, IBatchWriteStream
 {
+    private const int BrowserFrameSize = 4096; // bytes: nats-server's frame limit for browsers (wsFrameSizeForBrowsers)
     private const int ReceiveBufferSize = 64 * 1024; // bytes: a full socket read, as the plain client's pipe buffer
 
     private readonly Stream _transport;
@@ -29,6 +30,8 @@ internal sealed class WebSocketStream : Stream, IBatchWriteStream
     private readonly SemaphoreSlim _writeLock = new(1, 1);
     private readonly byte[] _header = new byte[WebSocketFrameWriter.MaxHeaderSize];
     private readonly List<ArraySegment<byte>> _gather = [];
+    private readonly ArraySegment<byte>[] _compressedPart = new ArraySegment<byte>[1];
+    private byte[] _frameHeaders = [];
     private readonly byte[] _receive;
     private int _start;
     private int _end;
@@ -325,9 +328,21 @@ internal sealed class WebSocketStream : Stream, IBatchWriteStream
             {
                 _deflated ??= new MemoryStream();
                 PerMessageDeflate.Compress(batch, _deflated);
-                var size = WebSocketFrameWriter.WriteHeader(_header, WebSocketOpcode.Binary, _deflated.Length, compressed: true);
-                _gather.Add(new ArraySegment<byte>(_header, 0, size));
-                _gather.Add(new ArraySegment<byte>(_deflated.GetBuffer(), 0, (int)_deflated.Length));
+                _compressedPart[0] = new ArraySegment<byte>(_deflated.GetBuffer(), 0, (int)_deflated.Length);
+                if (Upgrade.Browser && !Upgrade.SafariCompression && _deflated.Length > BrowserFrameSize)
+                {
+                    AppendBrowserFrames(_compressedPart, _deflated.Length, compressed: true);
+                }
+                else
+                {
+                    var size = WebSocketFrameWriter.WriteHeader(_header, WebSocketOpcode.Binary, _deflated.Length, compressed: true);
+                    _gather.Add(new ArraySegment<byte>(_header, 0, size));
+                    _gather.Add(_compressedPart[0]);
+                }
+            }
+            else if (Upgrade.Browser && total > BrowserFrameSize)
+            {
+                AppendBrowserFrames(batch, total, compressed: false);
             }
             else
             {
@@ -342,6 +357,57 @@ internal sealed class WebSocketStream : Stream, IBatchWriteStream
         {
             _gather.Clear();
             _writeLock.Release();
+        }
+    }
+
+    /// <summary>
+    /// nats-server's framing for browsers (their WebSocket stacks do better with small frames): the
+    /// batch goes out in frames of at most 4 KB, each its own message, or for a compressed batch as
+    /// the fragments of one message. Still one gathered send; the headers share one buffer.
+    /// </summary>
+    private void AppendBrowserFrames(IReadOnlyList<ArraySegment<byte>> parts, long total, bool compressed)
+    {
+        var frames = (int)((total + BrowserFrameSize - 1) / BrowserFrameSize);
+        var needed = frames * 4; // bytes: a header of a frame of at most 4 KB is 2 or 4 bytes
+        if (_frameHeaders.Length < needed)
+        {
+            _frameHeaders = new byte[Math.Max(needed, _frameHeaders.Length * 2)];
+        }
+
+        var headerPosition = 0;
+        var headerSlot = -1;
+        var inFrame = 0;
+        var left = total;
+        var first = true;
+        foreach (var part in parts)
+        {
+            var offset = part.Offset;
+            var count = part.Count;
+            while (count > 0)
+            {
+                if (inFrame == 0)
+                {
+                    headerSlot = _gather.Count;
+                    _gather.Add(default);
+                }
+
+                var take = Math.Min(count, BrowserFrameSize - inFrame);
+                _gather.Add(new ArraySegment<byte>(part.Array!, offset, take));
+                offset += take;
+                count -= take;
+                inFrame += take;
+                if (inFrame == BrowserFrameSize || inFrame == left)
+                {
+                    left -= inFrame;
+                    var opcode = compressed && !first ? WebSocketOpcode.Continuation : WebSocketOpcode.Binary;
+                    var size = WebSocketFrameWriter.WriteHeader(_frameHeaders.AsSpan(headerPosition), opcode, inFrame,
+                        compressed: compressed && first, final: !compressed || left == 0);
+                    _gather[headerSlot] = new ArraySegment<byte>(_frameHeaders, headerPosition, size);
+                    headerPosition += size;
+                    inFrame = 0;
+                    first = false;
+                }
+            }
         }
     }
 
@@ -403,18 +469,10 @@ internal sealed class WebSocketStream : Stream, IBatchWriteStream
             return;
         }
 
-        await _writeLock.WaitAsync().ConfigureAwait(false);
-        try
-        {
-            await _transport.DisposeAsync().ConfigureAwait(false);
-            _sender?.Dispose();
-            _deflated?.Dispose();
-        }
-        finally
-        {
-            _writeLock.Release();
-        }
-
+        // Not under the write lock: a write stuck on a peer that reads nothing holds it, and closing
+        // the transport is what ends that write.
+        await _transport.DisposeAsync().ConfigureAwait(false);
+        _sender?.Dispose();
         await base.DisposeAsync().ConfigureAwait(false);
     }
 

@@ -47,6 +47,12 @@ internal sealed class WebSocketUpgradeResult
     /// <summary>The <c>User-Agent</c> starts <c>Mozilla/</c>.</summary>
     public bool Browser { get; private init; }
 
+    /// <summary>
+    /// Safari with compression: its compressed messages must not be fragmented (nats-server's
+    /// <c>nocompfrag</c>: a <c>User-Agent</c> with both <c>Version/</c> and <c>Safari/</c>).
+    /// </summary>
+    public bool SafariCompression { get; private init; }
+
     /// <summary>The value of the <c>jwt_cookie</c> cookie, if configured and sent.</summary>
     public string? CookieJwt { get; private init; }
 
@@ -63,6 +69,7 @@ internal sealed class WebSocketUpgradeResult
         var noMasking = request.Get("Nats-No-Masking") == "true";
         var forwarded = request.Get("X-Forwarded-For");
         var userAgent = request.Get("User-Agent");
+        var browser = userAgent is not null && userAgent.StartsWith("Mozilla/", StringComparison.Ordinal);
         return new WebSocketUpgradeResult
         {
             Accepted = true,
@@ -70,7 +77,8 @@ internal sealed class WebSocketUpgradeResult
             Kind = kind,
             Compress = compress,
             NoMasking = noMasking,
-            Browser = userAgent is not null && userAgent.StartsWith("Mozilla/", StringComparison.Ordinal),
+            Browser = browser,
+            SafariCompression = browser && compress && userAgent!.Contains("Version/", StringComparison.Ordinal) && userAgent.Contains("Safari/", StringComparison.Ordinal),
             CookieJwt = cookieJwt,
             ForwardedFor = forwarded is not null && IPAddress.TryParse(forwarded, out _) ? forwarded : null,
             Response = SwitchingProtocols(key, compress, noMasking, kind == WebSocketKind.Mqtt),

@@ -95,6 +95,54 @@ public abstract class WebSocketWireTests<TServer> : IClassFixture<TServer>
     }
 
     [Fact]
+    public async Task A_browser_gets_frames_of_at_most_4_KB_each_a_whole_message()
+    {
+        await using var ws = await OpenAsync(extraHeaders: "User-Agent: Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0\r\n");
+        await ws.ExpectTextAsync("INFO ");
+        var payload = new string('b', 10_000);
+        await ws.SendAsync(Connect + $"SUB ws.browser 1\r\nPUB ws.browser {payload.Length}\r\n{payload}\r\nPING\r\n");
+        var text = new StringBuilder();
+        while (!text.ToString().EndsWith("PONG\r\n", StringComparison.Ordinal))
+        {
+            var frame = await ws.ReadDataFrameAsync();
+            Assert.Equal(ServerFrame.Binary, frame.Opcode);
+            Assert.True(frame.Final);
+            Assert.InRange(frame.Payload.Length, 1, 4096);
+            text.Append(frame.Text);
+        }
+
+        Assert.Equal($"MSG ws.browser 1 {payload.Length}\r\n{payload}\r\nPONG\r\n", text.ToString());
+    }
+
+    [Fact]
+    public async Task A_browser_with_compression_gets_a_large_message_as_4_KB_fragments_of_one_compressed_message()
+    {
+        await using var server = await _server.StartServerAsync(WebSocketConfig.Compressing);
+        await using var ws = await RawWebSocket.ConnectAsync(server, RawWebSocket.UpgradeRequest(server.WebSocketPort,
+            "Sec-WebSocket-Extensions: permessage-deflate\r\nUser-Agent: Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0\r\n"));
+        Assert.Equal(101, ws.Status);
+        Assert.StartsWith("INFO ", (await ws.ReadDataFrameAsync()).Text, StringComparison.Ordinal);
+        var random = new Random(42);
+        var payload = new string(Enumerable.Range(0, 30_000).Select(_ => (char)random.Next('a', 'z' + 1)).ToArray());
+        await ws.SendAsync(Connect + $"SUB ws.zb 1\r\nPUB ws.zb {payload.Length}\r\n{payload}\r\nPING\r\n");
+
+        var fragments = new List<ServerFrame>();
+        do
+        {
+            fragments.Add(await ws.ReadDataFrameAsync());
+        }
+        while (!fragments[^1].Final);
+
+        Assert.True(fragments.Count > 1, "a compressed 30 KB message should come in several fragments");
+        Assert.True(fragments[0].Compressed);
+        Assert.Equal(ServerFrame.Binary, fragments[0].Opcode);
+        Assert.All(fragments.Skip(1), f => Assert.Equal(ServerFrame.Continuation, f.Opcode));
+        Assert.All(fragments, f => Assert.InRange(f.Payload.Length, 1, 4096));
+        var text = Encoding.ASCII.GetString(RawWebSocket.Inflate([.. fragments.SelectMany(f => f.Payload)]));
+        Assert.StartsWith($"MSG ws.zb 1 {payload.Length}\r\n{payload}\r\n", text, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task A_close_frame_is_answered_with_the_same_status_and_the_connection_ends()
     {
         await using var ws = await OpenAsync();
