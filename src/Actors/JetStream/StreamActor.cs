@@ -118,9 +118,16 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         });
     }
 
-    /// <summary>The stream's props: it runs on the I/O dispatcher, since its appends fsync before their PubAcks.</summary>
-    public static Props Props(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest) =>
-        Akka.Actor.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest)).WithDispatcher(IoDispatcher);
+    /// <summary>
+    /// The stream's props. A file stream runs on the I/O dispatcher, since its appends fsync before their
+    /// PubAcks; a memory stream never blocks, so it stays on the default dispatcher with the connections'
+    /// pumps, saving a hand-over between thread pools on each publish-to-PubAck round trip.
+    /// </summary>
+    public static Props Props(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest)
+    {
+        var props = Akka.Actor.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest));
+        return store.Type == StorageType.Memory ? props : props.WithDispatcher(IoDispatcher);
+    }
 
     /// <summary>The dispatcher for actors that block on disk (reference.conf: courier.io-dispatcher).</summary>
     internal const string IoDispatcher = "courier.io-dispatcher";
