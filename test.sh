@@ -34,9 +34,10 @@ if ! command -v mosquitto_sub >/dev/null 2>&1 || [ ! -x /usr/sbin/mosquitto ]; t
 fi
 
 js=tests/Courier.Integration.Tests/js
-if [ -f "$js/package-lock.json" ] && [ ! -d "$js/node_modules" ]; then
-  echo "== installing nats.js (npm ci)"
-  npm ci --prefix "$js" --no-audit --no-fund --loglevel=error
+# Installed again whenever the lockfile changed since the last install (a stamp beside the modules).
+if [ -f "$js/package-lock.json" ] && ! cmp -s "$js/package-lock.json" "$js/node_modules/.courier-installed-lock"; then
+  echo "== installing nats.js and nats.ws (npm ci)"
+  npm ci --prefix "$js" --no-audit --no-fund --loglevel=error && cp "$js/package-lock.json" "$js/node_modules/.courier-installed-lock"
 fi
 
 config=${CONFIGURATION:-Release}
