@@ -84,7 +84,7 @@ public abstract class NatsJsJetStreamTests<TServer> : IClassFixture<TServer>
             await using var restarted = await _server.StartServerAsync(null, "-js", "-sd", storeDir);
 
             // Courier promises the acked consumer state too (invariant 4); nats-server 2.9 syncs
-            // consumer state asynchronously and loses recent acks to kill -9 (seen: floor 3847 of 4000).
+            // consumer state asynchronously and loses recent acks to kill -9 (seen: floor 3847 after 4000 confirmed acks).
             var environment = new Dictionary<string, string> { ["EXPECT_DURABLE_ACK_FLOOR"] = _server is CourierFixture ? "1" : "0" };
             await NodeScript.RunAsync("jetstream_verify", restarted, environment);
         }

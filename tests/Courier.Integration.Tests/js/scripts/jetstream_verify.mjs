@@ -21,11 +21,11 @@ run("jetstream_verify", async () => {
   // asynchronously and loses recent acks to kill -9, so this part is checked only when asked.
   if (process.env.EXPECT_DURABLE_ACK_FLOOR === "1") {
   const dur = await within(jsm.consumers.info("CRASH", "DUR"), "DUR info after restart");
-  check(dur.ack_floor.stream_seq === 4000, `DUR ack floor ${dur.ack_floor.stream_seq} after restart`);
-  check(dur.num_pending === COUNT - 4000, `DUR has ${dur.num_pending} pending after restart`);
+  check(dur.ack_floor.stream_seq === 1000, `DUR ack floor ${dur.ack_floor.stream_seq} after restart`);
+  check(dur.num_pending === COUNT - 1000, `DUR has ${dur.num_pending} pending after restart`);
   const consumer = await within(nc.jetstream().consumers.get("CRASH", "DUR"), "get DUR");
   const next = await within(consumer.next({ expires: 5000 }), "next from DUR");
-  check(next !== null && next.seq === 4001, `DUR continues at ${next?.seq}`);
+  check(next !== null && next.seq === 1001, `DUR continues at ${next?.seq}`);
   next.ack();
   }
 
