@@ -19,7 +19,6 @@ namespace Courier.Gateway.Listeners;
 /// </remarks>
 internal sealed partial class WebSocketListener : IAsyncDisposable
 {
-    private const int Backlog = 4096; // pending connections, as the client listener
     private const int HandshakeReadSize = 4096; // bytes per read of the request head
     private const int MaxLingerReads = 256; // reads of at most 1 KB drained after an error answer
 
@@ -30,9 +29,8 @@ internal sealed partial class WebSocketListener : IAsyncDisposable
     private readonly WebSocketUpgradePolicy _policy;
     private readonly int _maxMessage;
     private readonly ILogger _log;
-    private readonly Socket _socket;
-    private readonly CancellationTokenSource _stopping = new();
-    private Task _acceptLoop = Task.CompletedTask;
+    private readonly TcpAcceptor _acceptor;
+    private readonly CancellationTokenSource _stopping = new(); // ends handshakes still running at stop
 
     public WebSocketListener(Broker broker, WebSocketOptions options, ILogger log)
     {
@@ -43,24 +41,16 @@ internal sealed partial class WebSocketListener : IAsyncDisposable
         // Bytes: a frame (or compressed message) may carry at most a client's whole pending allowance,
         // so a huge declared length is refused from its header; PUB sizes are the NATS parser's check.
         _maxMessage = (int)Math.Min(int.MaxValue - 64, Math.Max(broker.Options.MaxPending, broker.Options.MaxPayload + (2L * broker.Options.MaxControlLine)));
-        var address = ListenAddress.Resolve(options.Host);
-        _socket = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
-        if (address.Equals(IPAddress.IPv6Any))
-        {
-            _socket.DualMode = true;
-        }
-
-        _socket.Bind(new IPEndPoint(address, options.Port < 0 ? 0 : options.Port));
-        _socket.Listen(Backlog);
-        LocalEndPoint = (IPEndPoint)_socket.LocalEndPoint!;
+        // Each upgrade runs off the accept loop, so a slow handshake never holds up the next accept.
+        _acceptor = new TcpAcceptor(options.Host, options.Port, socket => _ = Task.Run(() => UpgradeAsync(socket)), error => Log.AcceptError(log, error));
     }
 
     /// <summary>Where it listens (the actual port when -1 asked for a random one).</summary>
-    public IPEndPoint LocalEndPoint { get; }
+    public IPEndPoint LocalEndPoint => _acceptor.LocalEndPoint;
 
     public void Start()
     {
-        _acceptLoop = Task.Run(AcceptLoopAsync);
+        _acceptor.Start();
         Log.Listening(_log, $"ws://{_options.Host}:{LocalEndPoint.Port}");
         Log.NoTls(_log);
     }
@@ -68,33 +58,8 @@ internal sealed partial class WebSocketListener : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         await _stopping.CancelAsync().ConfigureAwait(false);
-        _socket.Dispose();
-        await _acceptLoop.ConfigureAwait(false);
+        await _acceptor.DisposeAsync().ConfigureAwait(false);
         _stopping.Dispose();
-    }
-
-    private async Task AcceptLoopAsync()
-    {
-        while (!_stopping.IsCancellationRequested)
-        {
-            Socket client;
-            try
-            {
-                client = await _socket.AcceptAsync(_stopping.Token).ConfigureAwait(false);
-            }
-            catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException)
-            {
-                return;
-            }
-            catch (SocketException e)
-            {
-                Log.AcceptError(_log, e.Message);
-                await Task.Delay(TimeSpan.FromMilliseconds(100)).ConfigureAwait(false);
-                continue;
-            }
-
-            _ = Task.Run(() => UpgradeAsync(client));
-        }
     }
 
     private async Task UpgradeAsync(Socket socket)
