@@ -95,18 +95,7 @@ internal sealed class Outbound
                 Append(prefix);
                 Append(sid);
                 Append(suffix);
-                if (payload.IsSingleSegment)
-                {
-                    Append(payload.FirstSpan);
-                }
-                else
-                {
-                    foreach (var segment in payload)
-                    {
-                        Append(segment.Span);
-                    }
-                }
-
+                AppendPayload(payload);
                 Append("\r\n"u8);
                 OutMsgs++;
                 OutBytes += payloadLength;
@@ -137,10 +126,7 @@ internal sealed class Outbound
             if (Reserve(header.Length + payloadLength))
             {
                 Append(header);
-                foreach (var segment in payload)
-                {
-                    Append(segment.Span);
-                }
+                AppendPayload(payload);
 
                 OutMsgs++;
                 OutBytes += payloadLength;
@@ -156,6 +142,21 @@ internal sealed class Outbound
         }
 
         return false;
+    }
+
+    // Caller holds _lock and has reserved the room.
+    private void AppendPayload(in ReadOnlySequence<byte> payload)
+    {
+        if (payload.IsSingleSegment)
+        {
+            Append(payload.FirstSpan);
+            return;
+        }
+
+        foreach (var segment in payload)
+        {
+            Append(segment.Span);
+        }
     }
 
     /// <summary>
