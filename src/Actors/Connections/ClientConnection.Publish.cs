@@ -242,12 +242,16 @@ internal sealed partial class ClientConnection
     private void FlushTouched()
     {
         // A small batch is latency-bound (request/reply): write it from this thread. A large one is
-        // throughput-bound: hand it to the pumps so another core writes while this one parses.
-        var inline = InMsgs - _inMsgsAtBatchStart <= InlineFlushMaxMessages;
+        // throughput-bound: hand it to the pumps so another core writes while this one parses. An
+        // in-process service's pipe is always written from here: its reader (the service's parse and
+        // the hand-over to its actor) is cheap and runs inline, so a pool hop would be pure cost. And
+        // an in-process service's own batches (a stream's PubAcks, a consumer's delivery pass) are
+        // written by the service's thread, which has nothing else to parse meanwhile.
+        var inline = IsInternal || InMsgs - _inMsgsAtBatchStart <= InlineFlushMaxMessages;
         _inMsgsAtBatchStart = InMsgs;
         foreach (var outbound in _touched)
         {
-            outbound.Signal(inline);
+            outbound.Signal(inline || outbound.InProcess);
             if (outbound.IsStalling && !ReferenceEquals(outbound, Outbound) && !_stalledOn.Contains(outbound))
             {
                 _stalledOn.Add(outbound);

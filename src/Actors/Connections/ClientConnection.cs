@@ -38,7 +38,7 @@ internal sealed partial class ClientConnection
         Id = id;
         var options = broker.Options;
         _parser = new NatsParser(options.MaxControlLine, options.MaxPayload) { AllowInternalOps = socket is null };
-        Outbound = new Outbound(options.MaxPending);
+        Outbound = new Outbound(options.MaxPending, inProcess: socket is null);
         Outbound.SlowConsumerDetected = OnSlowConsumer;
         _msgTemplateSize = (options.MaxControlLine * 2) + 64; // two control lines' worth of subject and reply
         if (socket?.RemoteEndPoint is IPEndPoint remote)

@@ -27,10 +27,17 @@ internal sealed class Outbound
     private long _writeStartedTimestamp;
     private TaskCompletionSource? _drained;
 
-    public Outbound(long maxPending)
+    public Outbound(long maxPending, bool inProcess = false)
     {
         _maxPending = maxPending;
+        InProcess = inProcess;
     }
+
+    /// <summary>
+    /// The outbound of an in-process connection (one of Courier's own services): its "socket" is a pipe
+    /// whose reader runs inline, so publishers always flush it on their own thread (no pool hop).
+    /// </summary>
+    public bool InProcess { get; }
 
     /// <summary>Called once, outside the lock, when the client first exceeds max_pending.</summary>
     public Action? SlowConsumerDetected { get; set; }

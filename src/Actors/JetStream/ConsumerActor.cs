@@ -148,6 +148,23 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
 
     public string Name => _name;
 
+    /// <summary>
+    /// What this actor sends during a turn reaches the broker in one pipe write, from this thread, at
+    /// the end of the turn (<see cref="InternalClient.BeginDeferred"/>): no thread-pool hop per reply.
+    /// </summary>
+    protected override bool AroundReceive(Receive receive, object message)
+    {
+        InternalClient.BeginDeferred();
+        try
+        {
+            return base.AroundReceive(receive, message);
+        }
+        finally
+        {
+            InternalClient.EndDeferred();
+        }
+    }
+
     public static Props Props(InternalClient client, IStreamStore store, string stream, ConsumerConfig config, DateTime created, string? persistenceId, ConsumerContext context) =>
         Akka.Actor.Props.Create(() => new ConsumerActor(client, store, stream, config, created, persistenceId, context));
 

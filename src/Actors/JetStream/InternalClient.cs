@@ -29,6 +29,15 @@ internal sealed class InternalClient : IAsyncDisposable
     private ArrayBufferWriter<byte> _flushing = new(4096);
     private int _nextSid;
     private bool _closed;
+    private bool _writing; // one writer into the pipe at a time: the write loop or an inline flush
+
+    // Deferred flush (see BeginDeferred): per thread, because one client serves every JetStream actor.
+    private const int DeferredWriteBytes = 256 * 1024;
+
+    [ThreadStatic]
+    private static int _threadDeferDepth;
+    [ThreadStatic]
+    private static InternalClient? _threadDeferred;
     private Task _readLoop = Task.CompletedTask;
     private Task _writeLoop = Task.CompletedTask;
 
@@ -86,7 +95,7 @@ internal sealed class InternalClient : IAsyncDisposable
             Append("PING\r\n"u8);
         }
 
-        _flushSignal.Set();
+        _flushSignal.Set(); // never deferred: the caller awaits the PONG
         return waiter.Task;
     }
 
@@ -110,7 +119,7 @@ internal sealed class InternalClient : IAsyncDisposable
             _pending.Write("\r\n"u8);
         }
 
-        _flushSignal.Set();
+        Signal();
     }
 
     /// <summary>PUB to a subject given as UTF-8 bytes (a reply subject straight from a read buffer), no headers.</summary>
@@ -132,7 +141,7 @@ internal sealed class InternalClient : IAsyncDisposable
             _pending.Write("\r\n"u8);
         }
 
-        _flushSignal.Set();
+        Signal();
     }
 
     // JPUB <deliver-subject> <subject> <reply-to> <#header bytes> <#total bytes>\r\n[headers][payload]\r\n
@@ -150,7 +159,7 @@ internal sealed class InternalClient : IAsyncDisposable
             _pending.Write("\r\n"u8);
         }
 
-        _flushSignal.Set();
+        Signal();
     }
 
     /// <summary>
@@ -176,7 +185,7 @@ internal sealed class InternalClient : IAsyncDisposable
             _pending.Write("\r\n"u8);
         }
 
-        _flushSignal.Set();
+        Signal();
     }
 
     // " <#header bytes> <#total bytes>\r\n"
@@ -248,38 +257,194 @@ internal sealed class InternalClient : IAsyncDisposable
             Append(bytes);
         }
 
-        _flushSignal.Set();
+        Signal();
     }
 
     // Caller holds _writeLock.
     private void Append(ReadOnlySpan<byte> bytes) => _pending.Write(bytes);
+
+    /// <summary>
+    /// Defers this thread's wake-ups of the write loop until the matching <see cref="EndDeferred"/>,
+    /// which then writes everything pending into the pipe on this thread. An actor wraps its turn in
+    /// the pair, so a turn's replies (a batch of PubAcks, a delivery pass) reach the broker without a
+    /// thread-pool hop, in one pipe write.
+    /// </summary>
+    public static void BeginDeferred() => _threadDeferDepth++;
+
+    /// <summary>Ends <see cref="BeginDeferred"/>; the outermost end writes what this thread deferred.</summary>
+    public static void EndDeferred()
+    {
+        if (--_threadDeferDepth > 0)
+        {
+            return;
+        }
+
+        var client = _threadDeferred;
+        _threadDeferred = null;
+        client?.WriteNow();
+    }
+
+    // Caller has appended to _pending (not holding _writeLock).
+    private void Signal()
+    {
+        if (_threadDeferDepth > 0)
+        {
+            if (_threadDeferred is null)
+            {
+                _threadDeferred = this;
+                return;
+            }
+
+            if (ReferenceEquals(_threadDeferred, this))
+            {
+                // A long turn (a push consumer's delivery pass) writes as it goes, in bounded pieces.
+                // The count is read without the lock: a stale value only moves the write a little.
+                if (_pending.WrittenCount >= DeferredWriteBytes)
+                {
+                    WriteNow();
+                }
+
+                return;
+            }
+        }
+
+        _flushSignal.Set();
+    }
+
+    /// <summary>Writes what is pending on this thread, unless a write is already under way (it picks this up).</summary>
+    private void WriteNow()
+    {
+        ArrayBufferWriter<byte> batch;
+        lock (_writeLock)
+        {
+            if (_writing || _closed || _pending.WrittenCount == 0)
+            {
+                return;
+            }
+
+            _writing = true;
+            (_pending, _flushing) = (_flushing, _pending);
+            batch = _flushing;
+        }
+
+        ValueTask<FlushResult> write;
+        try
+        {
+            write = _output.WriteAsync(batch.WrittenMemory);
+        }
+        catch (Exception e) when (e is InvalidOperationException or IOException)
+        {
+            WriteDone(batch); // the broker closed the pipe; the read loop ends the client
+            return;
+        }
+
+        if (write.IsCompleted)
+        {
+            ObserveAndFinish(write, batch);
+        }
+        else
+        {
+            // The pipe is full (the broker's reader is behind): finish off this thread.
+            _ = FinishAsync(write, batch);
+        }
+    }
+
+    private void ObserveAndFinish(ValueTask<FlushResult> write, ArrayBufferWriter<byte> batch)
+    {
+        try
+        {
+            _ = write.Result;
+        }
+        catch (Exception e) when (e is InvalidOperationException or IOException or OperationCanceledException)
+        {
+            // The broker closed the pipe; the read loop ends the client.
+        }
+
+        WriteDone(batch);
+    }
+
+    private async Task FinishAsync(ValueTask<FlushResult> write, ArrayBufferWriter<byte> batch)
+    {
+        try
+        {
+            await write.ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is InvalidOperationException or IOException or OperationCanceledException)
+        {
+            // As above.
+        }
+
+        WriteDone(batch);
+    }
+
+    // The write of `batch` is over: let the next writer in, and wake the loop for anything appended meanwhile.
+    private void WriteDone(ArrayBufferWriter<byte> batch)
+    {
+        bool more;
+        lock (_writeLock)
+        {
+            batch.ResetWrittenCount();
+            _writing = false;
+            more = _pending.WrittenCount > 0 || _closed;
+        }
+
+        if (more)
+        {
+            _flushSignal.Set();
+        }
+    }
 
     private async Task WriteLoopAsync()
     {
         while (true)
         {
             await _flushSignal.WaitAsync().ConfigureAwait(false);
+            ArrayBufferWriter<byte> batch;
             bool closed;
             lock (_writeLock)
             {
-                (_pending, _flushing) = (_flushing, _pending);
+                if (_writing)
+                {
+                    continue; // an inline write is under way; it signals again when done
+                }
+
                 closed = _closed;
+                if (_pending.WrittenCount == 0)
+                {
+                    if (closed)
+                    {
+                        return;
+                    }
+
+                    continue;
+                }
+
+                _writing = true;
+                (_pending, _flushing) = (_flushing, _pending);
+                batch = _flushing;
             }
 
-            if (_flushing.WrittenCount > 0)
+            FlushResult result;
+            try
             {
-                var result = await _output.WriteAsync(_flushing.WrittenMemory).ConfigureAwait(false);
-                _flushing.ResetWrittenCount();
-                if (result.IsCompleted)
+                result = await _output.WriteAsync(batch.WrittenMemory).ConfigureAwait(false);
+            }
+            finally
+            {
+                lock (_writeLock)
                 {
-                    return;
+                    batch.ResetWrittenCount();
+                    _writing = false;
                 }
             }
 
-            if (closed)
+            if (result.IsCompleted)
             {
                 return;
             }
+
+            // Whatever was appended during the write (or the close) is picked up by another turn.
+            _flushSignal.Set();
         }
     }
 

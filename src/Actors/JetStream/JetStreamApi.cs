@@ -87,6 +87,23 @@ internal sealed class JetStreamApi : ReceiveActor
     }
 
     /// <summary>Closes the internal client without blocking the actor's thread (it finishes on its own).</summary>
+    /// <summary>
+    /// What this actor sends during a turn reaches the broker in one pipe write, from this thread, at
+    /// the end of the turn (<see cref="InternalClient.BeginDeferred"/>): no thread-pool hop per reply.
+    /// </summary>
+    protected override bool AroundReceive(Receive receive, object message)
+    {
+        InternalClient.BeginDeferred();
+        try
+        {
+            return base.AroundReceive(receive, message);
+        }
+        finally
+        {
+            InternalClient.EndDeferred();
+        }
+    }
+
     protected override void PostStop() => _ = _client.DisposeAsync().AsTask();
 
     /// <summary>A stream that fails (or is killed) restarts and recovers from its store.</summary>

@@ -151,6 +151,23 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         File.Move(temp, path, overwrite: true);
     }
 
+    /// <summary>
+    /// What this actor sends during a turn reaches the broker in one pipe write, from this thread, at
+    /// the end of the turn (<see cref="InternalClient.BeginDeferred"/>): no thread-pool hop per reply.
+    /// </summary>
+    protected override bool AroundReceive(Receive receive, object message)
+    {
+        InternalClient.BeginDeferred();
+        try
+        {
+            return base.AroundReceive(receive, message);
+        }
+        finally
+        {
+            InternalClient.EndDeferred();
+        }
+    }
+
     protected override void PreStart()
     {
         Subscribe();

@@ -73,6 +73,76 @@ public sealed class InternalClientTests
         Assert.Equal(1, harness.Broker.ConnectionCount); // the internal connection is not a client
     }
 
+    [Fact]
+    public async Task A_deferred_turn_larger_than_one_write_reaches_the_subscriber_whole_and_in_order()
+    {
+        await using var harness = await BrokerHarness.StartAsync();
+        await using var client = new InternalClient(harness.Broker);
+        client.Start();
+        using var subscriber = await harness.ConnectAsync();
+        await subscriber.SendAsync("SUB deferred.> 1\r\nPING\r\n");
+        await subscriber.ExpectLineAsync("PONG");
+
+        // 600 KB in one turn: written in pieces during the turn and the rest at its end.
+        const int Count = 600;
+        var payload = new byte[1000];
+        InternalClient.BeginDeferred();
+        try
+        {
+            for (var i = 0; i < Count; i++)
+            {
+                payload[0] = (byte)('0' + (i % 10));
+                client.Publish(CultureInfo($"deferred.{i}"), null, default, payload);
+            }
+        }
+        finally
+        {
+            InternalClient.EndDeferred();
+        }
+
+        for (var i = 0; i < Count; i++)
+        {
+            Assert.Equal(CultureInfo($"MSG deferred.{i} 1 1000"), await subscriber.ReadLineAsync());
+            var body = await subscriber.ReadLineAsync() ?? "";
+            Assert.Equal((char)('0' + (i % 10)), body[0]);
+            Assert.Equal(1000, body.Length);
+        }
+    }
+
+    [Fact]
+    public async Task Two_clients_deferring_on_one_thread_both_deliver_when_the_turn_ends()
+    {
+        await using var harness = await BrokerHarness.StartAsync();
+        await using var first = new InternalClient(harness.Broker);
+        await using var second = new InternalClient(harness.Broker);
+        first.Start();
+        second.Start();
+        using var subscriber = await harness.ConnectAsync();
+        await subscriber.SendAsync("SUB pair.* 1\r\nPING\r\n");
+        await subscriber.ExpectLineAsync("PONG");
+
+        InternalClient.BeginDeferred();
+        InternalClient.BeginDeferred(); // nested: only the outermost end writes
+        try
+        {
+            first.Publish("pair.a", null, default, "a"u8);
+            second.Publish("pair.b", null, default, "b"u8);
+        }
+        finally
+        {
+            InternalClient.EndDeferred();
+            InternalClient.EndDeferred();
+        }
+
+        var lines = new HashSet<string>();
+        for (var i = 0; i < 4; i++)
+        {
+            lines.Add(await subscriber.ReadLineAsync() ?? "");
+        }
+
+        Assert.Equal(["MSG pair.a 1 1", "MSG pair.b 1 1", "a", "b"], lines.Order(StringComparer.Ordinal));
+    }
+
     private static string CultureInfo(FormattableString text) => text.ToString(System.Globalization.CultureInfo.InvariantCulture);
 
     private static async Task WaitUntil(Func<bool> condition)
