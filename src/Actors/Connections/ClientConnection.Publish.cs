@@ -13,9 +13,10 @@ internal sealed partial class ClientConnection
     [ThreadStatic]
     private static byte[]? _threadMsgTemplate;
 
-    private byte[] MsgTemplate => _threadMsgTemplate is { } t && t.Length >= _msgTemplateSize
+    // Twice the template size: the second half holds the header-less MSG variant (see Templates).
+    private byte[] MsgTemplate => _threadMsgTemplate is { } t && t.Length >= 2 * _msgTemplateSize
         ? t
-        : _threadMsgTemplate = new byte[_msgTemplateSize];
+        : _threadMsgTemplate = new byte[2 * _msgTemplateSize];
 
     // Outbound buffers touched during the current read batch, signalled once at its end.
     private readonly List<Outbound> _touched = [];
@@ -85,13 +86,12 @@ internal sealed partial class ClientConnection
         }
 
         var template = MsgTemplate;
-        if (!ProtocolWriter.TryFormatMsgTemplate(template, messageSubject, replyTo, headerSize, size, out var prefixLength, out var suffixLength))
+        if (!ProtocolWriter.TryFormatMsgTemplate(template.AsSpan(0, _msgTemplateSize), messageSubject, replyTo, headerSize, size, out var prefixLength, out var suffixLength))
         {
             return; // Unreachable: the template buffer holds two control lines.
         }
 
-        var prefix = new ReadOnlySpan<byte>(template, 0, prefixLength);
-        var suffix = new ReadOnlySpan<byte>(template, prefixLength, suffixLength);
+        var templates = new Templates(template, prefixLength, suffixLength, _msgTemplateSize, messageSubject, replyTo, headerSize, size);
         var delivered = false;
 
         foreach (var sub in match.Plain)
@@ -101,12 +101,12 @@ internal sealed partial class ClientConnection
                 continue;
             }
 
-            delivered |= Deliver(sub, messageSubject, prefix, suffix, headerSize, payload);
+            delivered |= Deliver(sub, ref templates, payload);
         }
 
         foreach (var group in match.Queues)
         {
-            delivered |= DeliverToOneMember(group.Members, messageSubject, prefix, suffix, headerSize, payload);
+            delivered |= DeliverToOneMember(group.Members, ref templates, payload);
         }
 
         if (!delivered && _noResponders && !replyTo.IsEmpty)
@@ -137,7 +137,7 @@ internal sealed partial class ClientConnection
         return match;
     }
 
-    private bool DeliverToOneMember(Subscription[] members, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, int headerSize, in ReadOnlySequence<byte> payload)
+    private bool DeliverToOneMember(Subscription[] members, ref Templates templates, in ReadOnlySequence<byte> payload)
     {
         // Start at a pseudo-random member and take the first that accepts (echo, auto-unsubscribe
         // and closed members are passed over), so each message reaches exactly one member.
@@ -151,7 +151,7 @@ internal sealed partial class ClientConnection
                 continue;
             }
 
-            if (Deliver(sub, subject, prefix, suffix, headerSize, payload))
+            if (Deliver(sub, ref templates, payload))
             {
                 return true;
             }
@@ -160,9 +160,9 @@ internal sealed partial class ClientConnection
         return false;
     }
 
-    private bool Deliver(Subscription sub, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, int headerSize, in ReadOnlySequence<byte> payload)
+    private bool Deliver(Subscription sub, ref Templates templates, in ReadOnlySequence<byte> payload)
     {
-        if (sub.Client.DeliveryFilter is { } filter && filter.DeniesDelivery(subject))
+        if (sub.Client.DeliveryFilter is { } filter && filter.DeniesDelivery(templates.Subject))
         {
             return false;
         }
@@ -174,9 +174,23 @@ internal sealed partial class ClientConnection
         }
 
         var target = sub.Client;
-        if (target._mqtt is not null
-            ? !target.WriteMqttDelivery(sub, subject, headerSize, payload, _mqtt?.InboundQoS ?? 0)
-            : !target.Outbound.WriteMsg(prefix, sub.Sid, suffix, payload))
+        bool written;
+        if (target._mqtt is not null)
+        {
+            written = target.WriteMqttDelivery(sub, templates.Subject, templates.HeaderSize, payload, _mqtt?.InboundQoS ?? 0);
+        }
+        else if (templates.HeaderSize > 0 && !target._headers)
+        {
+            // A subscriber that did not ask for headers gets a plain MSG without the header block, as nats-server.
+            templates.FormatPlain();
+            written = target.Outbound.WriteMsg(templates.PlainPrefix, sub.Sid, templates.PlainSuffix, payload.Slice(templates.HeaderSize));
+        }
+        else
+        {
+            written = target.Outbound.WriteMsg(templates.Prefix, sub.Sid, templates.Suffix, payload);
+        }
+
+        if (!written)
         {
             return false;
         }
@@ -286,4 +300,54 @@ internal sealed partial class ClientConnection
     private const int InlineFlushMaxMessages = 16;
 
     private long _inMsgsAtBatchStart;
+
+    /// <summary>
+    /// The MSG/HMSG control-line parts of one publish, and, formatted on first need, the plain MSG
+    /// variant for subscribers without header support (the header block stripped, as nats-server).
+    /// </summary>
+    private ref struct Templates
+    {
+        private readonly byte[] _buffer;
+        private readonly int _plainOffset;
+        private readonly ReadOnlySpan<byte> _replyTo;
+        private readonly int _size;
+        private int _plainPrefixLength;
+        private int _plainSuffixLength;
+
+        public Templates(byte[] buffer, int prefixLength, int suffixLength, int plainOffset, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, int size)
+        {
+            _buffer = buffer;
+            Prefix = new ReadOnlySpan<byte>(buffer, 0, prefixLength);
+            Suffix = new ReadOnlySpan<byte>(buffer, prefixLength, suffixLength);
+            _plainOffset = plainOffset;
+            Subject = subject;
+            _replyTo = replyTo;
+            HeaderSize = headerSize;
+            _size = size;
+            _plainPrefixLength = -1;
+        }
+
+        public ReadOnlySpan<byte> Subject { get; }
+
+        /// <summary>The header block size, -1 without headers.</summary>
+        public int HeaderSize { get; }
+
+        public ReadOnlySpan<byte> Prefix { get; }
+
+        public ReadOnlySpan<byte> Suffix { get; }
+
+        public readonly ReadOnlySpan<byte> PlainPrefix => new(_buffer, _plainOffset, _plainPrefixLength);
+
+        public readonly ReadOnlySpan<byte> PlainSuffix => new(_buffer, _plainOffset + _plainPrefixLength, _plainSuffixLength);
+
+        public void FormatPlain()
+        {
+            if (_plainPrefixLength >= 0)
+            {
+                return;
+            }
+
+            ProtocolWriter.TryFormatMsgTemplate(_buffer.AsSpan(_plainOffset), Subject, _replyTo, -1, _size - HeaderSize, out _plainPrefixLength, out _plainSuffixLength);
+        }
+    }
 }

@@ -69,6 +69,24 @@ public abstract class HeaderTests<TServer> : IClassFixture<TServer>
     }
 
     [Fact]
+    public async Task Hpub_reaches_a_subscriber_without_header_support_as_msg_without_the_header_block()
+    {
+        var p = Subjects.NewPrefix();
+        await using var subscriber = await ConnectedAsync("""{"verbose":false,"pedantic":false,"headers":false}""");
+        await using var publisher = await ConnectedAsync();
+        await subscriber.SendAsync($"SUB {p}.> 1\r\n");
+        await subscriber.PingPongAsync();
+
+        await publisher.SendAsync($"HPUB {p}.a {Headers.Length} {Headers.Length + 5}\r\n{Headers}hello\r\n");
+        await publisher.SendAsync($"HPUB {p}.b {p}.reply {Headers.Length} {Headers.Length}\r\n{Headers}\r\n");
+        await publisher.SendAsync($"PUB {p}.c 2\r\nhi\r\n");
+
+        await subscriber.ExpectAsync($"MSG {p}.a 1 5\r\nhello\r\n");
+        await subscriber.ExpectAsync($"MSG {p}.b 1 {p}.reply 0\r\n\r\n");
+        await subscriber.ExpectAsync($"MSG {p}.c 1 2\r\nhi\r\n");
+    }
+
+    [Fact]
     public async Task Plain_pub_reaches_a_headers_subscriber_as_msg()
     {
         var p = Subjects.NewPrefix();
