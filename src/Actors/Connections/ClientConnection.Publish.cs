@@ -266,7 +266,7 @@ internal sealed partial class ClientConnection
         foreach (var outbound in _touched)
         {
             outbound.Signal(inline || outbound.InProcess);
-            if (outbound.IsStalling && !ReferenceEquals(outbound, Outbound) && !_stalledOn.Contains(outbound))
+            if (outbound.IsStalling && !_stalledOn.Contains(outbound))
             {
                 _stalledOn.Add(outbound);
             }
