@@ -359,6 +359,12 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
             {
                 var seq = _redeliver.Min;
                 _redeliver.Remove(seq);
+                if (_config.MaxDeliver > 0 && _pending.TryGetValue(seq, out var exhausted) && exhausted.Deliveries >= _config.MaxDeliver)
+                {
+                    DeliveriesExhausted(seq, exhausted);
+                    continue;
+                }
+
                 if (_pending.ContainsKey(seq) && _store.LoadMessage(seq) is { Found: true, Message: { } m })
                 {
                     message = m;
@@ -630,6 +636,43 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     /// Interest retention: tells the stream's ledger what this consumer acknowledged and where its
     /// ack floor is now; messages no other consumer needs go. Once per ack batch or delivery pass.
     /// </summary>
+    /// <summary>
+    /// A message delivered max_deliver times is not delivered again (a NAK or an expired ack wait
+    /// brought it here): nats-server publishes its max_deliver advisory and drops it from pending, so
+    /// the ack floor moves on. On an interest or work-queue stream that would release the message
+    /// from the stream, which nats-server does not do: there it stays pending, never redelivered.
+    /// </summary>
+    private void DeliveriesExhausted(ulong seq, Pending pending)
+    {
+        if (pending.DeadlineTicks == long.MaxValue)
+        {
+            return; // already reported
+        }
+
+        var advisory = new MaxDeliveriesAdvisory
+        {
+            Id = Guid.NewGuid().ToString("N"),
+            Timestamp = DateTime.UtcNow,
+            Stream = _stream,
+            Consumer = _name,
+            StreamSeq = seq,
+            Deliveries = pending.Deliveries,
+        };
+        _client.Publish($"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{_stream}.{_name}", null, default, System.Text.Json.JsonSerializer.SerializeToUtf8Bytes(advisory, ConsumerJsonContext.Default.MaxDeliveriesAdvisory));
+        if (_context.Interest is null)
+        {
+            _pending.Remove(seq);
+            if (_persistenceId is not null)
+            {
+                _delta.Removed.Add(seq);
+            }
+        }
+        else
+        {
+            _pending[seq] = pending with { DeadlineTicks = long.MaxValue };
+        }
+    }
+
     private void ReportInterest()
     {
         if (_context.Interest is { } interest)
@@ -674,11 +717,6 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         {
             if (p.DeadlineTicks != 0 && p.DeadlineTicks <= now.Ticks && !_redeliver.Contains(seq))
             {
-                if (_config.MaxDeliver > 0 && p.Deliveries >= _config.MaxDeliver)
-                {
-                    continue; // delivered as often as allowed: stays pending until acked or termed
-                }
-
                 _redeliver.Add(seq);
             }
         }

@@ -12,6 +12,8 @@ internal static class ConsumerConfigRules
     /// <summary>Pull requests a pull consumer queues at most unless max_waiting says otherwise (nats-server JSWaitQueueDefaultMax).</summary>
     public const int DefaultMaxWaiting = 512;
 
+    private const int MaxDescriptionLength = 4 * 1024; // bytes: nats-server JSMaxDescriptionLen
+
     private const long MinHeartbeat = 100_000_000; // ns: idle_heartbeat of a push consumer is at least 100 ms
     private const long MinRequestExpires = 1_000_000; // ns: max_expires is at least 1 ms
 
@@ -43,6 +45,17 @@ internal static class ConsumerConfigRules
     /// <summary>The configuration's own rules (push or pull, heartbeats, flow control, request limits).</summary>
     public static ApiError? Check(ConsumerConfig config, StreamConfig stream)
     {
+        // Every backoff step is a delivery attempt, so max_deliver (-1 when not set) must exceed their count.
+        if (config.Backoff is { Count: > 0 } backoff && config.MaxDeliver <= backoff.Count)
+        {
+            return new ApiError(400, 10116, "max deliver is required to be > length of backoff values");
+        }
+
+        if (config.Description is { } description && System.Text.Encoding.UTF8.GetByteCount(description) > MaxDescriptionLength)
+        {
+            return new ApiError(400, 10107, $"consumer description is too long, maximum allowed is {MaxDescriptionLength}");
+        }
+
         // filter_subjects (2.10): no two filters may match a common subject, so counts add up.
         var filters = Filters(config);
         for (var i = 0; i < filters.Count; i++)

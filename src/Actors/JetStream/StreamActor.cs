@@ -445,11 +445,22 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         // Clients send empty strings for "no name".
         config.Name = string.IsNullOrEmpty(config.Name) ? null : config.Name;
         config.DurableName = string.IsNullOrEmpty(config.DurableName) ? null : config.DurableName;
-        if (request.Operation == "DURABLE.CREATE")
+        // nats-server's rules for the three subject forms (jsConsumerCreateRequest).
+        var misnamed = request.Operation switch
         {
-            config.DurableName ??= request.Consumer;
+            "DURABLE.CREATE" when config.DurableName is null => new ApiError(400, 10018, "consumer expected to be durable but a durable name was not set"),
+            "DURABLE.CREATE" when config.DurableName != request.Consumer => ApiError.ConsumerDurableNameMismatch,
+            _ when request.Consumer.Length > 0 && config.DurableName is { } named && named != request.Consumer => ApiError.ConsumerDurableNameMismatch,
+            _ when request.Consumer.Length == 0 && config.DurableName is not null => new ApiError(400, 10020, "consumer expected to be ephemeral but a durable name was set in request"),
+            _ => null,
+        };
+        if (misnamed is not null)
+        {
+            Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = misnamed }, JetStreamJsonContext.Default.ErrorResponse);
+            return;
         }
-        else if (request.Consumer.Length > 0)
+
+        if (request.Operation != "DURABLE.CREATE" && request.Consumer.Length > 0)
         {
             config.Name ??= request.Consumer;
         }

@@ -12,6 +12,7 @@ public sealed record ApiError(
     public static ApiError BadRequest => new(400, 10003, "bad request");
     public static ApiError InvalidJson => new(400, 10025, "invalid JSON");
     public static ApiError StreamNotFound => new(404, 10059, "stream not found");
+    public static ApiError ConsumerDurableNameMismatch => new(400, 10017, "consumer name in subject does not match durable name in request");
     public static ApiError StreamNameExists => new(400, 10058, "stream name already in use with a different configuration");
     public static ApiError SubjectOverlap => new(400, 10065, "subjects overlap with an existing stream");
     public static ApiError StreamMismatch => new(400, 10056, "stream name in subject does not match request");

@@ -104,6 +104,22 @@ public sealed class ConsumerMetaFile
     [JsonPropertyName("config")] public ConsumerConfig Config { get; set; } = new();
 }
 
+/// <summary>
+/// nats-server's <c>io.nats.jetstream.advisory.v1.max_deliver</c>, published on
+/// <c>$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.&lt;stream&gt;.&lt;consumer&gt;</c> when a message has been
+/// delivered max_deliver times and is not delivered again.
+/// </summary>
+public sealed class MaxDeliveriesAdvisory
+{
+    [JsonPropertyName("type")] public string Type { get; set; } = "io.nats.jetstream.advisory.v1.max_deliver";
+    [JsonPropertyName("id")] public string Id { get; set; } = "";
+    [JsonPropertyName("timestamp")] public DateTime Timestamp { get; set; }
+    [JsonPropertyName("stream")] public string Stream { get; set; } = "";
+    [JsonPropertyName("consumer")] public string Consumer { get; set; } = "";
+    [JsonPropertyName("stream_seq")] public ulong StreamSeq { get; set; }
+    [JsonPropertyName("deliveries")] public long Deliveries { get; set; }
+}
+
 /// <summary>Source-generated JSON for the consumer API.</summary>
 [JsonSourceGenerationOptions(NumberHandling = JsonNumberHandling.AllowReadingFromString, AllowTrailingCommas = true)]
 [JsonSerializable(typeof(CreateConsumerRequest))]
@@ -112,4 +128,5 @@ public sealed class ConsumerMetaFile
 [JsonSerializable(typeof(ConsumerListResponse))]
 [JsonSerializable(typeof(NextRequest))]
 [JsonSerializable(typeof(ConsumerMetaFile))]
+[JsonSerializable(typeof(MaxDeliveriesAdvisory))]
 public sealed partial class ConsumerJsonContext : JsonSerializerContext;

@@ -1,0 +1,111 @@
+using System.Text.Json;
+using Courier.Integration.Tests.Infrastructure;
+
+namespace Courier.Integration.Tests.Wire;
+
+/// <summary>
+/// The consumer-create rules and the max_deliver limit as nats-server 2.9 applies them, on the wire:
+/// each refusal with nats-server's status, code and text, and a message NAKed max_deliver times
+/// not delivered again, with the max_deliver advisory.
+/// </summary>
+public abstract class JetStreamConsumerRulesTests<TServer> : IClassFixture<TServer>
+    where TServer : ServerFixture
+{
+    private readonly TServer _server;
+
+    protected JetStreamConsumerRulesTests(TServer server)
+    {
+        _server = server;
+    }
+
+    [Fact]
+    public async Task Consumer_names_backoff_and_description_are_checked_with_nats_servers_codes()
+    {
+        await _server.WithJetStreamAsync(async server =>
+        {
+            await using var c = await WireClient.ConnectAsync(server);
+            await c.HandshakeAsync();
+            await c.SendAsync("SUB _INBOX.api 1\r\n");
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.R", """{"name":"R","subjects":["r.>"],"storage":"memory"}""")) { }
+
+            async Task AssertRefusedAsync(string subject, string config, int status, int code, string description)
+            {
+                using var reply = await RequestAsync(c, subject, $$"""{"stream_name":"R","config":{{config}}}""");
+                var error = reply.RootElement.GetProperty("error");
+                Assert.Equal((status, code, description), (error.GetProperty("code").GetInt32(), error.GetProperty("err_code").GetInt32(), error.GetProperty("description").GetString()));
+            }
+
+            await AssertRefusedAsync("$JS.API.CONSUMER.DURABLE.CREATE.R.D", """{"durable_name":"X","ack_policy":"explicit"}""",
+                400, 10017, "consumer name in subject does not match durable name in request");
+            await AssertRefusedAsync("$JS.API.CONSUMER.DURABLE.CREATE.R.D", """{"ack_policy":"explicit"}""",
+                400, 10018, "consumer expected to be durable but a durable name was not set");
+            await AssertRefusedAsync("$JS.API.CONSUMER.CREATE.R.N", """{"durable_name":"X","ack_policy":"explicit"}""",
+                400, 10017, "consumer name in subject does not match durable name in request");
+            await AssertRefusedAsync("$JS.API.CONSUMER.CREATE.R", """{"durable_name":"X","ack_policy":"explicit"}""",
+                400, 10020, "consumer expected to be ephemeral but a durable name was set in request");
+            await AssertRefusedAsync("$JS.API.CONSUMER.DURABLE.CREATE.R.B", """{"durable_name":"B","ack_policy":"explicit","backoff":[1000000000,2000000000],"max_deliver":2}""",
+                400, 10116, "max deliver is required to be > length of backoff values");
+            await AssertRefusedAsync("$JS.API.CONSUMER.DURABLE.CREATE.R.B", """{"durable_name":"B","ack_policy":"explicit","backoff":[1000000000]}""",
+                400, 10116, "max deliver is required to be > length of backoff values");
+            await AssertRefusedAsync("$JS.API.CONSUMER.DURABLE.CREATE.R.L", $$"""{"durable_name":"L","ack_policy":"explicit","description":"{{new string('d', 4097)}}"}""",
+                400, 10107, "consumer description is too long, maximum allowed is 4096");
+
+            // The same names and limits within the rules are accepted.
+            using var accepted = await RequestAsync(c, "$JS.API.CONSUMER.DURABLE.CREATE.R.B",
+                $$$"""{"stream_name":"R","config":{"durable_name":"B","ack_policy":"explicit","backoff":[1000000000,2000000000],"max_deliver":3,"description":"{{{new string('d', 4096)}}}"}}""");
+            Assert.Equal("B", accepted.RootElement.GetProperty("name").GetString());
+            using var named = await RequestAsync(c, "$JS.API.CONSUMER.CREATE.R.N", """{"stream_name":"R","config":{"durable_name":"N","ack_policy":"explicit"}}""");
+            Assert.Equal("N", named.RootElement.GetProperty("name").GetString());
+            Assert.False(server.HasExited, server.Diagnostics());
+        });
+    }
+
+    [Fact]
+    public async Task A_message_nakked_max_deliver_times_is_not_delivered_again_and_the_advisory_says_so()
+    {
+        await _server.WithJetStreamAsync(async server =>
+        {
+            await using var c = await WireClient.ConnectAsync(server);
+            await c.HandshakeAsync();
+            await c.SendAsync("SUB _INBOX.api 1\r\nSUB $JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.M.D 2\r\nSUB _INBOX.fetch 3\r\n");
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.M", """{"name":"M","subjects":["m.>"],"storage":"memory"}""")) { }
+            using (await RequestAsync(c, "$JS.API.CONSUMER.DURABLE.CREATE.M.D", """{"stream_name":"M","config":{"durable_name":"D","ack_policy":"explicit","max_deliver":2}}""")) { }
+            await c.SendAsync("PUB m.1 1\r\na\r\nPUB m.2 1\r\nb\r\n");
+            await c.PingPongAsync();
+
+            // Delivery 1 of m.1, NAK; delivery 2 of m.1, NAK: that was the last one allowed.
+            for (var delivery = 1; delivery <= 2; delivery++)
+            {
+                await c.SendAsync("PUB $JS.API.CONSUMER.MSG.NEXT.M.D _INBOX.fetch 11\r\n{\"batch\":1}\r\n");
+                var m = await c.ExpectMsgAsync();
+                Assert.Equal(("m.1", "3"), (m.Subject, m.Sid));
+                Assert.StartsWith($"$JS.ACK.M.D.{delivery}.1.", m.Reply, StringComparison.Ordinal);
+                await c.SendAsync($"PUB {m.Reply} 4\r\n-NAK\r\n");
+                await c.PingPongAsync();
+            }
+
+            // The next message is m.2, not a third delivery of m.1; the advisory names m.1.
+            await c.SendAsync("PUB $JS.API.CONSUMER.MSG.NEXT.M.D _INBOX.fetch 11\r\n{\"batch\":1}\r\n");
+            var frames = new List<WireMessage> { await c.ExpectMsgAsync(), await c.ExpectMsgAsync() };
+            var next = Assert.Single(frames, m => m.Sid == "3");
+            Assert.Equal("m.2", next.Subject);
+            var advisory = Assert.Single(frames, m => m.Sid == "2");
+            using var json = JsonDocument.Parse(advisory.Payload);
+            Assert.Equal("io.nats.jetstream.advisory.v1.max_deliver", json.RootElement.GetProperty("type").GetString());
+            Assert.Equal(("M", "D", 1UL, 2L), (json.RootElement.GetProperty("stream").GetString(), json.RootElement.GetProperty("consumer").GetString(),
+                json.RootElement.GetProperty("stream_seq").GetUInt64(), json.RootElement.GetProperty("deliveries").GetInt64()));
+        });
+    }
+
+    private static async Task<JsonDocument> RequestAsync(WireClient c, string subject, string body)
+    {
+        await c.SendAsync($"PUB {subject} _INBOX.api {body.Length}\r\n{body}\r\n");
+        return JsonDocument.Parse((await c.ExpectMsgAsync()).Payload);
+    }
+}
+
+[Trait("server", "nats-server")]
+public sealed class JetStreamConsumerRulesTests_NatsServer(NatsServerFixture server) : JetStreamConsumerRulesTests<NatsServerFixture>(server);
+
+[Trait("server", "courier")]
+public sealed class JetStreamConsumerRulesTests_Courier(CourierFixture server) : JetStreamConsumerRulesTests<CourierFixture>(server);
