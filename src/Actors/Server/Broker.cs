@@ -5,6 +5,7 @@ using System.Security.Cryptography.X509Certificates;
 using System.Text;
 using System.Text.Json;
 using Akka.Actor;
+using Courier.Actors.Cluster;
 using Courier.Actors.Connections;
 using Courier.Actors.Hosting;
 using Courier.Actors.JetStream;
@@ -67,6 +68,10 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
             MaxPayload = options.MaxPayload,
             JetStream = options.JetStream,
         };
+        if (options.Cluster.Enabled)
+        {
+            Routes = new RouteTable(ServerId, options.Cluster.Name);
+        }
     }
 
     /// <summary>
@@ -103,6 +108,11 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         {
             MqttSessions = System.ActorOf(Mqtt.MqttSessions.Props(), "mqtt-sessions");
         }
+
+        if (Routes is not null)
+        {
+            RouteManager = System.ActorOf(Cluster.RouteManager.Props(this), "routes");
+        }
     }
 
     public ServerOptions Options { get; }
@@ -123,7 +133,7 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
             var n = 0;
             foreach (var c in Registry.Clients)
             {
-                n += c.IsInternal ? 0 : 1;
+                n += c.IsInternal || c.IsRoute ? 0 : 1;
             }
 
             return n;
@@ -145,6 +155,12 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
     internal IActorRef RouterSupervisorRef { get; private set; } = ActorRefs.Nobody;
 
     internal IReadOnlyList<IActorRef> Routers => _routers;
+
+    /// <summary>The node's routes and the interest told to them; null without a <c>cluster { }</c>.</summary>
+    internal RouteTable? Routes { get; }
+
+    /// <summary>The route manager actor (listener hand-offs, dialling, reconnects); Nobody without a cluster.</summary>
+    internal IActorRef RouteManager { get; private set; } = ActorRefs.Nobody;
 
     /// <summary>The JetStream API actor, when JetStream is enabled.</summary>
     internal IActorRef? JetStream { get; private set; }
@@ -186,6 +202,123 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         _connections.Tell(new ConnectionSupervisor.Protocol.Accept(socket, stream));
     }
 
+    /// <summary>
+    /// Starts routing once the route listener is bound on <paramref name="routePort"/>: the route INFO
+    /// names that port, and the routes of <c>cluster.routes</c> are dialled.
+    /// </summary>
+    public void StartRouting(int routePort)
+    {
+        if (Routes is null)
+        {
+            return;
+        }
+
+        _routePort = routePort;
+        _routeInfoLine = null;
+        RouteManager.Tell(new RouteManager.Protocol.StartRouting(Options.Cluster.Routes));
+    }
+
+    /// <summary>Takes ownership of an accepted route socket.</summary>
+    public void AcceptRoute(Socket socket)
+    {
+        socket.NoDelay = true;
+        RouteManager.Tell(new RouteManager.Protocol.Accepted(socket));
+    }
+
+    /// <summary>The route listener's port (0 before <see cref="StartRouting"/>).</summary>
+    public int RoutePort => _routePort;
+
+    private int _routePort;
+    private byte[]? _routeInfoLine;
+
+    /// <summary>
+    /// <c>INFO {json}\r\n</c> for a route, as nats-server's startRouteAcceptLoop fills it: id, name,
+    /// the route listener's (or advertised) host and port, cluster name, headers, and unless
+    /// <c>no_advertise</c> the client URLs. Cached until the cluster name or the URLs change.
+    /// </summary>
+    internal byte[] RouteInfoLine()
+    {
+        if (_routeInfoLine is { } line)
+        {
+            return line;
+        }
+
+        var cluster = Options.Cluster;
+        var info = new RouteInfo
+        {
+            ServerId = ServerId,
+            ServerName = ServerName,
+            Version = Options.NatsServerVersion,
+            Go = "courier " + CourierVersion,
+            Host = cluster.Host,
+            Port = _routePort,
+            Headers = true,
+            AuthRequired = cluster.Username is not null,
+            MaxPayload = Options.MaxPayload,
+            Proto = 2, // RouteProtoV2: accounts on RS+/RS-/RMSG
+            Cluster = Routes!.ClusterName,
+            Dynamic = Routes.Dynamic,
+            Lnoc = true,
+            ConnectUrls = cluster.NoAdvertise ? null : OwnClientUrls(),
+        };
+        if (cluster.Advertise is { } advertise)
+        {
+            var colon = advertise.LastIndexOf(':');
+            info.Host = colon < 0 ? advertise : advertise[..colon];
+            info.Port = colon < 0 ? _routePort : int.Parse(advertise.AsSpan(colon + 1), global::System.Globalization.CultureInfo.InvariantCulture);
+            info.Ip = $"nats-route://{info.Host}:{info.Port}/";
+        }
+
+        return _routeInfoLine = ProtocolWriter.Info(info);
+    }
+
+    /// <summary>
+    /// This node's client URLs (host:port) as nats-server's getClientConnectURLs: the listen host, or
+    /// when it listens on every address, each non-loopback IPv4 address (loopback if there is no other).
+    /// </summary>
+    internal IReadOnlyList<string> OwnClientUrls()
+    {
+        var host = Options.Host;
+        var port = _info.Port;
+        if (host is not ("0.0.0.0" or "::" or "[::]"))
+        {
+            return [$"{host}:{port}"];
+        }
+
+        var urls = new List<string>();
+        try
+        {
+            foreach (var nic in global::System.Net.NetworkInformation.NetworkInterface.GetAllNetworkInterfaces())
+            {
+                foreach (var address in nic.GetIPProperties().UnicastAddresses)
+                {
+                    if (address.Address.AddressFamily == AddressFamily.InterNetwork && !global::System.Net.IPAddress.IsLoopback(address.Address))
+                    {
+                        urls.Add($"{address.Address}:{port}");
+                    }
+                }
+            }
+        }
+        catch (global::System.Net.NetworkInformation.NetworkInformationException)
+        {
+        }
+
+        return urls.Count > 0 ? urls : [$"127.0.0.1:{port}"];
+    }
+
+    /// <summary>A peer told of a server it met (gossip): the route manager dials it unless it is known.</summary>
+    internal void OnImplicitRoute(RouteInfo info) => RouteManager.Tell(new RouteManager.Protocol.ImplicitRoute(info));
+
+    /// <summary>A route registered, went away, or sent new client URLs.</summary>
+    internal void OnRoutesChanged()
+    {
+        _routeInfoLine = null;
+    }
+
+    /// <summary>Creates the data path of a route link (<see cref="Cluster.RouteActor"/>).</summary>
+    internal ClientConnection CreateRoute(Stream stream, Socket socket, ulong id, IActorRef owner, RouteLink link) =>
+        new(this, stream, socket, id, owner, route: link);
+
     /// <summary>The client port actually listened on.</summary>
     public int ListenPort => _info.Port;
 
@@ -225,7 +358,7 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         {
             foreach (var c in Registry.Clients)
             {
-                if (!c.IsInternal)
+                if (!c.IsInternal && !c.IsRoute)
                 {
                     list.Add(ClientRegistry.Describe(c, subscriptions: c.SubscriptionsSnapshot(), stop: null));
                 }
@@ -277,7 +410,7 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         }
 
         // A host's system (a test's) outlives the broker: stop just the broker's actors, children first.
-        foreach (var actor in new[] { JetStream, _connections, RouterSupervisorRef })
+        foreach (var actor in new[] { JetStream, RouteManager, _connections, RouterSupervisorRef })
         {
             if (actor is not null && !actor.IsNobody())
             {
@@ -367,6 +500,9 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
             return Task.CompletedTask;
         }
 
+        // Routes first: an RS+ is queued ahead of any message this client publishes after the SUB.
+        Routes?.OnLocalChanges(changes);
+
         var first = changes[0].Sub.Shard;
         var single = true;
         for (var i = 1; i < changes.Count && single; i++)
@@ -399,6 +535,7 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
     /// <summary>Like <see cref="ApplyAsync"/>, for removals nobody waits on (a closing client, auto-unsubscribe).</summary>
     internal void ApplyWithoutWaiting(IReadOnlyList<SubChange> changes)
     {
+        Routes?.OnLocalChanges(changes);
         var seen = new HashSet<int>();
         foreach (var change in changes)
         {
@@ -535,7 +672,7 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         return AuthResult.Denied;
     }
 
-    private static bool SecretEquals(string? expected, string? given) =>
+    internal static bool SecretEquals(string? expected, string? given) =>
         expected is not null && given is not null &&
         CryptographicOperations.FixedTimeEquals(Encoding.UTF8.GetBytes(expected), Encoding.UTF8.GetBytes(given));
 
