@@ -63,6 +63,13 @@ internal sealed partial class ServerHost : IAsyncDisposable
             }
         }
 
+        if (_options.Cluster.Enabled)
+        {
+            // Bound (not yet accepting) before the actor system starts: its Akka.Cluster roles name the route port.
+            _routeListener = new TcpAcceptor(_options.Cluster.Host, _options.Cluster.Port, Broker.AcceptRoute, error => Log.RouteAcceptError(_log, error));
+            Broker.SetRoutePort(_routeListener.LocalEndPoint.Port);
+        }
+
         // The actor system starts on another thread while the listeners bind and monitoring starts;
         // clients are accepted only once both are done.
         var actors = Broker.StartAsync();
@@ -79,11 +86,6 @@ internal sealed partial class ServerHost : IAsyncDisposable
             {
                 // ServerConfiguration refused the options unless JetStream is on, as nats-server.
                 _mqttListener = NatsListener.ForMqtt(Broker, mqtt.Host ?? _options.Host, mqtt.Port, _log);
-            }
-
-            if (_options.Cluster.Enabled)
-            {
-                _routeListener = new TcpAcceptor(_options.Cluster.Host, _options.Cluster.Port, Broker.AcceptRoute, error => Log.RouteAcceptError(_log, error));
             }
 
             if (_options.HttpPort != 0)

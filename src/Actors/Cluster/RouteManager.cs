@@ -23,6 +23,7 @@ internal sealed partial class RouteManager : ReceiveActor, IWithTimers
     private readonly ILogger _log;
     private readonly Dictionary<IActorRef, RouteLink> _links = [];
     private readonly HashSet<string> _dialing = new(StringComparer.OrdinalIgnoreCase);
+    private readonly Dictionary<string, Uri> _members = new(StringComparer.Ordinal); // Akka.Cluster members' route URLs by server id
     private List<Uri> _explicit = [];
     private bool _started;
 
@@ -43,6 +44,26 @@ internal sealed partial class RouteManager : ReceiveActor, IWithTimers
         Receive<Protocol.Dial>(dial => Dial(dial.Url, dial.Explicit, dial.Attempt));
         Receive<Protocol.Dialled>(OnDialled);
         Receive<Protocol.ImplicitRoute>(implicitRoute => OnImplicitRoute(implicitRoute.Info));
+        Receive<Protocol.MemberUp>(up =>
+        {
+            // A Courier member: keep a route to it for as long as it is a member.
+            _members[up.ServerId] = up.Url;
+            if (_started && !_broker.Routes!.IsConnected(up.ServerId))
+            {
+                Dial(up.Url, isExplicit: false, attempt: 0);
+            }
+        });
+        Receive<Protocol.MemberRemoved>(removed =>
+        {
+            _members.Remove(removed.ServerId);
+            foreach (var route in _broker.Routes!.Routes)
+            {
+                if (route.Route?.RemoteId == removed.ServerId)
+                {
+                    route.RequestClose("Cluster Member Removed");
+                }
+            }
+        });
         Receive<Terminated>(OnLinkEnded);
     }
 
@@ -110,7 +131,7 @@ internal sealed partial class RouteManager : ReceiveActor, IWithTimers
         }
 
         var retries = _broker.Options.Cluster.ConnectRetries;
-        if (!dialled.Explicit && (retries <= 0 || dialled.Attempt > retries))
+        if (!dialled.Explicit && !IsMember(dialled.Url) && (retries <= 0 || dialled.Attempt > retries))
         {
             _dialing.Remove(Key(dialled.Url));
             return;
@@ -126,7 +147,23 @@ internal sealed partial class RouteManager : ReceiveActor, IWithTimers
             return;
         }
 
-        if (link.IsSelf || link.Url is not { } url || !(link.Solicited || link.Retry))
+        if (link.IsSelf)
+        {
+            return;
+        }
+
+        if (link.RemoteId is { } member && _members.TryGetValue(member, out var memberUrl) && !_broker.Routes!.IsConnected(member))
+        {
+            // A member's route dropped while it is still a member: dial it again, whichever side dialled before.
+            if (_dialing.Add(Key(memberUrl)))
+            {
+                Timers.StartSingleTimer(Key(memberUrl), new Protocol.Dial(memberUrl, false, 1), RetryDelay + TimeSpan.FromMilliseconds(Random.Shared.Next(100)));
+            }
+
+            return;
+        }
+
+        if (link.Url is not { } url || !(link.Solicited || link.Retry))
         {
             return;
         }
@@ -169,6 +206,19 @@ internal sealed partial class RouteManager : ReceiveActor, IWithTimers
         {
             Dial(url, isExplicit: false, attempt: 0);
         }
+    }
+
+    private bool IsMember(Uri url)
+    {
+        foreach (var memberUrl in _members.Values)
+        {
+            if (Key(memberUrl) == Key(url))
+            {
+                return true;
+            }
+        }
+
+        return false;
     }
 
     private static string Key(Uri url) => $"{url.Host}:{url.Port}";
@@ -231,6 +281,24 @@ internal sealed partial class RouteManager : ReceiveActor, IWithTimers
             public string? Error { get; } = error;
 
             public override string ToString() => $"Dialled({Url}, {(Socket is null ? Error : "connected")})";
+        }
+
+        /// <summary>An Akka.Cluster member came up: its server id and route URL (from its roles).</summary>
+        public sealed class MemberUp(string serverId, Uri url)
+        {
+            public string ServerId { get; } = serverId;
+
+            public Uri Url { get; } = url;
+
+            public override string ToString() => $"MemberUp({ServerId}, {Url})";
+        }
+
+        /// <summary>An Akka.Cluster member was removed (left, or downed): its route is closed.</summary>
+        public sealed class MemberRemoved(string serverId)
+        {
+            public string ServerId { get; } = serverId;
+
+            public override string ToString() => $"MemberRemoved({ServerId})";
         }
 
         /// <summary>A peer told of another server (gossip).</summary>

@@ -278,7 +278,6 @@ internal sealed partial class ClientConnection
             table.ForwardInfo(forward, this);
         }
 
-        _broker.OnRoutesChanged();
         return ReadOutcome.Continue;
     }
 

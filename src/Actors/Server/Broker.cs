@@ -71,6 +71,7 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         if (options.Cluster.Enabled)
         {
             Routes = new RouteTable(ServerId, options.Cluster.Name);
+            Routes.Changed += OnRoutesChanged;
         }
     }
 
@@ -88,7 +89,7 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         }
 
         _ownsSystem = system is null;
-        System = system ?? await Task.Run(() => ActorSystemConfig.CreateSystem(ActorSystemConfig.Build(Options), _loggerFactory)).ConfigureAwait(false);
+        System = system ?? await Task.Run(() => ActorSystemConfig.CreateSystem(ActorSystemConfig.Build(Options, ClusterMemberConfig()), _loggerFactory)).ConfigureAwait(false);
         var routers = System.ActorOf(RouterSupervisor.Props(Space, Registry), "routers");
         RouterSupervisorRef = routers;
 
@@ -112,7 +113,105 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         if (Routes is not null)
         {
             RouteManager = System.ActorOf(Cluster.RouteManager.Props(this), "routes");
+            if (System.Settings.ProviderClass.Contains("Cluster", StringComparison.Ordinal))
+            {
+                AkkaAddress = Akka.Cluster.Cluster.Get(System).SelfAddress.ToString();
+                ClusterNode = System.ActorOf(Cluster.ClusterNode.Props(this), "cluster-node");
+            }
         }
+    }
+
+    /// <summary>This node's Akka.Cluster address (told to peers in the route INFO); null without a cluster.</summary>
+    internal string? AkkaAddress { get; private set; }
+
+    /// <summary>The membership actor; Nobody without a cluster.</summary>
+    internal IActorRef ClusterNode { get; private set; } = ActorRefs.Nobody;
+
+    /// <summary>Whether this node is an Up member of the Akka cluster (for /healthz and /varz).</summary>
+    public bool IsClusterMember => Volatile.Read(ref _member);
+
+    private bool _member;
+    private bool _everMember;
+
+    /// <summary>
+    /// Whether this node should be an Akka.Cluster member: it was one, or a Courier peer is routed
+    /// (a lone node, or one routed to nats-server only, is healthy without membership).
+    /// </summary>
+    public bool ClusterPeersExpected
+    {
+        get
+        {
+            if (Volatile.Read(ref _everMember))
+            {
+                return true;
+            }
+
+            foreach (var route in Routes?.Routes ?? [])
+            {
+                if (route.Route?.RemoteInfo?.CourierAkka is not null)
+                {
+                    return true;
+                }
+            }
+
+            return false;
+        }
+    }
+
+    /// <summary>Membership of this node changed (Up, or removed).</summary>
+    internal void OnMembershipChanged(bool member)
+    {
+        Volatile.Write(ref _member, member);
+        if (member)
+        {
+            Volatile.Write(ref _everMember, true);
+        }
+    }
+
+    /// <summary>The public host peers reach this node's route listener and Akka.Remote on.</summary>
+    internal string ClusterPublicHost()
+    {
+        var cluster = Options.Cluster;
+        if (cluster.Advertise is { } advertise)
+        {
+            var colon = advertise.LastIndexOf(':');
+            return colon < 0 ? advertise : advertise[..colon];
+        }
+
+        if (cluster.Host is not ("0.0.0.0" or "::" or "[::]" or ""))
+        {
+            return cluster.Host;
+        }
+
+        var urls = OwnClientUrls();
+        var first = urls[0];
+        return first[..first.LastIndexOf(':')];
+    }
+
+    // Roles: the server id, its name and the route URL members dial (Cluster.ClusterNode).
+    private ClusterMember? ClusterMemberConfig()
+    {
+        if (Routes is null)
+        {
+            return null;
+        }
+
+        var host = ClusterPublicHost();
+        var bind = Options.Cluster.Host is "" or "::" or "[::]" ? "0.0.0.0" : Options.Cluster.Host;
+        var routePort = _routePort;
+        return new ClusterMember(bind, host,
+        [
+            Cluster.ClusterNode.ServerRole + ServerId,
+            Cluster.ClusterNode.NameRole + ServerName,
+            Cluster.ClusterNode.RouteRole + $"nats-route://{host}:{routePort}",
+        ]);
+    }
+
+    /// <summary>The route listener is bound on <paramref name="port"/> (before <see cref="StartAsync"/>: the Akka roles name it).</summary>
+    public void SetRoutePort(int port)
+    {
+        _routePort = port;
+        _routeInfoLine = null;
     }
 
     public ServerOptions Options { get; }
@@ -260,6 +359,7 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
             Dynamic = Routes.Dynamic,
             Lnoc = true,
             ConnectUrls = cluster.NoAdvertise ? null : OwnClientUrls(),
+            CourierAkka = AkkaAddress,
         };
         if (cluster.Advertise is { } advertise)
         {
@@ -313,7 +413,103 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
     internal void OnRoutesChanged()
     {
         _routeInfoLine = null;
+        if (Routes is null)
+        {
+            return;
+        }
+
+        UpdateConnectUrls();
+        if (ClusterNode.IsNobody())
+        {
+            return;
+        }
+
+        var peers = new List<string>();
+        foreach (var route in Routes.Routes)
+        {
+            if (route.Route?.RemoteInfo?.CourierAkka is { } akka)
+            {
+                peers.Add(akka);
+            }
+        }
+
+        ClusterNode.Tell(new ClusterNode.Protocol.PeersChanged(peers));
     }
+
+    private readonly Lock _connectUrlsLock = new();
+
+    /// <summary>
+    /// INFO <c>connect_urls</c>: this node's client URLs and those its routes advertised, unless
+    /// <c>no_advertise</c>. When they change, clients that understand async INFO (CONNECT protocol 1)
+    /// get a new INFO, so they learn of nodes that came or went (nats-server's
+    /// addConnectURLsAndSendINFOToClients).
+    /// </summary>
+    private void UpdateConnectUrls()
+    {
+        if (Options.Cluster.NoAdvertise || Routes is null)
+        {
+            return;
+        }
+
+        var urls = new List<string>(OwnClientUrls());
+        foreach (var route in Routes.Routes)
+        {
+            foreach (var url in route.Route?.ConnectUrls ?? [])
+            {
+                if (!urls.Contains(url))
+                {
+                    urls.Add(url);
+                }
+            }
+        }
+
+        lock (_connectUrlsLock)
+        {
+            if (_info.ConnectUrls is { } current && current.SequenceEqual(urls))
+            {
+                return;
+            }
+
+            _info.ConnectUrls = urls;
+            _infoJson = null;
+            _webSocketInfoJson = null;
+        }
+
+        Span<byte> line = stackalloc byte[4096]; // bytes: an INFO with a few dozen URLs
+        foreach (var client in Registry.Clients)
+        {
+            if (client.IsRoute || client.IsInternal || client.IsWebSocket || client.IsMqtt || client.ConnectOptions is not { Protocol: >= 1 })
+            {
+                continue;
+            }
+
+            var length = FormatInfo(line, client.Id, client.RemoteIp);
+            if (length > 0)
+            {
+                client.Outbound.Write(line[..length]);
+                client.Outbound.Signal();
+            }
+        }
+    }
+
+    /// <summary>The routes registered now, for /routez, by rid.</summary>
+    public IReadOnlyList<RouteSummary> GetRoutes()
+    {
+        var list = new List<RouteSummary>();
+        foreach (var c in Routes?.Routes ?? [])
+        {
+            var link = c.Route!;
+            list.Add(new RouteSummary(
+                c.Id, link.RemoteId ?? "", link.RemoteInfo?.ServerName ?? "", link.Solicited, link.Explicit, c.RemoteIp, c.RemotePort, c.Started,
+                c.LastActivity, c.Outbound.PendingBytes, c.InMsgs, c.Outbound.OutMsgs, c.InBytes, c.Outbound.OutBytes, c.SubscriptionCount));
+        }
+
+        list.Sort((a, b) => a.Rid.CompareTo(b.Rid));
+        return list;
+    }
+
+    /// <summary>The client URLs INFO advertises now (this node's first).</summary>
+    public IReadOnlyList<string> ConnectUrls => _info.ConnectUrls ?? OwnClientUrls();
 
     /// <summary>Creates the data path of a route link (<see cref="Cluster.RouteActor"/>).</summary>
     internal ClientConnection CreateRoute(Stream stream, Socket socket, ulong id, IActorRef owner, RouteLink link) =>
@@ -410,7 +606,7 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         }
 
         // A host's system (a test's) outlives the broker: stop just the broker's actors, children first.
-        foreach (var actor in new[] { JetStream, RouteManager, _connections, RouterSupervisorRef })
+        foreach (var actor in new[] { JetStream, ClusterNode, RouteManager, _connections, RouterSupervisorRef })
         {
             if (actor is not null && !actor.IsNobody())
             {
@@ -690,6 +886,24 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         return new string(id);
     }
 }
+
+/// <summary>One route as /routez shows it.</summary>
+public sealed record RouteSummary(
+    ulong Rid,
+    string RemoteId,
+    string RemoteName,
+    bool DidSolicit,
+    bool IsConfigured,
+    string Ip,
+    int Port,
+    DateTime Start,
+    DateTime LastActivity,
+    long PendingBytes,
+    long InMsgs,
+    long OutMsgs,
+    long InBytes,
+    long OutBytes,
+    int Subscriptions);
 
 /// <summary>One connection as /connz shows it.</summary>
 public sealed record ConnectionInfo(

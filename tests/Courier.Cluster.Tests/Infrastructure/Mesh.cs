@@ -100,7 +100,20 @@ public sealed class Mesh : IAsyncDisposable
     }
 
     /// <summary>Diagnostics of every node for an assertion message.</summary>
-    public string Diagnostics() => string.Join("\n\n", Nodes.Select(n => n.Diagnostics(60)));
+    public string Diagnostics() => string.Join("\n\n", Nodes.Select(Describe));
+
+    // A node killed by the test has no process left to describe, only its log.
+    private static string Describe(ServerProcess node)
+    {
+        try
+        {
+            return node.Diagnostics(60);
+        }
+        catch (InvalidOperationException)
+        {
+            return $"{node.Kind} pid {node.Pid} (killed)\n{node.Log.Tail(60)}";
+        }
+    }
 
     public async ValueTask DisposeAsync()
     {
