@@ -137,4 +137,26 @@ public sealed class ClusterConfigurationTests
         Assert.Equal(CommandLineAction.Error, config.Action);
         Assert.Equal("solicited routes require cluster capabilities, e.g. --cluster", config.Error);
     }
+
+    [Theory]
+    [InlineData("courier-1")]
+    [InlineData("courier-2")]
+    [InlineData("courier-3")]
+    public void The_docker_compose_node_configs_load_as_three_routed_nodes(string node)
+    {
+        var root = new DirectoryInfo(AppContext.BaseDirectory);
+        while (root is not null && !File.Exists(Path.Combine(root.FullName, "Courier.slnx")))
+        {
+            root = root.Parent;
+        }
+
+        Assert.NotNull(root);
+        var config = ServerConfiguration.Load(["-c", Path.Combine(root.FullName, "deploy", "cluster", node + ".conf")]);
+        Assert.True(config.Action == CommandLineAction.Run, config.Error);
+        Assert.Empty(config.Warnings);
+        Assert.Equal(node, config.Options.ServerName);
+        Assert.Equal("courier", config.Options.Cluster.Name);
+        Assert.Equal(6222, config.Options.Cluster.Port);
+        Assert.Equal(["courier-1", "courier-2", "courier-3"], config.Options.Cluster.Routes.Select(r => r.Host));
+    }
 }
