@@ -34,17 +34,24 @@ public sealed class Mesh : IAsyncDisposable
     public IReadOnlyList<int> RoutePorts { get; }
 
     /// <summary>Starts one node per kind, all routed to each other, and waits until every node reaches every other.</summary>
-    public static async Task<Mesh> StartAsync(params ServerKind[] kinds)
+    public static Task<Mesh> StartAsync(params ServerKind[] kinds) => StartAsync(kinds, null, []);
+
+    /// <summary>
+    /// As <see cref="StartAsync(ServerKind[])"/>; with <paramref name="routeCredentials"/> (<c>user:password</c>)
+    /// every route listener requires them and every route URL carries them; <paramref name="extraArgs"/> go to every node.
+    /// </summary>
+    public static async Task<Mesh> StartAsync(IReadOnlyList<ServerKind> kinds, string? routeCredentials, IReadOnlyList<string> extraArgs)
     {
         var routePorts = kinds.Select(_ => FreePort()).ToArray();
-        var routes = string.Join(',', routePorts.Select(p => $"nats-route://127.0.0.1:{p}"));
+        var auth = routeCredentials is null ? "" : routeCredentials + "@";
+        var routes = string.Join(',', routePorts.Select(p => $"nats-route://{auth}127.0.0.1:{p}"));
         var nodes = new List<ServerProcess>();
         try
         {
-            for (var i = 0; i < kinds.Length; i++)
+            for (var i = 0; i < kinds.Count; i++)
             {
-                nodes.Add(await ServerProcess.StartAsync(
-                    kinds[i], null, "-n", $"node-{i}", "--cluster", $"nats://127.0.0.1:{routePorts[i]}", "--routes", routes, "--cluster_name", ClusterName));
+                string[] args = ["-n", $"node-{i}", "--cluster", $"nats://{auth}127.0.0.1:{routePorts[i]}", "--routes", routes, "--cluster_name", ClusterName, .. extraArgs];
+                nodes.Add(await ServerProcess.StartAsync(kinds[i], null, args));
             }
         }
         catch
