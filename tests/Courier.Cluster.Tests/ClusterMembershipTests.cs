@@ -23,8 +23,12 @@ public sealed class ClusterMembershipTests(CourierMeshFixture fixture)
         {
             var node = _mesh.Nodes[i];
             var up = await Poll.UntilAsync(
-                () => Enumerable.Range(0, _mesh.Nodes.Count).All(j => node.Log.All().Contains($"Cluster member up: akka.tcp://courier@", StringComparison.Ordinal)
-                    && node.Log.All().Contains($"(node-{j})", StringComparison.Ordinal)),
+                () =>
+                {
+                    var lines = node.Log.All().Split('\n');
+                    return Enumerable.Range(0, _mesh.Nodes.Count).All(j => lines.Any(line =>
+                        line.Contains("Cluster member up: akka.tcp://courier@", StringComparison.Ordinal) && line.Contains($"(node-{j})", StringComparison.Ordinal)));
+                },
                 Timeout);
             Assert.True(up, $"node-{i} did not log every member up\n{node.Diagnostics(80)}");
         }

@@ -69,8 +69,16 @@ public sealed class FailoverTests
             await Poll.UntilAsync(() => mesh.Nodes[0].Log.All().Contains("Cluster member removed:", StringComparison.Ordinal), Timeout),
             $"node-2 never removed\n{mesh.Nodes[0].Diagnostics(80)}");
         using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
-        using var routez = JsonDocument.Parse(await http.GetStringAsync(new Uri(mesh.Nodes[0].MonitorUri, "routez")));
-        Assert.Equal(1, routez.RootElement.GetProperty("num_routes").GetInt32());
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    using var routez = JsonDocument.Parse(await http.GetStringAsync(new Uri(mesh.Nodes[0].MonitorUri, "routez")));
+                    var routes = routez.RootElement.GetProperty("routes").EnumerateArray().Select(r => r.GetProperty("remote_name").GetString()).ToList();
+                    return routes is ["node-1"];
+                },
+                Timeout),
+            "node-0's routes are not just node-1");
 
         await subscription.DisposeAsync();
         await responder;
