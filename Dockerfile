@@ -8,8 +8,8 @@ RUN dotnet publish src/Gateway/Courier.Gateway.csproj -c Release -r linux-x64 --
 FROM mcr.microsoft.com/dotnet/aspnet:10.0
 WORKDIR /app
 COPY --from=build /app .
-# Client port, monitoring port.
-EXPOSE 4222 8222
+# Client port, monitoring port, route port (cluster { listen }).
+EXPOSE 4222 8222 6222
 VOLUME /data
 ENTRYPOINT ["dotnet", "courier.dll"]
 CMD ["-p", "4222", "-m", "8222", "-js", "-sd", "/data"]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test: installs what the tests need (Debian's nats-server as the reference server,
-# chromium for the browser test, nats.js and nats.ws for the JavaScript client tests), builds
+# chromium for the browser test, docker-compose to check docker-compose.yml, nats.js and nats.ws for the JavaScript client tests), builds
 # once, runs `dotnet test` on the solution, and ends with one line: "N passed, N failed, N skipped".
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -30,6 +30,16 @@ if ! command -v mosquitto_sub >/dev/null 2>&1 || [ ! -x /usr/sbin/mosquitto ]; t
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto mosquitto-clients) >/dev/null
   else
     echo "mosquitto is not installed and cannot be installed here: apt-get install mosquitto mosquitto-clients" >&2
+  fi
+fi
+
+# docker-compose (only its `config` check of docker-compose.yml runs; there is no Docker engine here).
+if ! command -v docker-compose >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "== installing Debian's docker-compose (validates docker-compose.yml)"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose) >/dev/null
+  else
+    echo "docker-compose is not installed and cannot be installed here: apt-get install docker-compose" >&2
   fi
 fi
 

@@ -20,6 +20,10 @@ internal sealed class PortsFile
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public IReadOnlyList<string>? WebSocket { get; init; }
 
+    [JsonPropertyName("cluster")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public IReadOnlyList<string>? Cluster { get; init; }
+
     /// <summary>Writes the file and returns its path.</summary>
     public string Write(string directory)
     {

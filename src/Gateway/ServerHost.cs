@@ -17,6 +17,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
     private NatsListener? _listener;
     private WebSocketListener? _webSocket;
     private NatsListener? _mqttListener;
+    private TcpAcceptor? _routeListener;
     private MonitoringServer? _monitoring;
     private string? _portsFile;
 
@@ -39,6 +40,9 @@ internal sealed partial class ServerHost : IAsyncDisposable
     /// <summary>The MQTT port actually bound, or 0 without an MQTT listener.</summary>
     public int MqttPort => _mqttListener?.LocalEndPoint.Port ?? 0;
 
+    /// <summary>The route port actually bound, or 0 without a cluster.</summary>
+    public int ClusterPort => _routeListener?.LocalEndPoint.Port ?? 0;
+
     /// <summary>The monitoring port actually bound, or 0.</summary>
     public int MonitorPort => _monitoring?.LocalEndPoint?.Port ?? 0;
 
@@ -57,6 +61,13 @@ internal sealed partial class ServerHost : IAsyncDisposable
             {
                 Log.SyncInterval(_log, _options.JetStreamSync.ToString());
             }
+        }
+
+        if (_options.Cluster.Enabled)
+        {
+            // Bound (not yet accepting) before the actor system starts: its Akka.Cluster roles name the route port.
+            _routeListener = new TcpAcceptor(_options.Cluster.Host, _options.Cluster.Port, Broker.AcceptRoute, error => Log.RouteAcceptError(_log, error));
+            Broker.SetRoutePort(_routeListener.LocalEndPoint.Port);
         }
 
         // The actor system starts on another thread while the listeners bind and monitoring starts;
@@ -103,6 +114,20 @@ internal sealed partial class ServerHost : IAsyncDisposable
 
         _webSocket?.Start();
         _mqttListener?.Start();
+        if (_routeListener is not null)
+        {
+            var cluster = Broker.Routes!;
+            Log.ClusterName(_log, cluster.ClusterName);
+            if (cluster.Dynamic)
+            {
+                Log.DynamicClusterName(_log);
+            }
+
+            _routeListener.Start();
+            Log.RouteListening(_log, _routeListener.LocalEndPoint.ToString());
+            Broker.StartRouting(_routeListener.LocalEndPoint.Port);
+        }
+
         if (_options.PidFile is { } pidFile)
         {
             await File.WriteAllTextAsync(pidFile, Environment.ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture)).ConfigureAwait(false);
@@ -115,6 +140,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
                 Client = ListenAddress.Urls("nats", _listener.LocalEndPoint),
                 Monitoring = _monitoring?.LocalEndPoint is { } m ? ListenAddress.Urls(_options.HttpPort == 0 ? "https" : "http", m) : null,
                 WebSocket = _webSocket is { } ws ? ListenAddress.Urls("ws", ws.LocalEndPoint) : null,
+                Cluster = _routeListener is { } routes ? ListenAddress.Urls("nats", routes.LocalEndPoint) : null,
             }.Write(dir);
         }
 
@@ -136,6 +162,11 @@ internal sealed partial class ServerHost : IAsyncDisposable
         if (_mqttListener is not null)
         {
             await _mqttListener.DisposeAsync().ConfigureAwait(false);
+        }
+
+        if (_routeListener is not null)
+        {
+            await _routeListener.DisposeAsync().ConfigureAwait(false);
         }
 
         if (_monitoring is not null)
@@ -174,6 +205,18 @@ internal sealed partial class ServerHost : IAsyncDisposable
 
         [LoggerMessage(Level = LogLevel.Information, Message = "TLS required for client connections (certificate {CertFile}, client certificates: {Verify}, handshake first: {HandshakeFirst})")]
         public static partial void TlsRequired(ILogger logger, string certFile, string verify, bool handshakeFirst);
+
+        [LoggerMessage(Level = LogLevel.Information, Message = "Cluster name is {Name}")]
+        public static partial void ClusterName(ILogger logger, string name);
+
+        [LoggerMessage(Level = LogLevel.Warning, Message = "Cluster name was dynamically generated, consider setting one")]
+        public static partial void DynamicClusterName(ILogger logger);
+
+        [LoggerMessage(Level = LogLevel.Information, Message = "Listening for route connections on {EndPoint}")]
+        public static partial void RouteListening(ILogger logger, string endPoint);
+
+        [LoggerMessage(Level = LogLevel.Error, Message = "Error accepting route connection: {Error}")]
+        public static partial void RouteAcceptError(ILogger logger, string error);
 
         [LoggerMessage(Level = LogLevel.Information, Message = "Server is ready")]
         public static partial void Ready(ILogger logger);

@@ -47,7 +47,11 @@ internal sealed partial class ClientConnection
     /// <param name="replyTo">The reply subject, or empty.</param>
     /// <param name="headerSize">The header block size, -1 without headers.</param>
     /// <param name="payload">Headers and payload.</param>
-    private void ProcessPublish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> messageSubject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload)
+    /// <param name="routedQueues">
+    /// For a message from a route (RMSG): the queue groups it is for here, as on the line; only local
+    /// members of those groups and local plain subscribers get it (one hop).
+    /// </param>
+    private void ProcessPublish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> messageSubject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte> routedQueues = default)
     {
         var size = (int)payload.Length;
         if (headerSize == 0)
@@ -94,8 +98,21 @@ internal sealed partial class ClientConnection
         var templates = new Templates(template, prefixLength, suffixLength, _msgTemplateSize, messageSubject, replyTo, headerSize, size);
         var delivered = false;
 
+        // Routes get a message once each, whatever number of their subscriptions match; never one
+        // that came from a route (one hop), nor a JetStream delivery (its MSG subject is not its route).
+        var toRoutes = _route is null && messageSubject == subject;
         foreach (var sub in match.Plain)
         {
+            if (sub.Client._route is not null)
+            {
+                if (toRoutes)
+                {
+                    AddRouteTarget(sub.Client, null);
+                }
+
+                continue;
+            }
+
             if (!_echo && ReferenceEquals(sub.Client, this))
             {
                 continue;
@@ -106,7 +123,17 @@ internal sealed partial class ClientConnection
 
         foreach (var group in match.Queues)
         {
-            delivered |= DeliverToOneMember(group.Members, ref templates, payload);
+            if (_route is not null && !RoutedQueuesContain(routedQueues, group.NameUtf8))
+            {
+                continue;
+            }
+
+            delivered |= DeliverToOneMember(group, ref templates, payload, toRoutes);
+        }
+
+        if (_routeTargets.Count > 0)
+        {
+            delivered |= SendToRoutes(subject, replyTo, headerSize, payload);
         }
 
         if (!delivered && _noResponders && !replyTo.IsEmpty)
@@ -137,15 +164,52 @@ internal sealed partial class ClientConnection
         return match;
     }
 
-    private bool DeliverToOneMember(Subscription[] members, ref Templates templates, in ReadOnlySequence<byte> payload)
+    private bool DeliverToOneMember(QueueGroup group, ref Templates templates, in ReadOnlySequence<byte> payload, bool toRoutes)
     {
-        // Start at a pseudo-random member and take the first that accepts (echo, auto-unsubscribe
-        // and closed members are passed over), so each message reaches exactly one member.
+        // As nats-server 2.9's processMsgResults: start at a pseudo-random member, where a route's
+        // member counts as many times as its RS+ weight (the peer's member count), and take the first
+        // that accepts: a local member that can take it (echo, auto-unsubscribe and closed members are
+        // passed over), or a route, which then carries the message for this group. So each message
+        // reaches exactly one member cluster-wide. A message from a route goes to local members only.
+        var members = group.Members;
         _queuePick = (_queuePick * 1664525) + 1013904223; // LCG step (Numerical Recipes constants).
-        var start = (int)((_queuePick >> 8) % (uint)members.Length);
+        var total = 0;
+        foreach (var member in members)
+        {
+            total += member.Client._route is null ? 1 : (toRoutes ? member.Weight : 0);
+        }
+
+        if (total == 0)
+        {
+            return false;
+        }
+
+        var pick = (int)((_queuePick >> 8) % (uint)total);
+        var start = 0;
+        for (; start < members.Length - 1; start++)
+        {
+            var member = members[start];
+            pick -= member.Client._route is null ? 1 : (toRoutes ? member.Weight : 0);
+            if (pick < 0)
+            {
+                break;
+            }
+        }
+
         for (var i = 0; i < members.Length; i++)
         {
             var sub = members[(start + i) % members.Length];
+            if (sub.Client._route is not null)
+            {
+                if (toRoutes)
+                {
+                    AddRouteTarget(sub.Client, group);
+                    return false; // delivered once SendToRoutes has queued it
+                }
+
+                continue;
+            }
+
             if (!_echo && ReferenceEquals(sub.Client, this))
             {
                 continue;
@@ -266,7 +330,7 @@ internal sealed partial class ClientConnection
         foreach (var outbound in _touched)
         {
             outbound.Signal(inline || outbound.InProcess);
-            if (outbound.IsStalling && !_stalledOn.Contains(outbound))
+            if (_route is null && outbound.IsStalling && !_stalledOn.Contains(outbound)) // routes are never stalled, as nats-server stalls only client producers
             {
                 _stalledOn.Add(outbound);
             }

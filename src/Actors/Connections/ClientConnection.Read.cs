@@ -137,6 +137,11 @@ internal sealed partial class ClientConnection
     /// <summary>Processes every complete command in <paramref name="buffer"/>, slicing off what it consumed.</summary>
     private ReadOutcome Process(ref ReadOnlySequence<byte> buffer)
     {
+        if (_route is not null)
+        {
+            return ProcessRoute(ref buffer);
+        }
+
         var reader = new SequenceReader<byte>(buffer);
         var command = default(ClientCommand);
         var outcome = ReadOutcome.Continue;

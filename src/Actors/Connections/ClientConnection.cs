@@ -28,7 +28,7 @@ internal sealed partial class ClientConnection
     private Task _readPump = Task.CompletedTask;
     private Task _writePump = Task.CompletedTask;
 
-    public ClientConnection(Broker broker, Stream stream, Socket? socket, ulong id, IActorRef owner, bool mqtt = false)
+    public ClientConnection(Broker broker, Stream stream, Socket? socket, ulong id, IActorRef owner, bool mqtt = false, Cluster.RouteLink? route = null)
     {
         _broker = broker;
         _stream = stream;
@@ -54,6 +54,16 @@ internal sealed partial class ClientConnection
             {
                 Inflight = new MqttInflight(Outbound, options.Mqtt?.MaxAckPending ?? 0),
             };
+        }
+
+        if (route is not null)
+        {
+            // A route: no verbose or pedantic mode, its own parser (RS+/RS-/RMSG), messages up to the
+            // largest payload nats-server can be configured for (a peer may allow more than we do).
+            _route = route;
+            _routeParser = new RouteParser(options.MaxControlLine, Math.Max(options.MaxPayload, RouteParser.DefaultMaxPayload));
+            _verbose = false;
+            _pedantic = false;
         }
 
         Started = DateTime.UtcNow;
@@ -110,6 +120,12 @@ internal sealed partial class ClientConnection
     /// <summary>Sends INFO (NATS) and starts the read and write pumps (after the TLS handshake on a TLS client listener).</summary>
     public void Start()
     {
+        if (_route is not null)
+        {
+            StartRoute();
+            return;
+        }
+
         if (_mqtt is not null)
         {
             // MQTT: the server says nothing before the client's CONNECT.
@@ -171,6 +187,11 @@ internal sealed partial class ClientConnection
         CloseReason = reason;
         Log.Closed(_log, Id, reason);
         _mqtt?.Inflight.Close();
+        if (_route is not null)
+        {
+            _broker.Routes?.Unregister(this);
+        }
+
         var subscriptions = RemoveAllSubscriptions();
         _broker.Unregister(this, subscriptions);
         Outbound.Complete();

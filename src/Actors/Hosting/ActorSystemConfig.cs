@@ -21,8 +21,12 @@ public static class ActorSystemConfig
     /// <summary>The embedded reference configuration alone.</summary>
     public static Config ReferenceConfig => Reference.Value;
 
-    /// <summary>The configuration for a node with <paramref name="options"/>.</summary>
-    public static Config Build(ServerOptions options)
+    /// <summary>
+    /// The configuration for a node with <paramref name="options"/>; with <paramref name="member"/> (a
+    /// node with a <c>cluster { }</c>) an Akka.Cluster member on an ephemeral Akka.Remote port of the
+    /// cluster host, with roles that name its server and its route URL.
+    /// </summary>
+    public static Config Build(ServerOptions options, ClusterMember? member = null)
     {
         ArgumentNullException.ThrowIfNull(options);
         var overrides = new List<string>
@@ -36,6 +40,14 @@ public static class ActorSystemConfig
             overrides.Add($"courier.persistence.journal.dir = {Quote(Path.Combine(account, "journal"))}");
             overrides.Add($"courier.persistence.snapshot-store.dir = {Quote(Path.Combine(account, "snapshots"))}");
             overrides.Add($"courier.persistence.journal.sync = {Quote(options.JetStreamSync.IsAlways ? "always" : ((long)options.JetStreamSync.Period.TotalMilliseconds).ToString(CultureInfo.InvariantCulture) + "ms")}");
+        }
+
+        if (member is not null)
+        {
+            overrides.Add("akka.actor.provider = cluster");
+            overrides.Add($"akka.remote.dot-netty.tcp.hostname = {Quote(member.BindHost)}");
+            overrides.Add($"akka.remote.dot-netty.tcp.public-hostname = {Quote(member.PublicHost)}");
+            overrides.Add($"akka.cluster.roles = [{string.Join(", ", member.Roles.Select(Quote))}]");
         }
 
         return ConfigurationFactory.ParseString(string.Join('\n', overrides)).WithFallback(ReferenceConfig);
@@ -59,6 +71,12 @@ public static class ActorSystemConfig
         return ConfigurationFactory.ParseString(reader.ReadToEnd());
     }
 }
+
+/// <summary>A clustered node's Akka.Remote addresses and roles (see <see cref="ActorSystemConfig.Build"/>).</summary>
+/// <param name="BindHost">The address Akka.Remote listens on: the cluster host.</param>
+/// <param name="PublicHost">The address peers reach it on (the cluster host, or a local address when that is 0.0.0.0).</param>
+/// <param name="Roles">Member roles: the server id, name and route URL (Cluster.ClusterNode reads them).</param>
+public sealed record ClusterMember(string BindHost, string PublicHost, IReadOnlyList<string> Roles);
 
 /// <summary>Hands the server's <see cref="ILoggerFactory"/> to <see cref="AkkaLogBridge"/> (Akka creates loggers by type).</summary>
 public sealed class LoggerFactorySetup : Setup

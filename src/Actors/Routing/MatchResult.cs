@@ -74,4 +74,8 @@ internal sealed class MatchResult
 }
 
 /// <summary>The members of one queue group that match a subject.</summary>
-internal sealed record QueueGroup(string Name, Subscription[] Members);
+internal sealed record QueueGroup(string Name, Subscription[] Members)
+{
+    /// <summary>The name in UTF-8, as RMSG lines carry it.</summary>
+    public byte[] NameUtf8 { get; } = System.Text.Encoding.UTF8.GetBytes(Name);
+}

@@ -11,6 +11,8 @@ internal sealed class Subscription
 {
     private long _delivered;
     private long _max;
+    private int _weight = 1;
+    private int _countedForRoutes;
 
     public Subscription(ClientConnection client, string subject, string? queue, byte[] sid, int shard)
     {
@@ -39,6 +41,22 @@ internal sealed class Subscription
 
     /// <summary>An MQTT subscription's granted QoS (0 or 1); 0 for NATS subscriptions.</summary>
     public byte MqttQoS { get; init; }
+
+    /// <summary>
+    /// A route's queue subscription: how many members the peer has in the group (RS+ weight), so a
+    /// remote group is picked in proportion to its size. 1 for local subscriptions.
+    /// </summary>
+    public int Weight
+    {
+        get => Volatile.Read(ref _weight);
+        set => Volatile.Write(ref _weight, value);
+    }
+
+    /// <summary>Marks the subscription as counted in the node's route interest; true the first time only.</summary>
+    public bool MarkCountedForRoutes() => Interlocked.Exchange(ref _countedForRoutes, 1) == 0;
+
+    /// <summary>Clears the mark of <see cref="MarkCountedForRoutes"/>; true when it was set.</summary>
+    public bool UnmarkCountedForRoutes() => Interlocked.Exchange(ref _countedForRoutes, 0) == 1;
 
     /// <summary>Messages delivered so far.</summary>
     public long Delivered => Volatile.Read(ref _delivered);

@@ -5,6 +5,7 @@ using System.Security.Cryptography.X509Certificates;
 using System.Text;
 using System.Text.Json;
 using Akka.Actor;
+using Courier.Actors.Cluster;
 using Courier.Actors.Connections;
 using Courier.Actors.Hosting;
 using Courier.Actors.JetStream;
@@ -67,6 +68,11 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
             MaxPayload = options.MaxPayload,
             JetStream = options.JetStream,
         };
+        if (options.Cluster.Enabled)
+        {
+            Routes = new RouteTable(ServerId, options.Cluster.Name);
+            Routes.Changed += OnRoutesChanged;
+        }
     }
 
     /// <summary>
@@ -83,7 +89,7 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         }
 
         _ownsSystem = system is null;
-        System = system ?? await Task.Run(() => ActorSystemConfig.CreateSystem(ActorSystemConfig.Build(Options), _loggerFactory)).ConfigureAwait(false);
+        System = system ?? await Task.Run(() => ActorSystemConfig.CreateSystem(ActorSystemConfig.Build(Options, ClusterMemberConfig()), _loggerFactory)).ConfigureAwait(false);
         var routers = System.ActorOf(RouterSupervisor.Props(Space, Registry), "routers");
         RouterSupervisorRef = routers;
 
@@ -103,6 +109,109 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         {
             MqttSessions = System.ActorOf(Mqtt.MqttSessions.Props(), "mqtt-sessions");
         }
+
+        if (Routes is not null)
+        {
+            RouteManager = System.ActorOf(Cluster.RouteManager.Props(this), "routes");
+            if (System.Settings.ProviderClass.Contains("Cluster", StringComparison.Ordinal))
+            {
+                AkkaAddress = Akka.Cluster.Cluster.Get(System).SelfAddress.ToString();
+                ClusterNode = System.ActorOf(Cluster.ClusterNode.Props(this), "cluster-node");
+            }
+        }
+    }
+
+    /// <summary>This node's Akka.Cluster address (told to peers in the route INFO); null without a cluster.</summary>
+    internal string? AkkaAddress { get; private set; }
+
+    /// <summary>The membership actor; Nobody without a cluster.</summary>
+    internal IActorRef ClusterNode { get; private set; } = ActorRefs.Nobody;
+
+    /// <summary>Whether this node is an Up member of the Akka cluster (for /healthz and /varz).</summary>
+    public bool IsClusterMember => Volatile.Read(ref _member);
+
+    private bool _member;
+    private bool _everMember;
+
+    /// <summary>
+    /// Whether this node should be an Akka.Cluster member: it was one, or a Courier peer is routed
+    /// (a lone node, or one routed to nats-server only, is healthy without membership).
+    /// </summary>
+    public bool ClusterPeersExpected
+    {
+        get
+        {
+            if (Volatile.Read(ref _everMember))
+            {
+                return true;
+            }
+
+            foreach (var route in Routes?.Routes ?? [])
+            {
+                if (route.Route?.RemoteInfo?.CourierAkka is not null)
+                {
+                    return true;
+                }
+            }
+
+            return false;
+        }
+    }
+
+    /// <summary>Membership of this node changed (Up, or removed).</summary>
+    internal void OnMembershipChanged(bool member)
+    {
+        Volatile.Write(ref _member, member);
+        if (member)
+        {
+            Volatile.Write(ref _everMember, true);
+        }
+    }
+
+    /// <summary>The public host peers reach this node's route listener and Akka.Remote on.</summary>
+    internal string ClusterPublicHost()
+    {
+        var cluster = Options.Cluster;
+        if (cluster.Advertise is { } advertise)
+        {
+            var colon = advertise.LastIndexOf(':');
+            return colon < 0 ? advertise : advertise[..colon];
+        }
+
+        if (cluster.Host is not ("0.0.0.0" or "::" or "[::]" or ""))
+        {
+            return cluster.Host;
+        }
+
+        var urls = OwnClientUrls();
+        var first = urls[0];
+        return first[..first.LastIndexOf(':')];
+    }
+
+    // Roles: the server id, its name and the route URL members dial (Cluster.ClusterNode).
+    private ClusterMember? ClusterMemberConfig()
+    {
+        if (Routes is null)
+        {
+            return null;
+        }
+
+        var host = ClusterPublicHost();
+        var bind = Options.Cluster.Host is "" or "::" or "[::]" ? "0.0.0.0" : Options.Cluster.Host;
+        var routePort = _routePort;
+        return new ClusterMember(bind, host,
+        [
+            Cluster.ClusterNode.ServerRole + ServerId,
+            Cluster.ClusterNode.NameRole + ServerName,
+            Cluster.ClusterNode.RouteRole + $"nats-route://{host}:{routePort}",
+        ]);
+    }
+
+    /// <summary>The route listener is bound on <paramref name="port"/> (before <see cref="StartAsync"/>: the Akka roles name it).</summary>
+    public void SetRoutePort(int port)
+    {
+        _routePort = port;
+        _routeInfoLine = null;
     }
 
     public ServerOptions Options { get; }
@@ -123,7 +232,7 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
             var n = 0;
             foreach (var c in Registry.Clients)
             {
-                n += c.IsInternal ? 0 : 1;
+                n += c.IsInternal || c.IsRoute ? 0 : 1;
             }
 
             return n;
@@ -145,6 +254,12 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
     internal IActorRef RouterSupervisorRef { get; private set; } = ActorRefs.Nobody;
 
     internal IReadOnlyList<IActorRef> Routers => _routers;
+
+    /// <summary>The node's routes and the interest told to them; null without a <c>cluster { }</c>.</summary>
+    internal RouteTable? Routes { get; }
+
+    /// <summary>The route manager actor (listener hand-offs, dialling, reconnects); Nobody without a cluster.</summary>
+    internal IActorRef RouteManager { get; private set; } = ActorRefs.Nobody;
 
     /// <summary>The JetStream API actor, when JetStream is enabled.</summary>
     internal IActorRef? JetStream { get; private set; }
@@ -186,6 +301,220 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         _connections.Tell(new ConnectionSupervisor.Protocol.Accept(socket, stream));
     }
 
+    /// <summary>
+    /// Starts routing once the route listener is bound on <paramref name="routePort"/>: the route INFO
+    /// names that port, and the routes of <c>cluster.routes</c> are dialled.
+    /// </summary>
+    public void StartRouting(int routePort)
+    {
+        if (Routes is null)
+        {
+            return;
+        }
+
+        _routePort = routePort;
+        _routeInfoLine = null;
+        RouteManager.Tell(new RouteManager.Protocol.StartRouting(Options.Cluster.Routes));
+    }
+
+    /// <summary>Takes ownership of an accepted route socket.</summary>
+    public void AcceptRoute(Socket socket)
+    {
+        socket.NoDelay = true;
+        RouteManager.Tell(new RouteManager.Protocol.Accepted(socket));
+    }
+
+    /// <summary>The route listener's port (0 before <see cref="StartRouting"/>).</summary>
+    public int RoutePort => _routePort;
+
+    private int _routePort;
+    private byte[]? _routeInfoLine;
+
+    /// <summary>
+    /// <c>INFO {json}\r\n</c> for a route, as nats-server's startRouteAcceptLoop fills it: id, name,
+    /// the route listener's (or advertised) host and port, cluster name, headers, and unless
+    /// <c>no_advertise</c> the client URLs. Cached until the cluster name or the URLs change.
+    /// </summary>
+    internal byte[] RouteInfoLine()
+    {
+        if (_routeInfoLine is { } line)
+        {
+            return line;
+        }
+
+        var cluster = Options.Cluster;
+        var info = new RouteInfo
+        {
+            ServerId = ServerId,
+            ServerName = ServerName,
+            Version = Options.NatsServerVersion,
+            Go = "courier " + CourierVersion,
+            Host = cluster.Host,
+            Port = _routePort,
+            Headers = true,
+            AuthRequired = cluster.Username is not null,
+            MaxPayload = Options.MaxPayload,
+            Proto = 2, // RouteProtoV2: accounts on RS+/RS-/RMSG
+            Cluster = Routes!.ClusterName,
+            Dynamic = Routes.Dynamic,
+            Lnoc = true,
+            ConnectUrls = cluster.NoAdvertise ? null : OwnClientUrls(),
+            CourierAkka = AkkaAddress,
+        };
+        if (cluster.Advertise is { } advertise)
+        {
+            var colon = advertise.LastIndexOf(':');
+            info.Host = colon < 0 ? advertise : advertise[..colon];
+            info.Port = colon < 0 ? _routePort : int.Parse(advertise.AsSpan(colon + 1), global::System.Globalization.CultureInfo.InvariantCulture);
+            info.Ip = $"nats-route://{info.Host}:{info.Port}/";
+        }
+
+        return _routeInfoLine = ProtocolWriter.Info(info);
+    }
+
+    /// <summary>
+    /// This node's client URLs (host:port) as nats-server's getClientConnectURLs: the listen host, or
+    /// when it listens on every address, each non-loopback IPv4 address (loopback if there is no other).
+    /// </summary>
+    internal IReadOnlyList<string> OwnClientUrls()
+    {
+        var host = Options.Host;
+        var port = _info.Port;
+        if (host is not ("0.0.0.0" or "::" or "[::]"))
+        {
+            return [$"{host}:{port}"];
+        }
+
+        var urls = new List<string>();
+        try
+        {
+            foreach (var nic in global::System.Net.NetworkInformation.NetworkInterface.GetAllNetworkInterfaces())
+            {
+                foreach (var address in nic.GetIPProperties().UnicastAddresses)
+                {
+                    if (address.Address.AddressFamily == AddressFamily.InterNetwork && !global::System.Net.IPAddress.IsLoopback(address.Address))
+                    {
+                        urls.Add($"{address.Address}:{port}");
+                    }
+                }
+            }
+        }
+        catch (global::System.Net.NetworkInformation.NetworkInformationException)
+        {
+        }
+
+        return urls.Count > 0 ? urls : [$"127.0.0.1:{port}"];
+    }
+
+    /// <summary>A peer told of a server it met (gossip): the route manager dials it unless it is known.</summary>
+    internal void OnImplicitRoute(RouteInfo info) => RouteManager.Tell(new RouteManager.Protocol.ImplicitRoute(info));
+
+    /// <summary>A route registered, went away, or sent new client URLs.</summary>
+    internal void OnRoutesChanged()
+    {
+        _routeInfoLine = null;
+        if (Routes is null)
+        {
+            return;
+        }
+
+        UpdateConnectUrls();
+        if (ClusterNode.IsNobody())
+        {
+            return;
+        }
+
+        var peers = new List<string>();
+        foreach (var route in Routes.Routes)
+        {
+            if (route.Route?.RemoteInfo?.CourierAkka is { } akka)
+            {
+                peers.Add(akka);
+            }
+        }
+
+        ClusterNode.Tell(new ClusterNode.Protocol.PeersChanged(peers));
+    }
+
+    private readonly Lock _connectUrlsLock = new();
+
+    /// <summary>
+    /// INFO <c>connect_urls</c>: this node's client URLs and those its routes advertised, unless
+    /// <c>no_advertise</c>. When they change, clients that understand async INFO (CONNECT protocol 1)
+    /// get a new INFO, so they learn of nodes that came or went (nats-server's
+    /// addConnectURLsAndSendINFOToClients).
+    /// </summary>
+    private void UpdateConnectUrls()
+    {
+        if (Options.Cluster.NoAdvertise || Routes is null)
+        {
+            return;
+        }
+
+        var urls = new List<string>(OwnClientUrls());
+        foreach (var route in Routes.Routes)
+        {
+            foreach (var url in route.Route?.ConnectUrls ?? [])
+            {
+                if (!urls.Contains(url))
+                {
+                    urls.Add(url);
+                }
+            }
+        }
+
+        lock (_connectUrlsLock)
+        {
+            if (_info.ConnectUrls is { } current && current.SequenceEqual(urls))
+            {
+                return;
+            }
+
+            _info.ConnectUrls = urls;
+            _infoJson = null;
+            _webSocketInfoJson = null;
+        }
+
+        Span<byte> line = stackalloc byte[4096]; // bytes: an INFO with a few dozen URLs
+        foreach (var client in Registry.Clients)
+        {
+            if (client.IsRoute || client.IsInternal || client.IsWebSocket || client.IsMqtt || client.ConnectOptions is not { Protocol: >= 1 })
+            {
+                continue;
+            }
+
+            var length = FormatInfo(line, client.Id, client.RemoteIp);
+            if (length > 0)
+            {
+                client.Outbound.Write(line[..length]);
+                client.Outbound.Signal();
+            }
+        }
+    }
+
+    /// <summary>The routes registered now, for /routez, by rid.</summary>
+    public IReadOnlyList<RouteSummary> GetRoutes()
+    {
+        var list = new List<RouteSummary>();
+        foreach (var c in Routes?.Routes ?? [])
+        {
+            var link = c.Route!;
+            list.Add(new RouteSummary(
+                c.Id, link.RemoteId ?? "", link.RemoteInfo?.ServerName ?? "", link.Solicited, link.Explicit, c.RemoteIp, c.RemotePort, c.Started,
+                c.LastActivity, c.Outbound.PendingBytes, c.InMsgs, c.Outbound.OutMsgs, c.InBytes, c.Outbound.OutBytes, c.SubscriptionCount));
+        }
+
+        list.Sort((a, b) => a.Rid.CompareTo(b.Rid));
+        return list;
+    }
+
+    /// <summary>The client URLs INFO advertises now (this node's first).</summary>
+    public IReadOnlyList<string> ConnectUrls => _info.ConnectUrls ?? OwnClientUrls();
+
+    /// <summary>Creates the data path of a route link (<see cref="Cluster.RouteActor"/>).</summary>
+    internal ClientConnection CreateRoute(Stream stream, Socket socket, ulong id, IActorRef owner, RouteLink link) =>
+        new(this, stream, socket, id, owner, route: link);
+
     /// <summary>The client port actually listened on.</summary>
     public int ListenPort => _info.Port;
 
@@ -225,7 +554,7 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         {
             foreach (var c in Registry.Clients)
             {
-                if (!c.IsInternal)
+                if (!c.IsInternal && !c.IsRoute)
                 {
                     list.Add(ClientRegistry.Describe(c, subscriptions: c.SubscriptionsSnapshot(), stop: null));
                 }
@@ -277,7 +606,7 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         }
 
         // A host's system (a test's) outlives the broker: stop just the broker's actors, children first.
-        foreach (var actor in new[] { JetStream, _connections, RouterSupervisorRef })
+        foreach (var actor in new[] { JetStream, ClusterNode, RouteManager, _connections, RouterSupervisorRef })
         {
             if (actor is not null && !actor.IsNobody())
             {
@@ -367,6 +696,9 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
             return Task.CompletedTask;
         }
 
+        // Routes first: an RS+ is queued ahead of any message this client publishes after the SUB.
+        Routes?.OnLocalChanges(changes);
+
         var first = changes[0].Sub.Shard;
         var single = true;
         for (var i = 1; i < changes.Count && single; i++)
@@ -399,6 +731,7 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
     /// <summary>Like <see cref="ApplyAsync"/>, for removals nobody waits on (a closing client, auto-unsubscribe).</summary>
     internal void ApplyWithoutWaiting(IReadOnlyList<SubChange> changes)
     {
+        Routes?.OnLocalChanges(changes);
         var seen = new HashSet<int>();
         foreach (var change in changes)
         {
@@ -535,7 +868,7 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         return AuthResult.Denied;
     }
 
-    private static bool SecretEquals(string? expected, string? given) =>
+    internal static bool SecretEquals(string? expected, string? given) =>
         expected is not null && given is not null &&
         CryptographicOperations.FixedTimeEquals(Encoding.UTF8.GetBytes(expected), Encoding.UTF8.GetBytes(given));
 
@@ -553,6 +886,24 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         return new string(id);
     }
 }
+
+/// <summary>One route as /routez shows it.</summary>
+public sealed record RouteSummary(
+    ulong Rid,
+    string RemoteId,
+    string RemoteName,
+    bool DidSolicit,
+    bool IsConfigured,
+    string Ip,
+    int Port,
+    DateTime Start,
+    DateTime LastActivity,
+    long PendingBytes,
+    long InMsgs,
+    long OutMsgs,
+    long InBytes,
+    long OutBytes,
+    int Subscriptions);
 
 /// <summary>One connection as /connz shows it.</summary>
 public sealed record ConnectionInfo(

@@ -132,6 +132,9 @@ public sealed class ServerOptions
 
     /// <summary>The <c>mqtt { }</c> block: null when there is no MQTT listener.</summary>
     public MqttOptions? Mqtt { get; set; }
+
+    /// <summary>The <c>cluster { }</c> block (route listener and routes); <see cref="ClusterOptions.Enabled"/> false without one.</summary>
+    public ClusterOptions Cluster { get; } = new();
 }
 
 /// <summary>

@@ -50,6 +50,14 @@ internal static class CommandLine
                 --tlsverify                  Enable TLS, verify client certificates
                 --tlscacert <file>           Client certificate CA for verification
 
+        Cluster Options:
+                --routes <rurl-1, rurl-2>    Routes to solicit and connect
+                --cluster <cluster-url>      Cluster URL for solicited routes
+                --cluster_name <string>      Cluster Name, if not set one will be dynamically generated
+                --no_advertise <bool>        Do not advertise known cluster information to clients
+                --cluster_advertise <string> Cluster URL to advertise to other servers
+                --connect_retries <number>   For implicit routes, number of connect retries
+
         Common Options:
             -h, --help                       Show this message
             -v, --version                    Show version
@@ -240,6 +248,13 @@ internal static class CommandLine
         Add(Kind.String, (s, v) => s.Flags.TlsKey = (string)v, "tlskey");
         Add(Kind.String, (s, v) => s.Flags.TlsCaCert = (string)v, "tlscacert");
         Add(Kind.Bool, (s, v) => s.Flags.TlsVerify = (bool)v, "tlsverify");
+
+        Add(Kind.String, (s, v) => s.Flags.ClusterListen = (string)v, "cluster", "cluster_listen");
+        Add(Kind.String, (s, v) => s.Flags.Routes = (string)v, "routes");
+        Add(Kind.String, (s, v) => s.Flags.ClusterName = (string)v, "cluster_name");
+        Add(Kind.Bool, (s, v) => s.Flags.NoAdvertise = (bool)v, "no_advertise");
+        Add(Kind.Int, (s, v) => s.Flags.ConnectRetries = (int)v, "connect_retries");
+        Add(Kind.String, (s, v) => s.Flags.ClusterAdvertise = (string)v, "cluster_advertise");
 
         Ignored(Kind.Bool, "T", "logtime");
         Ignored(Kind.Bool, "logtime_utc");

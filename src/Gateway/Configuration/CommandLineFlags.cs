@@ -71,6 +71,24 @@ internal sealed class CommandLineFlags
     /// <summary><c>--tlsverify</c>: require and verify client certificates.</summary>
     public bool? TlsVerify { get; set; }
 
+    /// <summary><c>--cluster</c>, <c>--cluster_listen</c>: the route listen URL (<c>nats://[user:pass@]host:port</c>); empty turns clustering off.</summary>
+    public string? ClusterListen { get; set; }
+
+    /// <summary><c>--routes</c>: comma-separated route URLs; empty clears the file's routes.</summary>
+    public string? Routes { get; set; }
+
+    /// <summary><c>--cluster_name</c>.</summary>
+    public string? ClusterName { get; set; }
+
+    /// <summary><c>--no_advertise</c>.</summary>
+    public bool? NoAdvertise { get; set; }
+
+    /// <summary><c>--connect_retries</c>.</summary>
+    public int? ConnectRetries { get; set; }
+
+    /// <summary><c>--cluster_advertise</c>.</summary>
+    public string? ClusterAdvertise { get; set; }
+
     /// <summary>
     /// As nats-server's ConfigureOptions: <c>--tls=false</c> turns TLS off; otherwise any <c>--tls*</c> flag
     /// replaces the file's <c>tls { }</c> with one built from the flags alone. Null when the flags say nothing.
@@ -168,5 +186,93 @@ internal sealed class CommandLineFlags
         {
             options.PortsFileDir = PortsFileDir;
         }
+    }
+
+    /// <summary>
+    /// Copies the cluster flags onto <paramref name="options"/> as nats-server's overrideCluster and
+    /// mergeRoutes do; returns nats-server's error text when one is malformed, else null.
+    /// </summary>
+    public string? ApplyClusterTo(ServerOptions options)
+    {
+        var cluster = options.Cluster;
+        if (ClusterName is not null)
+        {
+            cluster.Name = ClusterName;
+        }
+
+        if (NoAdvertise is { } noAdvertise)
+        {
+            cluster.NoAdvertise = noAdvertise;
+        }
+
+        if (ConnectRetries is { } retries)
+        {
+            cluster.ConnectRetries = retries;
+        }
+
+        if (ClusterAdvertise is not null)
+        {
+            cluster.Advertise = ClusterAdvertise;
+        }
+
+        if (ClusterListen is { } listen && OverrideClusterListen(cluster, listen) is { } error)
+        {
+            return error;
+        }
+
+        if (Routes is { } routes)
+        {
+            var urls = RouteUrls.FromFlag(routes, out var routeError);
+            if (urls is null)
+            {
+                return routeError;
+            }
+
+            cluster.Routes.Clear();
+            cluster.Routes.AddRange(urls);
+            if (urls.Count > 0 && ClusterListen is null && !cluster.Enabled)
+            {
+                return "solicited routes require cluster capabilities, e.g. --cluster";
+            }
+        }
+
+        return null;
+    }
+
+    /// <summary>nats-server's overrideCluster: host, port (-1 random) and optional user:password from the URL.</summary>
+    private static string? OverrideClusterListen(ClusterOptions cluster, string listen)
+    {
+        if (listen.Length == 0)
+        {
+            cluster.Port = 0; // enough to turn clustering off, as nats-server
+            return null;
+        }
+
+        var random = listen.EndsWith(":-1", StringComparison.Ordinal);
+        var text = random ? listen[..^3] + ":0" : listen;
+        if (!Uri.TryCreate(text, UriKind.Absolute, out var url) || url.Host.Length == 0 || url.Port < 0)
+        {
+            return $"parse \"{listen}\": invalid cluster URL";
+        }
+
+        cluster.Host = url.Host.Trim('[', ']');
+        cluster.Port = random ? -1 : url.Port;
+        if (url.UserInfo.Length == 0)
+        {
+            // Credentials come only from the URL once the flag is given, as nats-server.
+            cluster.Username = null;
+            cluster.Password = null;
+            return null;
+        }
+
+        var colon = url.UserInfo.IndexOf(':');
+        if (colon < 0)
+        {
+            return "expected cluster password to be set";
+        }
+
+        cluster.Username = Uri.UnescapeDataString(url.UserInfo[..colon]);
+        cluster.Password = Uri.UnescapeDataString(url.UserInfo[(colon + 1)..]);
+        return null;
     }
 }

@@ -20,7 +20,7 @@ internal sealed partial class OptionsBinder
     /// <summary>Top-level nats-server keys Courier accepts but ignores (warned, never fatal).</summary>
     private static readonly FrozenSet<string> UnsupportedTopLevel = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
         "client_advertise", "trace_headers", "logtime", "logtime_utc", "mappings", "maps", "disable_sublist_cache",
-        "no_sublist_cache", "accounts", "default_sentinel", "https", "http_base_path", "cluster",
+        "no_sublist_cache", "accounts", "default_sentinel", "https", "http_base_path",
         "gateway", "leaf", "leafnodes", "logfile_size_limit", "log_size_limit", "logfile_max_num", "log_max_num",
         "syslog", "remote_syslog", "prof_port", "prof_block_rate", "proxy_protocol", "max_traced_msg_len",
         "max_sub_tokens", "max_subscription_tokens", "ocsp", "allow_non_tls", "write_timeout",
@@ -246,6 +246,9 @@ internal sealed partial class OptionsBinder
                 break;
             case "mqtt":
                 BindMqtt(entry);
+                break;
+            case "cluster":
+                BindCluster(entry);
                 break;
             case "nats_server_version":
                 if (TryString(entry, out s))

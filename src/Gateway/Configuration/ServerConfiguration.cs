@@ -73,6 +73,11 @@ internal sealed class ServerConfiguration
         }
 
         flags.ApplyTo(options);
+        if (flags.ApplyClusterTo(options) is { } clusterError)
+        {
+            return new(CommandLineAction.Error, options, warnings, clusterError);
+        }
+
         if (flags.TlsOverride(out var disableTls) is { } tls)
         {
             // nats-server's overrideTLS: the flags must name both files.
@@ -163,6 +168,16 @@ internal sealed class ServerConfiguration
         if (options.ServerName is { } name && name.Contains(' '))
         {
             return "server name cannot contain spaces";
+        }
+
+        if (options.Cluster.Port is < -1 or > MaxPort)
+        {
+            return $"cluster port {options.Cluster.Port} is out of range (0-{MaxPort}, or -1 for a random port)";
+        }
+
+        if (options.Cluster.Name is { } clusterName && clusterName.Contains(' '))
+        {
+            return "cluster name cannot contain spaces or new lines";
         }
 
         return options.Mqtt is { } mqtt ? ValidateMqtt(options, mqtt) : null;

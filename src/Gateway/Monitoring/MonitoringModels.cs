@@ -30,6 +30,8 @@ internal sealed class Varz
     [JsonPropertyName("max_payload")] public int MaxPayload { get; init; }
     [JsonPropertyName("max_pending")] public long MaxPending { get; init; }
     [JsonPropertyName("write_deadline")] public long WriteDeadline { get; init; }
+    [JsonPropertyName("cluster")] public VarzCluster Cluster { get; init; } = new();
+    [JsonPropertyName("connect_urls")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<string>? ConnectUrls { get; init; }
     [JsonPropertyName("jetstream")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public VarzJetStream? JetStream { get; init; }
     [JsonPropertyName("start")] public DateTime Start { get; init; }
     [JsonPropertyName("now")] public DateTime Now { get; init; }
@@ -50,6 +52,48 @@ internal sealed class Varz
     [JsonPropertyName("slow_consumers")] public long SlowConsumers { get; init; }
     [JsonPropertyName("subscriptions")] public int Subscriptions { get; init; }
     [JsonPropertyName("config_load_time")] public DateTime ConfigLoadTime { get; init; }
+}
+
+/// <summary>The <c>cluster</c> part of /varz (nats-server's ClusterOptsVarz; empty without a cluster).</summary>
+internal sealed class VarzCluster
+{
+    [JsonPropertyName("name")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Name { get; init; }
+    [JsonPropertyName("addr")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Host { get; init; }
+    [JsonPropertyName("cluster_port")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int Port { get; init; }
+    [JsonPropertyName("auth_timeout")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double AuthTimeout { get; init; }
+    [JsonPropertyName("urls")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<string>? Urls { get; init; }
+}
+
+/// <summary>/routez (nats-server's Routez).</summary>
+internal sealed class Routez
+{
+    [JsonPropertyName("server_id")] public string ServerId { get; init; } = "";
+    [JsonPropertyName("server_name")] public string ServerName { get; init; } = "";
+    [JsonPropertyName("now")] public DateTime Now { get; init; }
+    [JsonPropertyName("num_routes")] public int NumRoutes { get; init; }
+    [JsonPropertyName("routes")] public IReadOnlyList<RoutezRoute> Routes { get; init; } = [];
+}
+
+/// <summary>One route of /routez (nats-server's RouteInfo).</summary>
+internal sealed class RoutezRoute
+{
+    [JsonPropertyName("rid")] public ulong Rid { get; init; }
+    [JsonPropertyName("remote_id")] public string RemoteId { get; init; } = "";
+    [JsonPropertyName("remote_name")] public string RemoteName { get; init; } = "";
+    [JsonPropertyName("did_solicit")] public bool DidSolicit { get; init; }
+    [JsonPropertyName("is_configured")] public bool IsConfigured { get; init; }
+    [JsonPropertyName("ip")] public string Ip { get; init; } = "";
+    [JsonPropertyName("port")] public int Port { get; init; }
+    [JsonPropertyName("start")] public DateTime Start { get; init; }
+    [JsonPropertyName("last_activity")] public DateTime LastActivity { get; init; }
+    [JsonPropertyName("uptime")] public string Uptime { get; init; } = "";
+    [JsonPropertyName("idle")] public string Idle { get; init; } = "";
+    [JsonPropertyName("pending_size")] public long Pending { get; init; }
+    [JsonPropertyName("in_msgs")] public long InMsgs { get; init; }
+    [JsonPropertyName("out_msgs")] public long OutMsgs { get; init; }
+    [JsonPropertyName("in_bytes")] public long InBytes { get; init; }
+    [JsonPropertyName("out_bytes")] public long OutBytes { get; init; }
+    [JsonPropertyName("subscriptions")] public int Subscriptions { get; init; }
 }
 
 /// <summary>The JetStream part of /varz.</summary>

@@ -52,10 +52,11 @@ internal sealed class MonitoringServer : IAsyncDisposable
             }
         }));
         _app = builder.Build();
-        _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /subsz /jsz /healthz\n"));
+        _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /routez /subsz /jsz /healthz\n"));
         _app.MapGet("/healthz", Healthz);
         _app.MapGet("/varz", (HttpContext _) => Json(BuildVarz(), GatewayJsonContext.Default.Varz));
         _app.MapGet("/connz", (HttpContext http) => Json(BuildConnz(http.Request.Query), GatewayJsonContext.Default.Connz));
+        _app.MapGet("/routez", (HttpContext _) => Json(BuildRoutez(), GatewayJsonContext.Default.Routez));
         _app.MapGet("/subsz", (HttpContext _) => Json(BuildSubsz(), GatewayJsonContext.Default.Subsz));
         _app.MapGet("/jsz", async () => Json(await BuildJszAsync().ConfigureAwait(false), GatewayJsonContext.Default.Jsz));
     }
@@ -85,7 +86,46 @@ internal sealed class MonitoringServer : IAsyncDisposable
             return Json(new Healthz { Status = "unavailable", Error = "JetStream not enabled" }, GatewayJsonContext.Default.Healthz, StatusCodes.Status503ServiceUnavailable);
         }
 
+        if (_broker.Routes is not null && _broker.ClusterPeersExpected && !_broker.IsClusterMember)
+        {
+            // A clustered node that routes reach but that is not (or no longer) an Up member of the Akka cluster.
+            return Json(new Healthz { Status = "unavailable", Error = "not a member of the cluster" }, GatewayJsonContext.Default.Healthz, StatusCodes.Status503ServiceUnavailable);
+        }
+
         return Json(new Healthz(), GatewayJsonContext.Default.Healthz);
+    }
+
+    private Routez BuildRoutez()
+    {
+        var now = DateTime.UtcNow;
+        var routes = _broker.GetRoutes();
+        return new Routez
+        {
+            ServerId = _broker.ServerId,
+            ServerName = _broker.ServerName,
+            Now = now,
+            NumRoutes = routes.Count,
+            Routes = [.. routes.Select(r => new RoutezRoute
+            {
+                Rid = r.Rid,
+                RemoteId = r.RemoteId,
+                RemoteName = r.RemoteName,
+                DidSolicit = r.DidSolicit,
+                IsConfigured = r.IsConfigured,
+                Ip = r.Ip,
+                Port = r.Port,
+                Start = r.Start,
+                LastActivity = r.LastActivity,
+                Uptime = GoDurationText(now - r.Start),
+                Idle = GoDurationText(now - r.LastActivity),
+                Pending = r.PendingBytes,
+                InMsgs = r.InMsgs,
+                OutMsgs = r.OutMsgs,
+                InBytes = r.InBytes,
+                OutBytes = r.OutBytes,
+                Subscriptions = r.Subscriptions,
+            })],
+        };
     }
 
     private Varz BuildVarz()
@@ -120,6 +160,18 @@ internal sealed class MonitoringServer : IAsyncDisposable
             MaxPayload = o.MaxPayload,
             MaxPending = o.MaxPending,
             WriteDeadline = o.WriteDeadline.Ticks * 100,
+            Cluster = _broker.Routes is { } table
+                ? new VarzCluster
+                {
+                    Name = table.ClusterName,
+                    Host = o.Cluster.Host,
+                    Port = _broker.RoutePort,
+                    AuthTimeout = o.Cluster.AuthTimeout.TotalSeconds,
+                    Urls = o.Cluster.Routes.Count == 0 ? null : [.. o.Cluster.Routes.Select(u => $"{u.Host}:{u.Port}")],
+                }
+                : new VarzCluster(),
+            ConnectUrls = _broker.Routes is null || o.Cluster.NoAdvertise ? null : _broker.ConnectUrls,
+            Routes = _broker.Routes?.Routes.Length ?? 0,
             JetStream = o.JetStream
                 ? new VarzJetStream { Config = VarzJetStreamConfig.From(o, o.StoreDir ?? "") }
                 : null,

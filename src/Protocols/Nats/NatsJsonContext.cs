@@ -10,4 +10,6 @@ namespace Courier.Protocols.Nats;
     NumberHandling = JsonNumberHandling.AllowReadingFromString)]
 [JsonSerializable(typeof(ServerInfo))]
 [JsonSerializable(typeof(ConnectOptions))]
+[JsonSerializable(typeof(RouteInfo))]
+[JsonSerializable(typeof(RouteConnect))]
 public sealed partial class NatsJsonContext : JsonSerializerContext;

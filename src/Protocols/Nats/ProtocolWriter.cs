@@ -26,9 +26,14 @@ public static class ProtocolWriter
     public static byte[] Error(string text) => Encoding.UTF8.GetBytes($"-ERR '{text}'\r\n");
 
     /// <summary>INFO {json}\r\n</summary>
-    public static byte[] Info(ServerInfo info)
+    public static byte[] Info(ServerInfo info) => Info(JsonSerializer.SerializeToUtf8Bytes(info, NatsJsonContext.Default.ServerInfo));
+
+    /// <summary>INFO {json}\r\n for a route.</summary>
+    public static byte[] Info(RouteInfo info) => Info(JsonSerializer.SerializeToUtf8Bytes(info, NatsJsonContext.Default.RouteInfo));
+
+    /// <summary>INFO {json}\r\n around JSON already serialized.</summary>
+    public static byte[] Info(byte[] json)
     {
-        var json = JsonSerializer.SerializeToUtf8Bytes(info, NatsJsonContext.Default.ServerInfo);
         var frame = new byte[5 + json.Length + 2];
         "INFO "u8.CopyTo(frame);
         json.CopyTo(frame.AsSpan(5));

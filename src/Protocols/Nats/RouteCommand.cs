@@ -22,7 +22,7 @@ public enum RouteOp : byte
     /// <summary><c>RMSG &lt;account&gt; &lt;subject&gt; [...] &lt;size&gt;</c>: a message for the peer's subscribers.</summary>
     Msg,
 
-    /// <summary><c>HRMSG</c>: <see cref="Msg"/> with a header block.</summary>
+    /// <summary><c>HMSG</c>: <see cref="Msg"/> with a header block.</summary>
     HMsg,
 }
 
@@ -58,10 +58,10 @@ public ref struct RouteCommand
     /// </summary>
     public ReadOnlySpan<byte> Queues;
 
-    /// <summary>HRMSG: the size of the header block at the start of <see cref="Payload"/>; -1 for RMSG.</summary>
+    /// <summary>HMSG: the size of the header block at the start of <see cref="Payload"/>; -1 for RMSG.</summary>
     public int HeaderSize;
 
-    /// <summary>RMSG/HRMSG: headers and payload, a slice of the read buffer.</summary>
+    /// <summary>RMSG/HMSG: headers and payload, a slice of the read buffer.</summary>
     public ReadOnlySequence<byte> Payload;
 
     /// <summary>INFO/CONNECT: the JSON; -ERR: the error text.</summary>

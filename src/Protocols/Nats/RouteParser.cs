@@ -4,7 +4,7 @@ namespace Courier.Protocols.Nats;
 
 /// <summary>
 /// Parses what a peer server sends over a route, nats-server 2.9's route protocol: INFO, CONNECT,
-/// PING, PONG, +OK, -ERR, RS+, RS-, RMSG and HRMSG, one command per call, from a
+/// PING, PONG, +OK, -ERR, RS+, RS-, RMSG and HMSG (or HRMSG), one command per call, from a
 /// <see cref="SequenceReader{T}"/> over a pipe's buffer.
 /// </summary>
 /// <remarks>
@@ -125,6 +125,13 @@ public sealed class RouteParser
 
                 break;
             case 'h':
+                // nats-server 2.9 sends a routed message with headers as HMSG (its RMSG line with the
+                // R turned into an H, client.go's msgHeaderForRouteOrLeaf); HRMSG is accepted too.
+                if (NatsParser.StartsWithOp(line, "HMSG"u8))
+                {
+                    return ParseMsg(RouteOp.HMsg, line[4..], ref reader, ref command, out error);
+                }
+
                 if (NatsParser.StartsWithOp(line, "HRMSG"u8))
                 {
                     return ParseMsg(RouteOp.HMsg, line[5..], ref reader, ref command, out error);

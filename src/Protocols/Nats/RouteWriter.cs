@@ -4,7 +4,7 @@ namespace Courier.Protocols.Nats;
 
 /// <summary>
 /// Formats the route protocol's interest and message lines as nats-server 2.9 writes them
-/// (route.go's addRouteSubOrUnsubProtoToBuf, client.go's RMSG/HRMSG lines), into a caller's span:
+/// (route.go's addRouteSubOrUnsubProtoToBuf, client.go's RMSG/HMSG lines), into a caller's span:
 /// no allocation. Each method returns the bytes written, or -1 when the span is too small.
 /// </summary>
 public static class RouteWriter
@@ -54,14 +54,14 @@ public static class RouteWriter
     /// <summary>
     /// The control line of a routed message: <c>RMSG &lt;account&gt; &lt;subject&gt; [reply] &lt;size&gt;\r\n</c>
     /// for plain subscribers, or with the queue groups it is for, <c>... + &lt;reply&gt; &lt;queues&gt; &lt;size&gt;</c>
-    /// (<c>| &lt;queues&gt;</c> without a reply). With <paramref name="headerSize"/> at or above 0 it is HRMSG
+    /// (<c>| &lt;queues&gt;</c> without a reply). With <paramref name="headerSize"/> at or above 0 it is HMSG (nats-server's route form)
     /// with the header size before the total. <paramref name="queues"/> is the names separated by single spaces.
     /// </summary>
     public static int WriteMsgLine(Span<byte> into, ReadOnlySpan<byte> account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, ReadOnlySpan<byte> queues, int headerSize, int totalSize)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(totalSize);
         var w = new LineWriter(into);
-        w.Put(headerSize >= 0 ? "HRMSG "u8 : "RMSG "u8);
+        w.Put(headerSize >= 0 ? "HMSG "u8 : "RMSG "u8); // on routes nats-server 2.9 parses HMSG, not HRMSG
         w.Put(account);
         w.Put((byte)' ');
         w.Put(subject);

@@ -172,11 +172,11 @@ public sealed class OptionsBinderTests
     [Fact]
     public void Nats_server_keys_courier_does_not_implement_are_reported_as_unsupported()
     {
-        var (_, warnings) = Bind("cluster { port: 6222 }\nlogtime: false\njetstream { domain: hub }\n");
+        var (_, warnings) = Bind("gateway { port: 7222 }\nlogtime: false\njetstream { domain: hub }\n");
 
         Assert.Equal(3, warnings.Count);
         Assert.All(warnings, w => Assert.Contains("is not supported by Courier and is ignored", w));
-        Assert.StartsWith("test.conf:1:1: field \"cluster\"", warnings[0]);
+        Assert.StartsWith("test.conf:1:1: field \"gateway\"", warnings[0]);
     }
 
     [Fact]

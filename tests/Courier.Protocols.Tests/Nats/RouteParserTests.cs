@@ -59,13 +59,13 @@ public sealed class RouteParserTests
     }
 
     [Fact]
-    public void Hrmsg_carries_the_header_size_before_the_total()
+    public void Hmsg_as_nats_server_sends_it_and_hrmsg_carry_the_header_size_before_the_total()
     {
         const string Headers = "NATS/1.0\r\nA: b\r\n\r\n";
         var total = Headers.Length + 2;
         var parsed = AssertEveryFeeding(
             $"HRMSG $G foo {Headers.Length} {total}\r\n{Headers}hi\r\n" +
-            $"HRMSG $G foo + reply q1 {Headers.Length} {total}\r\n{Headers}hi\r\n");
+            $"HMSG $G foo + reply q1 {Headers.Length} {total}\r\n{Headers}hi\r\n");
         var body = Headers.Replace("\r\n", "|", StringComparison.Ordinal) + "hi";
         Assert.Equal(
         [

@@ -33,8 +33,8 @@ public sealed class RouteWriterTests
     [InlineData("_INBOX.1", "", -1, 5, "RMSG $G foo _INBOX.1 5\r\n")]
     [InlineData("_INBOX.1", "q1 q2", -1, 5, "RMSG $G foo + _INBOX.1 q1 q2 5\r\n")]
     [InlineData("", "q1", -1, 5, "RMSG $G foo | q1 5\r\n")]
-    [InlineData("", "", 3, 5, "HRMSG $G foo 3 5\r\n")]
-    [InlineData("r", "q1", 3, 5, "HRMSG $G foo + r q1 3 5\r\n")]
+    [InlineData("", "", 3, 5, "HMSG $G foo 3 5\r\n")]
+    [InlineData("r", "q1", 3, 5, "HMSG $G foo + r q1 3 5\r\n")]
     public void Message_lines_have_nats_servers_forms_and_parse_back(string reply, string queues, int headerSize, int size, string expected)
     {
         var into = new byte[128];

@@ -1,0 +1,180 @@
+using System.Collections.Frozen;
+using Courier.Actors.Server;
+
+namespace Courier.Gateway.Configuration;
+
+/// <summary><c>cluster { }</c>, as nats-server's parseCluster and parseURLs (server/opts.go).</summary>
+internal sealed partial class OptionsBinder
+{
+    /// <summary><c>cluster { }</c> keys nats-server has that Courier accepts but ignores.</summary>
+    private static readonly FrozenSet<string> UnsupportedCluster = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
+        "permissions", "pool_size", "accounts", "compression", "ping_interval", "ping_max");
+
+    private void BindCluster(ConfigEntry entry)
+    {
+        if (entry.Value is not ConfigMap block)
+        {
+            Error(entry, $"Expected map to define cluster, got {Describe(entry.Value)}");
+            return;
+        }
+
+        var cluster = _options.Cluster;
+        foreach (var e in block.Entries)
+        {
+            switch (e.Key.ToLowerInvariant())
+            {
+                case "name":
+                    if (TryString(e, out var s))
+                    {
+                        if (s.Contains(' '))
+                        {
+                            Error(e, "cluster name cannot contain spaces or new lines");
+                        }
+                        else
+                        {
+                            cluster.Name = s;
+                        }
+                    }
+
+                    break;
+                case "listen":
+                    if (TryHostPort(e, out var host, out var port))
+                    {
+                        cluster.Host = host ?? cluster.Host;
+                        cluster.Port = port;
+                    }
+
+                    break;
+                case "port":
+                    if (TryPort(e, out port))
+                    {
+                        cluster.Port = port;
+                    }
+
+                    break;
+                case "host" or "net":
+                    if (TryString(e, out s))
+                    {
+                        cluster.Host = s;
+                    }
+
+                    break;
+                case "authorization":
+                    BindClusterAuthorization(e, cluster);
+                    break;
+                case "routes":
+                    BindRoutes(e, cluster);
+                    break;
+                case "cluster_advertise" or "advertise":
+                    if (TryString(e, out s))
+                    {
+                        cluster.Advertise = s;
+                    }
+
+                    break;
+                case "no_advertise":
+                    if (TryBool(e, out var b))
+                    {
+                        cluster.NoAdvertise = b;
+                    }
+
+                    break;
+                case "connect_retries":
+                    if (TryInt(e, out var i))
+                    {
+                        cluster.ConnectRetries = i;
+                    }
+
+                    break;
+                case "tls":
+                    // Routes in plain text where the file asks for TLS would be a silent downgrade.
+                    Error(e, "cluster tls is not supported by this build");
+                    break;
+                default:
+                    Unknown(e, UnsupportedCluster);
+                    break;
+            }
+        }
+    }
+
+    /// <summary>
+    /// <c>cluster.authorization</c>: one user and password and a timeout; a users list or a token is
+    /// refused with nats-server's errors.
+    /// </summary>
+    private void BindClusterAuthorization(ConfigEntry entry, ClusterOptions cluster)
+    {
+        if (entry.Value is not ConfigMap block)
+        {
+            Error(entry, $"expected a block for \"{entry.Key}\", got {Describe(entry.Value)}");
+            return;
+        }
+
+        foreach (var e in block.Entries)
+        {
+            switch (e.Key.ToLowerInvariant())
+            {
+                case "user" or "username":
+                    if (TryString(e, out var s))
+                    {
+                        cluster.Username = s;
+                    }
+
+                    break;
+                case "pass" or "password":
+                    if (TryString(e, out s))
+                    {
+                        cluster.Password = s;
+                    }
+
+                    break;
+                case "timeout":
+                    if (AuthTimeout(e) is { } timeout)
+                    {
+                        cluster.AuthTimeout = timeout;
+                    }
+
+                    break;
+                case "users":
+                    Error(entry, "Cluster authorization does not allow multiple users");
+                    break;
+                case "token":
+                    Error(entry, "Cluster authorization does not support tokens");
+                    break;
+                default:
+                    Unknown(e, UnsupportedAuthorization);
+                    break;
+            }
+        }
+    }
+
+    /// <summary><c>routes: [url, ...]</c>; a duplicate is a warning, an unparsable URL an error (parseURLs).</summary>
+    private void BindRoutes(ConfigEntry entry, ClusterOptions cluster)
+    {
+        IEnumerable<object?> values = entry.Value is List<object?> list ? list : [entry.Value];
+        var seen = new HashSet<string>(StringComparer.Ordinal);
+        cluster.Routes.Clear();
+        foreach (var value in values)
+        {
+            if (value is not string text)
+            {
+                Error(entry, $"expected route URLs for \"{entry.Key}\", got {Describe(value)}");
+                continue;
+            }
+
+            if (!seen.Add(text))
+            {
+                Warn(entry, $"invalid use of field \"{text}\": Duplicate route entry detected");
+                continue;
+            }
+
+            if (RouteUrls.TryParse(text, out var url))
+            {
+                cluster.Routes.Add(url);
+            }
+            else
+            {
+                Error(entry, $"error parsing route url [\"{text.Trim()}\"]");
+            }
+        }
+    }
+}
