@@ -62,12 +62,7 @@ internal sealed partial class ClientConnection
         }
 
         _stream = secured;
-        ClientCertificate = secured.RemoteCertificate as X509Certificate2;
-        TlsState = (secured.SslProtocol, secured.NegotiatedCipherSuite);
-        if (_log.IsEnabled(LogLevel.Debug))
-        {
-            Log.TlsHandshakeComplete(_log, Id, secured.SslProtocol.ToString(), secured.NegotiatedCipherSuite.ToString());
-        }
+        AdoptTls(secured);
 
         if (tls.Options.HandshakeFirst)
         {
@@ -77,6 +72,17 @@ internal sealed partial class ClientConnection
         Outbound.Signal();
         _writePump = Task.Run(RunWritePumpAsync);
         await RunReadPumpAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>Records what the handshake on <paramref name="secured"/> settled: the client certificate, version and suite.</summary>
+    private void AdoptTls(SslStream secured)
+    {
+        ClientCertificate = secured.RemoteCertificate as X509Certificate2;
+        TlsState = (secured.SslProtocol, secured.NegotiatedCipherSuite);
+        if (_log.IsEnabled(LogLevel.Debug))
+        {
+            Log.TlsHandshakeComplete(_log, Id, secured.SslProtocol.ToString(), secured.NegotiatedCipherSuite.ToString());
+        }
     }
 
     /// <summary>The INFO line for this client (once per connection: not on the data path).</summary>

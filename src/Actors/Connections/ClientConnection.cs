@@ -118,6 +118,13 @@ internal sealed partial class ClientConnection
             return;
         }
 
+        if (_stream is WebSocketStream { Tls: { } wss })
+        {
+            // wss: the listener ran the handshake before the upgrade; its certificate may name the
+            // user (verify_and_map). Like nats-server 2.9, connz shows no TLS version for these clients.
+            ClientCertificate = wss.RemoteCertificate as System.Security.Cryptography.X509Certificates.X509Certificate2;
+        }
+
         if (_socket is not null && !IsWebSocket && _broker.Tls is { } tls)
         {
             // The client listener's tls {} block: WebSocket clients have their own listener and block.

@@ -457,7 +457,9 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
             return new AuthResult(true, null, null);
         }
 
-        if (o.Tls is { MapCertificateToUser: true } && o.Users.Count > 0)
+        // The listener's own block decides (nats-server's tlsMap: the websocket block's for WebSocket clients).
+        var tls = webSocket ? o.WebSocket?.Tls : o.Tls;
+        if (tls is { MapCertificateToUser: true } && o.Users.Count > 0)
         {
             return clientCertificate is not null && CertificateUserMap.Find(clientCertificate, o.Users) is { } mapped
                 ? new AuthResult(true, mapped.User, mapped.Permissions ?? o.DefaultPermissions)
