@@ -74,6 +74,42 @@ internal sealed partial class ClientConnection
         await RunReadPumpAsync().ConfigureAwait(false);
     }
 
+    /// <summary>
+    /// An MQTT client on a TLS MQTT listener, as nats-server's createMQTTClient: the server handshake
+    /// first (MQTT sends nothing before CONNECT), then the MQTT pumps over the encrypted stream.
+    /// </summary>
+    /// <remarks>Runs on the thread pool as the read pump; the block's <c>timeout</c> bounds the handshake.</remarks>
+    private async Task SecureMqttAndRunAsync(TlsTransport tls)
+    {
+        if (await TryHandshakeAsync(tls).ConfigureAwait(false))
+        {
+            _writePump = Task.Run(RunWritePumpAsync);
+            await RunMqttReadPumpAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>The server handshake on this connection's stream; false (logged, close requested) when it failed.</summary>
+    private async Task<bool> TryHandshakeAsync(TlsTransport tls)
+    {
+        try
+        {
+            var secured = await tls.AuthenticateAsync(_stream).ConfigureAwait(false);
+            _stream = secured;
+            AdoptTls(secured);
+            return true;
+        }
+        catch (Exception e) when (e is AuthenticationException or TimeoutException or IOException or SocketException or ObjectDisposedException or OperationCanceledException)
+        {
+            if (!IsClosed)
+            {
+                Log.TlsHandshakeError(_log, Id, RemoteIp, RemotePort, e is TimeoutException ? e.Message : $"TLS handshake error: {Reason(e)}");
+            }
+
+            RequestClose("TLS Handshake Error");
+            return false;
+        }
+    }
+
     /// <summary>Records what the handshake on <paramref name="secured"/> settled: the client certificate, version and suite.</summary>
     private void AdoptTls(SslStream secured)
     {

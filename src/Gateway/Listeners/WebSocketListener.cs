@@ -11,7 +11,7 @@ using Microsoft.Extensions.Logging;
 namespace Courier.Gateway.Listeners;
 
 /// <summary>
-/// Accepts NATS clients over WebSocket (<c>websocket { }</c>): runs each connection's HTTP upgrade
+/// Accepts NATS clients over WebSocket (<c>websocket { }</c>), and MQTT clients on its <c>/mqtt</c> path: runs each connection's HTTP upgrade
 /// off the accept loop, bounded by <c>handshake_timeout</c>, then hands the socket and its
 /// <see cref="WebSocketStream"/> to the broker, where it is a client connection like any other.
 /// </summary>
@@ -144,17 +144,29 @@ internal sealed partial class WebSocketListener : IAsyncDisposable
                     return;
                 }
 
-                if (result.Kind != WebSocketKind.Client)
+                if (result.Kind == WebSocketKind.Leaf || (result.Kind == WebSocketKind.Mqtt && _broker.Options.Mqtt is null))
                 {
-                    // MQTT over WebSocket and leaf nodes are not served on this listener yet.
+                    // Leaf nodes are not served; MQTT over WebSocket needs the mqtt { } block (its sessions, JetStream).
                     Log.KindNotServed(_log, remote, result.Kind.ToString());
                     Close(socket, stream);
                     return;
                 }
 
                 await stream.WriteAsync(result.Response, deadline.Token).ConfigureAwait(false);
+
                 // Over TLS the frames are written to the SslStream, not gathered on the socket.
-                _broker.AcceptWebSocket(socket, new WebSocketStream(stream, _tls is null ? socket : null, result, _maxMessage));
+                var webSocket = new WebSocketStream(stream, _tls is null ? socket : null, result, _maxMessage);
+                if (result.Kind == WebSocketKind.Mqtt)
+                {
+                    // nats-server serves MQTT on the websocket listener's /mqtt path: an MQTT client
+                    // like one of the MQTT port, its packets in binary frames.
+                    _broker.AcceptMqttWebSocket(socket, webSocket);
+                }
+                else
+                {
+                    _broker.AcceptWebSocket(socket, webSocket);
+                }
+
                 return;
             }
         }

@@ -229,6 +229,23 @@ public sealed class TlsConfigurationTests : IClassFixture<TlsConfigurationTests.
         Assert.DoesNotContain("websocket requires TLS configuration", error, StringComparison.Ordinal);
     }
 
+    [Fact]
+    public void A_tls_block_in_mqtt_is_loaded_for_the_mqtt_listener_only()
+    {
+        var (options, warnings) = Bind($$"""
+            mqtt {
+              port: 8883
+              {{Block("verify: true")}}
+            }
+            """);
+
+        Assert.Empty(warnings);
+        Assert.Null(options.Tls);
+        var tls = Assert.IsType<TlsOptions>(options.Mqtt!.Tls);
+        Assert.True(tls.Verify);
+        Assert.False(tls.MapCertificateToUser);
+    }
+
     /// <summary>One PKI for the class.</summary>
     public sealed class Certificates : IDisposable
     {
