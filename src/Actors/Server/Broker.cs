@@ -596,4 +596,6 @@ public sealed record ConnectionInfo(
     DateTime? Stop,
     string? Reason,
     string? TlsVersion = null,
-    string? TlsCipherSuite = null);
+    string? TlsCipherSuite = null,
+    string Type = ConnectionTypes.Nats,
+    string? MqttClient = null);

@@ -83,22 +83,23 @@ internal sealed partial class WebSocketListener : IAsyncDisposable
         {
             if (_tls is not null)
             {
-                if (await LooksLikeHttpAsync(socket, deadline.Token).ConfigureAwait(false))
-                {
-                    // Go's HTTP server answers plain HTTP on its TLS port this way, and logs nothing.
-                    await RefuseRawAsync(socket, stream, HttpOnTlsPort).ConfigureAwait(false);
-                    return;
-                }
-
                 try
                 {
+                    if (await LooksLikeHttpAsync(socket, deadline.Token).ConfigureAwait(false))
+                    {
+                        // Go's HTTP server answers plain HTTP on its TLS port this way, and logs nothing.
+                        await RefuseRawAsync(socket, stream, HttpOnTlsPort).ConfigureAwait(false);
+                        return;
+                    }
+
                     stream = await _tls.AuthenticateAsync(stream, deadline.Token).ConfigureAwait(false);
                 }
-                catch (Exception e) when (e is AuthenticationException or TimeoutException or IOException or SocketException)
+                catch (Exception e) when (e is AuthenticationException or TimeoutException or OperationCanceledException or IOException or SocketException)
                 {
+                    // handshake_timeout bounds the TLS handshake too (Go's HTTP server read deadline).
                     if (!_stopping.IsCancellationRequested)
                     {
-                        Log.TlsHandshakeError(_log, remote, e is TimeoutException ? "i/o timeout" : Reason(e));
+                        Log.TlsHandshakeError(_log, remote, e is TimeoutException or OperationCanceledException ? "i/o timeout" : Reason(e));
                     }
 
                     Close(socket, stream);

@@ -156,6 +156,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
             page.Add(new ConnzConnection
             {
                 Cid = c.Cid,
+                Type = c.Type,
                 Ip = c.Ip,
                 Port = c.Port,
                 Start = c.Start,
@@ -177,6 +178,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
                 SubscriptionsList = withSubs ? c.Subscriptions : null,
                 Stop = c.Stop,
                 Reason = c.Reason,
+                MqttClient = c.MqttClient,
             });
         }
 

@@ -27,6 +27,31 @@ public abstract class MqttWebSocketTests<TFixture> : IClassFixture<TFixture>
 
     private TestCertificates Certs => _tls.Certificates;
 
+    [Fact]
+    public async Task Connz_types_mqtt_clients_over_websocket_and_tcp_as_mqtt_with_their_client_id_and_nats_over_websocket_as_websocket()
+    {
+        await using var broker = await _broker.StartAnotherAsync(PlainWebSocket);
+        var overWs = "ws-" + Guid.NewGuid().ToString("N");
+        var overTcp = "tcp-" + Guid.NewGuid().ToString("N");
+        await using var a = await MqttTestClient.ConnectAsync(OverWebSocket(broker), overWs);
+        await using var b = await MqttTestClient.ConnectAsync(broker.MqttPort, overTcp);
+        await using var nats = await RawWebSocket.ConnectAsync(broker.Server!);
+        await nats.ExpectTextAsync("INFO ");
+        await nats.SendAsync("CONNECT {\"verbose\":false}\r\nPING\r\n");
+        await nats.ExpectTextAsync("PONG\r\n");
+        using var monitor = new MonitorClient(broker.Server!);
+
+        var connections = (await monitor.GetJsonAsync("/connz")).GetProperty("connections").EnumerateArray().ToList();
+
+        string? TypeOf(string clientId) => connections.FirstOrDefault(c => c.TryGetProperty("mqtt_client", out var id) && id.GetString() == clientId) is { ValueKind: System.Text.Json.JsonValueKind.Object } c
+            ? c.GetProperty("type").GetString()
+            : null;
+        Assert.Equal("mqtt", TypeOf(overWs));
+        Assert.Equal("mqtt", TypeOf(overTcp));
+        var natsOverWs = (await monitor.GetConnectionAsync(nats.LocalPort, "")).GetProperty("type").GetString();
+        Assert.Equal("websocket", natsOverWs);
+    }
+
     private static Action<MqttClientOptionsBuilder> OverWebSocket(MqttBrokerProcess broker) =>
         builder => builder.WithWebSocketServer(ws => ws.WithUri($"ws://127.0.0.1:{broker.Server!.WebSocketPort}/mqtt"));
 

@@ -78,6 +78,8 @@ public abstract class WssTests<TServer> : IClassFixture<TServer>
         using var monitor = new MonitorClient(server);
         var connection = await monitor.GetConnectionAsync(ws.LocalPort);
         Assert.False(connection.TryGetProperty("tls_version", out _), connection.ToString());
+        Assert.Equal("Client", connection.GetProperty("kind").GetString());
+        Assert.Equal("websocket", connection.GetProperty("type").GetString());
     }
 
     [Fact]
@@ -119,6 +121,28 @@ public abstract class WssTests<TServer> : IClassFixture<TServer>
         }
 
         await ExpectLogAsync(server, "websocket: TLS handshake error from 127.0.0.1:");
+    }
+
+    [Fact]
+    public async Task Handshake_timeout_bounds_the_tls_handshake_of_a_silent_client()
+    {
+        await using var server = await _server.StartServerAsync(WssConfig(wsExtra: "handshake_timeout: \"1s\""));
+        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(8)); // the listener's default limit is 10 s
+        await socket.ConnectAsync(new IPEndPoint(IPAddress.Loopback, server.WebSocketPort), cts.Token);
+
+        var sink = new byte[64];
+        try
+        {
+            Assert.Equal(0, await socket.ReceiveAsync(sink, SocketFlags.None, cts.Token));
+        }
+        catch (SocketException)
+        {
+            // reset: closed as well
+        }
+
+        await ExpectLogAsync(server, "websocket: TLS handshake error from 127.0.0.1:");
+        Assert.Contains("i/o timeout", server.Log.All(), StringComparison.Ordinal);
     }
 
     [Fact]
