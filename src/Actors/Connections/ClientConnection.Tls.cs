@@ -54,7 +54,7 @@ internal sealed partial class ClientConnection
         {
             if (!IsClosed)
             {
-                Log.TlsHandshakeError(_log, Id, RemoteIp, RemotePort, e is TimeoutException ? e.Message : $"TLS handshake error: {Reason(e)}");
+                Log.TlsHandshakeError(_log, "cid", Id, RemoteIp, RemotePort, e is TimeoutException ? e.Message : $"TLS handshake error: {Reason(e)}");
             }
 
             RequestClose("TLS Handshake Error");
@@ -102,7 +102,7 @@ internal sealed partial class ClientConnection
         {
             if (!IsClosed)
             {
-                Log.TlsHandshakeError(_log, Id, RemoteIp, RemotePort, e is TimeoutException ? e.Message : $"TLS handshake error: {Reason(e)}");
+                Log.TlsHandshakeError(_log, "mid", Id, RemoteIp, RemotePort, e is TimeoutException ? e.Message : $"TLS handshake error: {Reason(e)}");
             }
 
             RequestClose("TLS Handshake Error");
@@ -142,8 +142,9 @@ internal sealed partial class ClientConnection
 
     private static partial class Log
     {
-        [LoggerMessage(Level = LogLevel.Error, Message = "{Ip}:{Port} - cid:{Cid} - {Error}")]
-        public static partial void TlsHandshakeError(ILogger logger, ulong cid, string ip, int port, string error);
+        // nats-server names a client by its type: cid (NATS), mid (MQTT).
+        [LoggerMessage(Level = LogLevel.Error, Message = "{Ip}:{Port} - {Tag}:{Cid} - {Error}")]
+        public static partial void TlsHandshakeError(ILogger logger, string tag, ulong cid, string ip, int port, string error);
 
         [LoggerMessage(Level = LogLevel.Debug, Message = "cid:{Cid} - TLS handshake complete: TLS version {Version}, cipher suite {CipherSuite}")]
         public static partial void TlsHandshakeComplete(ILogger logger, ulong cid, string version, string cipherSuite);

@@ -100,6 +100,7 @@ public abstract class MqttTlsTests<TFixture> : IClassFixture<TFixture>
 
         Assert.True(received.Count == 0 || received[0] == 0x15, $"expected nothing or a TLS alert, got {Convert.ToHexString([.. received])}");
         await ExpectLogAsync(broker, "TLS handshake error");
+        Assert.Matches(@"127\.0\.0\.1:\d+ - mid:\d+ - TLS handshake error", broker.Diagnostics());
 
         await using var good = await MqttTestClient.ConnectAsync(broker.MqttPort, "good-" + Guid.NewGuid().ToString("N"), MqttnetTls());
         Assert.True(good.Client.IsConnected);
