@@ -15,6 +15,18 @@ internal static class BenchTls
         return certificates;
     });
 
+    /// <summary>The <c>wss</c> row's: a WebSocket listener with the same certificate.</summary>
+    public static string WebSocketConfig => $$"""
+        websocket {
+          host: 127.0.0.1
+          port: -1
+          tls {
+            cert_file: "{{Certificates.Value.ServerCert}}"
+            key_file: "{{Certificates.Value.ServerKey}}"
+          }
+        }
+        """;
+
     public static string Config => $$"""
         tls {
           cert_file: "{{Certificates.Value.ServerCert}}"

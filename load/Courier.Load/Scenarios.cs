@@ -39,6 +39,7 @@ internal static class Scenarios
         new("jsfetch", "JetStream durable pull consumer, fetch 256 at a time, ack each, 128 B", s => JetStreamConsume(s, 100_000, ack: true)),
         new("tls", "over TLS (tls {} with a test certificate): publisher + subscriber 1:1, and a single publisher, 128 B", s => [.. PubSub(s, 128, 2_000_000, publishers: 1, subscribers: 1, tls: true).Take(1).Select(m => m with { Name = "pub/sub delivered msgs/s" }), .. PubOnly(s, 128, 3_000_000, tls: true).Take(1).Select(m => m with { Name = "pub-only msgs/s" })], () => BenchTls.Config),
         new("ws", "over WebSocket: pub/sub 1:1 and pub-only, 128 B", s => WebSocket(s, 128, 2_000_000), () => WebSocketConfig),
+        new("wss", "over WebSocket with TLS (websocket { tls {} }, a test certificate): pub/sub 1:1 and pub-only, 128 B", s => WebSocket(s, 128, 2_000_000, tls: true), () => BenchTls.WebSocketConfig),
         new("conn", "5,000 idle connections with one SUB each", s => IdleConnections(s, 5_000)),
         new("storm", "connection storm: 8 threads open, handshake and close 4,000 connections", s => ConnectionStorm(s, threads: 8, connections: 4_000)),
     ];
@@ -109,8 +110,8 @@ internal static class Scenarios
         }
     }
 
-    /// <summary>The ws row: 1:1 pub/sub with both clients on WebSocket, then a publisher alone.</summary>
-    private static IReadOnlyList<Metric> WebSocket(ServerProcess server, int size, int messages)
+    /// <summary>The ws (and wss) row: 1:1 pub/sub with both clients on WebSocket, then a publisher alone.</summary>
+    private static IReadOnlyList<Metric> WebSocket(ServerProcess server, int size, int messages, bool tls = false)
     {
         const string Subject = "bench.ws";
         var perBatch = Math.Max(1, 64 * 1024 / (size + 20));
@@ -118,8 +119,8 @@ internal static class Scenarios
         var batches = messages / perBatch;
         var total = (long)batches * perBatch;
         double delivered;
-        using (var sub = new WsBenchClient(server.WebSocketPort))
-        using (var pub = new WsBenchClient(server.WebSocketPort))
+        using (var sub = new WsBenchClient(server.WebSocketPort, tls))
+        using (var pub = new WsBenchClient(server.WebSocketPort, tls))
         {
             sub.SendCommands($"SUB {Subject} 1\r\n");
             sub.Flush();
@@ -143,7 +144,7 @@ internal static class Scenarios
         }
 
         double published;
-        using (var pub = new WsBenchClient(server.WebSocketPort))
+        using (var pub = new WsBenchClient(server.WebSocketPort, tls))
         {
             var sw = Stopwatch.StartNew();
             for (var i = 0; i < batches && sw.Elapsed < RunLimit; i++)

@@ -1,4 +1,5 @@
 using System.Buffers.Binary;
+using System.Net.Security;
 using System.Net.Sockets;
 using System.Text;
 
@@ -8,6 +9,7 @@ namespace Courier.Load;
 /// The lean raw client of <see cref="BenchClient"/> over WebSocket (RFC 6455, no compression): the
 /// HTTP upgrade, then NATS commands in masked binary frames (a batch is framed and masked once, up
 /// front, so the client spends nothing per message), and the server's frames unwrapped on receive.
+/// Over wss the TLS handshake comes first and every byte goes through it.
 /// </summary>
 internal sealed class WsBenchClient : IDisposable
 {
@@ -15,15 +17,29 @@ internal sealed class WsBenchClient : IDisposable
     private static readonly byte[] MaskKey = [0x5a, 0x17, 0xc3, 0x08];
 
     private readonly Socket _socket;
+    private readonly SslStream? _tls;
     private readonly byte[] _buffer = new byte[ReadBufferSize];
     private int _start;
     private int _end;
     private long _frameRemaining; // payload bytes of the current server frame not yet consumed
 
-    public WsBenchClient(int port)
+    /// <param name="port">The WebSocket port on 127.0.0.1.</param>
+    /// <param name="tls">wss: a TLS handshake before the upgrade (the server certificate is not checked:
+    /// a loopback benchmark against a test certificate).</param>
+    public WsBenchClient(int port, bool tls = false)
     {
         _socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
         _socket.Connect("127.0.0.1", port);
+        if (tls)
+        {
+            _tls = new SslStream(new NetworkStream(_socket, ownsSocket: false), leaveInnerStreamOpen: false);
+            _tls.AuthenticateAsClient(new SslClientAuthenticationOptions
+            {
+                TargetHost = "localhost",
+                RemoteCertificateValidationCallback = (_, _, _, _) => true,
+            });
+        }
+
         Send(Encoding.ASCII.GetBytes(
             $"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
             "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"));
@@ -68,6 +84,12 @@ internal sealed class WsBenchClient : IDisposable
     /// <summary>Sends bytes as they are (already framed).</summary>
     public void Send(ReadOnlySpan<byte> bytes)
     {
+        if (_tls is not null)
+        {
+            _tls.Write(bytes); // one call: the TLS layer cuts it into records
+            return;
+        }
+
         while (!bytes.IsEmpty)
         {
             bytes = bytes[_socket.Send(bytes)..];
@@ -197,7 +219,7 @@ internal sealed class WsBenchClient : IDisposable
             _start = 0;
         }
 
-        var n = _socket.Receive(_buffer, _end, _buffer.Length - _end, SocketFlags.None);
+        var n = _tls is not null ? _tls.Read(_buffer, _end, _buffer.Length - _end) : _socket.Receive(_buffer, _end, _buffer.Length - _end, SocketFlags.None);
         if (n == 0)
         {
             throw new IOException("server closed the connection");
@@ -206,5 +228,9 @@ internal sealed class WsBenchClient : IDisposable
         _end += n;
     }
 
-    public void Dispose() => _socket.Dispose();
+    public void Dispose()
+    {
+        _tls?.Dispose();
+        _socket.Dispose();
+    }
 }

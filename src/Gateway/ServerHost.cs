@@ -139,7 +139,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
             {
                 Client = ListenAddress.Urls("nats", _listener.LocalEndPoint),
                 Monitoring = _monitoring?.LocalEndPoint is { } m ? ListenAddress.Urls(_options.HttpPort == 0 ? "https" : "http", m) : null,
-                WebSocket = _webSocket is { } ws ? ListenAddress.Urls("ws", ws.LocalEndPoint) : null,
+                WebSocket = _webSocket is { } ws ? ListenAddress.Urls(_options.WebSocket?.Tls is null ? "ws" : "wss", ws.LocalEndPoint) : null,
                 Cluster = _routeListener is { } routes ? ListenAddress.Urls("nats", routes.LocalEndPoint) : null,
             }.Write(dir);
         }

@@ -54,7 +54,7 @@ internal sealed partial class ClientConnection
         {
             if (!IsClosed)
             {
-                Log.TlsHandshakeError(_log, Id, RemoteIp, RemotePort, e is TimeoutException ? e.Message : $"TLS handshake error: {Reason(e)}");
+                Log.TlsHandshakeError(_log, "cid", Id, RemoteIp, RemotePort, e is TimeoutException ? e.Message : $"TLS handshake error: {Reason(e)}");
             }
 
             RequestClose("TLS Handshake Error");
@@ -62,12 +62,7 @@ internal sealed partial class ClientConnection
         }
 
         _stream = secured;
-        ClientCertificate = secured.RemoteCertificate as X509Certificate2;
-        TlsState = (secured.SslProtocol, secured.NegotiatedCipherSuite);
-        if (_log.IsEnabled(LogLevel.Debug))
-        {
-            Log.TlsHandshakeComplete(_log, Id, secured.SslProtocol.ToString(), secured.NegotiatedCipherSuite.ToString());
-        }
+        AdoptTls(secured);
 
         if (tls.Options.HandshakeFirst)
         {
@@ -77,6 +72,53 @@ internal sealed partial class ClientConnection
         Outbound.Signal();
         _writePump = Task.Run(RunWritePumpAsync);
         await RunReadPumpAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// An MQTT client on a TLS MQTT listener, as nats-server's createMQTTClient: the server handshake
+    /// first (MQTT sends nothing before CONNECT), then the MQTT pumps over the encrypted stream.
+    /// </summary>
+    /// <remarks>Runs on the thread pool as the read pump; the block's <c>timeout</c> bounds the handshake.</remarks>
+    private async Task SecureMqttAndRunAsync(TlsTransport tls)
+    {
+        if (await TryHandshakeAsync(tls).ConfigureAwait(false))
+        {
+            _writePump = Task.Run(RunWritePumpAsync);
+            await RunMqttReadPumpAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>The server handshake on this connection's stream; false (logged, close requested) when it failed.</summary>
+    private async Task<bool> TryHandshakeAsync(TlsTransport tls)
+    {
+        try
+        {
+            var secured = await tls.AuthenticateAsync(_stream).ConfigureAwait(false);
+            _stream = secured;
+            AdoptTls(secured);
+            return true;
+        }
+        catch (Exception e) when (e is AuthenticationException or TimeoutException or IOException or SocketException or ObjectDisposedException or OperationCanceledException)
+        {
+            if (!IsClosed)
+            {
+                Log.TlsHandshakeError(_log, "mid", Id, RemoteIp, RemotePort, e is TimeoutException ? e.Message : $"TLS handshake error: {Reason(e)}");
+            }
+
+            RequestClose("TLS Handshake Error");
+            return false;
+        }
+    }
+
+    /// <summary>Records what the handshake on <paramref name="secured"/> settled: the client certificate, version and suite.</summary>
+    private void AdoptTls(SslStream secured)
+    {
+        ClientCertificate = secured.RemoteCertificate as X509Certificate2;
+        TlsState = (secured.SslProtocol, secured.NegotiatedCipherSuite);
+        if (_log.IsEnabled(LogLevel.Debug))
+        {
+            Log.TlsHandshakeComplete(_log, Id, secured.SslProtocol.ToString(), secured.NegotiatedCipherSuite.ToString());
+        }
     }
 
     /// <summary>The INFO line for this client (once per connection: not on the data path).</summary>
@@ -100,8 +142,9 @@ internal sealed partial class ClientConnection
 
     private static partial class Log
     {
-        [LoggerMessage(Level = LogLevel.Error, Message = "{Ip}:{Port} - cid:{Cid} - {Error}")]
-        public static partial void TlsHandshakeError(ILogger logger, ulong cid, string ip, int port, string error);
+        // nats-server names a client by its type: cid (NATS), mid (MQTT).
+        [LoggerMessage(Level = LogLevel.Error, Message = "{Ip}:{Port} - {Tag}:{Cid} - {Error}")]
+        public static partial void TlsHandshakeError(ILogger logger, string tag, ulong cid, string ip, int port, string error);
 
         [LoggerMessage(Level = LogLevel.Debug, Message = "cid:{Cid} - TLS handshake complete: TLS version {Version}, cipher suite {CipherSuite}")]
         public static partial void TlsHandshakeComplete(ILogger logger, ulong cid, string version, string cipherSuite);

@@ -126,6 +126,20 @@ internal sealed partial class ClientConnection
             return;
         }
 
+        if (_stream is WebSocketStream { Tls: { } wss })
+        {
+            // wss: the listener ran the handshake before the upgrade; its certificate may name the
+            // user (verify_and_map). Like nats-server 2.9, connz shows no TLS version for these clients.
+            ClientCertificate = wss.RemoteCertificate as System.Security.Cryptography.X509Certificates.X509Certificate2;
+        }
+
+        if (_mqtt is not null && _socket is not null && !IsWebSocket && _broker.MqttTls is { } mqttTls)
+        {
+            // mqtt.tls: the handshake first (over WebSocket the listener's wss did it).
+            _readPump = Task.Run(() => SecureMqttAndRunAsync(mqttTls));
+            return;
+        }
+
         if (_mqtt is not null)
         {
             // MQTT: the server says nothing before the client's CONNECT.

@@ -84,12 +84,13 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
         if (_open - _internal >= _options.MaxConnections)
         {
             // MQTT has no error before CONNECT: the socket is closed, as nats-server does.
+            accept.Stream?.Dispose();
             accept.Socket.Dispose();
             return;
         }
 
         _open++;
-        var stream = new NetworkStream(accept.Socket, ownsSocket: false);
+        var stream = accept.Stream ?? new NetworkStream(accept.Socket, ownsSocket: false);
         var child = Context.ActorOf(Mqtt.MqttConnectionActor.Props(_factory, _registry, _options, accept.Socket, stream, id), $"mqtt-{id}");
         Context.Watch(child);
     }
@@ -158,16 +159,20 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
             public override string ToString() => $"Accept({Socket.RemoteEndPoint})";
         }
 
-        /// <summary>An MQTT client socket was accepted by the MQTT listener.</summary>
+        /// <summary>An MQTT client socket was accepted by the MQTT listener (or the WebSocket listener, on <c>/mqtt</c>).</summary>
         public sealed class AcceptMqtt
         {
-            public AcceptMqtt(Socket socket)
+            public AcceptMqtt(Socket socket, Stream? stream = null)
             {
                 ArgumentNullException.ThrowIfNull(socket);
                 Socket = socket;
+                Stream = stream;
             }
 
             public Socket Socket { get; }
+
+            /// <summary>The connection's stream when the listener already built one (MQTT over WebSocket); else the socket's own.</summary>
+            public Stream? Stream { get; }
 
             public override string ToString() => $"AcceptMqtt({Socket.RemoteEndPoint})";
         }

@@ -44,14 +44,25 @@ public sealed class TlsTransport
     /// <exception cref="TimeoutException">The handshake did not finish within the timeout.</exception>
     public async Task<SslStream> AuthenticateAsync(Stream inner)
     {
-        var ssl = new SslStream(inner, leaveInnerStreamOpen: false);
         using var timeout = new CancellationTokenSource(Options.Timeout);
+        return await AuthenticateAsync(inner, timeout.Token).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Runs the server handshake on <paramref name="inner"/> until <paramref name="deadline"/> (a listener
+    /// whose own limit covers the handshake, as the WebSocket listener's <c>handshake_timeout</c>).
+    /// </summary>
+    /// <exception cref="AuthenticationException">The handshake failed.</exception>
+    /// <exception cref="TimeoutException">The deadline passed first.</exception>
+    public async Task<SslStream> AuthenticateAsync(Stream inner, CancellationToken deadline)
+    {
+        var ssl = new SslStream(inner, leaveInnerStreamOpen: false);
         try
         {
-            await ssl.AuthenticateAsServerAsync(_authentication, timeout.Token).ConfigureAwait(false);
+            await ssl.AuthenticateAsServerAsync(_authentication, deadline).ConfigureAwait(false);
             return ssl;
         }
-        catch (OperationCanceledException) when (timeout.IsCancellationRequested)
+        catch (OperationCanceledException) when (deadline.IsCancellationRequested)
         {
             await ssl.DisposeAsync().ConfigureAwait(false);
             throw new TimeoutException("TLS handshake timeout");

@@ -69,6 +69,9 @@ internal sealed class WebSocketStream : Stream, IBatchWriteStream
     /// <summary>What the handshake negotiated.</summary>
     public WebSocketUpgradeResult Upgrade { get; }
 
+    /// <summary>The TLS session under the frames (wss); null over plain TCP.</summary>
+    public System.Net.Security.SslStream? Tls => _transport as System.Net.Security.SslStream;
+
     /// <summary>Why the client's frames were refused, once they were.</summary>
     public string? ProtocolError { get; private set; }
 

@@ -52,6 +52,7 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         Space = new SubjectSpace(literalShards);
         Registry = new ClientRegistry(Stats);
         Tls = options.Tls is { } tls ? new TlsTransport(tls) : null;
+        MqttTls = options.Mqtt?.Tls is { } mqttTls ? new TlsTransport(mqttTls) : null;
         _info = new ServerInfo
         {
             ServerId = ServerId,
@@ -285,6 +286,13 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
     {
         socket.NoDelay = true;
         _connections.Tell(new ConnectionSupervisor.Protocol.AcceptMqtt(socket));
+    }
+
+    /// <summary>Takes ownership of an MQTT client's socket whose WebSocket handshake (path <c>/mqtt</c>) is done, and its stream.</summary>
+    internal void AcceptMqttWebSocket(Socket socket, WebSocketStream stream)
+    {
+        socket.NoDelay = true;
+        _connections.Tell(new ConnectionSupervisor.Protocol.AcceptMqtt(socket, stream));
     }
 
     /// <summary>Takes ownership of an accepted client socket.</summary>
@@ -744,10 +752,11 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
 
     /// <summary>
     /// An MQTT CONNECT's credentials, as nats-server: the <c>mqtt.authorization</c> user or token
-    /// when set (the token is sent as the password); else <c>mqtt.no_auth_user</c> for a client
+    /// when set (the token is sent as the password); else, with <c>mqtt.tls.verify_and_map</c>, the
+    /// client certificate's user; else <c>mqtt.no_auth_user</c> for a client
     /// without a user name; else the server's own users, user or token (the password doubling as the token).
     /// </summary>
-    internal AuthResult AuthenticateMqtt(string? user, string? password)
+    internal AuthResult AuthenticateMqtt(string? user, string? password, X509Certificate2? clientCertificate = null)
     {
         var mqtt = Options.Mqtt;
         if (mqtt?.Username is { } mqttUser)
@@ -758,6 +767,14 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
         if (mqtt?.Token is { } token)
         {
             return SecretEquals(token, password) ? new AuthResult(true, null, null) : AuthResult.Denied;
+        }
+
+        if (mqtt?.Tls is { MapCertificateToUser: true } && Options.Users.Count > 0)
+        {
+            // mqtt.tls.verify_and_map: the certificate alone names the user, as for NATS clients.
+            return clientCertificate is not null && CertificateUserMap.Find(clientCertificate, Options.Users) is { } mapped
+                ? new AuthResult(true, mapped.User, mapped.Permissions ?? Options.DefaultPermissions)
+                : AuthResult.Denied;
         }
 
         if (user is null && mqtt?.NoAuthUser is { } noAuthUser)
@@ -771,6 +788,9 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
 
     /// <summary>The client listener's TLS (the handshake each accepted socket goes through), or null for plain TCP.</summary>
     public TlsTransport? Tls { get; }
+
+    /// <summary>The MQTT listener's TLS (<c>mqtt.tls</c>), or null for plain TCP.</summary>
+    public TlsTransport? MqttTls { get; }
 
     /// <summary>
     /// Checks a CONNECT's credentials. With <c>verify_and_map</c> and users configured, the client
@@ -790,7 +810,9 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
             return new AuthResult(true, null, null);
         }
 
-        if (o.Tls is { MapCertificateToUser: true } && o.Users.Count > 0)
+        // The listener's own block decides (nats-server's tlsMap: the websocket block's for WebSocket clients).
+        var tls = webSocket ? o.WebSocket?.Tls : o.Tls;
+        if (tls is { MapCertificateToUser: true } && o.Users.Count > 0)
         {
             return clientCertificate is not null && CertificateUserMap.Find(clientCertificate, o.Users) is { } mapped
                 ? new AuthResult(true, mapped.User, mapped.Permissions ?? o.DefaultPermissions)
@@ -925,4 +947,6 @@ public sealed record ConnectionInfo(
     DateTime? Stop,
     string? Reason,
     string? TlsVersion = null,
-    string? TlsCipherSuite = null);
+    string? TlsCipherSuite = null,
+    string Type = ConnectionTypes.Nats,
+    string? MqttClient = null);

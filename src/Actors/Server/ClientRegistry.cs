@@ -64,6 +64,7 @@ internal sealed class ClientRegistry
         return new ConnectionInfo(
             c.Id, c.RemoteIp, c.RemotePort, c.Started, c.LastActivity, c.ConnectOptions?.Name, c.ConnectOptions?.Lang,
             c.ConnectOptions?.Version, c.AuthorizedUser, c.InMsgs, c.InBytes, c.Outbound.OutMsgs, c.Outbound.OutBytes,
-            c.Outbound.PendingBytes, subjects, stop, stop is null ? null : c.CloseReason, c.TlsVersion, c.TlsCipherSuiteName);
+            c.Outbound.PendingBytes, subjects, stop, stop is null ? null : c.CloseReason, c.TlsVersion, c.TlsCipherSuiteName,
+            c.IsMqtt ? ConnectionTypes.Mqtt : c.IsWebSocket ? ConnectionTypes.WebSocket : ConnectionTypes.Nats, c.MqttClientId);
     }
 }

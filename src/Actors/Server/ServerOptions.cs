@@ -167,6 +167,12 @@ public sealed class MqttOptions
     /// <summary><c>mqtt.authorization.timeout</c>: time allowed for the CONNECT packet; the server's auth timeout when null.</summary>
     public TimeSpan? AuthTimeout { get; set; }
 
+    /// <summary>
+    /// <c>mqtt.tls { }</c>: MQTT over TLS on the MQTT port, the handshake first (MQTT has no INFO). Its
+    /// <c>verify</c> and <c>verify_and_map</c> apply to MQTT clients in place of the client listener's block.
+    /// </summary>
+    public TlsOptions? Tls { get; set; }
+
     /// <summary><c>mqtt.ack_wait</c>: how long a QoS 1 delivery waits for its PUBACK before redelivery (30 s, as nats-server).</summary>
     public TimeSpan AckWait { get; set; } = TimeSpan.FromSeconds(30);
 

@@ -16,6 +16,13 @@ public sealed class WebSocketOptions
     /// <summary><c>no_tls</c>: serve plain <c>ws://</c>. Required without a <c>tls</c> block, as nats-server.</summary>
     public bool NoTls { get; set; }
 
+    /// <summary>
+    /// <c>tls { }</c>: serve <c>wss://</c>, the TLS handshake before the HTTP upgrade. Its <c>verify</c>
+    /// and <c>verify_and_map</c> apply to WebSocket clients in place of the client listener's block; its
+    /// <c>timeout</c> is not used (<see cref="HandshakeTimeout"/> bounds the handshake and the upgrade, as nats-server).
+    /// </summary>
+    public TlsOptions? Tls { get; set; }
+
     /// <summary><c>compression</c>: negotiate permessage-deflate with clients that offer it.</summary>
     public bool Compression { get; set; }
 

@@ -9,7 +9,7 @@ internal sealed partial class OptionsBinder
     private const int MaxMqttAckPending = 65535; // packet identifiers are 16 bits, as nats-server's mqttMaxAckTotalLimit
 
     private static readonly FrozenSet<string> UnsupportedMqtt = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
-        "tls", "js_domain", "stream_replicas", "consumer_replicas", "consumer_memory_storage",
+        "js_domain", "stream_replicas", "consumer_replicas", "consumer_memory_storage",
         "consumer_inactive_threshold", "consumer_auto_cleanup", "advertise");
 
     private static readonly FrozenSet<string> UnsupportedMqttAuthorization = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
@@ -49,6 +49,9 @@ internal sealed partial class OptionsBinder
                         mqtt.Host = s;
                     }
 
+                    break;
+                case "tls":
+                    mqtt.Tls = LoadTls(e);
                     break;
                 case "no_auth_user":
                     if (TryString(e, out s))

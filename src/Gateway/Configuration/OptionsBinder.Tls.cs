@@ -76,20 +76,24 @@ internal sealed partial class OptionsBinder
     }
 
     /// <summary>The top-level <c>tls { }</c>: the client listener's (and HTTPS monitoring's) TLS.</summary>
-    private void BindTls(ConfigEntry entry)
+    private void BindTls(ConfigEntry entry) => _options.Tls = LoadTls(entry) ?? _options.Tls;
+
+    /// <summary>A listener's <c>tls { }</c> block, bound and its files loaded; null (with the error recorded) when it is wrong.</summary>
+    private TlsOptions? LoadTls(ConfigEntry entry)
     {
         if (BindTlsSettings(entry) is not { } settings)
         {
-            return;
+            return null;
         }
 
         try
         {
-            _options.Tls = settings.Load();
+            return settings.Load();
         }
         catch (InvalidDataException e)
         {
             Error(entry, e.Message);
+            return null;
         }
     }
 

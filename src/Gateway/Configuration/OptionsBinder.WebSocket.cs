@@ -18,7 +18,7 @@ internal sealed partial class OptionsBinder
         }
 
         var ws = _options.WebSocket ??= new WebSocketOptions();
-        var tls = false;
+        var errors = _errors.Count;
         foreach (var e in block.Entries)
         {
             switch (e.Key.ToLowerInvariant())
@@ -53,7 +53,7 @@ internal sealed partial class OptionsBinder
 
                     break;
                 case "tls":
-                    tls = true;
+                    ws.Tls = LoadTls(e);
                     break;
                 case "same_origin":
                     if (TryBool(e, out b))
@@ -112,13 +112,10 @@ internal sealed partial class OptionsBinder
             return;
         }
 
-        if (tls)
-        {
-            // The TLS layer for listeners is wired separately; until then a wss listener is refused
-            // rather than served in plain text.
-            Error(entry, "websocket tls is not supported by this build (use no_tls: true)");
-        }
-        else if (!ws.NoTls)
+        var tlsFailed = _errors.Count > errors;
+
+        // A tls block wins over no_tls (nats-server serves wss when both are set).
+        if (ws.Tls is null && !ws.NoTls && !tlsFailed)
         {
             Error(entry, "websocket requires TLS configuration");
         }

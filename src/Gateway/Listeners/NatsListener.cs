@@ -13,6 +13,7 @@ internal sealed partial class NatsListener : IAsyncDisposable
     private readonly ILogger _log;
     private readonly TcpAcceptor _acceptor;
     private readonly bool _mqtt;
+    private readonly bool _tls;
 
     public NatsListener(Broker broker, string host, int port, ILogger log)
         : this(broker, host, port, log, mqtt: false)
@@ -23,6 +24,7 @@ internal sealed partial class NatsListener : IAsyncDisposable
     {
         _log = log;
         _mqtt = mqtt;
+        _tls = mqtt && broker.MqttTls is not null;
         _acceptor = new TcpAcceptor(host, port, mqtt ? broker.AcceptMqtt : broker.Accept, error => Log.AcceptError(log, error));
     }
 
@@ -37,7 +39,7 @@ internal sealed partial class NatsListener : IAsyncDisposable
         _acceptor.Start();
         if (_mqtt)
         {
-            Log.ListeningMqtt(_log, LocalEndPoint.Address.ToString(), LocalEndPoint.Port);
+            Log.ListeningMqtt(_log, _tls ? "tls" : "mqtt", LocalEndPoint.Address.ToString(), LocalEndPoint.Port);
         }
         else
         {
@@ -52,8 +54,8 @@ internal sealed partial class NatsListener : IAsyncDisposable
         [LoggerMessage(Level = LogLevel.Information, Message = "Listening for client connections on {EndPoint}")]
         public static partial void Listening(ILogger logger, string endPoint);
 
-        [LoggerMessage(Level = LogLevel.Information, Message = "Listening for MQTT clients on mqtt://{Host}:{Port}")]
-        public static partial void ListeningMqtt(ILogger logger, string host, int port);
+        [LoggerMessage(Level = LogLevel.Information, Message = "Listening for MQTT clients on {Scheme}://{Host}:{Port}")]
+        public static partial void ListeningMqtt(ILogger logger, string scheme, string host, int port);
 
         [LoggerMessage(Level = LogLevel.Error, Message = "Error accepting client connection: {Error}")]
         public static partial void AcceptError(ILogger logger, string error);

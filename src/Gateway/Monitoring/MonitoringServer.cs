@@ -208,6 +208,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
             page.Add(new ConnzConnection
             {
                 Cid = c.Cid,
+                Type = c.Type,
                 Ip = c.Ip,
                 Port = c.Port,
                 Start = c.Start,
@@ -229,6 +230,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
                 SubscriptionsList = withSubs ? c.Subscriptions : null,
                 Stop = c.Stop,
                 Reason = c.Reason,
+                MqttClient = c.MqttClient,
             });
         }
 

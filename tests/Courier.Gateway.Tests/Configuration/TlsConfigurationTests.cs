@@ -202,6 +202,50 @@ public sealed class TlsConfigurationTests : IClassFixture<TlsConfigurationTests.
         Assert.Equal(message, config.Error);
     }
 
+    [Fact]
+    public void A_tls_block_in_websocket_serves_wss_with_its_own_verify_and_leaves_the_client_listener_plain()
+    {
+        var (options, _) = Bind($$"""
+            websocket {
+              port: 8443
+              {{Block($"ca_file: \"{_certs.CaFile}\"\nverify_and_map: true")}}
+            }
+            """);
+
+        Assert.Null(options.Tls);
+        var tls = Assert.IsType<TlsOptions>(options.WebSocket!.Tls);
+        Assert.True(tls.Verify);
+        Assert.True(tls.MapCertificateToUser);
+        Assert.NotNull(tls.ClientCas);
+        Assert.False(options.WebSocket.NoTls);
+    }
+
+    [Fact]
+    public void A_websocket_tls_block_with_a_missing_file_is_refused_with_nats_servers_words()
+    {
+        var error = BindFails("""websocket { port: 8443, tls { cert_file: "/nonexistent/c.pem", key_file: "/nonexistent/k.pem" } }""");
+
+        Assert.Contains("error parsing X509 certificate/key pair: open /nonexistent/c.pem: no such file or directory", error, StringComparison.Ordinal);
+        Assert.DoesNotContain("websocket requires TLS configuration", error, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void A_tls_block_in_mqtt_is_loaded_for_the_mqtt_listener_only()
+    {
+        var (options, warnings) = Bind($$"""
+            mqtt {
+              port: 8883
+              {{Block("verify: true")}}
+            }
+            """);
+
+        Assert.Empty(warnings);
+        Assert.Null(options.Tls);
+        var tls = Assert.IsType<TlsOptions>(options.Mqtt!.Tls);
+        Assert.True(tls.Verify);
+        Assert.False(tls.MapCertificateToUser);
+    }
+
     /// <summary>One PKI for the class.</summary>
     public sealed class Certificates : IDisposable
     {

@@ -1,8 +1,11 @@
 using System.Buffers.Binary;
 using System.IO.Compression;
 using System.Net;
+using System.Net.Security;
 using System.Net.Sockets;
+using System.Security.Authentication;
 using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
 using System.Text;
 
 namespace Courier.Integration.Tests.Infrastructure;
@@ -36,7 +39,7 @@ public sealed class RawWebSocket : IAsyncDisposable
     private static readonly byte[] Key = [0x0b, 0xad, 0xf0, 0x0d];
 
     private readonly Socket _socket;
-    private NetworkStream _stream = null!;
+    private Stream _stream = null!;
     private readonly Func<string> _diagnostics;
     private readonly List<byte> _buffer = [];
 
@@ -60,8 +63,18 @@ public sealed class RawWebSocket : IAsyncDisposable
         $"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
         $"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n{extraHeaders}\r\n";
 
-    /// <summary>Connects to the server's WebSocket port, sends <paramref name="request"/> and reads the answer's head.</summary>
-    public static async Task<RawWebSocket> ConnectAsync(ServerProcess server, string? request = null)
+    /// <summary>The client's port, to find this connection in /connz.</summary>
+    public int LocalPort => ((IPEndPoint)_socket.LocalEndPoint!).Port;
+
+    /// <summary>The negotiated TLS version over wss; null over plain ws.</summary>
+    public SslProtocols? TlsProtocol => (_stream as SslStream)?.SslProtocol;
+
+    /// <summary>
+    /// Connects to the server's WebSocket port, sends <paramref name="request"/> and reads the answer's head.
+    /// With <paramref name="caFile"/> it is wss: a TLS handshake first, the server certificate checked
+    /// against that CA, <paramref name="clientCertificate"/> offered when given. Throws what the handshake throws.
+    /// </summary>
+    public static async Task<RawWebSocket> ConnectAsync(ServerProcess server, string? request = null, string? caFile = null, X509Certificate2? clientCertificate = null)
     {
         var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
         var client = new RawWebSocket(socket, () => server.Diagnostics());
@@ -70,6 +83,11 @@ public sealed class RawWebSocket : IAsyncDisposable
             using var cts = new CancellationTokenSource(client.Timeout);
             await socket.ConnectAsync(new IPEndPoint(IPAddress.Loopback, server.WebSocketPort), cts.Token);
             client._stream = new NetworkStream(socket, ownsSocket: true);
+            if (caFile is not null)
+            {
+                client._stream = await AuthenticateAsync(client._stream, caFile, clientCertificate, cts.Token);
+            }
+
             await client.SendRawAsync(Encoding.ASCII.GetBytes(request ?? UpgradeRequest(server.WebSocketPort)));
             await client.ReadHeadAsync();
             return client;
@@ -79,6 +97,25 @@ public sealed class RawWebSocket : IAsyncDisposable
             await client.DisposeAsync();
             throw;
         }
+    }
+
+    private static async Task<SslStream> AuthenticateAsync(Stream inner, string caFile, X509Certificate2? clientCertificate, CancellationToken cancellationToken)
+    {
+        var trust = new X509Certificate2Collection();
+        trust.ImportFromPemFile(caFile);
+        var policy = new X509ChainPolicy { TrustMode = X509ChainTrustMode.CustomRootTrust, RevocationMode = X509RevocationMode.NoCheck };
+        policy.CustomTrustStore.AddRange(trust);
+        var tls = new SslStream(inner, leaveInnerStreamOpen: false);
+        await tls.AuthenticateAsClientAsync(
+            new SslClientAuthenticationOptions
+            {
+                TargetHost = "localhost",
+                ClientCertificates = clientCertificate is null ? null : [clientCertificate],
+                CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
+                CertificateChainPolicy = policy,
+            },
+            cancellationToken);
+        return tls;
     }
 
     /// <summary>The Sec-WebSocket-Accept value for <paramref name="key"/> (RFC 6455 §4.2.2).</summary>

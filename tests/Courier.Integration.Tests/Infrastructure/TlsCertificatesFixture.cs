@@ -1,3 +1,5 @@
+using System.Net.Security;
+using System.Security.Cryptography.X509Certificates;
 using Courier.Testing;
 
 namespace Courier.Integration.Tests.Infrastructure;
@@ -22,6 +24,27 @@ public sealed class TlsCertificatesFixture : IDisposable
         verify: true
         {{extra}}
         """);
+
+    /// <summary>
+    /// A client's check of the server certificate, for clients that take a callback (MQTTnet): it must
+    /// name the host and chain to the test CA.
+    /// </summary>
+    public bool TrustsServer(X509Certificate? certificate, SslPolicyErrors errors)
+    {
+        if (certificate is null || errors.HasFlag(SslPolicyErrors.RemoteCertificateNameMismatch) || errors.HasFlag(SslPolicyErrors.RemoteCertificateNotAvailable))
+        {
+            return false;
+        }
+
+        var trust = new X509Certificate2Collection();
+        trust.ImportFromPemFile(Certificates.CaFile);
+        using var chain = new X509Chain();
+        chain.ChainPolicy.TrustMode = X509ChainTrustMode.CustomRootTrust;
+        chain.ChainPolicy.RevocationMode = X509RevocationMode.NoCheck;
+        chain.ChainPolicy.CustomTrustStore.AddRange(trust);
+        using var leaf = X509CertificateLoader.LoadCertificate(certificate.GetRawCertData());
+        return chain.Build(leaf);
+    }
 
     public void Dispose() => Certificates.Dispose();
 }

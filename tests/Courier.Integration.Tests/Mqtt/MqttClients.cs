@@ -36,11 +36,17 @@ public sealed class MqttTestClient : IAsyncDisposable
     public IMqttClient Client { get; }
 
     /// <summary>Connects with MQTT 3.1.1; <paramref name="configure"/> adds options (will, credentials, ...).</summary>
-    public static async Task<MqttTestClient> ConnectAsync(int port, string clientId, Action<MqttClientOptionsBuilder>? configure = null, bool cleanSession = true)
+    public static Task<MqttTestClient> ConnectAsync(int port, string clientId, Action<MqttClientOptionsBuilder>? configure = null, bool cleanSession = true) =>
+        ConnectAsync(builder => builder.WithTcpServer("127.0.0.1", port), clientId, configure, cleanSession);
+
+    /// <summary>Connects with MQTT 3.1.1 over the transport <paramref name="transport"/> sets (e.g. <c>WithWebSocketServer</c>).</summary>
+    public static async Task<MqttTestClient> ConnectAsync(Action<MqttClientOptionsBuilder> transport, string clientId, Action<MqttClientOptionsBuilder>? configure = null, bool cleanSession = true)
     {
+        ArgumentNullException.ThrowIfNull(transport);
         var client = new MqttClientFactory().CreateMqttClient();
-        var builder = new MqttClientOptionsBuilder()
-            .WithTcpServer("127.0.0.1", port)
+        var builder = new MqttClientOptionsBuilder();
+        transport(builder);
+        builder
             .WithProtocolVersion(MqttProtocolVersion.V311)
             .WithClientId(clientId)
             .WithCleanSession(cleanSession)
@@ -217,14 +223,16 @@ public sealed class MqttRawClient : IAsyncDisposable
 /// <summary>Debian's mosquitto_pub and mosquitto_sub, run as processes (killed by id when done).</summary>
 public static class MosquittoClients
 {
-    /// <summary>Runs mosquitto_pub and returns its exit code.</summary>
-    public static async Task<int> PublishAsync(int port, string topic, string message, int qos = 0, bool retain = false)
+    /// <summary>Runs mosquitto_pub and returns its exit code; <paramref name="extraArgs"/> go last (e.g. TLS options).</summary>
+    public static async Task<int> PublishAsync(int port, string topic, string message, int qos = 0, bool retain = false, IEnumerable<string>? extraArgs = null)
     {
         List<string> args = ["-h", "127.0.0.1", "-p", port.ToString(System.Globalization.CultureInfo.InvariantCulture), "-t", topic, "-m", message, "-q", qos.ToString(System.Globalization.CultureInfo.InvariantCulture)];
         if (retain)
         {
             args.Add("-r");
         }
+
+        args.AddRange(extraArgs ?? []);
 
         var (code, _) = await RunAsync("/usr/bin/mosquitto_pub", args);
         return code;
@@ -234,11 +242,11 @@ public static class MosquittoClients
     /// Starts mosquitto_sub (-v -d) on <paramref name="filter"/>, exiting after <paramref name="count"/>
     /// messages, and returns once its SUBACK has arrived.
     /// </summary>
-    public static async Task<MosquittoSubscriber> SubscribeAsync(int port, string filter, int count, int qos = 0)
+    public static async Task<MosquittoSubscriber> SubscribeAsync(int port, string filter, int count, int qos = 0, IEnumerable<string>? extraArgs = null)
     {
         // stdbuf: mosquitto_sub's stdout is block-buffered into a pipe; line-buffer it so SUBACK shows at once.
         var process = Process.Start(new ProcessStartInfo("/usr/bin/stdbuf",
-            ["-oL", "-eL", "/usr/bin/mosquitto_sub", "-h", "127.0.0.1", "-p", port.ToString(System.Globalization.CultureInfo.InvariantCulture), "-t", filter, "-q", qos.ToString(System.Globalization.CultureInfo.InvariantCulture), "-v", "-d", "-C", count.ToString(System.Globalization.CultureInfo.InvariantCulture), "-W", "15"])
+            ["-oL", "-eL", "/usr/bin/mosquitto_sub", "-h", "127.0.0.1", "-p", port.ToString(System.Globalization.CultureInfo.InvariantCulture), "-t", filter, "-q", qos.ToString(System.Globalization.CultureInfo.InvariantCulture), "-v", "-d", "-C", count.ToString(System.Globalization.CultureInfo.InvariantCulture), "-W", "15", .. extraArgs ?? []])
         {
             UseShellExecute = false,
             RedirectStandardOutput = true,

@@ -83,6 +83,9 @@ public sealed class MqttBrokerProcess : IAsyncDisposable
 
     public string? NatsUrl => _server?.Url;
 
+    /// <summary>The NATS server process (its WebSocket and monitoring ports); null for mosquitto.</summary>
+    public ServerProcess? Server => _server;
+
     /// <summary>For assertion messages: the server's log tail.</summary>
     public string Diagnostics() => _server?.Diagnostics() ?? $"mosquitto on {MqttPort}";
 

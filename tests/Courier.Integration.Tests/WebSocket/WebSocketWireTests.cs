@@ -378,6 +378,39 @@ public abstract class WebSocketWireTests<TServer> : IClassFixture<TServer>
     }
 
     [Fact]
+    public async Task Handshake_timeout_closes_a_client_whose_upgrade_request_never_ends()
+    {
+        await using var server = await _server.StartServerAsync("websocket { host: 127.0.0.1, port: -1, no_tls: true, handshake_timeout: \"1s\" }");
+        using var socket = new System.Net.Sockets.Socket(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Stream, System.Net.Sockets.ProtocolType.Tcp);
+        using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(8)); // Courier's default limit is 10 s, nats-server has none
+        await socket.ConnectAsync(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, server.WebSocketPort), cts.Token);
+        await socket.SendAsync(Encoding.ASCII.GetBytes($"GET / HTTP/1.1\r\nHost: 127.0.0.1:{server.WebSocketPort}\r\n"), System.Net.Sockets.SocketFlags.None, cts.Token);
+
+        // The head never ends: the server closes the connection (Go's HTTP server may answer 408 first).
+        var answer = new StringBuilder();
+        var sink = new byte[1024];
+        try
+        {
+            int read;
+            while ((read = await socket.ReceiveAsync(sink, System.Net.Sockets.SocketFlags.None, cts.Token)) > 0)
+            {
+                answer.Append(Encoding.ASCII.GetString(sink, 0, read));
+            }
+        }
+        catch (System.Net.Sockets.SocketException)
+        {
+            // reset: closed as well
+        }
+
+        Assert.DoesNotContain("101 Switching Protocols", answer.ToString(), StringComparison.Ordinal);
+
+        // A complete upgrade within the limit is served as usual.
+        await using var ws = await RawWebSocket.ConnectAsync(server);
+        Assert.Equal(101, ws.Status);
+        await ws.ExpectTextAsync("INFO ");
+    }
+
+    [Fact]
     public async Task A_websocket_block_without_tls_or_no_tls_stops_the_server_from_starting()
     {
         var error = await Assert.ThrowsAsync<InvalidOperationException>(() => _server.StartServerAsync("websocket { host: 127.0.0.1, port: -1 }"));
