@@ -52,28 +52,28 @@ internal sealed partial class FileStore
 
     private void RecoverLocked()
     {
-        foreach (var stale in Directory.EnumerateFiles(_directory, "*.tmp"))
+        foreach (var stale in _fs.ListFiles(_directory, "*.tmp"))
         {
-            File.Delete(stale);
+            _fs.Delete(stale);
         }
 
         var found = new List<(uint Id, long Length, bool HeaderOk, ulong Floor, bool Reset)>();
         Span<byte> header = stackalloc byte[BlockHeader.Size];
-        foreach (var path in Directory.EnumerateFiles(_directory, "*.blk"))
+        foreach (var path in _fs.ListFiles(_directory, "*.blk"))
         {
             if (!uint.TryParse(Path.GetFileNameWithoutExtension(path), NumberStyles.None, CultureInfo.InvariantCulture, out var id))
             {
                 continue;
             }
 
-            var length = new FileInfo(path).Length;
+            var length = _fs.FileLength(path);
             var ok = false;
             ulong floor = 0;
             var reset = false;
             if (length >= BlockHeader.Size)
             {
-                using var handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
-                ok = RandomAccess.Read(handle, header, 0) == BlockHeader.Size
+                using var handle = _fs.Open(path, FileMode.Open);
+                ok = handle.Read(header, 0) == BlockHeader.Size
                     && BlockHeader.TryRead(header, out var headerId, out floor, out reset) && headerId == id;
             }
 
@@ -87,16 +87,16 @@ internal sealed partial class FileStore
         var start = found.FindLastIndex(f => f.HeaderOk && f.Reset);
         for (var i = 0; i < start; i++)
         {
-            var obsolete = new MsgBlock(_directory, found[i].Id);
-            File.Delete(obsolete.DataPath);
-            File.Delete(obsolete.IndexPath);
+            var obsolete = new MsgBlock(_fs, _directory, found[i].Id);
+            _fs.Delete(obsolete.DataPath);
+            _fs.Delete(obsolete.IndexPath);
             _directoryDirty = true;
         }
 
         foreach (var (id, length, headerOk, floor, _) in found.Skip(Math.Max(start, 0)))
         {
             _nextBlockId = Math.Max(_nextBlockId, id + 1);
-            var block = new MsgBlock(_directory, id);
+            var block = new MsgBlock(_fs, _directory, id);
             if (length < BlockHeader.Size)
             {
                 // Created by a rollover whose first flush never happened.
@@ -105,8 +105,8 @@ internal sealed partial class FileStore
                     AddWarning(new StoreWarning(StoreWarningKind.TruncatedTail, $"block {id}: {length} bytes, shorter than its header; removed"));
                 }
 
-                File.Delete(block.DataPath);
-                File.Delete(block.IndexPath);
+                _fs.Delete(block.DataPath);
+                _fs.Delete(block.IndexPath);
                 _directoryDirty = true;
                 continue;
             }
@@ -157,7 +157,7 @@ internal sealed partial class FileStore
         List<IndexEntry> entries;
         long covered;
         string? problem = null;
-        if (!_options.VerifyOnOpen && BlockIndex.TryRead(block.IndexPath, block.Id, length, out entries, out covered, out problem))
+        if (!_options.VerifyOnOpen && BlockIndex.TryRead(_fs, block.IndexPath, block.Id, length, out entries, out covered, out problem))
         {
             Recovery.BlocksFromIndex++;
         }
@@ -253,7 +253,7 @@ internal sealed partial class FileStore
             var read = 0;
             while (read < to - from)
             {
-                var n = RandomAccess.Read(block.Handle, buffer.AsSpan(read, (int)(to - from) - read), from + read);
+                var n = block.Handle.Read(buffer.AsSpan(read, (int)(to - from) - read), from + read);
                 if (n <= 0)
                 {
                     break;
