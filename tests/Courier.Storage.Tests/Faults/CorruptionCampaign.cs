@@ -164,8 +164,14 @@ internal sealed class CorruptionCampaign
 
         Classify(row, damage.Detected > 0 || corruptLoads > 0, kept.Count + deleted.Count(kept.ContainsKey) < written.Count - deleted.Count);
 
-        // A restart keeps what the first recovery kept, with the same sequences.
+        // Sequences are never handed out again: the damaged store's last sequence is still the written one.
         var state = recovered.State();
+        if (state.LastSeq < written.Keys.Max())
+        {
+            throw new InvalidOperationException($"{where}: last sequence went back from {written.Keys.Max()} to {state.LastSeq}");
+        }
+
+        // A restart keeps what the first recovery kept, with the same sequences.
         var firstWarnings = recovered.Warnings;
         recovered.Stop();
         var again = StreamStores.OpenFile(path, new StoreConfig { Name = "c" }, options);
@@ -180,9 +186,6 @@ internal sealed class CorruptionCampaign
             var loaded = again.LoadMessage(seq);
             if (!loaded.Found || !loaded.Message!.Payload.Span.SequenceEqual(payload))
             {
-                // Known, open (see the README): a swap that moves whole valid records out of sequence order,
-                // once the damaged block's index is rebuilt by a resynchronizing scan, makes a restart skip
-                // the intact records after the moved one.
                 row.DroppedOnRestart++;
                 row.Examples.Add($"{where}: message {seq}, kept by the first recovery, is {loaded.Status} after a restart");
             }
