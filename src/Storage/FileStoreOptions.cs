@@ -1,3 +1,5 @@
+using Courier.Storage.IO;
+
 namespace Courier.Storage;
 
 /// <summary>How a FileStore lays out and syncs its files. The defaults suit production.</summary>
@@ -14,4 +16,7 @@ public sealed record FileStoreOptions
 
     /// <summary>Check every record's checksum on open, ignoring index files (slow restart, full verification).</summary>
     public bool VerifyOnOpen { get; init; }
+
+    /// <summary>The files underneath: the OS's, or a fault-injecting one in tests.</summary>
+    internal StoreFileSystem FileSystem { get; init; } = StoreFileSystem.Os;
 }

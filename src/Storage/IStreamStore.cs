@@ -45,6 +45,9 @@ public interface IStreamStore : IDisposable
     /// <summary>Damage found on recovery or on read, oldest first (a copy).</summary>
     IReadOnlyList<StoreWarning> Warnings { get; }
 
+    /// <summary>Counters of the damage found since open (<see cref="Warnings"/> and <see cref="StreamState.Lost"/> in brief).</summary>
+    StoreDamage Damage { get; }
+
     /// <summary>Replaces the limits and enforces lowered ones at once (discard old only, as nats-server).</summary>
     void UpdateConfig(StoreConfig config);
 

@@ -124,6 +124,14 @@ internal sealed partial class ConfigParser
             Advance();
         }
 
+        if (escaped is null && _pos == start)
+        {
+            // A value expected where a delimiter stands (`[ } ]`, `a: ,`). Found by the fuzzer: the empty
+            // token reached Classify, which indexed its first character.
+            var c = Peek();
+            throw Error(pos, c == Eof ? "expected a value, found the end of the file" : $"expected a value, found '{(char)c}'");
+        }
+
         return escaped is not null ? escaped.ToString() : Classify(_text[start.._pos], pos);
     }
 

@@ -1,5 +1,6 @@
 using System.Buffers.Binary;
 using Courier.Storage.Internal;
+using Courier.Storage.IO;
 
 namespace Courier.Storage.FileStorage;
 
@@ -45,9 +46,9 @@ internal static class BlockIndex
     private const int FooterSize = 24;
 
     /// <summary>Writes an index from a list of entries.</summary>
-    public static void Write(string path, uint blockId, long coveredLength, IReadOnlyList<IndexEntry> entries)
+    public static void Write(StoreFileSystem fs, string path, uint blockId, long coveredLength, IReadOnlyList<IndexEntry> entries)
     {
-        using var writer = new Writer(path, blockId);
+        using var writer = new Writer(fs, path, blockId);
         foreach (var e in entries)
         {
             writer.Add(e.Offset, e.Length, e.Sequence, e.Timestamp, e.Aux, e.Subject, e.Kind);
@@ -60,17 +61,13 @@ internal static class BlockIndex
     /// Reads and checks an index against its block. Returns false with a null
     /// <paramref name="problem"/> when there is no index file, with a reason when it is unusable.
     /// </summary>
-    public static bool TryRead(string path, uint blockId, long blockFileLength, out List<IndexEntry> entries, out long coveredLength, out string? problem)
+    public static bool TryRead(StoreFileSystem fs, string path, uint blockId, long blockFileLength, out List<IndexEntry> entries, out long coveredLength, out string? problem)
     {
         entries = [];
         coveredLength = 0;
         problem = null;
-        byte[] buffer;
-        try
-        {
-            buffer = File.ReadAllBytes(path);
-        }
-        catch (FileNotFoundException)
+        var buffer = fs.ReadAllBytes(path);
+        if (buffer is null)
         {
             return false;
         }
@@ -176,22 +173,25 @@ internal static class BlockIndex
 
         private readonly string _path;
         private readonly string _temporary;
-        private readonly FileStream _file;
+        private readonly StoreFileSystem _fs;
+        private readonly StoreFile _file;
         private readonly byte[] _buffer = new byte[BufferSize];
         private readonly Dictionary<byte[], int> _subjectIds = new(ByteArrayComparer.Instance);
         private readonly Dictionary<byte[], int>.AlternateLookup<ReadOnlySpan<byte>> _subjectLookup;
         private readonly List<byte[]> _subjects = [];
         private int _length;
+        private long _written;
         private uint _crc = Crc32C.Start;
         private uint _count;
         private bool _completed;
 
-        public Writer(string path, uint blockId)
+        public Writer(StoreFileSystem fs, string path, uint blockId)
         {
+            _fs = fs;
             _path = path;
             _temporary = path + ".tmp";
             _subjectLookup = _subjectIds.GetAlternateLookup<ReadOnlySpan<byte>>();
-            _file = new FileStream(_temporary, FileMode.Create, FileAccess.Write, FileShare.None, bufferSize: 1);
+            _file = fs.Open(_temporary, FileMode.Create);
             var h = Reserve(HeaderSize);
             h.Clear();
             BinaryPrimitives.WriteUInt32LittleEndian(h, Magic);
@@ -239,9 +239,9 @@ internal static class BlockIndex
             Drain();
             Span<byte> crc = stackalloc byte[4];
             BinaryPrimitives.WriteUInt32LittleEndian(crc, Crc32C.Finish(_crc));
-            _file.Write(crc);
+            _file.Write(crc, _written);
             _file.Dispose();
-            File.Move(_temporary, _path, overwrite: true);
+            _fs.Move(_temporary, _path);
             _completed = true;
         }
 
@@ -250,7 +250,7 @@ internal static class BlockIndex
             if (!_completed)
             {
                 _file.Dispose();
-                File.Delete(_temporary);
+                _fs.Delete(_temporary);
             }
         }
 
@@ -275,7 +275,8 @@ internal static class BlockIndex
         {
             var data = _buffer.AsSpan(0, _length);
             _crc = Crc32C.Append(_crc, data);
-            _file.Write(data);
+            _file.Write(data, _written);
+            _written += data.Length;
             _length = 0;
         }
     }

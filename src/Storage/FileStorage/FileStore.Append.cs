@@ -75,9 +75,9 @@ internal sealed partial class FileStore
     /// <summary>Creates the next block file with its header buffered and makes it the write block. Lock held.</summary>
     private MsgBlock StartBlock(bool reset, ulong floor)
     {
-        var block = new MsgBlock(_directory, _nextBlockId++);
+        var block = new MsgBlock(_fs, _directory, _nextBlockId++);
         _ = block.Handle; // create the file now: a failure surfaces here, not in a later flush
-        RandomAccess.SetLength(block.Handle, 0);
+        block.Handle.SetLength(0);
         block.StartAppending(0);
         BlockHeader.Write(block.Reserve(BlockHeader.Size), block.Id, floor, reset);
         _blocks.Add(block);

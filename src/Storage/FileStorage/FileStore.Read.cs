@@ -1,5 +1,5 @@
 using Courier.Storage.Internal;
-using Microsoft.Win32.SafeHandles;
+using Courier.Storage.IO;
 
 namespace Courier.Storage.FileStorage;
 
@@ -114,7 +114,7 @@ internal sealed partial class FileStore
         _nextWindow = (_nextWindow + 1) % WindowCount;
         var toRead = (int)Math.Min(WindowSize, available);
         window.Block = null;
-        var read = RandomAccess.Read(ReadHandle(block), window.Data.AsSpan(0, toRead), offset);
+        var read = ReadHandle(block).Read(window.Data.AsSpan(0, toRead), offset);
         if (read < length)
         {
             return false;
@@ -149,12 +149,12 @@ internal sealed partial class FileStore
         return false;
     }
 
-    private static bool ReadExactly(SafeFileHandle handle, long offset, Span<byte> destination)
+    private static bool ReadExactly(StoreFile handle, long offset, Span<byte> destination)
     {
         var done = 0;
         while (done < destination.Length)
         {
-            var n = RandomAccess.Read(handle, destination[done..], offset + done);
+            var n = handle.Read(destination[done..], offset + done);
             if (n <= 0)
             {
                 return false;
@@ -170,7 +170,7 @@ internal sealed partial class FileStore
     /// The block's handle for a read. Blocks opened for reading are closed again, oldest first, beyond
     /// <see cref="MaxReadHandles"/>; a block still being written or synced never is. Lock held.
     /// </summary>
-    private SafeFileHandle ReadHandle(MsgBlock block)
+    private StoreFile ReadHandle(MsgBlock block)
     {
         if (!block.HasHandle)
         {

@@ -52,28 +52,28 @@ internal sealed partial class FileStore
 
     private void RecoverLocked()
     {
-        foreach (var stale in Directory.EnumerateFiles(_directory, "*.tmp"))
+        foreach (var stale in _fs.ListFiles(_directory, "*.tmp"))
         {
-            File.Delete(stale);
+            _fs.Delete(stale);
         }
 
         var found = new List<(uint Id, long Length, bool HeaderOk, ulong Floor, bool Reset)>();
         Span<byte> header = stackalloc byte[BlockHeader.Size];
-        foreach (var path in Directory.EnumerateFiles(_directory, "*.blk"))
+        foreach (var path in _fs.ListFiles(_directory, "*.blk"))
         {
             if (!uint.TryParse(Path.GetFileNameWithoutExtension(path), NumberStyles.None, CultureInfo.InvariantCulture, out var id))
             {
                 continue;
             }
 
-            var length = new FileInfo(path).Length;
+            var length = _fs.FileLength(path);
             var ok = false;
             ulong floor = 0;
             var reset = false;
             if (length >= BlockHeader.Size)
             {
-                using var handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
-                ok = RandomAccess.Read(handle, header, 0) == BlockHeader.Size
+                using var handle = _fs.Open(path, FileMode.Open);
+                ok = handle.Read(header, 0) == BlockHeader.Size
                     && BlockHeader.TryRead(header, out var headerId, out floor, out reset) && headerId == id;
             }
 
@@ -87,16 +87,16 @@ internal sealed partial class FileStore
         var start = found.FindLastIndex(f => f.HeaderOk && f.Reset);
         for (var i = 0; i < start; i++)
         {
-            var obsolete = new MsgBlock(_directory, found[i].Id);
-            File.Delete(obsolete.DataPath);
-            File.Delete(obsolete.IndexPath);
+            var obsolete = new MsgBlock(_fs, _directory, found[i].Id);
+            _fs.Delete(obsolete.DataPath);
+            _fs.Delete(obsolete.IndexPath);
             _directoryDirty = true;
         }
 
         foreach (var (id, length, headerOk, floor, _) in found.Skip(Math.Max(start, 0)))
         {
             _nextBlockId = Math.Max(_nextBlockId, id + 1);
-            var block = new MsgBlock(_directory, id);
+            var block = new MsgBlock(_fs, _directory, id);
             if (length < BlockHeader.Size)
             {
                 // Created by a rollover whose first flush never happened.
@@ -105,8 +105,8 @@ internal sealed partial class FileStore
                     AddWarning(new StoreWarning(StoreWarningKind.TruncatedTail, $"block {id}: {length} bytes, shorter than its header; removed"));
                 }
 
-                File.Delete(block.DataPath);
-                File.Delete(block.IndexPath);
+                _fs.Delete(block.DataPath);
+                _fs.Delete(block.IndexPath);
                 _directoryDirty = true;
                 continue;
             }
@@ -155,9 +155,10 @@ internal sealed partial class FileStore
     private void LoadBlock(MsgBlock block, long length)
     {
         List<IndexEntry> entries;
+        List<IndexEntry>? indexedBeyond = null;
         long covered;
         string? problem = null;
-        if (!_options.VerifyOnOpen && BlockIndex.TryRead(block.IndexPath, block.Id, length, out entries, out covered, out problem))
+        if (!_options.VerifyOnOpen && BlockIndex.TryRead(_fs, block.IndexPath, block.Id, length, out entries, out covered, out problem))
         {
             Recovery.BlocksFromIndex++;
         }
@@ -166,6 +167,13 @@ internal sealed partial class FileStore
             if (problem is not null && !_options.VerifyOnOpen)
             {
                 AddWarning(new StoreWarning(StoreWarningKind.CorruptIndex, $"block {block.Id}: index unusable ({problem}); block scanned"));
+
+                // An intact index that covers more than the file: the block lost its end (truncated, or
+                // unsynced under an interval). The index still says what was there.
+                if (BlockIndex.TryRead(_fs, block.IndexPath, block.Id, long.MaxValue, out var listed, out var listedCovered, out _) && listedCovered > length)
+                {
+                    indexedBeyond = listed;
+                }
             }
 
             entries = [];
@@ -189,20 +197,28 @@ internal sealed partial class FileStore
         block.StartAppending(end);
         block.IndexCurrent = covered == length;
 
+        // Messages first, in sequence order, then the other records in file order. A block's messages
+        // ascend by offset, and its tombstones and floors only concern messages before them, so for an
+        // intact block this is the file order's result. Damage that moves whole valid records (a swapped
+        // or misdirected sector) leaves them out of order; restoring them as found would make every
+        // intact message after a moved one with a higher sequence look old and be skipped (found by the
+        // corruption tests).
         var span = CollectionsMarshal.AsSpan(entries);
+        foreach (var i in MessagesBySequence(span))
+        {
+            ref var e = ref span[i];
+            if (RestoreMessage(e.Sequence, e.Timestamp, e.Subject, Pack(block.Id, e.Offset), e.Length, out var subject))
+            {
+                block.LiveMsgs++;
+                e.Subject = subject!.Key; // share the table's copy
+            }
+        }
+
         for (var i = 0; i < span.Length; i++)
         {
             ref var e = ref span[i];
             switch (e.Kind)
             {
-                case RecordKind.Message:
-                    if (RestoreMessage(e.Sequence, e.Timestamp, e.Subject, Pack(block.Id, e.Offset), e.Length, out var subject))
-                    {
-                        block.LiveMsgs++;
-                        e.Subject = subject!.Key; // share the table's copy
-                    }
-
-                    break;
                 case RecordKind.Tombstone:
                     if (TryGetSlot(e.Sequence, out var target))
                     {
@@ -229,8 +245,35 @@ internal sealed partial class FileStore
             }
         }
 
+        if (indexedBeyond is not null)
+        {
+            // Records the index listed past the valid end: their messages are lost (reported), and their
+            // sequences stay used so a restart never hands them out again.
+            foreach (var e in indexedBeyond)
+            {
+                if (e.Offset + (long)e.Length > end && e.Kind is RecordKind.Message or RecordKind.Erased or RecordKind.Floor)
+                {
+                    var seq = e.Kind == RecordKind.Floor ? e.Aux : e.Sequence;
+                    if (e.Kind == RecordKind.Message && !(TryGetSlot(e.Sequence, out var there) && there.IsLive))
+                    {
+                        claims.Add((e.Sequence, e.Length));
+                    }
+                    else if (seq > LastSeqLocked)
+                    {
+                        RestoreSequence(seq, e.Timestamp);
+                        _diskFloor = 0; // the next flush persists the last sequence in a floor record
+                    }
+                }
+            }
+        }
+
         foreach (var (seq, bytes) in claims)
         {
+            if (TryGetSlot(seq, out var restored) && restored.IsLive)
+            {
+                continue; // a gap in the scan claimed it, then it was found intact (moved)
+            }
+
             AddLost(seq, bytes);
             if (seq > LastSeqLocked)
             {
@@ -238,6 +281,38 @@ internal sealed partial class FileStore
                 _diskFloor = 0; // the next flush persists the last sequence in a floor record
             }
         }
+    }
+
+    /// <summary>The positions of the message entries, ascending by sequence (file order when it already is).</summary>
+    private static List<int> MessagesBySequence(ReadOnlySpan<IndexEntry> entries)
+    {
+        var positions = new List<int>(entries.Length);
+        var ascending = true;
+        ulong previous = 0;
+        for (var i = 0; i < entries.Length; i++)
+        {
+            if (entries[i].Kind == RecordKind.Message)
+            {
+                ascending &= entries[i].Sequence > previous;
+                previous = entries[i].Sequence;
+                positions.Add(i);
+            }
+        }
+
+        if (!ascending)
+        {
+            var keys = new ulong[positions.Count];
+            for (var k = 0; k < keys.Length; k++)
+            {
+                keys[k] = entries[positions[k]].Sequence;
+            }
+
+            var sorted = positions.ToArray();
+            Array.Sort(keys, sorted); // unstable, but equal sequences (copies) restore once either way
+            positions = [.. sorted];
+        }
+
+        return positions;
     }
 
     /// <summary>
@@ -253,7 +328,7 @@ internal sealed partial class FileStore
             var read = 0;
             while (read < to - from)
             {
-                var n = RandomAccess.Read(block.Handle, buffer.AsSpan(read, (int)(to - from) - read), from + read);
+                var n = block.Handle.Read(buffer.AsSpan(read, (int)(to - from) - read), from + read);
                 if (n <= 0)
                 {
                     break;

@@ -55,14 +55,14 @@ internal sealed partial class FileStore
             _blocks.Remove(block);
             _readHandles.Remove(block);
             block.Dispose();
-            File.Delete(block.DataPath);
-            File.Delete(block.IndexPath);
+            _fs.Delete(block.DataPath);
+            _fs.Delete(block.IndexPath);
         }
 
         _doomed.Clear();
         _pinned.Clear();
         InvalidateWindows(null);
-        DirectorySync.TrySync(_directory);
+        _fs.SyncDirectory(_directory);
         _directoryDirty = false;
     }
 
@@ -123,13 +123,13 @@ internal sealed partial class FileStore
             _doomed.Remove(block);
             _pinned.Remove(block);
             block.Dispose();
-            File.Delete(block.DataPath);
-            File.Delete(block.IndexPath);
+            _fs.Delete(block.DataPath);
+            _fs.Delete(block.IndexPath);
         }
 
         cutBlock.TruncateFile(cut);
-        RandomAccess.FlushToDisk(cutBlock.Handle);
-        File.Delete(cutBlock.IndexPath);
+        cutBlock.Handle.Sync();
+        _fs.Delete(cutBlock.IndexPath);
         cutBlock.IndexCurrent = false;
         cutBlock.HeldTombstones.Clear();
         foreach (var e in entries)
@@ -141,7 +141,7 @@ internal sealed partial class FileStore
         }
 
         InvalidateWindows(null);
-        DirectorySync.TrySync(_directory);
+        _fs.SyncDirectory(_directory);
 
         void AddIfNeeded(ulong target)
         {
@@ -178,8 +178,8 @@ internal sealed partial class FileStore
             }
 
             Scramble(record);
-            RandomAccess.Write(block.Handle, record, offset);
-            RandomAccess.FlushToDisk(block.Handle);
+            block.Handle.Write(record, offset);
+            block.Handle.Sync();
             InvalidateWindows(block);
         }
 
@@ -198,13 +198,13 @@ internal sealed partial class FileStore
     {
         if (block.BeginFlush())
         {
-            RandomAccess.Write(block.Handle, block.Inflight.AsSpan(0, block.InflightLength), block.InflightStart);
+            block.Handle.Write(block.Inflight.AsSpan(0, block.InflightLength), block.InflightStart);
             block.EndFlush();
         }
 
         if (block.Unsynced)
         {
-            RandomAccess.FlushToDisk(block.Handle);
+            block.Handle.Sync();
             block.Unsynced = false;
             SyncCount++;
         }
@@ -213,7 +213,7 @@ internal sealed partial class FileStore
     /// <summary>Every record of a block: from its index if current, else by scanning it. Lock held.</summary>
     private List<IndexEntry> EntriesOf(MsgBlock block)
     {
-        if (BlockIndex.TryRead(block.IndexPath, block.Id, block.FileLength, out var entries, out var covered, out _) && covered == block.FileLength)
+        if (BlockIndex.TryRead(_fs, block.IndexPath, block.Id, block.FileLength, out var entries, out var covered, out _) && covered == block.FileLength)
         {
             return entries;
         }

@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Buffers.Binary;
 using System.Diagnostics;
 using Courier.Storage.Internal;
+using Courier.Storage.IO;
 
 namespace Courier.Storage.FileStorage;
 
@@ -24,6 +25,7 @@ internal sealed partial class FileStore : StoreCore
 
     private readonly string _directory;
     private readonly FileStoreOptions _options;
+    private readonly StoreFileSystem _fs;
     private readonly long _blockSize;
     private readonly Lock _ioGate = new();
     private readonly List<MsgBlock> _blocks = []; // ascending id; the last is the write block
@@ -43,6 +45,7 @@ internal sealed partial class FileStore : StoreCore
     {
         _directory = directory;
         _options = options;
+        _fs = options.FileSystem;
         _blockSize = Math.Clamp(options.BlockSize, BlockHeader.Size + RecordFormat.Overhead, MaxBlockSize);
     }
 
@@ -78,7 +81,7 @@ internal sealed partial class FileStore : StoreCore
     {
         ArgumentException.ThrowIfNullOrEmpty(directory);
         ArgumentNullException.ThrowIfNull(options);
-        Directory.CreateDirectory(directory);
+        options.FileSystem.CreateDirectory(Path.GetFullPath(directory));
         var store = new FileStore(Path.GetFullPath(directory), config, options);
         try
         {
@@ -129,10 +132,7 @@ internal sealed partial class FileStore : StoreCore
     /// <inheritdoc/>
     protected override void DeleteBackend()
     {
-        if (Directory.Exists(_directory))
-        {
-            Directory.Delete(_directory, recursive: true);
-        }
+        _fs.DeleteDirectory(_directory);
     }
 
     /// <summary>The block with <paramref name="id"/>, or null (binary search; ids ascend).</summary>
@@ -194,7 +194,7 @@ internal sealed partial class FileStore : StoreCore
         {
             var entries = new List<IndexEntry>();
             ScanRegion(block, BlockHeader.Size, block.FileLength, entries, claims: null, report: false);
-            BlockIndex.Write(block.IndexPath, block.Id, block.FileLength, entries);
+            BlockIndex.Write(_fs, block.IndexPath, block.Id, block.FileLength, entries);
         }
 
         block.IndexCurrent = true;
@@ -207,7 +207,7 @@ internal sealed partial class FileStore : StoreCore
         var buffer = ArrayPool<byte>.Shared.Rent(Chunk);
         try
         {
-            using var writer = new BlockIndex.Writer(block.IndexPath, block.Id);
+            using var writer = new BlockIndex.Writer(_fs, block.IndexPath, block.Id);
             long readAt = BlockHeader.Size;   // next file offset to read
             long recordAt = BlockHeader.Size; // file offset of buffer[pos]
             int pos = 0, filled = 0;
@@ -261,7 +261,7 @@ internal sealed partial class FileStore : StoreCore
                 }
 
                 var toRead = (int)Math.Min(buffer.Length - filled, end - readAt);
-                var n = toRead > 0 ? RandomAccess.Read(block.Handle, buffer.AsSpan(filled, toRead), readAt) : 0;
+                var n = toRead > 0 ? block.Handle.Read(buffer.AsSpan(filled, toRead), readAt) : 0;
                 if (n <= 0)
                 {
                     return false;

@@ -1,4 +1,4 @@
-using Microsoft.Win32.SafeHandles;
+using Courier.Storage.IO;
 
 namespace Courier.Storage.FileStorage;
 
@@ -13,11 +13,13 @@ internal sealed class MsgBlock : IDisposable
     private const int InitialBuffer = 64 * 1024;      // bytes; grows by doubling for larger batches
     private const int MaxKeptBuffer = 4 * 1024 * 1024; // bytes; larger buffers are dropped after a flush
 
-    private SafeFileHandle? _handle;
+    private readonly StoreFileSystem _fileSystem;
+    private StoreFile? _handle;
     private byte[]? _spare;
 
-    public MsgBlock(string directory, uint id)
+    public MsgBlock(StoreFileSystem fileSystem, string directory, uint id)
     {
+        _fileSystem = fileSystem;
         Id = id;
         DataPath = Path.Combine(directory, FileName(id, "blk"));
         IndexPath = Path.Combine(directory, FileName(id, "idx"));
@@ -70,7 +72,7 @@ internal sealed class MsgBlock : IDisposable
     public static string FileName(uint id, string extension) => $"{id:D10}.{extension}";
 
     /// <summary>The file handle, opened on first use (read-write, shared, so a crashed instance's handles never block a new one).</summary>
-    public SafeFileHandle Handle => _handle ??= File.OpenHandle(DataPath, FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.ReadWrite | FileShare.Delete);
+    public StoreFile Handle => _handle ??= _fileSystem.Open(DataPath, FileMode.OpenOrCreate);
 
     public bool HasHandle => _handle is not null;
 
@@ -181,7 +183,7 @@ internal sealed class MsgBlock : IDisposable
     /// <summary>Cuts the file (and the buffer, which must be empty) to <paramref name="length"/> bytes.</summary>
     public void TruncateFile(long length)
     {
-        RandomAccess.SetLength(Handle, length);
+        Handle.SetLength(length);
         StartAppending(length);
     }
 

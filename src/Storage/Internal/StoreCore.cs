@@ -86,6 +86,18 @@ internal abstract partial class StoreCore : IStreamStore
         }
     }
 
+    /// <inheritdoc/>
+    public StoreDamage Damage
+    {
+        get
+        {
+            lock (StateLock)
+            {
+                return new StoreDamage(_warnings.Count, _lost.Count, _lostBytes);
+            }
+        }
+    }
+
     /// <summary>The first sequence (LastSeq + 1 when empty). Lock held.</summary>
     protected ulong FirstSeqLocked => _first;
 

@@ -1,4 +1,4 @@
-using Courier.Storage.Internal;
+using Courier.Storage.IO;
 
 namespace Courier.Storage.Persistence;
 
@@ -20,9 +20,14 @@ public sealed class FileSnapshotStore : ISnapshotStore
     private readonly Lock _lock = new();
     private readonly Dictionary<string, List<Entry>> _index = new(StringComparer.Ordinal);
     private readonly List<StoreWarning> _warnings = [];
+    private readonly StoreFileSystem _fs;
     private bool _disposed;
 
-    private FileSnapshotStore(string directory) => Directory = directory;
+    private FileSnapshotStore(string directory, StoreFileSystem fs)
+    {
+        Directory = directory;
+        _fs = fs;
+    }
 
     /// <summary>The snapshot directory.</summary>
     public string Directory { get; }
@@ -41,18 +46,21 @@ public sealed class FileSnapshotStore : ISnapshotStore
 
     /// <summary>Opens or creates the store in <paramref name="directory"/>: lists the snapshots and removes
     /// temporary files left by a crash during a save.</summary>
-    public static FileSnapshotStore Open(string directory)
+    public static FileSnapshotStore Open(string directory) => Open(directory, StoreFileSystem.Os);
+
+    /// <summary>Opens the store on <paramref name="fs"/> (tests inject faults with it).</summary>
+    internal static FileSnapshotStore Open(string directory, StoreFileSystem fs)
     {
         ArgumentException.ThrowIfNullOrEmpty(directory);
         var full = Path.GetFullPath(directory);
-        System.IO.Directory.CreateDirectory(full);
-        var store = new FileSnapshotStore(full);
-        foreach (var path in System.IO.Directory.EnumerateFiles(full))
+        fs.CreateDirectory(full);
+        var store = new FileSnapshotStore(full, fs);
+        foreach (var path in fs.ListFiles(full, "*"))
         {
             var name = Path.GetFileName(path);
             if (name.EndsWith(SnapshotFile.TempExtension, StringComparison.Ordinal))
             {
-                File.Delete(path); // a save that did not finish: its snapshot was never acknowledged
+                fs.Delete(path); // a save that did not finish: its snapshot was never acknowledged
             }
             else if (SnapshotFile.TryParseName(name, out var key, out var seq, out var ticks))
             {
@@ -77,8 +85,8 @@ public sealed class FileSnapshotStore : ISnapshotStore
             var temp = path + SnapshotFile.TempExtension;
             try
             {
-                SnapshotFile.Write(temp, metadata, manifest, payload);
-                File.Move(temp, path, overwrite: true);
+                SnapshotFile.Write(_fs, temp, metadata, manifest, payload);
+                _fs.Move(temp, path);
             }
             catch
             {
@@ -86,7 +94,7 @@ public sealed class FileSnapshotStore : ISnapshotStore
                 throw;
             }
 
-            DirectorySync.TrySync(Directory);
+            _fs.SyncDirectory(Directory);
             var entries = EntriesOf(key);
             var replaced = false;
             for (var i = entries.Count - 1; i >= 0; i--)
@@ -108,7 +116,7 @@ public sealed class FileSnapshotStore : ISnapshotStore
             entries.Add(new Entry(metadata.SequenceNr, metadata.Timestamp.Ticks, name));
             if (replaced)
             {
-                DirectorySync.TrySync(Directory);
+                _fs.SyncDirectory(Directory);
             }
         }
     }
@@ -139,7 +147,7 @@ public sealed class FileSnapshotStore : ISnapshotStore
                 string? problem;
                 try
                 {
-                    snapshot = SnapshotFile.Read(path, persistenceId, entry.SequenceNr, entry.Ticks, out problem);
+                    snapshot = SnapshotFile.Read(_fs, path, persistenceId, entry.SequenceNr, entry.Ticks, out problem);
                 }
                 catch (FileNotFoundException)
                 {
@@ -208,7 +216,7 @@ public sealed class FileSnapshotStore : ISnapshotStore
             {
                 if (selected(entries[i]))
                 {
-                    File.Delete(Path.Combine(Directory, entries[i].FileName));
+                    _fs.Delete(Path.Combine(Directory, entries[i].FileName));
                     entries.RemoveAt(i);
                     deleted = true;
                 }
@@ -216,7 +224,7 @@ public sealed class FileSnapshotStore : ISnapshotStore
 
             if (deleted)
             {
-                DirectorySync.TrySync(Directory);
+                _fs.SyncDirectory(Directory);
             }
         }
     }
@@ -227,7 +235,7 @@ public sealed class FileSnapshotStore : ISnapshotStore
         var path = Path.Combine(Directory, entry.FileName);
         try
         {
-            File.Move(path, path + SnapshotFile.CorruptExtension, overwrite: true);
+            _fs.Move(path, path + SnapshotFile.CorruptExtension);
         }
         catch (IOException)
         {
@@ -251,11 +259,11 @@ public sealed class FileSnapshotStore : ISnapshotStore
         return entries;
     }
 
-    private static void TryDelete(string path)
+    private void TryDelete(string path)
     {
         try
         {
-            File.Delete(path);
+            _fs.Delete(path);
         }
         catch (IOException)
         {

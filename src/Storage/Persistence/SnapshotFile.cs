@@ -4,6 +4,7 @@ using System.Globalization;
 using System.Security.Cryptography;
 using System.Text;
 using Courier.Storage.Internal;
+using Courier.Storage.IO;
 
 namespace Courier.Storage.Persistence;
 
@@ -66,7 +67,7 @@ internal static class SnapshotFile
     }
 
     /// <summary>Writes the file to <paramref name="path"/> and fsyncs it.</summary>
-    public static void Write(string path, SnapshotMetadata metadata, string manifest, ReadOnlySpan<byte> payload)
+    public static void Write(StoreFileSystem fs, string path, SnapshotMetadata metadata, string manifest, ReadOnlySpan<byte> payload)
     {
         var id = Encoding.UTF8.GetBytes(metadata.PersistenceId);
         var manifestBytes = Encoding.UTF8.GetBytes(manifest);
@@ -92,13 +93,14 @@ internal static class SnapshotFile
         Span<byte> trailer = stackalloc byte[TrailerSize];
         BinaryPrimitives.WriteUInt32LittleEndian(trailer, Crc32C.Finish(crc));
 
-        using var file = new FileStream(path, FileMode.Create, FileAccess.Write, FileShare.None, bufferSize: 0);
-        file.Write(header);
-        file.Write(id);
-        file.Write(manifestBytes);
-        file.Write(payload);
-        file.Write(trailer);
-        file.Flush(flushToDisk: true);
+        using var file = fs.Open(path, FileMode.Create);
+        long at = 0;
+        file.Write(header, at);
+        file.Write(id, at += header.Length);
+        file.Write(manifestBytes, at += id.Length);
+        file.Write(payload, at += manifestBytes.Length);
+        file.Write(trailer, at + payload.Length);
+        file.Sync();
     }
 
     /// <summary>
@@ -106,9 +108,9 @@ internal static class SnapshotFile
     /// <paramref name="persistenceId"/> at <paramref name="sequenceNr"/> and <paramref name="ticks"/>
     /// (its name). Null with a reason when anything is off.
     /// </summary>
-    public static StoredSnapshot? Read(string path, string persistenceId, long sequenceNr, long ticks, out string? problem)
+    public static StoredSnapshot? Read(StoreFileSystem fs, string path, string persistenceId, long sequenceNr, long ticks, out string? problem)
     {
-        var data = File.ReadAllBytes(path);
+        var data = fs.ReadAllBytes(path) ?? throw new FileNotFoundException("snapshot file not found", path);
         problem = Verify(data, persistenceId, sequenceNr, ticks, out var manifest, out var payload);
         if (problem is not null)
         {

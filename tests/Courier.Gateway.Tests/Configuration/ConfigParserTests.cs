@@ -37,6 +37,18 @@ public sealed class ConfigParserTests
         Assert.True(map.ContainsKey("middle"));
     }
 
+    [Theory]
+    [InlineData("exports: [ } ]")]
+    [InlineData("a: [1, ]")]
+    [InlineData("a: { b: ; }")]
+    [InlineData("a: [")]
+    public void A_missing_value_is_a_config_error_not_a_crash(string text)
+    {
+        // Found by the fuzzer (fuzz/corpus/config/crash-empty-value-in-array): an empty value indexed past its end.
+        var e = Record.Exception(() => ConfigParser.Parse(text));
+        Assert.True(e is null or ConfigException, $"{text}: {e}");
+    }
+
     [Fact]
     public void A_key_set_twice_takes_the_later_value()
     {
