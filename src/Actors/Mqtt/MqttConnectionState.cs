@@ -63,6 +63,27 @@ internal sealed class MqttConnectionState
     /// <summary>SUBACKs and UNSUBACKs waiting for the routers.</summary>
     public List<MqttPendingAck> PendingAcks { get; } = [];
 
+    /// <summary>The session actor (set at CONNECT).</summary>
+    public Akka.Actor.IActorRef? Session { get; set; }
+
+    /// <summary>clean_session=0: subscriptions and QoS 1/2 messages are kept by the session.</summary>
+    public bool Persistent { get; set; }
+
+    /// <summary>A persistent session's subscription changes of this read batch, journaled before SUBACK.</summary>
+    public List<(string Filter, byte QoS)> SessionSubscribes { get; } = [];
+
+    /// <summary>A persistent session's unsubscribed filters of this read batch, journaled before UNSUBACK.</summary>
+    public List<string> SessionUnsubscribes { get; } = [];
+
+    /// <summary>Session sequences acknowledged in this read batch (told to the session once per batch).</summary>
+    public List<long> AckedSeqs { get; } = [];
+
+    /// <summary>Packet ids of QoS 2 PUBLISHes routed and waiting for PUBREL: a re-sent one is not routed again. [MQTT-4.3.3-2]</summary>
+    public HashSet<ushort> Qos2Received { get; } = [];
+
+    /// <summary>A retained QoS 1/2 PUBLISH's journal write, and the PUBACK (0x40) or PUBREC (0x50) sent once it is done.</summary>
+    public (Task Stored, byte AckType, ushort PacketId)? PendingRetain { get; set; }
+
     /// <summary>A buffer for the NATS subject of a topic of <paramref name="topicLength"/> bytes (grown, then reused).</summary>
     public byte[] SubjectBuffer(int topicLength)
     {

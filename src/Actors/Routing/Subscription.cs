@@ -40,6 +40,12 @@ internal sealed class Subscription
     /// <summary>An MQTT subscription's granted QoS (0 or 1); 0 for NATS subscriptions.</summary>
     public byte MqttQoS { get; init; }
 
+    /// <summary>
+    /// An MQTT subscription at QoS 1/2 of a persistent session: messages published at QoS 1/2 reach
+    /// it through its session (journaled first), so this subscription passes them over.
+    /// </summary>
+    public bool MqttSessionCaptured { get; init; }
+
     /// <summary>Messages delivered so far.</summary>
     public long Delivered => Volatile.Read(ref _delivered);
 
