@@ -519,7 +519,7 @@ internal sealed partial class ClientConnection
         foreach (var filter in filters)
         {
             var subject = FilterSubject(filter.Filter);
-            if (subject is null || (_permissions is not null && !_permissions.CanSubscribe(subject)))
+            if (subject is null || (_permissions is not null && !CanSubscribeMqtt(subject)))
             {
                 codes[i++] = 0x80; // failure [MQTT-3.9.3]
                 continue;
@@ -539,6 +539,18 @@ internal sealed partial class ClientConnection
 
         _mqtt!.PendingAcks.Add(new MqttPendingAck(MqttPacketType.Subscribe, packet.PacketId, codes, retained));
         return MqttStep.SubscriptionsChanged;
+    }
+
+    // A "x/#" filter also subscribes to "x": both must be allowed, as nats-server (whose second processSub fails otherwise).
+    private bool CanSubscribeMqtt(string subject)
+    {
+        if (!_permissions!.CanSubscribe(subject))
+        {
+            return false;
+        }
+
+        var bytes = Encoding.UTF8.GetBytes(subject);
+        return !MqttTopics.NeedsParentLevelSubscription(bytes) || _permissions.CanSubscribe(Encoding.UTF8.GetString(MqttTopics.ParentLevel(bytes)));
     }
 
     // A filter's subscription(s), restored from a persistent session.
