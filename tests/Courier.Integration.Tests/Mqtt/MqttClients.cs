@@ -138,6 +138,9 @@ public sealed class MqttRawClient : IAsyncDisposable
 
     public async Task SendAsync(byte[] bytes) => await _stream.WriteAsync(bytes);
 
+    /// <summary>Ends the sending side (the server reads end of stream).</summary>
+    public void ShutdownWrite() => _tcp.Client.Shutdown(SocketShutdown.Send);
+
     /// <summary>PUBLISH of <paramref name="payload"/> on <paramref name="topic"/> (packet id for QoS 1/2; remaining length under 128).</summary>
     public static byte[] Publish(string topic, string payload, byte qos = 0, ushort packetId = 0, bool dup = false, bool retain = false)
     {
