@@ -40,8 +40,8 @@ internal sealed partial class ClientConnection
         /// <summary>SUBSCRIBE/UNSUBSCRIBE changed subscriptions: make them effective, then ack.</summary>
         SubscriptionsChanged,
 
-        /// <summary>A retained QoS 1/2 PUBLISH: acknowledge it once the retained store journaled it.</summary>
-        AwaitRetained,
+        /// <summary>An acknowledgement waits for a journal write (a retained QoS 1/2 PUBLISH, a persistent session's QoS 2 id).</summary>
+        AwaitJournal,
 
         /// <summary>The connection must close (the reason is recorded).</summary>
         Close,
@@ -90,9 +90,9 @@ internal sealed partial class ClientConnection
                                 WriteMqttAcks();
                             }
                         }
-                        else if (step == MqttStep.AwaitRetained)
+                        else if (step == MqttStep.AwaitJournal)
                         {
-                            step = await AcknowledgeRetainedAsync().ConfigureAwait(false);
+                            step = await AcknowledgeAfterJournalAsync().ConfigureAwait(false);
                         }
                         else
                         {
@@ -105,11 +105,13 @@ internal sealed partial class ClientConnection
                         }
                     }
 
-                    if (_mqtt!.AckedSeqs.Count > 0)
+                    if (_mqtt!.AckedSeqs.Count > 0 || _mqtt.ReleasedIds.Count > 0 || _mqtt.CompletedIds.Count > 0)
                     {
                         // One message per read batch to the persistent session, whatever the number of acks.
-                        _mqtt.Session?.Tell(new MqttSessionActor.Protocol.Acked([.. _mqtt.AckedSeqs]));
+                        _mqtt.Session?.Tell(new MqttSessionActor.Protocol.Acked([.. _mqtt.AckedSeqs], [.. _mqtt.ReleasedIds], [.. _mqtt.CompletedIds]));
                         _mqtt.AckedSeqs.Clear();
+                        _mqtt.ReleasedIds.Clear();
+                        _mqtt.CompletedIds.Clear();
                     }
 
                     FlushTouched();
@@ -179,30 +181,54 @@ internal sealed partial class ClientConnection
                     step = ProcessMqttPublish(in packet);
                     break;
                 case MqttPacketType.PubAck or MqttPacketType.PubComp:
-                    if (mqtt.Inflight.Acknowledge(packet.PacketId, complete: packet.Type == MqttPacketType.PubComp, out var acked))
+                    var complete = packet.Type == MqttPacketType.PubComp;
+                    if (mqtt.Inflight.Acknowledge(packet.PacketId, complete, out var acked, out var sentMore))
                     {
-                        Touch(Outbound); // deliveries that waited for a free slot went out
+                        if (acked > 0)
+                        {
+                            mqtt.AckedSeqs.Add(acked);
+                        }
+
+                        if (complete && mqtt.Persistent)
+                        {
+                            mqtt.CompletedIds.Add(packet.PacketId);
+                        }
                     }
 
-                    if (acked > 0)
+                    if (sentMore)
                     {
-                        mqtt.AckedSeqs.Add(acked);
+                        Touch(Outbound); // deliveries that waited for a free slot went out
                     }
 
                     break;
                 case MqttPacketType.PubRec:
                     // QoS 2 delivery, step 2: PUBREL back; the message is the client's now. [MQTT-4.3.3-1]
-                    var received = mqtt.Inflight.Received(packet.PacketId);
-                    Touch(Outbound);
-                    if (received > 0)
+                    if (mqtt.Inflight.Received(packet.PacketId, out var received))
                     {
-                        mqtt.AckedSeqs.Add(received);
+                        if (received > 0)
+                        {
+                            mqtt.AckedSeqs.Add(received);
+                        }
+
+                        if (mqtt.Persistent)
+                        {
+                            mqtt.ReleasedIds.Add(packet.PacketId);
+                        }
                     }
 
+                    Touch(Outbound);
                     break;
                 case MqttPacketType.PubRel:
                     // QoS 2 publish, step 3: the packet id may be used again; PUBCOMP even for an unknown id. [MQTT-4.3.3-2]
-                    mqtt.Qos2Received.Remove(packet.PacketId);
+                    if (mqtt.Qos2Received.Remove(packet.PacketId) && mqtt.Persistent && mqtt.Session is { } session)
+                    {
+                        // A persistent session forgets the id in its journal first: PUBCOMP after that.
+                        mqtt.PendingAck = (session.Ask<MqttSessionActor.Protocol.Qos2InStored>(
+                            new MqttSessionActor.Protocol.Qos2In(packet.PacketId, Received: false), SessionAttachTimeout), 0x70, packet.PacketId);
+                        step = MqttStep.AwaitJournal;
+                        break;
+                    }
+
                     WriteAck(0x70, packet.PacketId);
                     break;
                 case MqttPacketType.Subscribe:
@@ -331,8 +357,19 @@ internal sealed partial class ClientConnection
         ConnectOptions = new ConnectOptions { Name = connect.ClientId, User = connect.User, Lang = "mqtt" };
         WriteConnAck(MqttConnectReturnCode.Accepted, attached.SessionPresent);
 
-        // What the session kept goes out again after CONNACK [MQTT-4.4.0-1]; then the session sends what it stores from now on.
+        // What the session kept goes out again after CONNACK [MQTT-4.4.0-1]: PUBRELs of QoS 2 deliveries past
+        // PUBREC with their packet ids, then the stored messages; then the session sends what it stores from now on.
+        mqtt.Qos2Received.UnionWith(attached.Qos2Received);
+        foreach (var id in attached.Released)
+        {
+            mqtt.Inflight.RestoreReleased(id);
+        }
+
         DeliverFromMqttSession(attached.Pending);
+        if (attached.Released.Count > 0)
+        {
+            Outbound.Signal();
+        }
         if (mqtt.Persistent)
         {
             attached.Session.Tell(new MqttSessionActor.Protocol.Ready(_owner));
@@ -382,32 +419,39 @@ internal sealed partial class ClientConnection
         if (qos == 2)
         {
             mqtt.Qos2Received.Add(packet.PacketId);
+            if (mqtt.Persistent && mqtt.Session is { } session)
+            {
+                // A persistent session journals the id before PUBREC: after a restart a re-sent PUBLISH is still a duplicate.
+                Task journaled = session.Ask<MqttSessionActor.Protocol.Qos2InStored>(
+                    new MqttSessionActor.Protocol.Qos2In(packet.PacketId, Received: true), SessionAttachTimeout);
+                retained = retained is null ? journaled : Task.WhenAll(retained, journaled);
+            }
         }
 
         if (retained is not null)
         {
-            mqtt.PendingRetain = (retained, ackType, packet.PacketId);
-            return MqttStep.AwaitRetained;
+            mqtt.PendingAck = (retained, ackType, packet.PacketId);
+            return MqttStep.AwaitJournal;
         }
 
         WriteAck(ackType, packet.PacketId);
         return MqttStep.Continue;
     }
 
-    // A retained QoS 1/2 PUBLISH is acknowledged once the retained store journaled it: after its
-    // PUBACK it survives a restart.
-    private async Task<MqttStep> AcknowledgeRetainedAsync()
+    // Acknowledged once journaled: a retained QoS 1/2 PUBLISH survives a restart after its PUBACK, a
+    // persistent session's QoS 2 packet id after its PUBREC (and its release after PUBCOMP).
+    private async Task<MqttStep> AcknowledgeAfterJournalAsync()
     {
         var mqtt = _mqtt!;
-        var (stored, ackType, packetId) = mqtt.PendingRetain!.Value;
-        mqtt.PendingRetain = null;
+        var (stored, ackType, packetId) = mqtt.PendingAck!.Value;
+        mqtt.PendingAck = null;
         try
         {
             await stored.ConfigureAwait(false);
         }
         catch (Exception e) when (e is AskTimeoutException or TaskCanceledException)
         {
-            return MqttFatal("the retained message store did not answer", "Server Unavailable");
+            return MqttFatal("the journal did not answer", "Server Unavailable");
         }
 
         WriteAck(ackType, packetId);

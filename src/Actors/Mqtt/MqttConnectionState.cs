@@ -78,11 +78,20 @@ internal sealed class MqttConnectionState
     /// <summary>Session sequences acknowledged in this read batch (told to the session once per batch).</summary>
     public List<long> AckedSeqs { get; } = [];
 
+    /// <summary>A persistent session's QoS 2 deliveries released (PUBREC) in this read batch, by packet id.</summary>
+    public List<ushort> ReleasedIds { get; } = [];
+
+    /// <summary>A persistent session's QoS 2 deliveries completed (PUBCOMP) in this read batch, by packet id.</summary>
+    public List<ushort> CompletedIds { get; } = [];
+
     /// <summary>Packet ids of QoS 2 PUBLISHes routed and waiting for PUBREL: a re-sent one is not routed again. [MQTT-4.3.3-2]</summary>
     public HashSet<ushort> Qos2Received { get; } = [];
 
-    /// <summary>A retained QoS 1/2 PUBLISH's journal write, and the PUBACK (0x40) or PUBREC (0x50) sent once it is done.</summary>
-    public (Task Stored, byte AckType, ushort PacketId)? PendingRetain { get; set; }
+    /// <summary>
+    /// Journal writes an acknowledgement waits for (a retained QoS 1/2 PUBLISH; a persistent session's
+    /// QoS 2 packet id), and that acknowledgement: PUBACK (0x40), PUBREC (0x50) or PUBCOMP (0x70).
+    /// </summary>
+    public (Task Stored, byte AckType, ushort PacketId)? PendingAck { get; set; }
 
     /// <summary>A buffer for the NATS subject of a topic of <paramref name="topicLength"/> bytes (grown, then reused).</summary>
     public byte[] SubjectBuffer(int topicLength)

@@ -81,12 +81,14 @@ internal sealed class MqttInflight
 
     /// <summary>
     /// A PUBACK (QoS 1) or PUBCOMP (QoS 2): frees its slot and sends what waited for one. Returns
-    /// whether anything was sent; <paramref name="sessionSeq"/> is the delivery's session sequence
-    /// for a PUBACK (0 otherwise: a QoS 2 delivery told its session at PUBREC).
+    /// whether it ended a delivery; <paramref name="sentMore"/> says whether waiting ones went out;
+    /// <paramref name="sessionSeq"/> is the delivery's session sequence for a PUBACK (0 otherwise: a
+    /// QoS 2 delivery told its session at PUBREC).
     /// </summary>
-    public bool Acknowledge(ushort packetId, bool complete, out long sessionSeq)
+    public bool Acknowledge(ushort packetId, bool complete, out long sessionSeq, out bool sentMore)
     {
         sessionSeq = 0;
+        sentMore = false;
         lock (_lock)
         {
             // Unknown, already acknowledged, or the other QoS's acknowledgement: nothing to do, as nats-server.
@@ -102,22 +104,23 @@ internal sealed class MqttInflight
             }
 
             ArrayPool<byte>.Shared.Return(acked.Frame);
-            var sent = false;
             while (!_closed && _inflight.Count < _maxInflight && _waiting.TryDequeue(out var next))
             {
-                sent |= SendLocked(next);
+                sentMore |= SendLocked(next);
             }
 
-            return sent;
+            return true;
         }
     }
 
     /// <summary>
     /// A PUBREC for a QoS 2 delivery: answered with PUBREL (again for a repeated PUBREC); from now on
-    /// the delivery waits for PUBCOMP [MQTT-4.3.3-1]. Returns its session sequence the first time (0 otherwise).
+    /// the delivery waits for PUBCOMP [MQTT-4.3.3-1]. Returns whether this PUBREC released it (the
+    /// first for a QoS 2 delivery in flight), and then its session sequence (0 when it has none).
     /// </summary>
-    public long Received(ushort packetId)
+    public bool Received(ushort packetId, out long sessionSeq)
     {
+        sessionSeq = 0;
         lock (_lock)
         {
             ReadOnlySpan<byte> pubRel = [0x62, 0x02, (byte)(packetId >> 8), (byte)packetId];
@@ -125,17 +128,38 @@ internal sealed class MqttInflight
             {
                 // [MQTT-4.3.3]: an unknown PUBREC still gets its PUBREL (the client may have lost ours).
                 _outbound.WriteFrame(pubRel, default);
-                return 0;
+                return false;
             }
 
             _outbound.WriteFrame(pubRel, default);
             if (entry.Released)
             {
-                return 0;
+                return false;
             }
 
             _inflight[packetId] = entry with { Released = true, SentTimestamp = Stopwatch.GetTimestamp() };
-            return entry.SessionSeq;
+            sessionSeq = entry.SessionSeq;
+            return true;
+        }
+    }
+
+    /// <summary>
+    /// A persistent session's QoS 2 delivery that was past PUBREC when its last connection ended: its
+    /// PUBREL goes again with the same packet id, and the id stays taken until PUBCOMP. [MQTT-4.4.0-1]
+    /// </summary>
+    public void RestoreReleased(ushort packetId)
+    {
+        lock (_lock)
+        {
+            if (_closed || packetId == 0 || _inflight.ContainsKey(packetId))
+            {
+                return;
+            }
+
+            var frame = ArrayPool<byte>.Shared.Rent(1); // no PUBLISH to send again: only the PUBREL
+            _inflight.Add(packetId, new Entry(frame, 0, 0, Stopwatch.GetTimestamp(), 0, 2, Released: true));
+            ReadOnlySpan<byte> pubRel = [0x62, 0x02, (byte)(packetId >> 8), (byte)packetId];
+            _outbound.WriteFrame(pubRel, default);
         }
     }
 

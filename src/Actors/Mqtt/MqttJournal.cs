@@ -25,8 +25,14 @@ internal enum MqttSessionEventKind : byte
     /// <summary>QoS 1/2 messages for the session's subscriptions, kept until acknowledged.</summary>
     Stored = 4,
 
-    /// <summary>Messages the client acknowledged (PUBACK, or PUBREC for QoS 2).</summary>
+    /// <summary>
+    /// Messages the client acknowledged (PUBACK, or PUBREC for QoS 2), with the packet ids of QoS 2
+    /// deliveries now waiting for PUBCOMP and of those completed.
+    /// </summary>
     Acked = 5,
+
+    /// <summary>Inbound QoS 2: packet ids routed and waiting for PUBREL, or released by it. [MQTT-4.3.3-2]</summary>
+    Qos2In = 6,
 }
 
 /// <summary>One event of a persistent MQTT session (<see cref="MqttSessionActor"/>).</summary>
@@ -48,6 +54,18 @@ internal sealed class MqttSessionEvent
     /// <summary><see cref="MqttSessionEventKind.Acked"/>: session sequences.</summary>
     public List<long> Acked { get; } = [];
 
+    /// <summary><see cref="MqttSessionEventKind.Acked"/>: QoS 2 deliveries past PUBREC (PUBREL sent), by packet id.</summary>
+    public List<ushort> Released { get; } = [];
+
+    /// <summary><see cref="MqttSessionEventKind.Acked"/>: QoS 2 deliveries completed by PUBCOMP, by packet id.</summary>
+    public List<ushort> Completed { get; } = [];
+
+    /// <summary><see cref="MqttSessionEventKind.Qos2In"/>: inbound QoS 2 packet ids routed, waiting for PUBREL.</summary>
+    public List<ushort> InReceived { get; } = [];
+
+    /// <summary><see cref="MqttSessionEventKind.Qos2In"/>: inbound QoS 2 packet ids released by PUBREL.</summary>
+    public List<ushort> InReleased { get; } = [];
+
     public override string ToString() => $"MqttSessionEvent({Kind})";
 }
 
@@ -59,6 +77,12 @@ internal sealed class MqttSessionSnapshot
     public List<(string Filter, byte QoS)> Subscriptions { get; } = [];
 
     public List<MqttStoredMessage> Pending { get; } = [];
+
+    /// <summary>QoS 2 deliveries waiting for PUBCOMP, by packet id.</summary>
+    public List<ushort> Released { get; } = [];
+
+    /// <summary>Inbound QoS 2 packet ids waiting for PUBREL.</summary>
+    public List<ushort> InReceived { get; } = [];
 }
 
 /// <summary>The node's persistent MQTT client ids (so their sessions capture messages from startup on).</summary>
@@ -165,11 +189,17 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
                         w.Write(seq);
                     }
 
+                    WriteIds(w, e.Released);
+                    WriteIds(w, e.Completed);
+                    WriteIds(w, e.InReceived);
+                    WriteIds(w, e.InReleased);
                     break;
                 case MqttSessionSnapshot s:
                     w.Write(s.NextSeq);
                     WriteSubscriptions(w, s.Subscriptions);
                     WriteMessages(w, s.Pending);
+                    WriteIds(w, s.Released);
+                    WriteIds(w, s.InReceived);
                     break;
                 case MqttSessionIndexEvent e:
                     w.Write(e.ClientId);
@@ -231,6 +261,10 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
                             e.Acked.Add(r.ReadInt64());
                         }
 
+                        ReadIds(r, e.Released);
+                        ReadIds(r, e.Completed);
+                        ReadIds(r, e.InReceived);
+                        ReadIds(r, e.InReleased);
                         return e;
                     }
 
@@ -239,6 +273,8 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
                         var s = new MqttSessionSnapshot { NextSeq = r.ReadInt64() };
                         ReadSubscriptions(r, s.Subscriptions);
                         ReadMessages(r, s.Pending);
+                        ReadIds(r, s.Released);
+                        ReadIds(r, s.InReceived);
                         return s;
                     }
 
@@ -300,6 +336,24 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
         for (var i = 0; i < count; i++)
         {
             into.Add((r.ReadString(), r.ReadByte()));
+        }
+    }
+
+    private static void WriteIds(BinaryWriter w, List<ushort> ids)
+    {
+        w.Write(ids.Count);
+        foreach (var id in ids)
+        {
+            w.Write(id);
+        }
+    }
+
+    private static void ReadIds(BinaryReader r, List<ushort> into)
+    {
+        var count = Count(r);
+        for (var i = 0; i < count; i++)
+        {
+            into.Add(r.ReadUInt16());
         }
     }
 

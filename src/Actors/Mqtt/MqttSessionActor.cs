@@ -36,6 +36,8 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     private readonly Dictionary<string, byte> _subscriptions = new(StringComparer.Ordinal);
     private readonly SortedDictionary<long, MqttStoredMessage> _pending = [];
     private readonly Dictionary<string, List<string>> _captureSids = new(StringComparer.Ordinal);
+    private readonly HashSet<ushort> _releasedOut = [];
+    private readonly HashSet<ushort> _receivedIn = [];
     private IActorRef? _connection;
     private ClientConnection? _client;
     private bool _clean = true;
@@ -65,6 +67,9 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             {
                 _pending[message.Seq] = message;
             }
+
+            _releasedOut.UnionWith(snapshot.Released);
+            _receivedIn.UnionWith(snapshot.InReceived);
         });
         Recover<MqttSessionEvent>(Apply);
         Recover<RecoveryCompleted>(_ =>
@@ -114,6 +119,24 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             PersistThenFlush(change, Sender);
         });
         Command<Protocol.Captured>(OnCaptured);
+        Command<Protocol.Qos2In>(qos2 =>
+        {
+            var replyTo = Sender;
+            if (_clean)
+            {
+                replyTo.Tell(Protocol.Qos2InStored.Instance);
+                return;
+            }
+
+            var change = new MqttSessionEvent(MqttSessionEventKind.Qos2In);
+            (qos2.Received ? change.InReceived : change.InReleased).Add(qos2.PacketId);
+            PersistAsync(change, e =>
+            {
+                Apply(e);
+                Checkpoint();
+                replyTo.Tell(Protocol.Qos2InStored.Instance);
+            });
+        });
         Command<Protocol.Acked>(acked =>
         {
             if (_clean)
@@ -130,7 +153,9 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
                 }
             }
 
-            if (change.Acked.Count > 0)
+            change.Released.AddRange(acked.Released);
+            change.Completed.AddRange(acked.Completed);
+            if (change.Acked.Count > 0 || change.Released.Count > 0 || change.Completed.Count > 0)
             {
                 PersistAsync(change, e =>
                 {
@@ -198,6 +223,8 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
                 _subscriptions.Clear();
                 _pending.Clear();
+                _releasedOut.Clear();
+                _receivedIn.Clear();
                 _exists = false;
             }
 
@@ -217,12 +244,20 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             return;
         }
 
-        // [MQTT-3.2.2-2]: session present, with what the connection restores and sends again. [MQTT-4.4.0-1]
-        var pending = _pending.Values.ToList();
-        _sentUpTo = _appliedSeq; // stored after this (journal writes in flight included) goes out at Ready
-        replyTo.Tell(new MqttSessions.Protocol.Attached(
-            _clientId, true, [.. _subscriptions.Select(s => (s.Key, s.Value))], pending)
-        { Session = Self });
+        // [MQTT-3.2.2-2]: session present, with what the connection restores and sends again [MQTT-4.4.0-1],
+        // once the acknowledgements journaled before this CONNECT (PersistAsync) have been applied.
+        DeferAsync(attach, _ =>
+        {
+            var pending = _pending.Values.ToList();
+            _sentUpTo = _appliedSeq; // stored after this (journal writes in flight included) goes out at Ready
+            replyTo.Tell(new MqttSessions.Protocol.Attached(
+                _clientId, true, [.. _subscriptions.Select(s => (s.Key, s.Value))], pending)
+            {
+                Session = Self,
+                Released = [.. _releasedOut],
+                Qos2Received = [.. _receivedIn],
+            });
+        });
     }
 
     private void PersistThenFlush(MqttSessionEvent change, IActorRef replyTo)
@@ -333,6 +368,12 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
                     _pending.Remove(seq);
                 }
 
+                _releasedOut.UnionWith(e.Released);
+                _releasedOut.ExceptWith(e.Completed);
+                break;
+            case MqttSessionEventKind.Qos2In:
+                _receivedIn.UnionWith(e.InReceived);
+                _receivedIn.ExceptWith(e.InReleased);
                 break;
         }
     }
@@ -348,6 +389,8 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         var snapshot = new MqttSessionSnapshot { NextSeq = _nextSeq };
         snapshot.Subscriptions.AddRange(_subscriptions.Select(s => (s.Key, s.Value)));
         snapshot.Pending.AddRange(_pending.Values);
+        snapshot.Released.AddRange(_releasedOut);
+        snapshot.InReceived.AddRange(_receivedIn);
         SaveSnapshot(snapshot);
     }
 
@@ -450,8 +493,24 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             }
         }
 
-        /// <summary>Messages the client acknowledged, by session sequence (one message per read batch).</summary>
-        public sealed record Acked(IReadOnlyList<long> Seqs);
+        /// <summary>
+        /// Messages the client acknowledged, by session sequence, and the packet ids of QoS 2
+        /// deliveries released (PUBREC) or completed (PUBCOMP): one message per read batch.
+        /// </summary>
+        public sealed record Acked(IReadOnlyList<long> Seqs, IReadOnlyList<ushort> Released, IReadOnlyList<ushort> Completed);
+
+        /// <summary>An inbound QoS 2 packet id was routed (<see cref="Received"/>) or released by PUBREL: journaled, then <see cref="Qos2InStored"/>.</summary>
+        public sealed record Qos2In(ushort PacketId, bool Received);
+
+        /// <summary>The <see cref="Qos2In"/> change is in the journal: PUBREC / PUBCOMP may go.</summary>
+        public sealed class Qos2InStored
+        {
+            public static readonly Qos2InStored Instance = new();
+
+            private Qos2InStored()
+            {
+            }
+        }
 
         /// <summary>One read batch of the capture subscription of <see cref="Filter"/>.</summary>
         public sealed record Captured(string Filter, IReadOnlyList<InternalMessage> Messages);

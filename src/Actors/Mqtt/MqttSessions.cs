@@ -213,6 +213,12 @@ internal sealed class MqttSessions : ReceivePersistentActor
         {
             /// <summary>The session actor (the sender of this reply).</summary>
             public IActorRef Session { get; init; } = ActorRefs.Nobody;
+
+            /// <summary>QoS 2 deliveries past PUBREC: their PUBREL goes again with the same packet id. [MQTT-4.4.0-1]</summary>
+            public IReadOnlyList<ushort> Released { get; init; } = [];
+
+            /// <summary>Inbound QoS 2 packet ids routed and not yet released: a re-sent PUBLISH is not routed again.</summary>
+            public IReadOnlyList<ushort> Qos2Received { get; init; } = [];
         }
 
         /// <summary>Asks for <see cref="Ready"/> once every persistent session is recovered.</summary>

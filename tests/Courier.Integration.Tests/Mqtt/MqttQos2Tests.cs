@@ -89,6 +89,62 @@ public abstract class MqttQos2Tests<TFixture> : IClassFixture<TFixture>
         await raw.SendAsync([0xC0, 0x00]);
         Assert.Equal(new byte[] { 0xD0, 0x00 }, await raw.ReadAsync(2)); // nothing sent again in between
     }
+
+    [Fact]
+    public async Task A_persistent_session_remembers_an_unreleased_qos2_publish_across_a_reconnect()
+    {
+        var topic = Topic("inbound");
+        var id = "p2-" + Guid.NewGuid().ToString("N")[..16];
+        await using var subscriber = await MqttTestClient.ConnectAsync(Port, "sub-" + Guid.NewGuid().ToString("N"));
+        await subscriber.SubscribeAsync(topic, MqttQualityOfServiceLevel.ExactlyOnce);
+        await using (var first = await MqttRawClient.ConnectAsync(Port))
+        {
+            await first.SendAsync(MqttRawClient.Connect(id, clean: false));
+            Assert.Equal(new byte[] { 0x20, 0x02, 0x00, 0x00 }, await first.ReadAsync(4));
+            await first.SendAsync(MqttRawClient.Publish(topic, "once", qos: 2, packetId: 9));
+            Assert.Equal(new byte[] { 0x50, 0x02, 0x00, 0x09 }, await first.ReadAsync(4)); // PUBREC, then gone before PUBREL
+        }
+
+        await using var again = await MqttRawClient.ConnectAsync(Port);
+        await again.SendAsync(MqttRawClient.Connect(id, clean: false));
+        Assert.Equal(new byte[] { 0x20, 0x02, 0x01, 0x00 }, await again.ReadAsync(4));
+        await again.SendAsync(MqttRawClient.Publish(topic, "once", qos: 2, packetId: 9, dup: true)); // [MQTT-4.4.0-1]
+        Assert.Equal(new byte[] { 0x50, 0x02, 0x00, 0x09 }, await again.ReadAsync(4));
+        await again.SendAsync([0x62, 0x02, 0x00, 0x09]);
+        Assert.Equal(new byte[] { 0x70, 0x02, 0x00, 0x09 }, await again.ReadAsync(4));
+
+        Assert.Equal(new MqttReceived(topic, "once", 2, false), await subscriber.ReceiveAsync());
+        Assert.Empty(await subscriber.DrainAsync(TimeSpan.FromMilliseconds(300)));
+    }
+
+    [Fact]
+    public async Task A_persistent_session_sends_the_pubrel_of_a_qos2_delivery_again_after_a_reconnect()
+    {
+        var topic = Topic("outbound");
+        var id = "s2-" + Guid.NewGuid().ToString("N")[..16];
+        byte[] packetId;
+        await using (var first = await MqttRawClient.ConnectAsync(Port))
+        {
+            await first.SendAsync(MqttRawClient.Connect(id, clean: false));
+            Assert.Equal(new byte[] { 0x20, 0x02, 0x00, 0x00 }, await first.ReadAsync(4));
+            await first.SubscribeAsync(topic, qos: 2);
+            await using var publisher = await MqttTestClient.ConnectAsync(Port, "pub-" + Guid.NewGuid().ToString("N"));
+            await publisher.PublishAsync(topic, "two step", MqttQualityOfServiceLevel.ExactlyOnce);
+            var (kind, body) = await first.ReadPacketAsync();
+            Assert.Equal(0x34, kind);
+            packetId = body[(2 + topic.Length)..(4 + topic.Length)];
+            await first.SendAsync([0x50, 0x02, packetId[0], packetId[1]]); // PUBREC
+            Assert.Equal(new byte[] { 0x62, 0x02, packetId[0], packetId[1] }, await first.ReadAsync(4)); // PUBREL, then gone before PUBCOMP
+        }
+
+        await using var again = await MqttRawClient.ConnectAsync(Port);
+        await again.SendAsync(MqttRawClient.Connect(id, clean: false));
+        Assert.Equal(new byte[] { 0x20, 0x02, 0x01, 0x00 }, await again.ReadAsync(4));
+        Assert.Equal(new byte[] { 0x62, 0x02, packetId[0], packetId[1] }, await again.ReadAsync(4)); // the same PUBREL [MQTT-4.4.0-1]
+        await again.SendAsync([0x70, 0x02, packetId[0], packetId[1]]); // PUBCOMP
+        await again.SendAsync([0xC0, 0x00]);
+        Assert.Equal(new byte[] { 0xD0, 0x00 }, await again.ReadAsync(2)); // the message itself is not sent again
+    }
 }
 
 public sealed class MqttQos2Tests_Courier(CourierMqttFixture broker) : MqttQos2Tests<CourierMqttFixture>(broker);
