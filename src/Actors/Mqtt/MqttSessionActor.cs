@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Text;
 using Akka.Actor;
 using Akka.Event;
@@ -5,6 +6,7 @@ using Akka.Persistence;
 using Courier.Actors.Connections;
 using Courier.Actors.JetStream;
 using Courier.Protocols.Mqtt;
+using Courier.Protocols.Nats;
 using Courier.Protocols.Subjects;
 
 namespace Courier.Actors.Mqtt;
@@ -421,7 +423,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         sids = [];
         foreach (var subject in subjects)
         {
-            sids.Add(client.Subscribe(subject, null, messages => self.Tell(new Protocol.Captured(filter, messages))));
+            sids.Add(client.Subscribe(subject, null, new CaptureSink(self, filter)));
         }
 
         _captureSids[filter] = sids;
@@ -449,14 +451,9 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     }
 
     // "NATS/1.0\r\nNmqtt-Pub:1\r\n\r\n": the QoS an MQTT publisher sent with; 0 for NATS publishers.
-    private static int PublishedQoS(byte[]? headers)
+    private static int PublishedQoS(ReadOnlySpan<byte> headers)
     {
-        if (headers is null)
-        {
-            return 0;
-        }
-
-        var at = headers.AsSpan().IndexOf("Nmqtt-Pub:"u8);
+        var at = headers.IndexOf("Nmqtt-Pub:"u8);
         if (at < 0)
         {
             return 0;
@@ -469,6 +466,42 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         }
 
         return at < headers.Length && headers[at] is >= (byte)'0' and <= (byte)'2' ? headers[at] - '0' : 0;
+    }
+
+    /// <summary>
+    /// The capture subscription's sink, on the in-process client's read loop: it copies only the
+    /// messages published at QoS 1/2 (QoS 0 ones, most of the traffic, cost nothing here) and hands
+    /// them to the session once per read batch.
+    /// </summary>
+    private sealed class CaptureSink(IActorRef session, string filter) : FrameSink
+    {
+        private List<InternalMessage>? _batch;
+
+        public override void Add(ref ServerFrame frame)
+        {
+            if (frame.HeaderSize <= 0)
+            {
+                return; // no headers: a NATS publish, QoS 0
+            }
+
+            var headers = frame.Payload.Slice(0, frame.HeaderSize);
+            if (PublishedQoS(headers.IsSingleSegment ? headers.FirstSpan : headers.ToArray()) == 0)
+            {
+                return; // QoS 0: the client's own subscription delivers it, or nobody when it is away
+            }
+
+            var all = frame.Payload.ToArray();
+            (_batch ??= []).Add(new InternalMessage(Encoding.UTF8.GetString(frame.Subject), null, all[..frame.HeaderSize], all[frame.HeaderSize..]));
+        }
+
+        public override void Complete()
+        {
+            if (_batch is { Count: > 0 } batch)
+            {
+                _batch = null;
+                session.Tell(new Protocol.Captured(filter, batch));
+            }
+        }
     }
 
     /// <summary>The messages between a session and its connection (and <see cref="MqttSessions.Protocol.Attach"/>).</summary>
