@@ -46,7 +46,7 @@ fi
 js=tests/Courier.Integration.Tests/js
 # Installed again whenever the lockfile changed since the last install (a stamp beside the modules).
 if [ -f "$js/package-lock.json" ] && ! cmp -s "$js/package-lock.json" "$js/node_modules/.courier-installed-lock"; then
-  echo "== installing nats.js and nats.ws (npm ci)"
+  echo "== installing nats.js, nats.ws and MQTT.js (npm ci)"
   npm ci --prefix "$js" --no-audit --no-fund --loglevel=error && cp "$js/package-lock.json" "$js/node_modules/.courier-installed-lock"
 fi
 

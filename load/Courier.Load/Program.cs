@@ -59,23 +59,27 @@ while (!File.Exists(Path.Combine(root, "Courier.slnx")))
 
 outDir ??= Path.Combine(root, "load", "results");
 var scenarios = Scenarios.All.Where(s => only is null || only.Contains(s.Id)).ToList();
-string[] servers = ["nats-server", "courier"];
-var versions = servers.ToDictionary(s => s, s => ServerProcess.Version(s, root));
+string[] allServers = scenarios.Any(s => s.Mosquitto) ? ["nats-server", "courier", "mosquitto"] : ["nats-server", "courier"];
+var versions = allServers.ToDictionary(s => s, s => ServerProcess.Version(s, root));
 var cpu = File.ReadLines("/proc/cpuinfo").FirstOrDefault(l => l.StartsWith("model name", StringComparison.Ordinal))?.Split(':', 2)[1].Trim() ?? "unknown CPU";
 
 var table = new StringBuilder();
 table.AppendLine("| scenario | metric | nats-server median | courier median | ratio (median) | ratio min-max |");
 table.AppendLine("|---|---|---|---|---|---|");
 var perRound = new StringBuilder();
+var mosquittoTable = new StringBuilder();
 foreach (var scenario in scenarios)
 {
+    // The pure MQTT rows run mosquitto as a third peer (A B C A B C ...).
+    string[] servers = scenario.Mosquitto ? ["nats-server", "courier", "mosquitto"] : ["nats-server", "courier"];
+
     // results[server][round] = metrics
     var results = servers.ToDictionary(s => s, _ => new List<IReadOnlyList<Metric>>());
     for (var round = 0; round < rounds; round++)
     {
         foreach (var server in servers)
         {
-            using var process = ServerProcess.Start(server, root, scenario.ConfigText?.Invoke());
+            using var process = ServerProcess.Start(server, root, scenario.ConfigText?.Invoke(), scenario.Mqtt);
             var metrics = scenario.Run(process);
             results[server].Add(metrics);
             var line = $"{scenario.Id} round {round + 1}/{rounds} {server}: {string.Join(", ", metrics.Select(m => $"{m.Value:N0} {m.Name}"))}";
@@ -93,6 +97,13 @@ foreach (var scenario in scenarios)
         var ratios = courier.Zip(nats, (c, n) => higherIsBetter ? c.Value / n.Value : n.Value / c.Value).ToList();
         table.AppendLine(CultureInfo.InvariantCulture,
             $"| {scenario.Id} | {name} | {Median(nats.Select(m => m.Value)):N0} | {Median(courier.Select(m => m.Value)):N0} | {Median(ratios):F2} | {ratios.Min():F2}-{ratios.Max():F2} |");
+        if (scenario.Mosquitto)
+        {
+            var mosquitto = results["mosquitto"].Select(r => r.First(m => m.Name == name)).ToList();
+            var vsMosquitto = courier.Zip(mosquitto, (c, m) => higherIsBetter ? c.Value / m.Value : m.Value / c.Value).ToList();
+            mosquittoTable.AppendLine(CultureInfo.InvariantCulture,
+                $"| {scenario.Id} | {name} | {Median(mosquitto.Select(m => m.Value)):N0} | {Median(courier.Select(m => m.Value)):N0} | {Median(vsMosquitto):F2} | {vsMosquitto.Min():F2}-{vsMosquitto.Max():F2} |");
+        }
     }
 }
 
@@ -100,11 +111,14 @@ var header = new StringBuilder();
 header.AppendLine(CultureInfo.InvariantCulture, $"# Courier vs nats-server, {DateTime.UtcNow:yyyy-MM-dd HH:mm} UTC");
 header.AppendLine();
 header.AppendLine(CultureInfo.InvariantCulture, $"- machine: {Environment.ProcessorCount} cores, {cpu}");
-header.AppendLine(CultureInfo.InvariantCulture, $"- nats-server: `{versions["nats-server"]}`; courier: `{versions["courier"]}`");
+header.AppendLine(CultureInfo.InvariantCulture, $"- nats-server: `{versions["nats-server"]}`; courier: `{versions["courier"]}`{(versions.TryGetValue("mosquitto", out var mv) ? $"; mosquitto: `{mv}`" : "")}");
 header.AppendLine(CultureInfo.InvariantCulture, $"- {rounds} rounds, servers alternating, a fresh server per round; ratio = courier/nats-server per round (inverted for latency and memory, so above 1.0 means Courier is better)");
 header.AppendLine("- client: the same raw-socket client for both servers (load/Courier.Load/BenchClient.cs)");
 header.AppendLine();
-var report = $"{header}{table}\n## Rounds\n\n{perRound}";
+var vsMosquittoSection = mosquittoTable.Length == 0
+    ? ""
+    : $"\n## Courier vs mosquitto (pure MQTT rows)\n\n| scenario | metric | mosquitto median | courier median | ratio (median) | ratio min-max |\n|---|---|---|---|---|---|\n{mosquittoTable}";
+var report = $"{header}{table}{vsMosquittoSection}\n## Rounds\n\n{perRound}";
 Console.WriteLine();
 Console.WriteLine(report);
 Directory.CreateDirectory(outDir);

@@ -13,7 +13,9 @@ internal readonly record struct Metric(string Name, double Value, bool HigherIsB
 /// <param name="Description">What it measures.</param>
 /// <param name="Run">The bounded run against one server.</param>
 /// <param name="ConfigText">The server's config file, when the scenario needs one (the same text for both servers).</param>
-internal sealed record Scenario(string Id, string Description, Func<ServerProcess, IReadOnlyList<Metric>> Run, Func<string>? ConfigText = null);
+/// <param name="Mqtt">The servers get an MQTT listener (<see cref="ServerProcess.MqttPort"/>).</param>
+/// <param name="Mosquitto">mosquitto runs the row too, as a third peer (pure MQTT rows).</param>
+internal sealed record Scenario(string Id, string Description, Func<ServerProcess, IReadOnlyList<Metric>> Run, Func<string>? ConfigText = null, bool Mqtt = false, bool Mosquitto = false);
 
 /// <summary>The core scenarios of ../shared/BENCHMARKS.md, each bounded in count and time.</summary>
 internal static class Scenarios
@@ -40,6 +42,9 @@ internal static class Scenarios
         new("tls", "over TLS (tls {} with a test certificate): publisher + subscriber 1:1, and a single publisher, 128 B", s => [.. PubSub(s, 128, 2_000_000, publishers: 1, subscribers: 1, tls: true).Take(1).Select(m => m with { Name = "pub/sub delivered msgs/s" }), .. PubOnly(s, 128, 3_000_000, tls: true).Take(1).Select(m => m with { Name = "pub-only msgs/s" })], () => BenchTls.Config),
         new("ws", "over WebSocket: pub/sub 1:1 and pub-only, 128 B", s => WebSocket(s, 128, 2_000_000), () => WebSocketConfig),
         new("wss", "over WebSocket with TLS (websocket { tls {} }, a test certificate): pub/sub 1:1 and pub-only, 128 B", s => WebSocket(s, 128, 2_000_000, tls: true), () => BenchTls.WebSocketConfig),
+        new("mqtt", "MQTT QoS 0 publisher -> MQTT QoS 0 subscriber 1:1, 128 B", s => MqttPubSub(s, 128, 400_000, qos: 0), Mqtt: true, Mosquitto: true),
+        new("mqtt1", "MQTT QoS 1 publisher (windows of 64 awaiting PUBACKs) -> MQTT QoS 1 subscriber 1:1, 128 B", s => MqttPubSub(s, 128, 100_000, qos: 1), Mqtt: true, Mosquitto: true),
+        new("nats2mqtt", "NATS publisher -> MQTT QoS 0 subscriber 1:1, 128 B", s => NatsToMqtt(s, 128, 400_000), Mqtt: true),
         new("conn", "5,000 idle connections with one SUB each", s => IdleConnections(s, 5_000)),
         new("storm", "connection storm: 8 threads open, handshake and close 4,000 connections", s => ConnectionStorm(s, threads: 8, connections: 4_000)),
     ];
@@ -157,6 +162,77 @@ internal static class Scenarios
         }
 
         return [new("pub/sub delivered msgs/s", delivered), new("pub-only msgs/s", published)];
+    }
+
+    // How long a subscriber waits for more after the last message: a broker that dropped some stops the count.
+    private static readonly TimeSpan MqttIdle = TimeSpan.FromSeconds(2);
+
+    /// <summary>The mqtt and mqtt1 rows: one MQTT publisher, one MQTT subscriber at the same QoS, on one topic.</summary>
+    private static IReadOnlyList<Metric> MqttPubSub(ServerProcess server, int size, int messages, byte qos)
+    {
+        const string Topic = "bench/mqtt";
+        const int Window = 64; // QoS 1 publishes in flight (packet ids 1..64, all acknowledged before the next window)
+        using var sub = new MqttBenchClient(server.MqttPort, "bench-sub");
+        sub.Subscribe(Topic, qos);
+        using var pub = new MqttBenchClient(server.MqttPort, "bench-pub");
+        var perBatch = qos == 0 ? Math.Max(1, 64 * 1024 / (size + 16)) : Window;
+        var batch = Enumerable.Range(1, perBatch).SelectMany(i => MqttBenchClient.Publish(Topic, size, qos, (ushort)i)).ToArray();
+        var clock = Stopwatch.StartNew();
+        var reader = Task.Factory.StartNew(() => sub.Receive(messages, clock, MqttIdle, RunLimit), TaskCreationOptions.LongRunning);
+        var writer = Task.Factory.StartNew(
+            () =>
+            {
+                for (var sent = 0; sent < messages && clock.Elapsed < RunLimit; sent += perBatch)
+                {
+                    if (qos == 0)
+                    {
+                        pub.Send(batch);
+                    }
+                    else
+                    {
+                        pub.PublishWindow(batch, perBatch);
+                    }
+                }
+            },
+            TaskCreationOptions.LongRunning);
+        return MqttMetrics(reader, writer, messages);
+    }
+
+    /// <summary>The nats2mqtt row: a NATS publisher on bench.mqtt, an MQTT QoS 0 subscriber on bench/mqtt.</summary>
+    private static IReadOnlyList<Metric> NatsToMqtt(ServerProcess server, int size, int messages)
+    {
+        using var sub = new MqttBenchClient(server.MqttPort, "bench-sub");
+        sub.Subscribe("bench/mqtt", 0);
+        using var pub = new BenchClient(server.Port);
+        var perBatch = Math.Max(1, 64 * 1024 / (size + 20));
+        var batch = BenchClient.PubBatch("bench.mqtt", size, perBatch);
+        var clock = Stopwatch.StartNew();
+        var reader = Task.Factory.StartNew(() => sub.Receive(messages, clock, MqttIdle, RunLimit), TaskCreationOptions.LongRunning);
+        var writer = Task.Factory.StartNew(
+            () =>
+            {
+                for (var sent = 0; sent < messages && clock.Elapsed < RunLimit; sent += perBatch)
+                {
+                    pub.Send(batch);
+                }
+            },
+            TaskCreationOptions.LongRunning);
+        return MqttMetrics(reader, writer, messages);
+    }
+
+    private static IReadOnlyList<Metric> MqttMetrics(Task<(long Received, TimeSpan LastAt)> reader, Task writer, int messages)
+    {
+        if (!Task.WaitAll([reader, writer], RunLimit + MqttIdle + MqttIdle))
+        {
+            throw new TimeoutException("the MQTT run did not end in time");
+        }
+
+        var (received, lastAt) = reader.Result;
+        return
+        [
+            new("delivered msgs/s", received / Math.Max(lastAt.TotalSeconds, 1e-3)),
+            new("delivered %", 100.0 * received / messages),
+        ];
     }
 
     private static IReadOnlyList<Metric> RequestReply(ServerProcess server, int size, int clients, int services, int requestsPerClient)

@@ -3,7 +3,7 @@ using System.Text.Json;
 
 namespace Courier.Load;
 
-/// <summary>A server under test (courier or nats-server) started fresh on a random loopback port.</summary>
+/// <summary>A server under test (courier, nats-server, or for the MQTT rows mosquitto) started fresh on a random loopback port.</summary>
 internal sealed class ServerProcess : IDisposable
 {
     private readonly Process? _process;
@@ -12,13 +12,17 @@ internal sealed class ServerProcess : IDisposable
     /// <summary>A server started elsewhere (for profiling): nothing to stop.</summary>
     public static ServerProcess External(int port) => new(null, null, port);
 
-    private ServerProcess(Process? process, string? dir, int port, int webSocketPort = 0)
+    private ServerProcess(Process? process, string? dir, int port, int webSocketPort = 0, int mqttPort = 0)
     {
         _process = process;
         _dir = dir;
         Port = port;
         WebSocketPort = webSocketPort;
+        MqttPort = mqttPort;
     }
+
+    /// <summary>The MQTT port when the scenario asked for an MQTT listener, else 0.</summary>
+    public int MqttPort { get; }
 
     public int Port { get; }
 
@@ -48,9 +52,12 @@ internal sealed class ServerProcess : IDisposable
     /// <summary>The first line of the server's <c>-v</c>.</summary>
     public static string Version(string kind, string repoRoot)
     {
-        var psi = kind == "courier"
-            ? new ProcessStartInfo("dotnet", $"{CourierDll(repoRoot)} -v")
-            : new ProcessStartInfo("nats-server", "-v");
+        var psi = kind switch
+        {
+            "courier" => new ProcessStartInfo("dotnet", $"{CourierDll(repoRoot)} -v"),
+            "mosquitto" => new ProcessStartInfo(Mosquitto, "-h"),
+            _ => new ProcessStartInfo("nats-server", "-v"),
+        };
         psi.RedirectStandardOutput = true;
         using var process = Process.Start(psi)!;
         var line = process.StandardOutput.ReadLine() ?? "";
@@ -64,9 +71,27 @@ internal sealed class ServerProcess : IDisposable
             ? Path.Combine(repoRoot, "src/Gateway/bin/Release/net10.0/r2r/courier.dll")
             : Path.Combine(repoRoot, "src/Gateway/bin/Release/net10.0/courier.dll");
 
-    /// <summary>Starts a fresh server of <paramref name="kind"/>; <paramref name="configText"/>, when given, is its <c>-c</c> file.</summary>
-    public static ServerProcess Start(string kind, string repoRoot, string? configText = null)
+    private const string Mosquitto = "/usr/sbin/mosquitto"; // Debian's package
+
+    /// <summary>
+    /// Starts a fresh server of <paramref name="kind"/>; <paramref name="configText"/>, when given, is its
+    /// <c>-c</c> file. With <paramref name="mqtt"/> a NATS server also gets an <c>mqtt {}</c> listener on
+    /// a free loopback port (and the server name MQTT requires); mosquitto always listens for MQTT only.
+    /// </summary>
+    public static ServerProcess Start(string kind, string repoRoot, string? configText = null, bool mqtt = false)
     {
+        if (kind == "mosquitto")
+        {
+            return StartMosquitto();
+        }
+
+        var mqttPort = 0;
+        if (mqtt)
+        {
+            mqttPort = FreePort();
+            configText = $"{configText}\nserver_name: bench\nmqtt {{ host: 127.0.0.1, port: {mqttPort} }}\n";
+        }
+
         if (kind == "courier" && !File.Exists(CourierDll(repoRoot)))
         {
             throw new FileNotFoundException("build Courier in Release first: dotnet build -c Release Courier.slnx", CourierDll(repoRoot));
@@ -102,7 +127,7 @@ internal sealed class ServerProcess : IDisposable
                     using var doc = JsonDocument.Parse(File.ReadAllText(file));
                     var url = doc.RootElement.GetProperty("nats")[0].GetString()!;
                     var webSocket = doc.RootElement.TryGetProperty("websocket", out var ws) ? new Uri(ws[0].GetString()!).Port : 0;
-                    return new ServerProcess(process, dir, new Uri(url).Port, webSocket);
+                    return new ServerProcess(process, dir, new Uri(url).Port, webSocket, mqttPort);
                 }
                 catch (JsonException)
                 {
@@ -115,6 +140,46 @@ internal sealed class ServerProcess : IDisposable
 
         process.Kill();
         throw new TimeoutException($"{kind} did not write its ports file");
+    }
+
+    private static ServerProcess StartMosquitto()
+    {
+        var dir = Directory.CreateTempSubdirectory("courier-load-").FullName;
+        var port = FreePort();
+        var config = Path.Combine(dir, "mosquitto.conf");
+        // set_tcp_nodelay: as Courier and nats-server do; mosquitto's default (Nagle on) caps a windowed
+        // QoS 1 publisher at one window per delayed ACK (~2K msgs/s here), which would measure TCP, not mosquitto.
+        File.WriteAllText(config, $"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\nset_tcp_nodelay true\n");
+        var psi = new ProcessStartInfo(Mosquitto, $"-c {config}") { RedirectStandardOutput = true, RedirectStandardError = true };
+        var process = Process.Start(psi) ?? throw new InvalidOperationException("could not start mosquitto (apt-get install mosquitto)");
+        process.OutputDataReceived += (_, _) => { };
+        process.ErrorDataReceived += (_, _) => { };
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        var deadline = DateTime.UtcNow.AddSeconds(30);
+        while (DateTime.UtcNow < deadline)
+        {
+            try
+            {
+                using var probe = new System.Net.Sockets.TcpClient();
+                probe.Connect("127.0.0.1", port);
+                return new ServerProcess(process, dir, 0, mqttPort: port);
+            }
+            catch (System.Net.Sockets.SocketException)
+            {
+                Thread.Sleep(50);
+            }
+        }
+
+        process.Kill();
+        throw new TimeoutException("mosquitto did not listen");
+    }
+
+    private static int FreePort()
+    {
+        using var listener = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, 0);
+        listener.Start();
+        return ((System.Net.IPEndPoint)listener.LocalEndpoint).Port;
     }
 
     public void Dispose()

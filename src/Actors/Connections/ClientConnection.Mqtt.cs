@@ -40,6 +40,9 @@ internal sealed partial class ClientConnection
         /// <summary>SUBSCRIBE/UNSUBSCRIBE changed subscriptions: make them effective, then ack.</summary>
         SubscriptionsChanged,
 
+        /// <summary>An acknowledgement waits for a journal write (a retained QoS 1/2 PUBLISH, a persistent session's QoS 2 id).</summary>
+        AwaitJournal,
+
         /// <summary>The connection must close (the reason is recorded).</summary>
         Close,
     }
@@ -81,8 +84,15 @@ internal sealed partial class ClientConnection
                         {
                             // Invariant 2: the subscriptions are in effect before SUBACK and before the next packet.
                             await FlushSubscriptionChangesAsync().ConfigureAwait(false);
-                            WriteMqttAcks();
-                            step = MqttStep.Continue;
+                            step = await JournalSessionSubscriptionsAsync().ConfigureAwait(false);
+                            if (step == MqttStep.Continue)
+                            {
+                                WriteMqttAcks();
+                            }
+                        }
+                        else if (step == MqttStep.AwaitJournal)
+                        {
+                            step = await AcknowledgeAfterJournalAsync().ConfigureAwait(false);
                         }
                         else
                         {
@@ -93,6 +103,15 @@ internal sealed partial class ClientConnection
                         {
                             break;
                         }
+                    }
+
+                    if (_mqtt!.AckedSeqs.Count > 0 || _mqtt.ReleasedIds.Count > 0 || _mqtt.CompletedIds.Count > 0)
+                    {
+                        // One message per read batch to the persistent session, whatever the number of acks.
+                        _mqtt.Session?.Tell(new MqttSessionActor.Protocol.Acked([.. _mqtt.AckedSeqs], [.. _mqtt.ReleasedIds], [.. _mqtt.CompletedIds]));
+                        _mqtt.AckedSeqs.Clear();
+                        _mqtt.ReleasedIds.Clear();
+                        _mqtt.CompletedIds.Clear();
                     }
 
                     FlushTouched();
@@ -161,12 +180,56 @@ internal sealed partial class ClientConnection
                 case MqttPacketType.Publish:
                     step = ProcessMqttPublish(in packet);
                     break;
-                case MqttPacketType.PubAck:
-                    if (mqtt.Inflight.Acknowledge(packet.PacketId))
+                case MqttPacketType.PubAck or MqttPacketType.PubComp:
+                    var complete = packet.Type == MqttPacketType.PubComp;
+                    if (mqtt.Inflight.Acknowledge(packet.PacketId, complete, out var acked, out var sentMore))
+                    {
+                        if (acked > 0)
+                        {
+                            mqtt.AckedSeqs.Add(acked);
+                        }
+
+                        if (complete && mqtt.Persistent)
+                        {
+                            mqtt.CompletedIds.Add(packet.PacketId);
+                        }
+                    }
+
+                    if (sentMore)
                     {
                         Touch(Outbound); // deliveries that waited for a free slot went out
                     }
 
+                    break;
+                case MqttPacketType.PubRec:
+                    // QoS 2 delivery, step 2: PUBREL back; the message is the client's now. [MQTT-4.3.3-1]
+                    if (mqtt.Inflight.Received(packet.PacketId, out var received))
+                    {
+                        if (received > 0)
+                        {
+                            mqtt.AckedSeqs.Add(received);
+                        }
+
+                        if (mqtt.Persistent)
+                        {
+                            mqtt.ReleasedIds.Add(packet.PacketId);
+                        }
+                    }
+
+                    Touch(Outbound);
+                    break;
+                case MqttPacketType.PubRel:
+                    // QoS 2 publish, step 3: the packet id may be used again; PUBCOMP even for an unknown id. [MQTT-4.3.3-2]
+                    if (mqtt.Qos2Received.Remove(packet.PacketId) && mqtt.Persistent && mqtt.Session is { } session)
+                    {
+                        // A persistent session forgets the id in its journal first: PUBCOMP after that.
+                        mqtt.PendingAck = (session.Ask<MqttSessionActor.Protocol.Qos2InStored>(
+                            new MqttSessionActor.Protocol.Qos2In(packet.PacketId, Received: false), SessionAttachTimeout), 0x70, packet.PacketId);
+                        step = MqttStep.AwaitJournal;
+                        break;
+                    }
+
+                    WriteAck(0x70, packet.PacketId);
                     break;
                 case MqttPacketType.Subscribe:
                     step = ProcessMqttSubscribe(in packet);
@@ -184,7 +247,6 @@ internal sealed partial class ClientConnection
                     step = MqttStep.Close;
                     break;
                 default:
-                    // PUBREC, PUBREL, PUBCOMP: QoS 2, which nats-server 2.9 does not support either.
                     step = MqttFatal($"protocol {(int)packet.Type} not supported", "Protocol Violation");
                     break;
             }
@@ -231,8 +293,7 @@ internal sealed partial class ClientConnection
                 return MqttFatal("characters ' ' and '.' not supported for MQTT topics", "Protocol Violation");
             }
 
-            // nats-server 2.9 publishes a QoS 2 will as QoS 1 (it has no QoS 2).
-            will = new MqttWill(subject[..length], packet.WillTopic.ToArray(), packet.WillMessage.ToArray(), Math.Min(packet.WillQoS, (byte)1), packet.WillRetain);
+            will = new MqttWill(subject[..length], packet.WillTopic.ToArray(), packet.WillMessage.ToArray(), packet.WillQoS, packet.WillRetain);
         }
 
         // [MQTT-3.1.3-6]: an empty client id with a clean session gets one from the server.
@@ -268,7 +329,7 @@ internal sealed partial class ClientConnection
         try
         {
             attached = await _broker.MqttSessions
-                .Ask<MqttSessions.Protocol.Attached>(new MqttSessions.Protocol.Attach(connect.ClientId, connect.CleanSession, _owner), SessionAttachTimeout)
+                .Ask<MqttSessions.Protocol.Attached>(new MqttSessions.Protocol.Attach(connect.ClientId, connect.CleanSession, _owner, this), SessionAttachTimeout)
                 .ConfigureAwait(false);
         }
         catch (Exception e) when (e is AskTimeoutException or TaskCanceledException)
@@ -279,21 +340,55 @@ internal sealed partial class ClientConnection
 
         mqtt.ClientId = connect.ClientId;
         mqtt.Will = connect.Will;
+        mqtt.Session = attached.Session;
+        mqtt.Persistent = !connect.CleanSession;
+        if (attached.Subscriptions.Count > 0)
+        {
+            // A persistent session's subscriptions are in effect again before CONNACK. [MQTT-3.1.2-4]
+            foreach (var (filter, qos) in attached.Subscriptions)
+            {
+                AddMqttFilter(filter, qos);
+            }
+
+            await FlushSubscriptionChangesAsync().ConfigureAwait(false);
+        }
+
         mqtt.Connected = true;
         ConnectOptions = new ConnectOptions { Name = connect.ClientId, User = connect.User, Lang = "mqtt" };
         WriteConnAck(MqttConnectReturnCode.Accepted, attached.SessionPresent);
+
+        // What the session kept goes out again after CONNACK [MQTT-4.4.0-1]: PUBRELs of QoS 2 deliveries past
+        // PUBREC with their packet ids, then the stored messages; then the session sends what it stores from now on.
+        mqtt.Qos2Received.UnionWith(attached.Qos2Received);
+        foreach (var id in attached.Released)
+        {
+            mqtt.Inflight.RestoreReleased(id);
+        }
+
+        DeliverFromMqttSession(attached.Pending);
+        if (attached.Released.Count > 0)
+        {
+            Outbound.Signal();
+        }
+        if (mqtt.Persistent)
+        {
+            attached.Session.Tell(new MqttSessionActor.Protocol.Ready(_owner));
+        }
+
         _owner.Tell(new MqttConnectionActor.Protocol.Connected(TimeSpan.FromSeconds(connect.KeepAlive)));
         return MqttStep.Continue;
     }
 
-    // PUBLISH: to the subject space with nats-server's Nmqtt-Pub header; PUBACK for QoS 1.
+    // PUBLISH: to the subject space with nats-server's Nmqtt-Pub header; PUBACK for QoS 1, PUBREC for QoS 2.
     private MqttStep ProcessMqttPublish(in MqttPacket packet)
     {
         var mqtt = _mqtt!;
         var qos = packet.QoS;
-        if (qos > 1)
+        if (qos == 2 && mqtt.Qos2Received.Contains(packet.PacketId))
         {
-            return MqttFatal("publish QoS=2 not supported", "Protocol Violation");
+            // Sent again before PUBREL: acknowledged again, not delivered again. [MQTT-4.3.3-2]
+            WriteAck(0x50, packet.PacketId);
+            return MqttStep.Continue;
         }
 
         var buffer = mqtt.SubjectBuffer(packet.Topic.Length);
@@ -303,22 +398,119 @@ internal sealed partial class ClientConnection
         }
 
         var subject = new ReadOnlySpan<byte>(buffer, 0, length);
+        Task? retained = null;
         if (_permissions is null || _permissions.CanPublish(subject))
         {
             if (packet.Retain)
             {
-                Retain(subject, packet.Topic, packet.Payload, qos);
+                retained = Retain(subject, packet.Topic, packet.Payload, qos);
             }
 
             RouteFromMqtt(subject, qos, packet.Payload);
         }
 
-        if (qos == 1)
+        if (qos == 0)
         {
-            WriteAck(0x40, packet.PacketId); // PUBACK, also after a permission violation, as nats-server
+            return MqttStep.Continue;
+        }
+
+        // PUBACK / PUBREC, also after a permission violation, as nats-server.
+        var ackType = qos == 1 ? (byte)0x40 : (byte)0x50;
+        if (qos == 2)
+        {
+            mqtt.Qos2Received.Add(packet.PacketId);
+            if (mqtt.Persistent && mqtt.Session is { } session)
+            {
+                // A persistent session journals the id before PUBREC: after a restart a re-sent PUBLISH is still a duplicate.
+                Task journaled = session.Ask<MqttSessionActor.Protocol.Qos2InStored>(
+                    new MqttSessionActor.Protocol.Qos2In(packet.PacketId, Received: true), SessionAttachTimeout);
+                retained = retained is null ? journaled : Task.WhenAll(retained, journaled);
+            }
+        }
+
+        if (retained is not null)
+        {
+            mqtt.PendingAck = (retained, ackType, packet.PacketId);
+            return MqttStep.AwaitJournal;
+        }
+
+        WriteAck(ackType, packet.PacketId);
+        return MqttStep.Continue;
+    }
+
+    // Acknowledged once journaled: a retained QoS 1/2 PUBLISH survives a restart after its PUBACK, a
+    // persistent session's QoS 2 packet id after its PUBREC (and its release after PUBCOMP).
+    private async Task<MqttStep> AcknowledgeAfterJournalAsync()
+    {
+        var mqtt = _mqtt!;
+        var (stored, ackType, packetId) = mqtt.PendingAck!.Value;
+        mqtt.PendingAck = null;
+        try
+        {
+            await stored.ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is AskTimeoutException or TaskCanceledException)
+        {
+            return MqttFatal("the journal did not answer", "Server Unavailable");
+        }
+
+        WriteAck(ackType, packetId);
+        return MqttStep.Continue;
+    }
+
+    // A persistent session journals SUBSCRIBE/UNSUBSCRIBE (and makes its capture subscriptions) before the acks go out.
+    private async Task<MqttStep> JournalSessionSubscriptionsAsync()
+    {
+        var mqtt = _mqtt!;
+        if (!mqtt.Persistent || mqtt.Session is not { } session || (mqtt.SessionSubscribes.Count == 0 && mqtt.SessionUnsubscribes.Count == 0))
+        {
+            mqtt.SessionSubscribes.Clear();
+            mqtt.SessionUnsubscribes.Clear();
+            return MqttStep.Continue;
+        }
+
+        try
+        {
+            if (mqtt.SessionUnsubscribes.Count > 0)
+            {
+                await session.Ask<MqttSessionActor.Protocol.SubscriptionsDone>(new MqttSessionActor.Protocol.Unsubscribe([.. mqtt.SessionUnsubscribes]), SessionAttachTimeout).ConfigureAwait(false);
+            }
+
+            if (mqtt.SessionSubscribes.Count > 0)
+            {
+                await session.Ask<MqttSessionActor.Protocol.SubscriptionsDone>(new MqttSessionActor.Protocol.Subscribe([.. mqtt.SessionSubscribes]), SessionAttachTimeout).ConfigureAwait(false);
+            }
+        }
+        catch (Exception e) when (e is AskTimeoutException or TaskCanceledException)
+        {
+            return MqttFatal("the session did not journal its subscriptions", "Server Unavailable");
+        }
+        finally
+        {
+            mqtt.SessionSubscribes.Clear();
+            mqtt.SessionUnsubscribes.Clear();
         }
 
         return MqttStep.Continue;
+    }
+
+    /// <summary>
+    /// Sends messages a persistent session kept (on the session actor's thread, or at CONNECT)
+    /// through the in-flight window; their acknowledgements go back to the session.
+    /// </summary>
+    public void DeliverFromMqttSession(IReadOnlyList<MqttStoredMessage> messages)
+    {
+        if (_mqtt is not { } mqtt || messages.Count == 0)
+        {
+            return;
+        }
+
+        foreach (var message in messages)
+        {
+            mqtt.Inflight.Send(message.Topic, new ReadOnlySequence<byte>(message.Payload), retain: false, message.QoS, message.Seq);
+        }
+
+        Outbound.Signal();
     }
 
     private void RouteFromMqtt(ReadOnlySpan<byte> subject, byte qos, in ReadOnlySequence<byte> payload)
@@ -336,17 +528,28 @@ internal sealed partial class ClientConnection
         }
     }
 
-    private void Retain(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> payload, byte qos)
+    // Sets or clears the retained message at once (subscribers read it from memory) and journals the
+    // change; for QoS 1/2 the returned task completes once it is journaled (null for QoS 0).
+    private Task? Retain(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> payload, byte qos)
     {
         var key = Encoding.UTF8.GetString(subject);
+        var change = new MqttRetainedEvent(key, topic.ToArray(), payload.ToArray(), qos);
         if (payload.IsEmpty)
         {
             _broker.MqttRetained.Clear(key); // [MQTT-3.3.1-10]
         }
         else
         {
-            _broker.MqttRetained.Set(new MqttRetainedMessage(key, topic.ToArray(), payload.ToArray(), qos)); // [MQTT-3.3.1-5]
+            _broker.MqttRetained.Set(new MqttRetainedMessage(key, change.Topic, change.Payload, qos)); // [MQTT-3.3.1-5]
         }
+
+        if (qos == 0)
+        {
+            _broker.MqttRetainedStore.Tell(change);
+            return null;
+        }
+
+        return _broker.MqttRetainedStore.Ask<MqttRetainedStore.Protocol.Stored>(change, SessionAttachTimeout);
     }
 
     // SUBSCRIBE: one subscription per filter (two for "x/#": "x.>" and "x", as nats-server), a return
@@ -360,23 +563,19 @@ internal sealed partial class ClientConnection
         foreach (var filter in filters)
         {
             var subject = FilterSubject(filter.Filter);
-            if (subject is null || (_permissions is not null && !_permissions.CanSubscribe(subject)))
+            if (subject is null || (_permissions is not null && !CanSubscribeMqtt(subject)))
             {
                 codes[i++] = 0x80; // failure [MQTT-3.9.3]
                 continue;
             }
 
-            // nats-server 2.9 grants QoS 1 for a QoS 2 request. [MQTT-3.9.3-1]: the granted QoS may be lower.
-            var granted = Math.Min(filter.QoS, (byte)1);
+            // QoS 0, 1 and 2 are granted as asked (nats-server 2.9, without QoS 2, grants 1 for 2).
+            var granted = Math.Min(filter.QoS, (byte)2);
             var sid = Encoding.UTF8.GetString(filter.Filter);
-            AddMqttSubscription(sid, subject, granted);
-            retained.Add((subject, granted));
-            var subjectBytes = Encoding.UTF8.GetBytes(subject);
-            if (MqttTopics.NeedsParentLevelSubscription(subjectBytes))
+            retained.AddRange(AddMqttFilter(sid, subject, granted));
+            if (_mqtt!.Persistent)
             {
-                var parent = Encoding.UTF8.GetString(MqttTopics.ParentLevel(subjectBytes));
-                AddMqttSubscription(sid + ParentLevelSidSuffix, parent, granted);
-                retained.Add((parent, granted));
+                _mqtt.SessionSubscribes.Add((sid, granted));
             }
 
             codes[i++] = granted;
@@ -384,6 +583,43 @@ internal sealed partial class ClientConnection
 
         _mqtt!.PendingAcks.Add(new MqttPendingAck(MqttPacketType.Subscribe, packet.PacketId, codes, retained));
         return MqttStep.SubscriptionsChanged;
+    }
+
+    // A "x/#" filter also subscribes to "x": both must be allowed, as nats-server (whose second processSub fails otherwise).
+    private bool CanSubscribeMqtt(string subject)
+    {
+        if (!_permissions!.CanSubscribe(subject))
+        {
+            return false;
+        }
+
+        var bytes = Encoding.UTF8.GetBytes(subject);
+        return !MqttTopics.NeedsParentLevelSubscription(bytes) || _permissions.CanSubscribe(Encoding.UTF8.GetString(MqttTopics.ParentLevel(bytes)));
+    }
+
+    // A filter's subscription(s), restored from a persistent session.
+    private void AddMqttFilter(string filter, byte qos)
+    {
+        if (FilterSubject(Encoding.UTF8.GetBytes(filter)) is { } subject)
+        {
+            AddMqttFilter(filter, subject, qos);
+        }
+    }
+
+    // One subscription per filter, two for "x/#" ("x.>" and "x", sid "x/# fwc", as nats-server); returns their subjects.
+    private List<(string Subject, byte QoS)> AddMqttFilter(string sid, string subject, byte granted)
+    {
+        List<(string Subject, byte QoS)> subjects = [(subject, granted)];
+        AddMqttSubscription(sid, subject, granted);
+        var subjectBytes = Encoding.UTF8.GetBytes(subject);
+        if (MqttTopics.NeedsParentLevelSubscription(subjectBytes))
+        {
+            var parent = Encoding.UTF8.GetString(MqttTopics.ParentLevel(subjectBytes));
+            AddMqttSubscription(sid + ParentLevelSidSuffix, parent, granted);
+            subjects.Add((parent, granted));
+        }
+
+        return subjects;
     }
 
     // The sid of the second subscription a "x/#" filter makes, on "x" (nats-server's mqttMultiLevelSidSuffix).
@@ -396,6 +632,10 @@ internal sealed partial class ClientConnection
             var sid = Encoding.UTF8.GetString(filter.Filter);
             RemoveMqttSubscription(sid);
             RemoveMqttSubscription(sid + ParentLevelSidSuffix);
+            if (_mqtt!.Persistent)
+            {
+                _mqtt.SessionUnsubscribes.Add(sid);
+            }
         }
 
         _mqtt!.PendingAcks.Add(new MqttPendingAck(MqttPacketType.Unsubscribe, packet.PacketId, [], []));
@@ -418,7 +658,11 @@ internal sealed partial class ClientConnection
     private void AddMqttSubscription(string sid, string subject, byte qos)
     {
         var subjectBytes = Encoding.UTF8.GetBytes(subject);
-        var sub = new Subscription(this, subject, null, Encoding.UTF8.GetBytes(sid), _broker.Space.ShardForSubscription(subjectBytes)) { MqttQoS = qos };
+        var sub = new Subscription(this, subject, null, Encoding.UTF8.GetBytes(sid), _broker.Space.ShardForSubscription(subjectBytes))
+        {
+            MqttQoS = qos,
+            MqttSessionCaptured = _mqtt!.Persistent && qos > 0,
+        };
         Subscription? replaced;
         lock (_subsLock)
         {
@@ -471,9 +715,10 @@ internal sealed partial class ClientConnection
                 foreach (var message in _broker.MqttRetained.Matching(subject))
                 {
                     var payload = new ReadOnlySequence<byte>(message.Payload);
-                    if (Math.Min(message.QoS, granted) > 0)
+                    var qos = Math.Min(message.QoS, granted);
+                    if (qos > 0)
                     {
-                        mqtt.Inflight.Send(message.Topic, payload, retain: true);
+                        mqtt.Inflight.Send(message.Topic, payload, retain: true, qos);
                         continue;
                     }
 
@@ -487,7 +732,7 @@ internal sealed partial class ClientConnection
         mqtt.PendingAcks.Clear();
     }
 
-    /// <summary>Sends again, with DUP, the QoS 1 deliveries unacknowledged for <paramref name="ackWait"/> (the connection actor's tick).</summary>
+    /// <summary>Sends again, with DUP (or the PUBREL), the QoS 1/2 deliveries unacknowledged for <paramref name="ackWait"/> (the connection actor's tick).</summary>
     public void RedeliverMqtt(TimeSpan ackWait)
     {
         if (_mqtt is { } mqtt && mqtt.Inflight.RedeliverExpired(ackWait) > 0)
@@ -504,6 +749,11 @@ internal sealed partial class ClientConnection
     private bool WriteMqttDelivery(Subscription sub, ReadOnlySpan<byte> subject, int headerSize, in ReadOnlySequence<byte> payload, byte publisherQoS)
     {
         var body = headerSize > 0 ? payload.Slice(headerSize) : payload;
+        if (publisherQoS > 0 && sub.MqttSessionCaptured)
+        {
+            return true; // its persistent session journals it and sends it (MqttSessionActor)
+        }
+
         var qos = Math.Min(publisherQoS, sub.MqttQoS);
         var needed = subject.Length + MqttPacketWriter.MaxFixedHeaderLength + 2 + subject.Length + 2;
         byte[]? rented = null;
@@ -516,7 +766,7 @@ internal sealed partial class ClientConnection
             var topic = scratch[..topicLength];
             if (qos > 0)
             {
-                return _mqtt!.Inflight.Send(topic, body, retain: false); // kept until PUBACK
+                return _mqtt!.Inflight.Send(topic, body, retain: false, qos); // kept until PUBACK / PUBCOMP
             }
 
             var header = scratch[subject.Length..];
@@ -550,7 +800,7 @@ internal sealed partial class ClientConnection
         var payload = new ReadOnlySequence<byte>(will.Payload);
         if (will.Retain)
         {
-            Retain(will.Subject, will.Topic, payload, will.QoS);
+            _ = Retain(will.Subject, will.Topic, payload, will.QoS);
         }
 
         RouteFromMqtt(will.Subject, will.QoS, payload);

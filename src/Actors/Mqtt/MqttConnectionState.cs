@@ -63,6 +63,36 @@ internal sealed class MqttConnectionState
     /// <summary>SUBACKs and UNSUBACKs waiting for the routers.</summary>
     public List<MqttPendingAck> PendingAcks { get; } = [];
 
+    /// <summary>The session actor (set at CONNECT).</summary>
+    public Akka.Actor.IActorRef? Session { get; set; }
+
+    /// <summary>clean_session=0: subscriptions and QoS 1/2 messages are kept by the session.</summary>
+    public bool Persistent { get; set; }
+
+    /// <summary>A persistent session's subscription changes of this read batch, journaled before SUBACK.</summary>
+    public List<(string Filter, byte QoS)> SessionSubscribes { get; } = [];
+
+    /// <summary>A persistent session's unsubscribed filters of this read batch, journaled before UNSUBACK.</summary>
+    public List<string> SessionUnsubscribes { get; } = [];
+
+    /// <summary>Session sequences acknowledged in this read batch (told to the session once per batch).</summary>
+    public List<long> AckedSeqs { get; } = [];
+
+    /// <summary>A persistent session's QoS 2 deliveries released (PUBREC) in this read batch, by packet id.</summary>
+    public List<ushort> ReleasedIds { get; } = [];
+
+    /// <summary>A persistent session's QoS 2 deliveries completed (PUBCOMP) in this read batch, by packet id.</summary>
+    public List<ushort> CompletedIds { get; } = [];
+
+    /// <summary>Packet ids of QoS 2 PUBLISHes routed and waiting for PUBREL: a re-sent one is not routed again. [MQTT-4.3.3-2]</summary>
+    public HashSet<ushort> Qos2Received { get; } = [];
+
+    /// <summary>
+    /// Journal writes an acknowledgement waits for (a retained QoS 1/2 PUBLISH; a persistent session's
+    /// QoS 2 packet id), and that acknowledgement: PUBACK (0x40), PUBREC (0x50) or PUBCOMP (0x70).
+    /// </summary>
+    public (Task Stored, byte AckType, ushort PacketId)? PendingAck { get; set; }
+
     /// <summary>A buffer for the NATS subject of a topic of <paramref name="topicLength"/> bytes (grown, then reused).</summary>
     public byte[] SubjectBuffer(int topicLength)
     {

@@ -6,9 +6,11 @@ using Courier.Protocols.Mqtt;
 namespace Courier.Actors.Mqtt;
 
 /// <summary>
-/// QoS 1 deliveries to one MQTT client that wait for their PUBACK: at most <c>max_ack_pending</c>
-/// in flight (the others wait, in order, for a PUBACK to free a slot), each sent again with DUP
-/// after <c>ack_wait</c> until acknowledged. [MQTT-4.3.2], [MQTT-3.3.1-1]
+/// QoS 1 and 2 deliveries to one MQTT client that wait for their acknowledgement: at most
+/// <c>max_ack_pending</c> in flight (the others wait, in order, for a slot), each sent again after
+/// <c>ack_wait</c> until acknowledged: a PUBLISH with DUP, or for a QoS 2 delivery past its PUBREC,
+/// the PUBREL. A QoS 1 delivery ends at PUBACK [MQTT-4.3.2]; a QoS 2 one answers PUBREC with PUBREL
+/// and ends at PUBCOMP [MQTT-4.3.3]. [MQTT-3.3.1-1]
 /// </summary>
 /// <remarks>
 /// Each entry keeps the whole PUBLISH frame in a buffer rented from <see cref="ArrayPool{T}"/> and
@@ -47,17 +49,18 @@ internal sealed class MqttInflight
     }
 
     /// <summary>
-    /// Sends (or queues behind the window) a QoS 1 PUBLISH of <paramref name="body"/> on
-    /// <paramref name="topic"/>. Returns false when the client is gone or the outbound refused it.
+    /// Sends (or queues behind the window) a QoS 1 or 2 PUBLISH of <paramref name="body"/> on
+    /// <paramref name="topic"/>; <paramref name="sessionSeq"/> names it to its persistent session
+    /// (0: none). Returns false when the client is gone or the outbound refused it.
     /// </summary>
-    public bool Send(ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> body, bool retain)
+    public bool Send(ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> body, bool retain, byte qos = 1, long sessionSeq = 0)
     {
         var bodyLength = (int)body.Length;
-        var headerLength = MqttPacketWriter.PublishHeaderLength(topic.Length, 1, bodyLength);
+        var headerLength = MqttPacketWriter.PublishHeaderLength(topic.Length, qos, bodyLength);
         var frame = ArrayPool<byte>.Shared.Rent(headerLength + bodyLength);
-        MqttPacketWriter.WritePublishHeader(frame, topic, 1, retain, dup: false, packetId: 1, bodyLength); // id set when sent
+        MqttPacketWriter.WritePublishHeader(frame, topic, qos, retain, dup: false, packetId: 1, bodyLength); // id set when sent
         body.CopyTo(frame.AsSpan(headerLength));
-        var entry = new Entry(frame, headerLength + bodyLength, headerLength - 2, 0);
+        var entry = new Entry(frame, headerLength + bodyLength, headerLength - 2, 0, sessionSeq, qos, Released: false);
         lock (_lock)
         {
             if (_closed)
@@ -76,24 +79,87 @@ internal sealed class MqttInflight
         }
     }
 
-    /// <summary>A PUBACK: frees its slot and sends what waited for one. Returns whether anything was sent.</summary>
-    public bool Acknowledge(ushort packetId)
+    /// <summary>
+    /// A PUBACK (QoS 1) or PUBCOMP (QoS 2): frees its slot and sends what waited for one. Returns
+    /// whether it ended a delivery; <paramref name="sentMore"/> says whether waiting ones went out;
+    /// <paramref name="sessionSeq"/> is the delivery's session sequence for a PUBACK (0 otherwise: a
+    /// QoS 2 delivery told its session at PUBREC).
+    /// </summary>
+    public bool Acknowledge(ushort packetId, bool complete, out long sessionSeq, out bool sentMore)
     {
+        sessionSeq = 0;
+        sentMore = false;
         lock (_lock)
         {
-            if (!_inflight.Remove(packetId, out var acked))
+            // Unknown, already acknowledged, or the other QoS's acknowledgement: nothing to do, as nats-server.
+            if (!_inflight.TryGetValue(packetId, out var acked) || (acked.QoS == 2) != complete || (complete && !acked.Released))
             {
-                return false; // unknown or already acknowledged: nothing to do, as nats-server
+                return false;
+            }
+
+            _inflight.Remove(packetId);
+            if (!complete)
+            {
+                sessionSeq = acked.SessionSeq;
             }
 
             ArrayPool<byte>.Shared.Return(acked.Frame);
-            var sent = false;
             while (!_closed && _inflight.Count < _maxInflight && _waiting.TryDequeue(out var next))
             {
-                sent |= SendLocked(next);
+                sentMore |= SendLocked(next);
             }
 
-            return sent;
+            return true;
+        }
+    }
+
+    /// <summary>
+    /// A PUBREC for a QoS 2 delivery: answered with PUBREL (again for a repeated PUBREC); from now on
+    /// the delivery waits for PUBCOMP [MQTT-4.3.3-1]. Returns whether this PUBREC released it (the
+    /// first for a QoS 2 delivery in flight), and then its session sequence (0 when it has none).
+    /// </summary>
+    public bool Received(ushort packetId, out long sessionSeq)
+    {
+        sessionSeq = 0;
+        lock (_lock)
+        {
+            ReadOnlySpan<byte> pubRel = [0x62, 0x02, (byte)(packetId >> 8), (byte)packetId];
+            if (!_inflight.TryGetValue(packetId, out var entry) || entry.QoS != 2)
+            {
+                // [MQTT-4.3.3]: an unknown PUBREC still gets its PUBREL (the client may have lost ours).
+                _outbound.WriteFrame(pubRel, default);
+                return false;
+            }
+
+            _outbound.WriteFrame(pubRel, default);
+            if (entry.Released)
+            {
+                return false;
+            }
+
+            _inflight[packetId] = entry with { Released = true, SentTimestamp = Stopwatch.GetTimestamp() };
+            sessionSeq = entry.SessionSeq;
+            return true;
+        }
+    }
+
+    /// <summary>
+    /// A persistent session's QoS 2 delivery that was past PUBREC when its last connection ended: its
+    /// PUBREL goes again with the same packet id, and the id stays taken until PUBCOMP. [MQTT-4.4.0-1]
+    /// </summary>
+    public void RestoreReleased(ushort packetId)
+    {
+        lock (_lock)
+        {
+            if (_closed || packetId == 0 || _inflight.ContainsKey(packetId))
+            {
+                return;
+            }
+
+            var frame = ArrayPool<byte>.Shared.Rent(1); // no PUBLISH to send again: only the PUBREL
+            _inflight.Add(packetId, new Entry(frame, 0, 0, Stopwatch.GetTimestamp(), 0, 2, Released: true));
+            ReadOnlySpan<byte> pubRel = [0x62, 0x02, (byte)(packetId >> 8), (byte)packetId];
+            _outbound.WriteFrame(pubRel, default);
         }
     }
 
@@ -119,8 +185,17 @@ internal sealed class MqttInflight
             foreach (var id in _expired)
             {
                 var entry = _inflight[id];
-                entry.Frame[0] |= 0x08; // DUP [MQTT-3.3.1-1]
-                _outbound.WriteFrame(entry.Frame.AsSpan(0, entry.Length), default);
+                if (entry.Released)
+                {
+                    ReadOnlySpan<byte> pubRel = [0x62, 0x02, (byte)(id >> 8), (byte)id];
+                    _outbound.WriteFrame(pubRel, default);
+                }
+                else
+                {
+                    entry.Frame[0] |= 0x08; // DUP [MQTT-3.3.1-1]
+                    _outbound.WriteFrame(entry.Frame.AsSpan(0, entry.Length), default);
+                }
+
                 _inflight[id] = entry with { SentTimestamp = now };
             }
 
@@ -172,5 +247,12 @@ internal sealed class MqttInflight
         }
     }
 
-    private readonly record struct Entry(byte[] Frame, int Length, int IdOffset, long SentTimestamp);
+    /// <param name="Frame">The whole PUBLISH, in a pooled buffer.</param>
+    /// <param name="Length">Its length.</param>
+    /// <param name="IdOffset">Where its packet id is.</param>
+    /// <param name="SentTimestamp">When it (or its PUBREL) was last sent.</param>
+    /// <param name="SessionSeq">Its persistent session's sequence for it; 0 when it has none.</param>
+    /// <param name="QoS">1 or 2.</param>
+    /// <param name="Released">QoS 2: PUBREC came and PUBREL was sent; it waits for PUBCOMP.</param>
+    private readonly record struct Entry(byte[] Frame, int Length, int IdOffset, long SentTimestamp, long SessionSeq, byte QoS, bool Released);
 }

@@ -8,8 +8,8 @@ internal sealed record MqttRetainedMessage(string Subject, byte[] Topic, byte[] 
 
 /// <summary>
 /// The node's retained messages, one per NATS subject (so per MQTT topic). Set, replaced and
-/// cleared by MQTT publishers' read pumps; read when a subscription is made. In memory for now:
-/// they do not survive a restart (the durable store is the next stage).
+/// cleared by MQTT publishers' read pumps; read when a subscription is made. <see cref="MqttRetainedStore"/>
+/// journals each change and refills this map on recovery.
 /// </summary>
 /// <remarks>Retained publishes are rare next to ordinary ones: each one copies its payload once.</remarks>
 internal sealed class MqttRetainedMessages
@@ -24,6 +24,9 @@ internal sealed class MqttRetainedMessages
 
     /// <summary>Clears the retained message on <paramref name="subject"/> (a retained PUBLISH with an empty payload). [MQTT-3.3.1-10]</summary>
     public void Clear(string subject) => _bySubject.TryRemove(subject, out _);
+
+    /// <summary>Every retained message (for a snapshot).</summary>
+    public List<MqttRetainedMessage> All() => [.. _bySubject.Values];
 
     /// <summary>The retained messages whose subject <paramref name="filterSubject"/> matches, in subject order.</summary>
     public List<MqttRetainedMessage> Matching(string filterSubject)

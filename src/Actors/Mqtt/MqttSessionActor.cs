@@ -1,36 +1,172 @@
+using System.Buffers;
+using System.Text;
 using Akka.Actor;
+using Akka.Event;
+using Akka.Persistence;
+using Courier.Actors.Connections;
+using Courier.Actors.JetStream;
+using Courier.Protocols.Mqtt;
+using Courier.Protocols.Nats;
+using Courier.Protocols.Subjects;
 
 namespace Courier.Actors.Mqtt;
 
 /// <summary>
-/// The MQTT session of one client id: which connection holds it now. A CONNECT with a client id
-/// already held takes the session over: the previous connection is closed, as nats-server and
-/// mosquitto do. A clean session ends with its connection; a persistent one stays for the client
-/// to come back to (its subscriptions and in-flight messages are kept from the next stage on).
+/// The MQTT session of one client id, an Akka.Persistence actor on the node's journal. It knows
+/// which connection holds the session now: a CONNECT with a client id already held takes the
+/// session over (the previous connection is closed, as nats-server and mosquitto do).
 /// </summary>
-internal sealed class MqttSessionActor : ReceiveActor
+/// <remarks>
+/// <para>A clean session persists nothing and ends with its connection [MQTT-3.1.2-6]; connecting
+/// with a clean session discards a persistent session's state.</para>
+/// <para>A persistent session (clean_session=0) journals its subscriptions and keeps every QoS 1/2
+/// message for them until the client acknowledges it, across reconnects and restarts [MQTT-3.1.2-4,5].
+/// For each QoS 1/2 subscription it holds a capture subscription of its own (through the node's
+/// in-process client), whether the client is connected or not, and takes from it only the messages
+/// published at QoS 1 or 2 (nats-server's <c>Nmqtt-Pub</c> header): those are journaled, then
+/// handed to the connection, which sends them through its in-flight window. The connection's own
+/// subscription passes such messages over (<see cref="Routing.Subscription.MqttSessionCaptured"/>)
+/// and delivers the rest (QoS 0) directly, so QoS 0 traffic never reaches this actor (DESIGN.md §3).
+/// Acknowledgements come back in batches, one message per read batch of the client.</para>
+/// </remarks>
+internal sealed class MqttSessionActor : ReceivePersistentActor
 {
-    private readonly string _clientId;
-    private IActorRef? _connection;
-    private bool _clean = true;
+    internal const int SnapshotEvery = 1000;
 
-    public MqttSessionActor(string clientId)
+    private readonly string _clientId;
+    private readonly Func<InternalClient> _captureClient;
+    private readonly Dictionary<string, byte> _subscriptions = new(StringComparer.Ordinal);
+    private readonly SortedDictionary<long, MqttStoredMessage> _pending = [];
+    private readonly Dictionary<string, List<string>> _captureSids = new(StringComparer.Ordinal);
+    private readonly HashSet<ushort> _releasedOut = [];
+    private readonly HashSet<ushort> _receivedIn = [];
+    private IActorRef? _connection;
+    private ClientConnection? _client;
+    private bool _clean = true;
+    private bool _exists;
+    private bool _ready;
+    private long _sentUpTo;
+    private long _nextSeq = 1;
+    private long _appliedSeq;
+    private int _eventsSinceSnapshot;
+
+    public MqttSessionActor(string clientId, Func<InternalClient> captureClient)
     {
         _clientId = clientId;
-        Receive<MqttSessions.Protocol.Attach>(attach =>
+        _captureClient = captureClient;
+        Recover<SnapshotOffer>(offer =>
         {
-            if (_connection is not null && !_connection.Equals(attach.Connection))
+            var snapshot = (MqttSessionSnapshot)offer.Snapshot;
+            _exists = true;
+            _nextSeq = snapshot.NextSeq;
+            _appliedSeq = snapshot.NextSeq - 1;
+            foreach (var (filter, qos) in snapshot.Subscriptions)
             {
-                Context.Unwatch(_connection);
-                _connection.Tell(new Connections.ConnectionActor.Protocol.Close("Duplicate Client ID"));
+                _subscriptions[filter] = qos;
             }
 
-            _connection = attach.Connection;
-            _clean = attach.CleanSession;
-            Context.Watch(_connection);
-            Sender.Tell(new MqttSessions.Protocol.Attached(_clientId, SessionPresent: false));
+            foreach (var message in snapshot.Pending)
+            {
+                _pending[message.Seq] = message;
+            }
+
+            _releasedOut.UnionWith(snapshot.Released);
+            _receivedIn.UnionWith(snapshot.InReceived);
         });
-        Receive<Terminated>(terminated =>
+        Recover<MqttSessionEvent>(Apply);
+        Recover<RecoveryCompleted>(_ =>
+        {
+            if (_exists)
+            {
+                _clean = false;
+                foreach (var (filter, qos) in _subscriptions)
+                {
+                    UpdateCapture(filter, qos);
+                }
+            }
+
+            Context.Parent.Tell(new Protocol.Recovered(_clientId));
+        });
+
+        Command<MqttSessions.Protocol.Attach>(OnAttach);
+        Command<Protocol.Ready>(ready =>
+        {
+            if (!ready.Connection.Equals(_connection))
+            {
+                return;
+            }
+
+            _ready = true;
+            var late = new List<MqttStoredMessage>();
+            foreach (var message in _pending.Values)
+            {
+                if (message.Seq > _sentUpTo)
+                {
+                    late.Add(message);
+                }
+            }
+
+            Send(late);
+        });
+        Command<Protocol.Subscribe>(subscribe =>
+        {
+            var change = new MqttSessionEvent(MqttSessionEventKind.Subscribed);
+            change.Subscriptions.AddRange(subscribe.Subscriptions);
+            PersistThenFlush(change, Sender);
+        });
+        Command<Protocol.Unsubscribe>(unsubscribe =>
+        {
+            var change = new MqttSessionEvent(MqttSessionEventKind.Unsubscribed);
+            change.Filters.AddRange(unsubscribe.Filters);
+            PersistThenFlush(change, Sender);
+        });
+        Command<Protocol.Captured>(OnCaptured);
+        Command<Protocol.Qos2In>(qos2 =>
+        {
+            var replyTo = Sender;
+            if (_clean)
+            {
+                replyTo.Tell(Protocol.Qos2InStored.Instance);
+                return;
+            }
+
+            var change = new MqttSessionEvent(MqttSessionEventKind.Qos2In);
+            (qos2.Received ? change.InReceived : change.InReleased).Add(qos2.PacketId);
+            PersistAsync(change, e =>
+            {
+                Apply(e);
+                Checkpoint();
+                replyTo.Tell(Protocol.Qos2InStored.Instance);
+            });
+        });
+        Command<Protocol.Acked>(acked =>
+        {
+            if (_clean)
+            {
+                return;
+            }
+
+            var change = new MqttSessionEvent(MqttSessionEventKind.Acked);
+            foreach (var seq in acked.Seqs)
+            {
+                if (_pending.ContainsKey(seq))
+                {
+                    change.Acked.Add(seq);
+                }
+            }
+
+            change.Released.AddRange(acked.Released);
+            change.Completed.AddRange(acked.Completed);
+            if (change.Acked.Count > 0 || change.Released.Count > 0 || change.Completed.Count > 0)
+            {
+                PersistAsync(change, e =>
+                {
+                    Apply(e);
+                    Checkpoint();
+                });
+            }
+        });
+        Command<Terminated>(terminated =>
         {
             if (!terminated.ActorRef.Equals(_connection))
             {
@@ -38,13 +174,381 @@ internal sealed class MqttSessionActor : ReceiveActor
             }
 
             _connection = null;
+            _client = null;
+            _ready = false;
             if (_clean)
             {
-                // [MQTT-3.1.2-6]: a clean session lasts as long as its connection.
-                Context.Stop(Self);
+                Context.Stop(Self); // [MQTT-3.1.2-6]: a clean session lasts as long as its connection.
+            }
+        });
+        Command<SaveSnapshotSuccess>(saved =>
+        {
+            DeleteMessages(saved.Metadata.SequenceNr);
+            DeleteSnapshots(new SnapshotSelectionCriteria(saved.Metadata.SequenceNr - 1));
+        });
+        Command<DeleteMessagesSuccess>(_ => { });
+        Command<DeleteSnapshotsSuccess>(_ => { });
+        Command<SaveSnapshotFailure>(failed => Context.GetLogger().Warning(failed.Cause, "MQTT session {0}: snapshot not saved", _clientId));
+        Command<DeleteMessagesFailure>(failed => Context.GetLogger().Warning(failed.Cause, "MQTT session {0}: events not deleted", _clientId));
+        Command<DeleteSnapshotsFailure>(failed => Context.GetLogger().Warning(failed.Cause, "MQTT session {0}: old snapshots not deleted", _clientId));
+    }
+
+    public override string PersistenceId => "$MQTT/sess/" + _clientId;
+
+    public static Props Props(string clientId, Func<InternalClient> captureClient) =>
+        Akka.Actor.Props.Create(() => new MqttSessionActor(clientId, captureClient));
+
+    private void OnAttach(MqttSessions.Protocol.Attach attach)
+    {
+        if (_connection is not null && !_connection.Equals(attach.Connection))
+        {
+            Context.Unwatch(_connection);
+            _connection.Tell(new ConnectionActor.Protocol.Close("Duplicate Client ID"));
+        }
+
+        _connection = attach.Connection;
+        _client = attach.Client;
+        _ready = false;
+        Context.Watch(_connection);
+        var replyTo = Sender;
+        if (attach.CleanSession)
+        {
+            // [MQTT-3.1.2-6]: a clean session discards any previous session's state.
+            if (_exists)
+            {
+                DeleteMessages(long.MaxValue);
+                DeleteSnapshots(SnapshotSelectionCriteria.Latest);
+                foreach (var filter in _captureSids.Keys.ToList())
+                {
+                    UpdateCapture(filter, 0);
+                }
+
+                _subscriptions.Clear();
+                _pending.Clear();
+                _releasedOut.Clear();
+                _receivedIn.Clear();
+                _exists = false;
+            }
+
+            _clean = true;
+            replyTo.Tell(new MqttSessions.Protocol.Attached(_clientId, false, [], []) { Session = Self });
+            return;
+        }
+
+        _clean = false;
+        if (!_exists)
+        {
+            Persist(new MqttSessionEvent(MqttSessionEventKind.Created), e =>
+            {
+                Apply(e);
+                replyTo.Tell(new MqttSessions.Protocol.Attached(_clientId, false, [], []) { Session = Self });
+            });
+            return;
+        }
+
+        // [MQTT-3.2.2-2]: session present, with what the connection restores and sends again [MQTT-4.4.0-1],
+        // once the acknowledgements journaled before this CONNECT (PersistAsync) have been applied.
+        DeferAsync(attach, _ =>
+        {
+            var pending = _pending.Values.ToList();
+            _sentUpTo = _appliedSeq; // stored after this (journal writes in flight included) goes out at Ready
+            replyTo.Tell(new MqttSessions.Protocol.Attached(
+                _clientId, true, [.. _subscriptions.Select(s => (s.Key, s.Value))], pending)
+            {
+                Session = Self,
+                Released = [.. _releasedOut],
+                Qos2Received = [.. _receivedIn],
+            });
+        });
+    }
+
+    private void PersistThenFlush(MqttSessionEvent change, IActorRef replyTo)
+    {
+        if (_clean)
+        {
+            replyTo.Tell(Protocol.SubscriptionsDone.Instance);
+            return;
+        }
+
+        Persist(change, e =>
+        {
+            Apply(e);
+            foreach (var (filter, qos) in e.Subscriptions)
+            {
+                UpdateCapture(filter, qos);
+            }
+
+            foreach (var filter in e.Filters)
+            {
+                UpdateCapture(filter, 0);
+            }
+
+            Checkpoint();
+
+            // SUBACK once the capture subscriptions are in effect: a QoS 1 publish right after it is kept.
+            _captureClient().FlushAsync().PipeTo(replyTo, success: () => Protocol.SubscriptionsDone.Instance);
+        });
+    }
+
+    private void OnCaptured(Protocol.Captured captured)
+    {
+        if (_clean || !_subscriptions.TryGetValue(captured.Filter, out var granted) || granted == 0)
+        {
+            return;
+        }
+
+        var change = new MqttSessionEvent(MqttSessionEventKind.Stored);
+        foreach (var message in captured.Messages)
+        {
+            var qos = Math.Min(PublishedQoS(message.Headers), granted);
+            if (qos == 0)
+            {
+                continue; // QoS 0 reached the client through its own subscription, or not at all when offline.
+            }
+
+            var topic = new byte[MqttTopics.MaxSubjectLength(Encoding.UTF8.GetByteCount(message.Subject))];
+            var length = MqttTopics.SubjectToTopic(Encoding.UTF8.GetBytes(message.Subject), topic);
+            change.Messages.Add(new MqttStoredMessage(_nextSeq++, topic[..length], message.Payload, (byte)qos));
+        }
+
+        if (change.Messages.Count == 0)
+        {
+            return;
+        }
+
+        PersistAsync(change, e =>
+        {
+            Apply(e);
+            Checkpoint();
+            if (_ready)
+            {
+                Send(e.Messages);
             }
         });
     }
 
-    public static Props Props(string clientId) => Akka.Actor.Props.Create(() => new MqttSessionActor(clientId));
+    private void Send(List<MqttStoredMessage> messages)
+    {
+        if (_client is { } client && messages.Count > 0)
+        {
+            client.DeliverFromMqttSession(messages);
+            _sentUpTo = Math.Max(_sentUpTo, messages[^1].Seq);
+        }
+    }
+
+    private void Apply(MqttSessionEvent e)
+    {
+        _exists = true;
+        switch (e.Kind)
+        {
+            case MqttSessionEventKind.Subscribed:
+                foreach (var (filter, qos) in e.Subscriptions)
+                {
+                    _subscriptions[filter] = qos;
+                }
+
+                break;
+            case MqttSessionEventKind.Unsubscribed:
+                foreach (var filter in e.Filters)
+                {
+                    _subscriptions.Remove(filter);
+                }
+
+                break;
+            case MqttSessionEventKind.Stored:
+                foreach (var message in e.Messages)
+                {
+                    _pending[message.Seq] = message;
+                    _nextSeq = Math.Max(_nextSeq, message.Seq + 1);
+                    _appliedSeq = Math.Max(_appliedSeq, message.Seq);
+                }
+
+                break;
+            case MqttSessionEventKind.Acked:
+                foreach (var seq in e.Acked)
+                {
+                    _pending.Remove(seq);
+                }
+
+                _releasedOut.UnionWith(e.Released);
+                _releasedOut.ExceptWith(e.Completed);
+                break;
+            case MqttSessionEventKind.Qos2In:
+                _receivedIn.UnionWith(e.InReceived);
+                _receivedIn.ExceptWith(e.InReleased);
+                break;
+        }
+    }
+
+    private void Checkpoint()
+    {
+        if (++_eventsSinceSnapshot < SnapshotEvery)
+        {
+            return;
+        }
+
+        _eventsSinceSnapshot = 0;
+        var snapshot = new MqttSessionSnapshot { NextSeq = _nextSeq };
+        snapshot.Subscriptions.AddRange(_subscriptions.Select(s => (s.Key, s.Value)));
+        snapshot.Pending.AddRange(_pending.Values);
+        snapshot.Released.AddRange(_releasedOut);
+        snapshot.InReceived.AddRange(_receivedIn);
+        SaveSnapshot(snapshot);
+    }
+
+    // The capture subscription(s) of one filter: present for QoS 1/2, absent for QoS 0 or removed.
+    private void UpdateCapture(string filter, byte qos)
+    {
+        if (_captureSids.Remove(filter, out var sids))
+        {
+            foreach (var sid in sids)
+            {
+                _captureClient().Unsubscribe(sid);
+            }
+        }
+
+        if (qos == 0)
+        {
+            return;
+        }
+
+        var subjects = FilterSubjects(filter);
+        if (subjects.Count == 0)
+        {
+            return;
+        }
+
+        var self = Self;
+        var client = _captureClient();
+        sids = [];
+        foreach (var subject in subjects)
+        {
+            sids.Add(client.Subscribe(subject, null, new CaptureSink(self, filter)));
+        }
+
+        _captureSids[filter] = sids;
+    }
+
+    /// <summary>The NATS subjects an MQTT filter subscribes to: one, or two for "x/#" ("x.>" and "x"), as nats-server.</summary>
+    internal static List<string> FilterSubjects(string filter)
+    {
+        var filterBytes = Encoding.UTF8.GetBytes(filter);
+        var buffer = new byte[MqttTopics.MaxSubjectLength(filterBytes.Length)];
+        if (MqttTopics.TryFilterToSubject(filterBytes, buffer, out var length) != MqttTopicError.None
+            || !SubjectRules.IsValidSubject(buffer.AsSpan(0, length)))
+        {
+            return [];
+        }
+
+        var subject = buffer.AsSpan(0, length);
+        List<string> subjects = [Encoding.UTF8.GetString(subject)];
+        if (MqttTopics.NeedsParentLevelSubscription(subject))
+        {
+            subjects.Add(Encoding.UTF8.GetString(MqttTopics.ParentLevel(subject)));
+        }
+
+        return subjects;
+    }
+
+    // "NATS/1.0\r\nNmqtt-Pub:1\r\n\r\n": the QoS an MQTT publisher sent with; 0 for NATS publishers.
+    private static int PublishedQoS(ReadOnlySpan<byte> headers)
+    {
+        var at = headers.IndexOf("Nmqtt-Pub:"u8);
+        if (at < 0)
+        {
+            return 0;
+        }
+
+        at += "Nmqtt-Pub:".Length;
+        while (at < headers.Length && headers[at] == (byte)' ')
+        {
+            at++;
+        }
+
+        return at < headers.Length && headers[at] is >= (byte)'0' and <= (byte)'2' ? headers[at] - '0' : 0;
+    }
+
+    /// <summary>
+    /// The capture subscription's sink, on the in-process client's read loop: it copies only the
+    /// messages published at QoS 1/2 (QoS 0 ones, most of the traffic, cost nothing here) and hands
+    /// them to the session once per read batch.
+    /// </summary>
+    private sealed class CaptureSink(IActorRef session, string filter) : FrameSink
+    {
+        private List<InternalMessage>? _batch;
+
+        public override void Add(ref ServerFrame frame)
+        {
+            if (frame.HeaderSize <= 0)
+            {
+                return; // no headers: a NATS publish, QoS 0
+            }
+
+            var headers = frame.Payload.Slice(0, frame.HeaderSize);
+            if (PublishedQoS(headers.IsSingleSegment ? headers.FirstSpan : headers.ToArray()) == 0)
+            {
+                return; // QoS 0: the client's own subscription delivers it, or nobody when it is away
+            }
+
+            var all = frame.Payload.ToArray();
+            (_batch ??= []).Add(new InternalMessage(Encoding.UTF8.GetString(frame.Subject), null, all[..frame.HeaderSize], all[frame.HeaderSize..]));
+        }
+
+        public override void Complete()
+        {
+            if (_batch is { Count: > 0 } batch)
+            {
+                _batch = null;
+                session.Tell(new Protocol.Captured(filter, batch));
+            }
+        }
+    }
+
+    /// <summary>The messages between a session and its connection (and <see cref="MqttSessions.Protocol.Attach"/>).</summary>
+    public static class Protocol
+    {
+        /// <summary>The connection sent CONNACK and the messages it was given: send it the ones stored since.</summary>
+        public sealed record Ready(IActorRef Connection);
+
+        /// <summary>SUBSCRIBE of a persistent session (journaled, then <see cref="SubscriptionsDone"/>).</summary>
+        public sealed record Subscribe(IReadOnlyList<(string Filter, byte QoS)> Subscriptions);
+
+        /// <summary>UNSUBSCRIBE of a persistent session (journaled, then <see cref="SubscriptionsDone"/>).</summary>
+        public sealed record Unsubscribe(IReadOnlyList<string> Filters);
+
+        /// <summary>The subscription change is journaled and its capture subscriptions are in effect.</summary>
+        public sealed class SubscriptionsDone
+        {
+            public static readonly SubscriptionsDone Instance = new();
+
+            private SubscriptionsDone()
+            {
+            }
+        }
+
+        /// <summary>
+        /// Messages the client acknowledged, by session sequence, and the packet ids of QoS 2
+        /// deliveries released (PUBREC) or completed (PUBCOMP): one message per read batch.
+        /// </summary>
+        public sealed record Acked(IReadOnlyList<long> Seqs, IReadOnlyList<ushort> Released, IReadOnlyList<ushort> Completed);
+
+        /// <summary>An inbound QoS 2 packet id was routed (<see cref="Received"/>) or released by PUBREL: journaled, then <see cref="Qos2InStored"/>.</summary>
+        public sealed record Qos2In(ushort PacketId, bool Received);
+
+        /// <summary>The <see cref="Qos2In"/> change is in the journal: PUBREC / PUBCOMP may go.</summary>
+        public sealed class Qos2InStored
+        {
+            public static readonly Qos2InStored Instance = new();
+
+            private Qos2InStored()
+            {
+            }
+        }
+
+        /// <summary>One read batch of the capture subscription of <see cref="Filter"/>.</summary>
+        public sealed record Captured(string Filter, IReadOnlyList<InternalMessage> Messages);
+
+        /// <summary>To the parent: recovery is over and the capture subscriptions are requested.</summary>
+        public sealed record Recovered(string ClientId);
+    }
 }

@@ -1,42 +1,179 @@
 using Akka.Actor;
+using Akka.Event;
+using Akka.Persistence;
+using Courier.Actors.Connections;
+using Courier.Actors.JetStream;
 
 namespace Courier.Actors.Mqtt;
 
 /// <summary>
 /// The node's MQTT sessions: one <see cref="MqttSessionActor"/> child per client id, created on the
-/// first CONNECT with that id. Connections talk to it once, at CONNECT; never per message.
+/// first CONNECT with that id. Connections talk to it once, at CONNECT; never per message. It
+/// journals which client ids have a persistent session, so that after a restart their sessions are
+/// recovered (and capture messages for their subscriptions) before the MQTT listener accepts.
 /// </summary>
-internal sealed class MqttSessions : ReceiveActor
+internal sealed class MqttSessions : ReceivePersistentActor
 {
+    private const int SnapshotEvery = 1000;
+
+    private readonly Func<InternalClient> _newCaptureClient;
     private readonly Dictionary<string, IActorRef> _sessions = new(StringComparer.Ordinal);
     private readonly Dictionary<IActorRef, string> _ids = [];
+    private readonly HashSet<string> _persistent = new(StringComparer.Ordinal);
+    private readonly HashSet<string> _recovering = new(StringComparer.Ordinal);
+    private readonly List<IActorRef> _awaitingReady = [];
+    private InternalClient? _captureClient;
+    private bool _recovered;
+    private int _eventsSinceSnapshot;
     private long _created;
 
-    public MqttSessions()
+    public MqttSessions(Func<InternalClient> newCaptureClient)
     {
-        Receive<Protocol.Attach>(attach =>
+        _newCaptureClient = newCaptureClient;
+        Recover<SnapshotOffer>(offer => _persistent.UnionWith(((MqttSessionIndexSnapshot)offer.Snapshot).ClientIds));
+        Recover<MqttSessionIndexEvent>(Apply);
+        Recover<RecoveryCompleted>(_ =>
         {
-            if (!_sessions.TryGetValue(attach.ClientId, out var session))
+            // Every persistent session comes back now, so it captures messages while its client is away.
+            foreach (var id in _persistent)
             {
-                // Client ids are any UTF-8: actor names are a counter, the map holds the id.
-                session = Context.ActorOf(MqttSessionActor.Props(attach.ClientId), $"session-{++_created}");
-                Context.Watch(session);
-                _sessions.Add(attach.ClientId, session);
-                _ids.Add(session, attach.ClientId);
+                _recovering.Add(id);
+                SessionFor(id);
             }
 
-            session.Forward(attach);
+            _recovered = true;
+            AnswerReadyIfDone();
         });
-        Receive<Terminated>(terminated =>
+
+        Command<Protocol.AwaitReady>(_ =>
+        {
+            _awaitingReady.Add(Sender);
+            AnswerReadyIfDone();
+        });
+        Command<MqttSessionActor.Protocol.Recovered>(recovered =>
+        {
+            if (_recovering.Remove(recovered.ClientId))
+            {
+                AnswerReadyIfDone();
+            }
+        });
+        Command<Protocol.Attach>(attach =>
+        {
+            var known = _persistent.Contains(attach.ClientId);
+            if (known == !attach.CleanSession)
+            {
+                SessionFor(attach.ClientId).Forward(attach);
+                return;
+            }
+
+            var sender = Sender;
+            Persist(new MqttSessionIndexEvent(attach.ClientId, added: !attach.CleanSession), e =>
+            {
+                Apply(e);
+                Checkpoint();
+                SessionFor(attach.ClientId).Tell(attach, sender);
+            });
+        });
+        Command<Terminated>(terminated =>
         {
             if (_ids.Remove(terminated.ActorRef, out var id))
             {
                 _sessions.Remove(id);
             }
         });
+        Command<SaveSnapshotSuccess>(saved =>
+        {
+            DeleteMessages(saved.Metadata.SequenceNr);
+            DeleteSnapshots(new SnapshotSelectionCriteria(saved.Metadata.SequenceNr - 1));
+        });
+        Command<DeleteMessagesSuccess>(_ => { });
+        Command<DeleteSnapshotsSuccess>(_ => { });
+        Command<SaveSnapshotFailure>(failed => Context.GetLogger().Warning(failed.Cause, "MQTT session index: snapshot not saved"));
+        Command<DeleteMessagesFailure>(failed => Context.GetLogger().Warning(failed.Cause, "MQTT session index: events not deleted"));
+        Command<DeleteSnapshotsFailure>(failed => Context.GetLogger().Warning(failed.Cause, "MQTT session index: old snapshots not deleted"));
     }
 
-    public static Props Props() => Akka.Actor.Props.Create(() => new MqttSessions());
+    public override string PersistenceId => "$MQTT/sessions";
+
+    public static Props Props(Func<InternalClient> newCaptureClient) => Akka.Actor.Props.Create(() => new MqttSessions(newCaptureClient));
+
+    protected override void PostStop()
+    {
+        if (_captureClient is { } client)
+        {
+            _ = client.DisposeAsync().AsTask();
+        }
+
+        base.PostStop();
+    }
+
+    // The in-process NATS client the persistent sessions capture messages through, made on first use.
+    private InternalClient CaptureClient()
+    {
+        if (_captureClient is null)
+        {
+            _captureClient = _newCaptureClient();
+            _captureClient.Start();
+        }
+
+        return _captureClient;
+    }
+
+    private IActorRef SessionFor(string clientId)
+    {
+        if (!_sessions.TryGetValue(clientId, out var session))
+        {
+            // Client ids are any UTF-8: actor names are a counter, the map holds the id.
+            session = Context.ActorOf(MqttSessionActor.Props(clientId, CaptureClient), $"session-{++_created}");
+            Context.Watch(session);
+            _sessions.Add(clientId, session);
+            _ids.Add(session, clientId);
+        }
+
+        return session;
+    }
+
+    private void Apply(MqttSessionIndexEvent e)
+    {
+        if (e.Added)
+        {
+            _persistent.Add(e.ClientId);
+        }
+        else
+        {
+            _persistent.Remove(e.ClientId);
+        }
+    }
+
+    private void Checkpoint()
+    {
+        if (++_eventsSinceSnapshot < SnapshotEvery)
+        {
+            return;
+        }
+
+        _eventsSinceSnapshot = 0;
+        var snapshot = new MqttSessionIndexSnapshot();
+        snapshot.ClientIds.AddRange(_persistent);
+        SaveSnapshot(snapshot);
+    }
+
+    private void AnswerReadyIfDone()
+    {
+        if (!_recovered || _recovering.Count > 0 || _awaitingReady.Count == 0)
+        {
+            return;
+        }
+
+        // The capture subscriptions the sessions asked for are in effect once the client's PING comes back.
+        var flushed = _captureClient?.FlushAsync() ?? Task.CompletedTask;
+        foreach (var waiting in _awaitingReady)
+        {
+            flushed.PipeTo(waiting, success: () => Protocol.Ready.Instance);
+        }
+
+        _awaitingReady.Clear();
+    }
 
     /// <summary>The messages of the session actors.</summary>
     public static class Protocol
@@ -44,13 +181,15 @@ internal sealed class MqttSessions : ReceiveActor
         /// <summary>A connection's CONNECT for <see cref="ClientId"/> was accepted: it now holds the session.</summary>
         public sealed class Attach
         {
-            public Attach(string clientId, bool cleanSession, IActorRef connection)
+            public Attach(string clientId, bool cleanSession, IActorRef connection, ClientConnection client)
             {
                 ArgumentNullException.ThrowIfNull(clientId);
                 ArgumentNullException.ThrowIfNull(connection);
+                ArgumentNullException.ThrowIfNull(client);
                 ClientId = clientId;
                 CleanSession = cleanSession;
                 Connection = connection;
+                Client = client;
             }
 
             public string ClientId { get; }
@@ -60,10 +199,46 @@ internal sealed class MqttSessions : ReceiveActor
             /// <summary>The connection's actor: closed if another CONNECT takes the session over.</summary>
             public IActorRef Connection { get; }
 
+            /// <summary>The connection itself: a persistent session hands it stored messages to send.</summary>
+            public ClientConnection Client { get; }
+
             public override string ToString() => $"Attach({ClientId}, clean={CleanSession})";
         }
 
-        /// <summary>The reply to <see cref="Attach"/>: the CONNACK's session present flag.</summary>
-        public sealed record Attached(string ClientId, bool SessionPresent);
+        /// <summary>
+        /// The reply to <see cref="Attach"/>: the CONNACK's session present flag, the subscriptions to
+        /// restore and the stored messages to send again (a persistent session that existed).
+        /// </summary>
+        public sealed record Attached(string ClientId, bool SessionPresent, IReadOnlyList<(string Filter, byte QoS)> Subscriptions, IReadOnlyList<MqttStoredMessage> Pending)
+        {
+            /// <summary>The session actor (the sender of this reply).</summary>
+            public IActorRef Session { get; init; } = ActorRefs.Nobody;
+
+            /// <summary>QoS 2 deliveries past PUBREC: their PUBREL goes again with the same packet id. [MQTT-4.4.0-1]</summary>
+            public IReadOnlyList<ushort> Released { get; init; } = [];
+
+            /// <summary>Inbound QoS 2 packet ids routed and not yet released: a re-sent PUBLISH is not routed again.</summary>
+            public IReadOnlyList<ushort> Qos2Received { get; init; } = [];
+        }
+
+        /// <summary>Asks for <see cref="Ready"/> once every persistent session is recovered.</summary>
+        public sealed class AwaitReady
+        {
+            public static readonly AwaitReady Instance = new();
+
+            private AwaitReady()
+            {
+            }
+        }
+
+        /// <summary>Every persistent session is recovered and capturing.</summary>
+        public sealed class Ready
+        {
+            public static readonly Ready Instance = new();
+
+            private Ready()
+            {
+            }
+        }
     }
 }

@@ -58,6 +58,12 @@ internal sealed class Subscription
     /// <summary>Clears the mark of <see cref="MarkCountedForRoutes"/>; true when it was set.</summary>
     public bool UnmarkCountedForRoutes() => Interlocked.Exchange(ref _countedForRoutes, 0) == 1;
 
+    /// <summary>
+    /// An MQTT subscription at QoS 1/2 of a persistent session: messages published at QoS 1/2 reach
+    /// it through its session (journaled first), so this subscription passes them over.
+    /// </summary>
+    public bool MqttSessionCaptured { get; init; }
+
     /// <summary>Messages delivered so far.</summary>
     public long Delivered => Volatile.Read(ref _delivered);
 

@@ -108,7 +108,12 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
 
         if (Options.Mqtt is not null)
         {
-            MqttSessions = System.ActorOf(Mqtt.MqttSessions.Props(), "mqtt-sessions");
+            // Retained messages and persistent sessions come back from the journal before the MQTT
+            // listener accepts: a subscriber gets what was retained, a session what was kept for it.
+            MqttRetainedStore = System.ActorOf(Mqtt.MqttRetainedStore.Props(MqttRetained), "mqtt-retained");
+            MqttSessions = System.ActorOf(Mqtt.MqttSessions.Props(ConnectInternalClient), "mqtt-sessions");
+            await MqttRetainedStore.Ask<Mqtt.MqttRetainedStore.Protocol.Ready>(Mqtt.MqttRetainedStore.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
+            await MqttSessions.Ask<Mqtt.MqttSessions.Protocol.Ready>(Mqtt.MqttSessions.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
         }
 
         if (Routes is not null)
@@ -267,6 +272,9 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
 
     /// <summary>The MQTT session registry; <see cref="ActorRefs.Nobody"/> without an MQTT listener.</summary>
     internal IActorRef MqttSessions { get; private set; } = ActorRefs.Nobody;
+
+    /// <summary>Journals the retained messages (<see cref="Mqtt.MqttRetainedStore"/>).</summary>
+    internal IActorRef MqttRetainedStore { get; private set; } = ActorRefs.Nobody;
 
     /// <summary>The node's MQTT retained messages.</summary>
     internal Mqtt.MqttRetainedMessages MqttRetained { get; } = new();

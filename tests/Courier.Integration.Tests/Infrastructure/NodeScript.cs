@@ -13,12 +13,19 @@ public static class NodeScript
         RunAsync(name, server, server.Url, environment);
 
     /// <summary>Runs <c>node scripts/&lt;name&gt;.mjs &lt;url&gt;</c> against another of the server's URLs (e.g. its WebSocket one).</summary>
-    public static async Task RunAsync(string name, ServerProcess server, string url, IReadOnlyDictionary<string, string>? environment = null)
+    public static Task RunAsync(string name, ServerProcess server, string url, IReadOnlyDictionary<string, string>? environment = null) =>
+        RunAsync(name, url, () => server.Diagnostics(), environment);
+
+    /// <summary>Runs <c>node scripts/&lt;name&gt;.mjs &lt;url&gt;</c> against any broker (e.g. mosquitto); <paramref name="diagnostics"/> feeds the failure message.</summary>
+    public static async Task RunAsync(string name, string url, Func<string> diagnostics, IReadOnlyDictionary<string, string>? environment = null)
     {
         var js = RepositoryLayout.JsDirectory;
-        if (!File.Exists(Path.Combine(js, "node_modules", "nats", "package.json")))
+        foreach (var package in (string[])["nats", "mqtt"])
         {
-            Assert.Fail($"nats.js is not installed in {js}: run `npm ci --prefix tests/Courier.Integration.Tests/js` from the repository root");
+            if (!File.Exists(Path.Combine(js, "node_modules", package, "package.json")))
+            {
+                Assert.Fail($"npm package {package} is not installed in {js}: run `npm ci --prefix tests/Courier.Integration.Tests/js` from the repository root");
+            }
         }
 
         var script = Path.Combine(js, "scripts", $"{name}.mjs");
@@ -57,12 +64,12 @@ public static class NodeScript
         {
             process.Kill(entireProcessTree: true);
             await process.WaitForExitAsync(CancellationToken.None);
-            Assert.Fail($"node {name}.mjs did not finish in {RunTimeout.TotalSeconds} s\n{log.All()}\n{server.Diagnostics()}");
+            Assert.Fail($"node {name}.mjs did not finish in {RunTimeout.TotalSeconds} s\n{log.All()}\n{diagnostics()}");
         }
 
         process.WaitForExit(); // drain the redirected output
         Assert.True(
             process.ExitCode == 0,
-            $"node {name}.mjs exited with {process.ExitCode}\n--- script output ---\n{log.All()}\n{server.Diagnostics()}");
+            $"node {name}.mjs exited with {process.ExitCode}\n--- script output ---\n{log.All()}\n{diagnostics()}");
     }
 }

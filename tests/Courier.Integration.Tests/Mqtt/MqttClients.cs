@@ -35,6 +35,9 @@ public sealed class MqttTestClient : IAsyncDisposable
 
     public IMqttClient Client { get; }
 
+    /// <summary>The CONNACK's session present flag.</summary>
+    public bool SessionPresent { get; private set; }
+
     /// <summary>Connects with MQTT 3.1.1; <paramref name="configure"/> adds options (will, credentials, ...).</summary>
     public static Task<MqttTestClient> ConnectAsync(int port, string clientId, Action<MqttClientOptionsBuilder>? configure = null, bool cleanSession = true) =>
         ConnectAsync(builder => builder.WithTcpServer("127.0.0.1", port), clientId, configure, cleanSession);
@@ -54,7 +57,8 @@ public sealed class MqttTestClient : IAsyncDisposable
         configure?.Invoke(builder);
         var wrapper = new MqttTestClient(client);
         using var cts = new CancellationTokenSource(TestTimeout);
-        await client.ConnectAsync(builder.Build(), cts.Token);
+        var result = await client.ConnectAsync(builder.Build(), cts.Token);
+        wrapper.SessionPresent = result.IsSessionPresent;
         return wrapper;
     }
 
@@ -139,6 +143,18 @@ public sealed class MqttRawClient : IAsyncDisposable
     }
 
     public async Task SendAsync(byte[] bytes) => await _stream.WriteAsync(bytes);
+
+    /// <summary>Ends the sending side (the server reads end of stream).</summary>
+    public void ShutdownWrite() => _tcp.Client.Shutdown(SocketShutdown.Send);
+
+    /// <summary>PUBLISH of <paramref name="payload"/> on <paramref name="topic"/> (packet id for QoS 1/2; remaining length under 128).</summary>
+    public static byte[] Publish(string topic, string payload, byte qos = 0, ushort packetId = 0, bool dup = false, bool retain = false)
+    {
+        var t = Encoding.UTF8.GetBytes(topic);
+        byte[] id = qos > 0 ? [(byte)(packetId >> 8), (byte)packetId] : [];
+        byte[] body = [(byte)(t.Length >> 8), (byte)t.Length, .. t, .. id, .. Encoding.UTF8.GetBytes(payload)];
+        return [(byte)(0x30 | (dup ? 0x08 : 0) | (qos << 1) | (retain ? 1 : 0)), (byte)body.Length, .. body];
+    }
 
     /// <summary>Reads exactly <paramref name="count"/> bytes, or returns what came before the server closed.</summary>
     public async Task<byte[]> ReadAsync(int count)

@@ -70,16 +70,44 @@ public sealed class MqttBrokerProcess : IAsyncDisposable
     private readonly ServerProcess? _server;
     private readonly Process? _mosquitto;
     private readonly string _directory;
+    private readonly bool _ownsDirectory;
 
-    private MqttBrokerProcess(int mqttPort, ServerProcess? server, Process? mosquitto, string directory)
+    private MqttBrokerProcess(int mqttPort, ServerProcess? server, Process? mosquitto, string directory, bool ownsDirectory = true)
     {
         MqttPort = mqttPort;
         _server = server;
         _mosquitto = mosquitto;
         _directory = directory;
+        _ownsDirectory = ownsDirectory;
     }
 
     public int MqttPort { get; }
+
+    /// <summary>The folder of the broker's store (JetStream and journal for the NATS servers).</summary>
+    public string Directory => _directory;
+
+    /// <summary>Kills the server with SIGKILL (by its process id) and keeps its store folder.</summary>
+    public async Task KillAsync()
+    {
+        if (_server is not null)
+        {
+            await _server.DisposeAsync(); // Process.Kill: SIGKILL on Linux
+        }
+    }
+
+    /// <summary>
+    /// Starts a server of <paramref name="kind"/> on an existing store <paramref name="directory"/>
+    /// (after <see cref="KillAsync"/>), on <paramref name="mqttPort"/>; disposing it keeps the folder.
+    /// </summary>
+    public static async Task<MqttBrokerProcess> RestartAsync(MqttBrokerKind kind, string directory, int mqttPort)
+    {
+        var server = await ServerProcess.StartAsync(
+            kind == MqttBrokerKind.Courier ? ServerKind.Courier : ServerKind.NatsServer,
+            NatsConfig(Path.Combine(directory, "js"), mqttPort));
+        var started = new MqttBrokerProcess(mqttPort, server, null, directory, ownsDirectory: false);
+        await started.WaitForPortAsync();
+        return started;
+    }
 
     public string? NatsUrl => _server?.Url;
 
@@ -103,7 +131,7 @@ public sealed class MqttBrokerProcess : IAsyncDisposable
 
     public static async Task<MqttBrokerProcess> StartAsync(MqttBrokerKind kind, string extraConfig = "", string mqttBlockExtra = "")
     {
-        var directory = Directory.CreateTempSubdirectory("courier-mqtt-").FullName;
+        var directory = System.IO.Directory.CreateTempSubdirectory("courier-mqtt-").FullName;
         var port = FreePort();
         if (kind == MqttBrokerKind.Mosquitto)
         {
@@ -182,9 +210,14 @@ public sealed class MqttBrokerProcess : IAsyncDisposable
             _mosquitto.Dispose();
         }
 
+        if (!_ownsDirectory)
+        {
+            return;
+        }
+
         try
         {
-            Directory.Delete(_directory, recursive: true);
+            System.IO.Directory.Delete(_directory, recursive: true);
         }
         catch (IOException)
         {

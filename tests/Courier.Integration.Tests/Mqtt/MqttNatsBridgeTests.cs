@@ -141,6 +141,53 @@ public abstract class MqttNatsBridgeTests<TFixture> : IClassFixture<TFixture>
     }
 
     [Fact]
+    public async Task A_subscribe_to_a_denied_filter_gets_suback_0x80_for_that_filter_only_and_the_connection_stays()
+    {
+        await using var broker = await _broker.StartAnotherAsync("""
+            authorization { users = [ { user: "dev", password: "s3cret", permissions: { publish: ">", subscribe: "open.>" } } ] }
+            """);
+        await using var client = await MqttTestClient.ConnectAsync(broker.MqttPort, "perm-" + Guid.NewGuid().ToString("N"), b => b.WithCredentials("dev", "s3cret"));
+        using var cts = new CancellationTokenSource(MqttTestClient.TestTimeout);
+
+        // QoS 0: nats-server 2.9.10 also refuses a QoS 1/2 filter unless the user may subscribe to
+        // "$MQTT.sub.>", the deliver subject of the JetStream consumer it makes (Courier has none).
+
+        var result = await client.Client.SubscribeAsync(
+            new MQTTnet.MqttClientSubscribeOptionsBuilder()
+                .WithTopicFilter(f => f.WithTopic("closed/x").WithQualityOfServiceLevel(MqttQualityOfServiceLevel.AtMostOnce))
+                .WithTopicFilter(f => f.WithTopic("open/x").WithQualityOfServiceLevel(MqttQualityOfServiceLevel.AtMostOnce))
+                .WithTopicFilter(f => f.WithTopic("open/#").WithQualityOfServiceLevel(MqttQualityOfServiceLevel.AtMostOnce))
+                .Build(),
+            cts.Token);
+
+        // "open/#" also subscribes to "open", which "open.>" does not allow: refused as a whole.
+        Assert.Equal(
+            [MQTTnet.MqttClientSubscribeResultCode.UnspecifiedError, MQTTnet.MqttClientSubscribeResultCode.GrantedQoS0, MQTTnet.MqttClientSubscribeResultCode.UnspecifiedError],
+            result.Items.Select(i => i.ResultCode).ToArray()); // 0x80 [MQTT-3.9.3]
+        await client.PublishAsync("closed/x", "not for me", MqttQualityOfServiceLevel.AtLeastOnce);
+        await client.PublishAsync("open/x", "for me", MqttQualityOfServiceLevel.AtLeastOnce);
+        Assert.Equal(new MqttReceived("open/x", "for me", 0, false), await client.ReceiveAsync());
+    }
+
+    [Fact]
+    public async Task No_auth_user_admits_an_mqtt_client_without_credentials_as_that_user_with_its_permissions()
+    {
+        await using var broker = await _broker.StartAnotherAsync(
+            """
+            authorization { users = [ { user: "dev", password: "s3cret", permissions: { publish: "dev.>", subscribe: "dev.>" } } ] }
+            """,
+            mqttBlockExtra: "no_auth_user: dev");
+        await using var client = await MqttTestClient.ConnectAsync(broker.MqttPort, "anon-" + Guid.NewGuid().ToString("N"));
+        await client.SubscribeAsync("dev/+");
+
+        await client.PublishAsync("other/x", "denied", MqttQualityOfServiceLevel.AtLeastOnce);
+        await client.PublishAsync("dev/x", "allowed", MqttQualityOfServiceLevel.AtLeastOnce);
+
+        Assert.Equal(new MqttReceived("dev/x", "allowed", 0, false), await client.ReceiveAsync());
+        Assert.Empty(await client.DrainAsync(TimeSpan.FromMilliseconds(300)));
+    }
+
+    [Fact]
     public async Task Mqtt_without_jetstream_refuses_to_start_with_nats_servers_words()
     {
         var kind = _broker.Kind == MqttBrokerKind.Courier ? ServerKind.Courier : ServerKind.NatsServer;

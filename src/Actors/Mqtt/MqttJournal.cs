@@ -1,0 +1,411 @@
+using Akka.Actor;
+using Akka.Serialization;
+
+namespace Courier.Actors.Mqtt;
+
+/// <summary>A QoS 1 or 2 message kept by a persistent session until its client acknowledges it.</summary>
+/// <param name="Seq">The session's sequence for it (never reused; acknowledgements name it).</param>
+/// <param name="Topic">The MQTT topic it is delivered on.</param>
+/// <param name="Payload">The payload, without NATS headers.</param>
+/// <param name="QoS">The delivery QoS: the lower of the publisher's and the subscription's (1 or 2).</param>
+internal sealed record MqttStoredMessage(long Seq, byte[] Topic, byte[] Payload, byte QoS);
+
+/// <summary>What a persistent session journals: one event per change, messages in batches.</summary>
+internal enum MqttSessionEventKind : byte
+{
+    /// <summary>A CONNECT with clean_session=0 made the session (from now on it outlives its connections).</summary>
+    Created = 1,
+
+    /// <summary>SUBSCRIBE: filters added or replaced, with their granted QoS.</summary>
+    Subscribed = 2,
+
+    /// <summary>UNSUBSCRIBE: filters removed.</summary>
+    Unsubscribed = 3,
+
+    /// <summary>QoS 1/2 messages for the session's subscriptions, kept until acknowledged.</summary>
+    Stored = 4,
+
+    /// <summary>
+    /// Messages the client acknowledged (PUBACK, or PUBREC for QoS 2), with the packet ids of QoS 2
+    /// deliveries now waiting for PUBCOMP and of those completed.
+    /// </summary>
+    Acked = 5,
+
+    /// <summary>Inbound QoS 2: packet ids routed and waiting for PUBREL, or released by it. [MQTT-4.3.3-2]</summary>
+    Qos2In = 6,
+}
+
+/// <summary>One event of a persistent MQTT session (<see cref="MqttSessionActor"/>).</summary>
+internal sealed class MqttSessionEvent
+{
+    public MqttSessionEvent(MqttSessionEventKind kind) => Kind = kind;
+
+    public MqttSessionEventKind Kind { get; }
+
+    /// <summary><see cref="MqttSessionEventKind.Subscribed"/>: filter and granted QoS.</summary>
+    public List<(string Filter, byte QoS)> Subscriptions { get; } = [];
+
+    /// <summary><see cref="MqttSessionEventKind.Unsubscribed"/>: filters.</summary>
+    public List<string> Filters { get; } = [];
+
+    /// <summary><see cref="MqttSessionEventKind.Stored"/>: the messages.</summary>
+    public List<MqttStoredMessage> Messages { get; } = [];
+
+    /// <summary><see cref="MqttSessionEventKind.Acked"/>: session sequences.</summary>
+    public List<long> Acked { get; } = [];
+
+    /// <summary><see cref="MqttSessionEventKind.Acked"/>: QoS 2 deliveries past PUBREC (PUBREL sent), by packet id.</summary>
+    public List<ushort> Released { get; } = [];
+
+    /// <summary><see cref="MqttSessionEventKind.Acked"/>: QoS 2 deliveries completed by PUBCOMP, by packet id.</summary>
+    public List<ushort> Completed { get; } = [];
+
+    /// <summary><see cref="MqttSessionEventKind.Qos2In"/>: inbound QoS 2 packet ids routed, waiting for PUBREL.</summary>
+    public List<ushort> InReceived { get; } = [];
+
+    /// <summary><see cref="MqttSessionEventKind.Qos2In"/>: inbound QoS 2 packet ids released by PUBREL.</summary>
+    public List<ushort> InReleased { get; } = [];
+
+    public override string ToString() => $"MqttSessionEvent({Kind})";
+}
+
+/// <summary>A persistent session's whole state, saved every so many events so recovery replays few.</summary>
+internal sealed class MqttSessionSnapshot
+{
+    public long NextSeq { get; set; }
+
+    public List<(string Filter, byte QoS)> Subscriptions { get; } = [];
+
+    public List<MqttStoredMessage> Pending { get; } = [];
+
+    /// <summary>QoS 2 deliveries waiting for PUBCOMP, by packet id.</summary>
+    public List<ushort> Released { get; } = [];
+
+    /// <summary>Inbound QoS 2 packet ids waiting for PUBREL.</summary>
+    public List<ushort> InReceived { get; } = [];
+}
+
+/// <summary>The node's persistent MQTT client ids (so their sessions capture messages from startup on).</summary>
+internal sealed class MqttSessionIndexEvent
+{
+    public MqttSessionIndexEvent(string clientId, bool added)
+    {
+        ClientId = clientId;
+        Added = added;
+    }
+
+    public string ClientId { get; }
+
+    /// <summary>True: a persistent session was made; false: a clean session replaced it.</summary>
+    public bool Added { get; }
+
+    public override string ToString() => $"MqttSessionIndexEvent({ClientId}, added={Added})";
+}
+
+/// <summary>The index's whole state.</summary>
+internal sealed class MqttSessionIndexSnapshot
+{
+    public List<string> ClientIds { get; } = [];
+}
+
+/// <summary>A retained message set (payload non-empty) or cleared (payload empty). [MQTT-3.3.1-5], [MQTT-3.3.1-10]</summary>
+internal sealed class MqttRetainedEvent
+{
+    public MqttRetainedEvent(string subject, byte[] topic, byte[] payload, byte qos)
+    {
+        Subject = subject;
+        Topic = topic;
+        Payload = payload;
+        QoS = qos;
+    }
+
+    public string Subject { get; }
+
+    public byte[] Topic { get; }
+
+    public byte[] Payload { get; }
+
+    public byte QoS { get; }
+
+    public override string ToString() => $"MqttRetainedEvent({Subject}, {Payload.Length} bytes)";
+}
+
+/// <summary>Every retained message at one point.</summary>
+internal sealed class MqttRetainedSnapshot
+{
+    public List<MqttRetainedMessage> Messages { get; } = [];
+}
+
+/// <summary>
+/// The Akka serializer of the MQTT gateway's journal events and snapshots (bound in reference.conf):
+/// a version byte and length-prefixed fields, no JSON.
+/// </summary>
+internal sealed class MqttJournalSerializer : SerializerWithStringManifest
+{
+    /// <summary>The serializer id stored beside every event and snapshot: never change it.</summary>
+    public const int Id = 4_222_010;
+
+    private const byte Version = 1;
+
+    public MqttJournalSerializer(ExtendedActorSystem system)
+        : base(system)
+    {
+    }
+
+    public override int Identifier => Id;
+
+    public override string Manifest(object o) => o switch
+    {
+        MqttSessionEvent => "mqtt.session",
+        MqttSessionSnapshot => "mqtt.session-snapshot",
+        MqttSessionIndexEvent => "mqtt.index",
+        MqttSessionIndexSnapshot => "mqtt.index-snapshot",
+        MqttRetainedEvent => "mqtt.retained",
+        MqttRetainedSnapshot => "mqtt.retained-snapshot",
+        _ => throw new ArgumentException($"{o.GetType()} is not an MQTT journal type", nameof(o)),
+    };
+
+    public override byte[] ToBinary(object obj)
+    {
+        using var stream = new MemoryStream();
+        using (var w = new BinaryWriter(stream))
+        {
+            w.Write(Version);
+            switch (obj)
+            {
+                case MqttSessionEvent e:
+                    w.Write((byte)e.Kind);
+                    WriteSubscriptions(w, e.Subscriptions);
+                    w.Write(e.Filters.Count);
+                    foreach (var f in e.Filters)
+                    {
+                        w.Write(f);
+                    }
+
+                    WriteMessages(w, e.Messages);
+                    w.Write(e.Acked.Count);
+                    foreach (var seq in e.Acked)
+                    {
+                        w.Write(seq);
+                    }
+
+                    WriteIds(w, e.Released);
+                    WriteIds(w, e.Completed);
+                    WriteIds(w, e.InReceived);
+                    WriteIds(w, e.InReleased);
+                    break;
+                case MqttSessionSnapshot s:
+                    w.Write(s.NextSeq);
+                    WriteSubscriptions(w, s.Subscriptions);
+                    WriteMessages(w, s.Pending);
+                    WriteIds(w, s.Released);
+                    WriteIds(w, s.InReceived);
+                    break;
+                case MqttSessionIndexEvent e:
+                    w.Write(e.ClientId);
+                    w.Write(e.Added);
+                    break;
+                case MqttSessionIndexSnapshot s:
+                    w.Write(s.ClientIds.Count);
+                    foreach (var id in s.ClientIds)
+                    {
+                        w.Write(id);
+                    }
+
+                    break;
+                case MqttRetainedEvent e:
+                    WriteRetained(w, e.Subject, e.Topic, e.Payload, e.QoS);
+                    break;
+                case MqttRetainedSnapshot s:
+                    w.Write(s.Messages.Count);
+                    foreach (var m in s.Messages)
+                    {
+                        WriteRetained(w, m.Subject, m.Topic, m.Payload, m.QoS);
+                    }
+
+                    break;
+                default:
+                    throw new ArgumentException($"{obj.GetType()} is not an MQTT journal type", nameof(obj));
+            }
+        }
+
+        return stream.ToArray();
+    }
+
+    public override object FromBinary(byte[] bytes, string manifest)
+    {
+        try
+        {
+            using var r = new BinaryReader(new MemoryStream(bytes, writable: false));
+            if (r.ReadByte() != Version)
+            {
+                throw new System.Runtime.Serialization.SerializationException($"MQTT journal record version {bytes[0]}, expected {Version}");
+            }
+
+            switch (manifest)
+            {
+                case "mqtt.session":
+                    {
+                        var e = new MqttSessionEvent((MqttSessionEventKind)r.ReadByte());
+                        ReadSubscriptions(r, e.Subscriptions);
+                        var filters = Count(r);
+                        for (var i = 0; i < filters; i++)
+                        {
+                            e.Filters.Add(r.ReadString());
+                        }
+
+                        ReadMessages(r, e.Messages);
+                        var acked = Count(r);
+                        for (var i = 0; i < acked; i++)
+                        {
+                            e.Acked.Add(r.ReadInt64());
+                        }
+
+                        ReadIds(r, e.Released);
+                        ReadIds(r, e.Completed);
+                        ReadIds(r, e.InReceived);
+                        ReadIds(r, e.InReleased);
+                        return e;
+                    }
+
+                case "mqtt.session-snapshot":
+                    {
+                        var s = new MqttSessionSnapshot { NextSeq = r.ReadInt64() };
+                        ReadSubscriptions(r, s.Subscriptions);
+                        ReadMessages(r, s.Pending);
+                        ReadIds(r, s.Released);
+                        ReadIds(r, s.InReceived);
+                        return s;
+                    }
+
+                case "mqtt.index":
+                    return new MqttSessionIndexEvent(r.ReadString(), r.ReadBoolean());
+                case "mqtt.index-snapshot":
+                    {
+                        var s = new MqttSessionIndexSnapshot();
+                        var count = Count(r);
+                        for (var i = 0; i < count; i++)
+                        {
+                            s.ClientIds.Add(r.ReadString());
+                        }
+
+                        return s;
+                    }
+
+                case "mqtt.retained":
+                    {
+                        var m = ReadRetained(r);
+                        return new MqttRetainedEvent(m.Subject, m.Topic, m.Payload, m.QoS);
+                    }
+
+                case "mqtt.retained-snapshot":
+                    {
+                        var s = new MqttRetainedSnapshot();
+                        var count = Count(r);
+                        for (var i = 0; i < count; i++)
+                        {
+                            s.Messages.Add(ReadRetained(r));
+                        }
+
+                        return s;
+                    }
+
+                default:
+                    throw new System.Runtime.Serialization.SerializationException($"unknown MQTT journal manifest '{manifest}'");
+            }
+        }
+        catch (EndOfStreamException e)
+        {
+            throw new System.Runtime.Serialization.SerializationException("MQTT journal record is truncated", e);
+        }
+    }
+
+    private static void WriteSubscriptions(BinaryWriter w, List<(string Filter, byte QoS)> subscriptions)
+    {
+        w.Write(subscriptions.Count);
+        foreach (var (filter, qos) in subscriptions)
+        {
+            w.Write(filter);
+            w.Write(qos);
+        }
+    }
+
+    private static void ReadSubscriptions(BinaryReader r, List<(string Filter, byte QoS)> into)
+    {
+        var count = Count(r);
+        for (var i = 0; i < count; i++)
+        {
+            into.Add((r.ReadString(), r.ReadByte()));
+        }
+    }
+
+    private static void WriteIds(BinaryWriter w, List<ushort> ids)
+    {
+        w.Write(ids.Count);
+        foreach (var id in ids)
+        {
+            w.Write(id);
+        }
+    }
+
+    private static void ReadIds(BinaryReader r, List<ushort> into)
+    {
+        var count = Count(r);
+        for (var i = 0; i < count; i++)
+        {
+            into.Add(r.ReadUInt16());
+        }
+    }
+
+    private static void WriteMessages(BinaryWriter w, List<MqttStoredMessage> messages)
+    {
+        w.Write(messages.Count);
+        foreach (var m in messages)
+        {
+            w.Write(m.Seq);
+            WriteBytes(w, m.Topic);
+            WriteBytes(w, m.Payload);
+            w.Write(m.QoS);
+        }
+    }
+
+    private static void ReadMessages(BinaryReader r, List<MqttStoredMessage> into)
+    {
+        var count = Count(r);
+        for (var i = 0; i < count; i++)
+        {
+            into.Add(new MqttStoredMessage(r.ReadInt64(), ReadBytes(r), ReadBytes(r), r.ReadByte()));
+        }
+    }
+
+    private static void WriteRetained(BinaryWriter w, string subject, byte[] topic, byte[] payload, byte qos)
+    {
+        w.Write(subject);
+        WriteBytes(w, topic);
+        WriteBytes(w, payload);
+        w.Write(qos);
+    }
+
+    private static MqttRetainedMessage ReadRetained(BinaryReader r) => new(r.ReadString(), ReadBytes(r), ReadBytes(r), r.ReadByte());
+
+    private static void WriteBytes(BinaryWriter w, byte[] bytes)
+    {
+        w.Write(bytes.Length);
+        w.Write(bytes);
+    }
+
+    private static byte[] ReadBytes(BinaryReader r)
+    {
+        var length = Count(r);
+        return r.ReadBytes(length);
+    }
+
+    // A count or length beyond what is left is corruption, not a reason to allocate.
+    private static int Count(BinaryReader r)
+    {
+        var count = r.ReadInt32();
+        return count >= 0 && count <= r.BaseStream.Length - r.BaseStream.Position
+            ? count
+            : throw new System.Runtime.Serialization.SerializationException("MQTT journal record count exceeds its size");
+    }
+}

@@ -1,0 +1,74 @@
+using System.Text;
+using Courier.Integration.Tests.Infrastructure;
+using MQTTnet.Protocol;
+
+namespace Courier.Integration.Tests.Mqtt;
+
+/// <summary>
+/// Durability across <c>kill -9</c>: the server is killed by its process id and started again on the
+/// same store folder. Courier only: nats-server 2.9.10 writes its JetStream files without fsync
+/// (sync every 2 minutes) and mosquitto runs here without persistence, so neither promises this.
+/// </summary>
+public sealed class MqttDurabilityTests
+{
+    private static string Topic(string rest) => $"{Subjects.NewPrefix().Replace('.', '/')}/{rest}";
+
+    [Fact]
+    public async Task A_persistent_session_its_unacknowledged_message_and_retained_messages_survive_kill_9()
+    {
+        var topic = Topic("durable");
+        var retainedTopic = Topic("retained");
+        var clearedTopic = Topic("cleared");
+        var id = "durable-" + Guid.NewGuid().ToString("N")[..12];
+        var broker = await MqttBrokerProcess.StartAsync(MqttBrokerKind.Courier);
+        try
+        {
+            await using (var raw = await MqttRawClient.ConnectAsync(broker.MqttPort))
+            {
+                await raw.SendAsync(MqttRawClient.Connect(id, clean: false));
+                Assert.Equal(new byte[] { 0x20, 0x02, 0x00, 0x00 }, await raw.ReadAsync(4));
+                await raw.SubscribeAsync(topic, qos: 1);
+                await using var publisher = await MqttTestClient.ConnectAsync(broker.MqttPort, "pub-" + Guid.NewGuid().ToString("N"));
+                await publisher.PublishAsync(retainedTopic, "kept", MqttQualityOfServiceLevel.AtLeastOnce, retain: true);
+                await publisher.PublishAsync(clearedTopic, "set", MqttQualityOfServiceLevel.AtLeastOnce, retain: true);
+                await publisher.PublishAsync(clearedTopic, "", MqttQualityOfServiceLevel.AtLeastOnce, retain: true);
+                await publisher.PublishAsync(topic, "unacked", MqttQualityOfServiceLevel.AtLeastOnce);
+
+                // Received (so journaled: a persistent session stores before it sends), never acknowledged.
+                var (first, body) = await raw.ReadPacketAsync();
+                Assert.Equal(0x32, first);
+                Assert.EndsWith("unacked", Encoding.UTF8.GetString(body));
+                await broker.KillAsync();
+            }
+
+            await using var restarted = await MqttBrokerProcess.RestartAsync(MqttBrokerKind.Courier, broker.Directory, broker.MqttPort);
+            await using var again = await MqttRawClient.ConnectAsync(restarted.MqttPort);
+            await again.SendAsync(MqttRawClient.Connect(id, clean: false));
+            Assert.Equal(new byte[] { 0x20, 0x02, 0x01, 0x00 }, await again.ReadAsync(4)); // session present
+            var (resent, resentBody) = await again.ReadPacketAsync();
+            Assert.Equal(0x32, resent & 0xF7);
+            Assert.EndsWith("unacked", Encoding.UTF8.GetString(resentBody));
+            var packetId = resentBody[(2 + topic.Length)..(4 + topic.Length)];
+            await again.SendAsync([0x40, 0x02, packetId[0], packetId[1]]);
+
+            // The subscription came back with the session: a new publish reaches it without SUBSCRIBE.
+            await using var publisher2 = await MqttTestClient.ConnectAsync(restarted.MqttPort, "pub-" + Guid.NewGuid().ToString("N"));
+            await publisher2.PublishAsync(topic, "after restart", MqttQualityOfServiceLevel.AtLeastOnce);
+            var (next, nextBody) = await again.ReadPacketAsync();
+            Assert.Equal(0x32, next);
+            Assert.EndsWith("after restart", Encoding.UTF8.GetString(nextBody));
+
+            // The retained message survived; the cleared one stayed cleared.
+            await using var subscriber = await MqttTestClient.ConnectAsync(restarted.MqttPort, "sub-" + Guid.NewGuid().ToString("N"));
+            await subscriber.SubscribeAsync(retainedTopic, MqttQualityOfServiceLevel.AtLeastOnce);
+            await subscriber.SubscribeAsync(clearedTopic, MqttQualityOfServiceLevel.AtLeastOnce);
+            Assert.Equal(new MqttReceived(retainedTopic, "kept", 1, true), await subscriber.ReceiveAsync());
+            Assert.Empty(await subscriber.DrainAsync(TimeSpan.FromMilliseconds(300)));
+        }
+        finally
+        {
+            await broker.KillAsync();
+            await broker.DisposeAsync();
+        }
+    }
+}
