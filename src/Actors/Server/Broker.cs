@@ -20,7 +20,7 @@ namespace Courier.Actors.Server;
 /// Listeners hand it accepted sockets; monitoring reads its state. Created cheaply (no actors), then
 /// <see cref="StartAsync"/> starts the actors, so a host can bind its listeners meanwhile.
 /// </summary>
-public sealed class Broker : IAsyncDisposable, IConnectionFactory
+public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 {
     /// <summary>Literal router shards (plus one for subscriptions starting with a wildcard).</summary>
     internal const int DefaultLiteralShards = 4;

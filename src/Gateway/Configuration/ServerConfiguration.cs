@@ -43,6 +43,9 @@ internal sealed class ServerConfiguration
     /// </summary>
     public string? Error { get; }
 
+    /// <summary>For <see cref="CommandLineAction.SendSignal"/>: the <c>--signal</c> value, <c>command[=pid or pid file]</c>.</summary>
+    public string? Signal { get; private init; }
+
     /// <summary>Builds the options from the process arguments (without the program name). Never throws for bad input.</summary>
     public static ServerConfiguration Load(IReadOnlyList<string> args)
     {
@@ -58,8 +61,14 @@ internal sealed class ServerConfiguration
             return new(commandLine.Action, options, commandLine.Warnings, null);
         }
 
-        var warnings = new List<string>(commandLine.Warnings);
         var flags = commandLine.Flags;
+        if (flags.Signal is { } signal)
+        {
+            // nats-server sends the signal before it reads the config file, then exits.
+            return new(CommandLineAction.SendSignal, options, commandLine.Warnings, null) { Signal = signal };
+        }
+
+        var warnings = new List<string>(commandLine.Warnings);
         if (flags.ConfigFile is { } file)
         {
             try

@@ -79,11 +79,20 @@ public sealed class ServerConfigurationTests
         using var dir = new TempConfigDirectory();
         var file = dir.Write("server.conf", "port: 5222\nfoo: 1\n");
 
-        var config = ServerConfiguration.Load(["-c", file, "-T"]);
+        var config = ServerConfiguration.Load(["-c", file, "--syslog"]);
 
         Assert.Equal(CommandLineAction.Run, config.Action);
         Assert.Equal(2, config.Warnings.Count);
         Assert.Contains(config.Warnings, w => w == $"{file}:2:1: unknown field \"foo\"");
+    }
+
+    [Fact]
+    public void Signal_flag_asks_to_send_the_signal_without_reading_the_config()
+    {
+        var config = ServerConfiguration.Load(["-c", "/nonexistent/server.conf", "--signal", "ldm=123"]);
+
+        Assert.Equal(CommandLineAction.SendSignal, config.Action);
+        Assert.Equal("ldm=123", config.Signal);
     }
 
     [Fact]

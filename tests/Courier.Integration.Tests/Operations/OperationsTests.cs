@@ -1,0 +1,157 @@
+using System.Diagnostics;
+using System.Net.Sockets;
+using System.Text.RegularExpressions;
+using Courier.Integration.Tests.Infrastructure;
+
+namespace Courier.Integration.Tests.Operations;
+
+/// <summary>Log line format, log file reopen (SIGUSR1), lame duck mode (SIGUSR2, <c>--signal ldm</c>).</summary>
+public abstract partial class OperationsTests<TServer> : IClassFixture<TServer>
+    where TServer : ServerFixture
+{
+    // nats-server 2.9 refuses a lame_duck_duration under 30 s; with one client the close comes right
+    // after the grace period, so the test still takes about a second.
+    private const string LameDuckConfig = """
+        lame_duck_duration: "30s"
+        lame_duck_grace_period: "1s"
+        """;
+
+    private const string ProtocolOneConnect = """{"verbose":false,"pedantic":false,"protocol":1}""";
+
+    private static readonly TimeSpan WaitLimit = TimeSpan.FromSeconds(20);
+
+    private readonly TServer _server;
+
+    protected OperationsTests(TServer server)
+    {
+        _server = server;
+    }
+
+    [Fact]
+    public async Task Log_lines_have_the_pid_the_time_and_the_level_label()
+    {
+        await using var server = await _server.StartServerAsync();
+
+        var line = await WaitForAsync(() => server.Log.All().Split('\n').FirstOrDefault(l => l.Contains("Server is ready", StringComparison.Ordinal)));
+
+        Assert.Matches(ReadyLine(), line);
+    }
+
+    [Fact]
+    public async Task Without_logtime_log_lines_have_no_timestamp()
+    {
+        await using var server = await _server.StartServerAsync(null, "-T=false");
+
+        var line = await WaitForAsync(() => server.Log.All().Split('\n').FirstOrDefault(l => l.Contains("Server is ready", StringComparison.Ordinal)));
+
+        Assert.Matches(UntimedReadyLine(), line);
+    }
+
+    [Fact]
+    public async Task Sigusr1_reopens_a_log_file_that_was_moved()
+    {
+        var folder = Directory.CreateTempSubdirectory("courier-log-").FullName;
+        try
+        {
+            var logFile = Path.Combine(folder, "server.log");
+            await using var server = await _server.StartServerAsync(null, "-l", logFile);
+            await WaitForAsync(() => File.Exists(logFile) && File.ReadAllText(logFile).Contains("Server is ready", StringComparison.Ordinal) ? logFile : null);
+            File.Move(logFile, logFile + ".1");
+
+            await server.SignalAsync("USR1");
+
+            var text = await WaitForAsync(() => File.Exists(logFile) && File.ReadAllText(logFile) is { } t && t.Contains("File log re-opened", StringComparison.Ordinal) ? File.ReadAllText(logFile) : null);
+            Assert.Matches(ReopenedLine(), text);
+            Assert.False(server.HasExited, server.Diagnostics());
+        }
+        finally
+        {
+            Directory.Delete(folder, recursive: true);
+        }
+    }
+
+    [Fact]
+    public async Task Sigusr2_sends_ldm_info_closes_the_client_after_the_grace_period_and_exits_0()
+    {
+        await using var server = await _server.StartServerAsync(LameDuckConfig);
+        await LameDuckAsync(server, () => server.SignalAsync("USR2"));
+    }
+
+    [Fact]
+    public async Task Signal_ldm_with_a_pid_puts_the_server_in_lame_duck_mode()
+    {
+        await using var server = await _server.StartServerAsync(LameDuckConfig);
+        await LameDuckAsync(server, async () =>
+        {
+            var (exitCode, output) = await server.RunCommandAsync("--signal", $"ldm={server.Pid}");
+            Assert.True(exitCode == 0, output);
+        });
+    }
+
+    [Fact]
+    public async Task Signal_with_a_pid_that_is_not_a_number_is_refused()
+    {
+        await using var server = await _server.StartServerAsync();
+
+        var (exitCode, output) = await server.RunCommandAsync("--signal", "ldm=notapid");
+
+        Assert.Equal(1, exitCode);
+        Assert.Contains("invalid pid: notapid", output, StringComparison.Ordinal);
+        Assert.False(server.HasExited, server.Diagnostics());
+    }
+
+    private static async Task LameDuckAsync(ServerProcess server, Func<Task> signal)
+    {
+        await using var c = await WireClient.ConnectAsync(server);
+        await c.HandshakeAsync(ProtocolOneConnect);
+        var clock = Stopwatch.StartNew();
+
+        await signal();
+
+        var info = await c.ExpectLineAsync(LameDuckInfo());
+        Assert.Contains("\"ldm\":true", info, StringComparison.Ordinal);
+        await Assert.ThrowsAnyAsync<SocketException>(async () =>
+        {
+            using var refused = new TcpClient();
+            await refused.ConnectAsync("127.0.0.1", server.Port);
+        });
+        await c.ExpectClosedAsync();
+        Assert.True(clock.Elapsed >= TimeSpan.FromSeconds(0.9), $"closed after {clock.Elapsed}, before the 1 s grace period");
+        Assert.Equal(0, await server.WaitForExitAsync(WaitLimit));
+        Assert.Contains("Entering lame duck mode, stop accepting new clients", server.Log.All(), StringComparison.Ordinal);
+    }
+
+    private static async Task<string> WaitForAsync(Func<string?> probe)
+    {
+        var clock = Stopwatch.StartNew();
+        while (clock.Elapsed < WaitLimit)
+        {
+            if (probe() is { } found)
+            {
+                return found;
+            }
+
+            await Task.Delay(50);
+        }
+
+        throw new TimeoutException("condition not met within 20 s");
+    }
+
+    [GeneratedRegex(@"^\[err\] \[\d+\] \d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{6} \[INF\] Server is ready$")]
+    private static partial Regex ReadyLine();
+
+    [GeneratedRegex(@"^\[err\] \[\d+\] \[INF\] Server is ready$")]
+    private static partial Regex UntimedReadyLine();
+
+    [GeneratedRegex(@"(?m)^\[\d+\] \d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{6} \[INF\] File log re-opened\r?$")]
+    private static partial Regex ReopenedLine();
+
+    [GeneratedRegex("^INFO .*\"ldm\":true")]
+    private static partial Regex LameDuckInfo();
+}
+
+[Trait("server", "nats-server")]
+public sealed class OperationsTests_NatsServer(NatsServerFixture server) : OperationsTests<NatsServerFixture>(server);
+
+[Trait("server", "courier")]
+public sealed class OperationsTests_Courier(CourierFixture server) : OperationsTests<CourierFixture>(server);
