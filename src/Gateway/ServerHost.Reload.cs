@@ -10,9 +10,11 @@ internal sealed partial class ServerHost
 {
     /// <summary>
     /// Re-reads the command line and config file and applies the logging options (<c>debug</c>,
-    /// <c>trace</c>, <c>logtime</c>, <c>logfile</c>, <c>logfile_size_limit</c>). A change to any other
-    /// option refuses the whole reload and the server keeps its running configuration, as nats-server
-    /// does for the options it cannot reload. Returns null when reloaded, else the error to log.
+    /// <c>trace</c>, <c>logtime</c>, <c>logfile</c>, <c>logfile_size_limit</c>) and the authorization
+    /// (user, password, token, users and their permissions: connected clients are re-checked). A
+    /// change to an option nats-server cannot reload refuses the whole reload with its error, and the
+    /// server keeps its running configuration; so does, for now, a change to a limit. Returns null
+    /// when reloaded, else the error to log.
     /// </summary>
     public string? Reload(IReadOnlyList<string> args, NatsLogSink sink)
     {
@@ -46,6 +48,27 @@ internal sealed partial class ServerHost
             ReloadLog.Changed(_log, "log_file", next.LogFile ?? string.Empty);
         }
 
+        if (_options.Username != next.Username)
+        {
+            ReloadLog.Authorization(_log, "username");
+        }
+
+        if (_options.Password != next.Password)
+        {
+            ReloadLog.Authorization(_log, "password");
+        }
+
+        if (_options.Token != next.Token)
+        {
+            ReloadLog.Authorization(_log, "token");
+        }
+
+        if (!_options.Users.Select(u => (u.User, u.Password, Describe(u.Permissions))).SequenceEqual(next.Users.Select(u => (u.User, u.Password, Describe(u.Permissions)))))
+        {
+            ReloadLog.Authorization(_log, "users");
+        }
+
+        Broker.ReloadAuthorization(next);
         _options.Trace = next.Trace;
         _options.Debug = next.Debug;
         _options.Logtime = next.Logtime;
@@ -54,6 +77,12 @@ internal sealed partial class ServerHost
         ReloadLog.Reloaded(_log);
         return null;
     }
+
+    private static string Describe(Permissions? p) =>
+        p is null ? string.Empty : $"{Describe(p.Publish)}|{Describe(p.Subscribe)}";
+
+    private static string Describe(SubjectPermission? p) =>
+        p is null ? "-" : $"{string.Join(',', p.Allow ?? [])};{string.Join(',', p.Deny ?? [])}";
 
     private void ReportChange(bool old, bool now, string name)
     {
@@ -93,12 +122,11 @@ internal sealed partial class ServerHost
         }
 
         // nats-server can reload these; Courier does not yet, so it refuses rather than half-apply.
-        if (old.Username != now.Username || old.Password != now.Password || old.Token != now.Token ||
-            old.MaxPayload != now.MaxPayload || old.MaxControlLine != now.MaxControlLine || old.MaxPending != now.MaxPending ||
+        if (old.MaxPayload != now.MaxPayload || old.MaxControlLine != now.MaxControlLine || old.MaxPending != now.MaxPending ||
             old.MaxConnections != now.MaxConnections || old.PingInterval != now.PingInterval || old.MaxPingsOut != now.MaxPingsOut ||
             old.WriteDeadline != now.WriteDeadline || old.AuthTimeout != now.AuthTimeout || old.JetStream != now.JetStream)
         {
-            return "config reload of authorization and limits is not supported by Courier yet (only logging options reload)";
+            return "config reload of limits and jetstream is not supported by Courier yet (logging and authorization options reload)";
         }
 
         return null;
@@ -108,6 +136,9 @@ internal sealed partial class ServerHost
     {
         [LoggerMessage(Level = LogLevel.Information, Message = "Reloaded: {Option} = {Value}")]
         public static partial void Changed(ILogger logger, string option, string value);
+
+        [LoggerMessage(Level = LogLevel.Information, Message = "Reloaded: authorization {What}")]
+        public static partial void Authorization(ILogger logger, string what);
 
         [LoggerMessage(Level = LogLevel.Information, Message = "Reloaded server configuration")]
         public static partial void Reloaded(ILogger logger);

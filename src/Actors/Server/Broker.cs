@@ -446,6 +446,14 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// </summary>
     internal AuthResult Authenticate(ConnectOptions connect, X509Certificate2? clientCertificate = null, bool webSocket = false)
     {
+        lock (_authLock)
+        {
+            return AuthenticateUnderLock(connect, clientCertificate, webSocket);
+        }
+    }
+
+    private AuthResult AuthenticateUnderLock(ConnectOptions connect, X509Certificate2? clientCertificate, bool webSocket)
+    {
         var o = Options;
         if (webSocket && o.WebSocket is { AuthOverride: true } ws)
         {

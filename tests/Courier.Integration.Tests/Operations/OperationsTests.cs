@@ -5,7 +5,7 @@ using Courier.Integration.Tests.Infrastructure;
 
 namespace Courier.Integration.Tests.Operations;
 
-/// <summary>Log line format, log file reopen (SIGUSR1), lame duck mode (SIGUSR2, <c>--signal ldm</c>).</summary>
+/// <summary>Log line format, log file reopen (SIGUSR1), config reload (SIGHUP, <c>--signal reload</c>), lame duck mode (SIGUSR2, <c>--signal ldm</c>).</summary>
 public abstract partial class OperationsTests<TServer> : IClassFixture<TServer>
     where TServer : ServerFixture
 {
@@ -14,6 +14,25 @@ public abstract partial class OperationsTests<TServer> : IClassFixture<TServer>
     private const string LameDuckConfig = """
         lame_duck_duration: "30s"
         lame_duck_grace_period: "1s"
+        """;
+
+    private const string UsersConfig = """
+        authorization {
+          users = [
+            { user: alice, password: apw }
+            { user: bob, password: bpw }
+          ]
+        }
+        """;
+
+    // bob's password changes; alice may now publish only to public.>.
+    private const string ChangedUsersConfig = """
+        authorization {
+          users = [
+            { user: alice, password: apw, permissions: { publish: "public.>" } }
+            { user: bob, password: newbpw }
+          ]
+        }
         """;
 
     private const string ProtocolOneConnect = """{"verbose":false,"pedantic":false,"protocol":1}""";
@@ -98,6 +117,69 @@ public abstract partial class OperationsTests<TServer> : IClassFixture<TServer>
         Assert.Equal(1, exitCode);
         Assert.Contains("invalid pid: notapid", output, StringComparison.Ordinal);
         Assert.False(server.HasExited, server.Diagnostics());
+    }
+
+    [Fact]
+    public async Task Sighup_reload_applies_new_passwords_and_permissions_to_new_and_existing_clients()
+    {
+        await using var server = await _server.StartServerAsync(UsersConfig);
+        await using var alice = await LoginAsync(server, "alice", "apw");
+        await using var bob = await LoginAsync(server, "bob", "bpw");
+        await File.WriteAllTextAsync(Path.Combine(server.Folder, "server.conf"), ChangedUsersConfig);
+
+        await server.SignalAsync("HUP");
+
+        await WaitForAsync(() => server.Log.All().Contains("Reloaded server configuration", StringComparison.Ordinal) ? "reloaded" : null);
+        await bob.ExpectErrAndCloseAsync("Authorization Violation");
+        await alice.SendAsync("PUB secret.x 1\r\na\r\n");
+        await alice.ExpectAsync("-ERR 'Permissions Violation for Publish to \"secret.x\"'\r\n");
+        await alice.PingPongAsync();
+        await using var newBob = await LoginAsync(server, "bob", "newbpw");
+        await using var oldBob = await WireClient.ConnectAsync(server);
+        await oldBob.SendAsync("CONNECT {\"verbose\":false,\"user\":\"bob\",\"pass\":\"bpw\"}\r\nPING\r\n");
+        await oldBob.ExpectErrAndCloseAsync("Authorization Violation");
+    }
+
+    [Fact]
+    public async Task A_refused_reload_keeps_the_running_configuration()
+    {
+        await using var server = await _server.StartServerAsync(UsersConfig);
+        await File.WriteAllTextAsync(Path.Combine(server.Folder, "server.conf"), "server_name: renamed\n" + ChangedUsersConfig);
+
+        await server.SignalAsync("HUP");
+
+        await WaitForAsync(() => server.Log.All().Contains("Failed to reload server configuration: config reload not supported for ServerName", StringComparison.Ordinal) ? "refused" : null);
+        await using var bob = await LoginAsync(server, "bob", "bpw");
+        Assert.DoesNotContain("Reloaded server configuration", server.Log.All(), StringComparison.Ordinal);
+        Assert.False(server.HasExited, server.Diagnostics());
+    }
+
+    [Fact]
+    public async Task Signal_reload_with_a_pid_file_reloads_the_config()
+    {
+        var pidFile = Path.Combine(Path.GetTempPath(), $"courier-it-{Guid.NewGuid():N}.pid");
+        try
+        {
+            await using var server = await _server.StartServerAsync(UsersConfig, "-P", pidFile);
+            await File.WriteAllTextAsync(Path.Combine(server.Folder, "server.conf"), ChangedUsersConfig);
+
+            var (exitCode, output) = await server.RunCommandAsync("--signal", $"reload={pidFile}");
+
+            Assert.True(exitCode == 0, output);
+            await WaitForAsync(() => server.Log.All().Contains("Reloaded server configuration", StringComparison.Ordinal) ? "reloaded" : null);
+            await using var bob = await LoginAsync(server, "bob", "newbpw");
+        }
+        finally
+        {
+            File.Delete(pidFile);
+        }
+    }
+
+    private static async Task<WireClient> LoginAsync(ServerProcess server, string user, string password)
+    {
+        var c = await WireClient.ConnectAsync(server);
+        await c.HandshakeAsync($$"""{"verbose":false,"pedantic":false,"user":"{{user}}","pass":"{{password}}"}""");
+        return c;
     }
 
     private static async Task LameDuckAsync(ServerProcess server, Func<Task> signal)
