@@ -59,7 +59,8 @@ foreach (var warning in configuration.Warnings)
     log.LogWarning("{Warning}", warning);
 }
 
-await using var host = new ServerHost(options, loggerFactory);
+// Disposed explicitly below, once: "Server Exiting.." is logged after everything has stopped.
+var host = new ServerHost(options, loggerFactory);
 try
 {
     await host.StartAsync();
@@ -67,6 +68,7 @@ try
 catch (Exception e) when (e is System.Net.Sockets.SocketException or IOException)
 {
     log.LogCritical("Error starting server: {Error}", e.Message);
+    await host.DisposeAsync();
     return 1;
 }
 

@@ -66,6 +66,22 @@ public abstract partial class OperationsTests<TServer> : IClassFixture<TServer>
         Assert.Matches(UntimedReadyLine(), line);
     }
 
+    [Theory]
+    [InlineData("INT", 0)]
+    [InlineData("TERM", 1)]
+    public async Task Sigint_and_sigterm_stop_the_server_with_nats_servers_exit_codes(string signal, int exitCode)
+    {
+        await using var server = await _server.StartServerAsync();
+        await using var c = await WireClient.ConnectAsync(server);
+        await c.HandshakeAsync();
+
+        await server.SignalAsync(signal);
+
+        await c.ExpectClosedAsync();
+        Assert.Equal(exitCode, await server.WaitForExitAsync(WaitLimit));
+        Assert.Contains("Server Exiting..", server.Log.All(), StringComparison.Ordinal);
+    }
+
     [Fact]
     public async Task Sigusr1_reopens_a_log_file_that_was_moved()
     {
@@ -82,6 +98,36 @@ public abstract partial class OperationsTests<TServer> : IClassFixture<TServer>
             var text = await WaitForAsync(() => File.Exists(logFile) && File.ReadAllText(logFile) is { } t && t.Contains("File log re-opened", StringComparison.Ordinal) ? File.ReadAllText(logFile) : null);
             Assert.Matches(ReopenedLine(), text);
             Assert.False(server.HasExited, server.Diagnostics());
+        }
+        finally
+        {
+            Directory.Delete(folder, recursive: true);
+        }
+    }
+
+    [Fact]
+    public async Task A_log_file_past_its_size_limit_is_rotated_to_a_timestamped_backup()
+    {
+        var folder = Directory.CreateTempSubdirectory("courier-log-").FullName;
+        try
+        {
+            var logFile = Path.Combine(folder, "server.log");
+            await using var server = await _server.StartServerAsync("logfile_size_limit: 2KB\n", "-l", logFile, "-DV");
+            // Each connection logs a few debug and trace lines; stop once a backup appears (bounded).
+            string? backup = null;
+            for (var i = 0; i < 200 && backup is null; i++)
+            {
+                await using (var c = await WireClient.ConnectAsync(server))
+                {
+                    await c.HandshakeAsync();
+                }
+
+                backup = Directory.GetFiles(folder).FirstOrDefault(f => BackupName().IsMatch(Path.GetFileName(f)));
+            }
+
+            Assert.True(backup is not null, $"no backup in {string.Join(", ", Directory.GetFiles(folder))}\n{server.Diagnostics()}");
+            var text = await WaitForAsync(() => File.Exists(logFile) && File.ReadAllText(logFile) is { Length: > 0 } t ? t : null);
+            Assert.Contains($"[INF] Rotated log, backup saved as \"{backup}\"", text, StringComparison.Ordinal);
         }
         finally
         {
@@ -227,6 +273,9 @@ public abstract partial class OperationsTests<TServer> : IClassFixture<TServer>
 
     [GeneratedRegex(@"(?m)^\[\d+\] \d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{6} \[INF\] File log re-opened\r?$")]
     private static partial Regex ReopenedLine();
+
+    [GeneratedRegex(@"^server\.log\.\d{4}\.\d\d\.\d\d\.\d\d\.\d\d\.\d\d\.\d{9}$")]
+    private static partial Regex BackupName();
 
     [GeneratedRegex("^INFO .*\"ldm\":true")]
     private static partial Regex LameDuckInfo();
