@@ -429,7 +429,12 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
         if (user is null && mqtt?.NoAuthUser is { } noAuthUser)
         {
-            var entry = Options.Users.Find(u => u.User == noAuthUser);
+            UserEntry? entry;
+            lock (_authLock)
+            {
+                entry = Options.Users.Find(u => u.User == noAuthUser);
+            }
+
             return entry is null ? AuthResult.Denied : new AuthResult(true, entry.User, entry.Permissions ?? Options.DefaultPermissions);
         }
 

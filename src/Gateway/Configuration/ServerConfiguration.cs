@@ -139,6 +139,12 @@ internal sealed class ServerConfiguration
     /// <summary>Checks that hold whatever set the values (file or flags); null when all is well.</summary>
     private static string? Validate(ServerOptions options)
     {
+        if (options.LameDuckGracePeriod >= options.LameDuckDuration)
+        {
+            // nats-server's validateOptions, with Go's duration text.
+            return $"lame duck grace period ({Monitoring.MonitoringServer.GoDurationText(options.LameDuckGracePeriod)}) should be strictly lower than lame duck duration ({Monitoring.MonitoringServer.GoDurationText(options.LameDuckDuration)})";
+        }
+
         if (options.Port is < -1 or > MaxPort)
         {
             return $"port {options.Port} is out of range (0-{MaxPort}, or -1 for a random port)";

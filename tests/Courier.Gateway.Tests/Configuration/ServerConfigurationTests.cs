@@ -87,6 +87,18 @@ public sealed class ServerConfigurationTests
     }
 
     [Fact]
+    public void A_lame_duck_grace_period_not_under_the_duration_is_refused()
+    {
+        using var dir = new TempConfigDirectory();
+        var file = dir.Write("server.conf", "lame_duck_duration: \"30s\"\nlame_duck_grace_period: \"30s\"\n");
+
+        var config = ServerConfiguration.Load(["-c", file]);
+
+        Assert.Equal(CommandLineAction.Error, config.Action);
+        Assert.Equal("lame duck grace period (30s) should be strictly lower than lame duck duration (30s)", config.Error);
+    }
+
+    [Fact]
     public void Signal_flag_asks_to_send_the_signal_without_reading_the_config()
     {
         var config = ServerConfiguration.Load(["-c", "/nonexistent/server.conf", "--signal", "ldm=123"]);
