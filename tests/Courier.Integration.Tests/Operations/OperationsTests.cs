@@ -2,6 +2,8 @@ using System.Diagnostics;
 using System.Net.Sockets;
 using System.Text.RegularExpressions;
 using Courier.Integration.Tests.Infrastructure;
+using NATS.Client.JetStream;
+using NATS.Client.JetStream.Models;
 
 namespace Courier.Integration.Tests.Operations;
 
@@ -151,6 +153,41 @@ public abstract partial class OperationsTests<TServer> : IClassFixture<TServer>
             var (exitCode, output) = await server.RunCommandAsync("--signal", $"ldm={server.Pid}");
             Assert.True(exitCode == 0, output);
         });
+    }
+
+    [Fact]
+    public async Task Lame_duck_mode_keeps_acknowledged_jetstream_messages_for_the_next_start()
+    {
+        var storeDir = Directory.CreateTempSubdirectory("courier-ldm-js-").FullName;
+        try
+        {
+            using var cts = new CancellationTokenSource(NatsNetClient.TestTimeout);
+            await using (var server = await _server.StartServerAsync(LameDuckConfig, "-js", "-sd", storeDir))
+            {
+                await using (var nats = await NatsNetClient.ConnectAsync(server.Url))
+                {
+                    var js = new NatsJSContext(nats);
+                    await js.CreateStreamAsync(new StreamConfig("LDM", ["ldm.>"]), cts.Token);
+                    for (var i = 1; i <= 3; i++)
+                    {
+                        var ack = await js.PublishAsync($"ldm.{i}", $"m{i}", cancellationToken: cts.Token);
+                        Assert.Equal((ulong)i, ack.Seq);
+                    }
+                }
+
+                await server.SignalAsync("USR2");
+                Assert.Equal(0, await server.WaitForExitAsync(WaitLimit));
+            }
+
+            await using var restarted = await _server.StartServerAsync(null, "-js", "-sd", storeDir);
+            await using var again = await NatsNetClient.ConnectAsync(restarted.Url);
+            var stream = await new NatsJSContext(again).GetStreamAsync("LDM", cancellationToken: cts.Token);
+            Assert.Equal(3, stream.Info.State.Messages);
+        }
+        finally
+        {
+            Directory.Delete(storeDir, recursive: true);
+        }
     }
 
     [Fact]
