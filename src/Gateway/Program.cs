@@ -61,6 +61,10 @@ foreach (var warning in configuration.Warnings)
 
 // Disposed explicitly below, once: "Server Exiting.." is logged after everything has stopped.
 var host = new ServerHost(options, loggerFactory);
+
+// Signals are handled from before the ports file is written, as nats-server's Start does: a
+// supervisor may signal as soon as it sees the server listening.
+using var signals = new ProcessSignals(host, sink, log, args);
 try
 {
     await host.StartAsync();
@@ -72,7 +76,6 @@ catch (Exception e) when (e is System.Net.Sockets.SocketException or IOException
     return 1;
 }
 
-using var signals = new ProcessSignals(host, sink, log, args);
 var exitCode = await signals.WaitForStopAsync();
 log.LogInformation("Initiating Shutdown...");
 await host.DisposeAsync();

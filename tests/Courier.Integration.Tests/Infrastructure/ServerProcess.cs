@@ -187,10 +187,12 @@ public sealed class ServerProcess : IAsyncDisposable
     /// <summary>The server's temporary folder (its ports file and config), deleted on dispose.</summary>
     public string Folder => _directory;
 
-    /// <summary>Sends <paramref name="signal"/> (e.g. <c>USR2</c>) to this process with <c>kill -s</c>.</summary>
+    /// <summary>Sends <paramref name="signal"/> (e.g. <c>USR2</c>) to this process with the shell's <c>kill -s</c>
+    /// (a builtin of every POSIX sh, so no package is needed).</summary>
     public async Task SignalAsync(string signal)
     {
-        using var kill = Process.Start(new ProcessStartInfo("kill", ["-s", signal, Pid.ToString(System.Globalization.CultureInfo.InvariantCulture)]) { UseShellExecute = false })!;
+        var command = $"kill -s {signal} {Pid.ToString(System.Globalization.CultureInfo.InvariantCulture)}";
+        using var kill = Process.Start(new ProcessStartInfo("/bin/sh", ["-c", command]) { UseShellExecute = false })!;
         await kill.WaitForExitAsync();
         if (kill.ExitCode != 0)
         {
