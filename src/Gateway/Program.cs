@@ -1,7 +1,8 @@
-using System.Runtime.InteropServices;
 using Courier.Actors.Server;
 using Courier.Gateway;
 using Courier.Gateway.Configuration;
+using Courier.Gateway.Logging;
+using Courier.Gateway.Signals;
 using Microsoft.Extensions.Logging;
 
 // Socket completions run on the socket engine's thread instead of hopping to the thread pool: the
@@ -23,35 +24,47 @@ switch (configuration.Action)
     case CommandLineAction.ShowHelp:
         Console.WriteLine(CommandLine.Usage);
         return 0;
+    case CommandLineAction.SendSignal:
+        if (SignalCommand.Run(configuration.Signal!) is { } signalError)
+        {
+            Console.Error.WriteLine($"courier: {signalError}");
+            return 1;
+        }
+
+        return 0;
     case CommandLineAction.Error:
         Console.Error.WriteLine(configuration.Error);
         return 1;
 }
 
 var options = configuration.Options;
-StreamWriter? logFile = null;
-if (options.LogFile is { } logPath)
+NatsLogSink sink;
+try
 {
-    logFile = new StreamWriter(new FileStream(logPath, FileMode.Append, FileAccess.Write, FileShare.ReadWrite)) { AutoFlush = true };
-    Console.SetOut(logFile);
+    sink = new NatsLogSink(options.LogFile, options.Logtime, options.LogSizeLimit, NatsLogSink.LevelFor(options.Debug, options.Trace));
+}
+catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+{
+    Console.Error.WriteLine($"error opening file: {e.Message}");
+    return 1;
 }
 
+using var logSink = sink;
 using var loggerFactory = LoggerFactory.Create(builder => builder
-    .SetMinimumLevel(options.Trace ? LogLevel.Trace : options.Debug ? LogLevel.Debug : LogLevel.Information)
-    .AddFilter("Microsoft", LogLevel.Warning)
-    .AddSimpleConsole(console =>
-    {
-        console.SingleLine = true;
-        console.UseUtcTimestamp = true;
-        console.TimestampFormat = $"[{Environment.ProcessId}] yyyy/MM/dd HH:mm:ss.ffffff ";
-    }));
+    .SetMinimumLevel(LogLevel.Trace) // the sink filters, so a reload can change the level
+    .AddProvider(new NatsLoggerProvider(sink)));
 var log = loggerFactory.CreateLogger("courier");
 foreach (var warning in configuration.Warnings)
 {
     log.LogWarning("{Warning}", warning);
 }
 
-await using var host = new ServerHost(options, loggerFactory);
+// Disposed explicitly below, once: "Server Exiting.." is logged after everything has stopped.
+var host = new ServerHost(options, loggerFactory);
+
+// Signals are handled from before the ports file is written, as nats-server's Start does: a
+// supervisor may signal as soon as it sees the server listening.
+using var signals = new ProcessSignals(host, sink, log, args);
 try
 {
     await host.StartAsync();
@@ -59,21 +72,12 @@ try
 catch (Exception e) when (e is System.Net.Sockets.SocketException or IOException)
 {
     log.LogCritical("Error starting server: {Error}", e.Message);
+    await host.DisposeAsync();
     return 1;
 }
 
-var stop = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-using var sigterm = PosixSignalRegistration.Create(PosixSignal.SIGTERM, context =>
-{
-    context.Cancel = true;
-    stop.TrySetResult();
-});
-using var sigint = PosixSignalRegistration.Create(PosixSignal.SIGINT, context =>
-{
-    context.Cancel = true;
-    stop.TrySetResult();
-});
-await stop.Task;
+var exitCode = await signals.WaitForStopAsync();
+log.LogInformation("Initiating Shutdown...");
+await host.DisposeAsync();
 log.LogInformation("Server Exiting..");
-logFile?.Dispose();
-return 0;
+return exitCode;

@@ -21,7 +21,7 @@ namespace Courier.Actors.Server;
 /// Listeners hand it accepted sockets; monitoring reads its state. Created cheaply (no actors), then
 /// <see cref="StartAsync"/> starts the actors, so a host can bind its listeners meanwhile.
 /// </summary>
-public sealed class Broker : IAsyncDisposable, IConnectionFactory
+public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 {
     /// <summary>Literal router shards (plus one for subscriptions starting with a wildcard).</summary>
     internal const int DefaultLiteralShards = 4;
@@ -787,7 +787,12 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
 
         if (user is null && mqtt?.NoAuthUser is { } noAuthUser)
         {
-            var entry = Options.Users.Find(u => u.User == noAuthUser);
+            UserEntry? entry;
+            lock (_authLock)
+            {
+                entry = Options.Users.Find(u => u.User == noAuthUser);
+            }
+
             return entry is null ? AuthResult.Denied : new AuthResult(true, entry.User, entry.Permissions ?? Options.DefaultPermissions);
         }
 
@@ -806,6 +811,14 @@ public sealed class Broker : IAsyncDisposable, IConnectionFactory
     /// configured user is refused.
     /// </summary>
     internal AuthResult Authenticate(ConnectOptions connect, X509Certificate2? clientCertificate = null, bool webSocket = false)
+    {
+        lock (_authLock)
+        {
+            return AuthenticateUnderLock(connect, clientCertificate, webSocket);
+        }
+    }
+
+    private AuthResult AuthenticateUnderLock(ConnectOptions connect, X509Certificate2? clientCertificate, bool webSocket)
     {
         var o = Options;
         if (webSocket && o.WebSocket is { AuthOverride: true } ws)

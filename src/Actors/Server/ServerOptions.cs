@@ -109,6 +109,18 @@ public sealed class ServerOptions
     /// <summary><c>log_file</c>, <c>-l</c>.</summary>
     public string? LogFile { get; set; }
 
+    /// <summary><c>logtime</c>, <c>-T</c>: log lines carry a timestamp (nats-server's default).</summary>
+    public bool Logtime { get; set; } = true;
+
+    /// <summary><c>logfile_size_limit</c>: the log file is rotated past this many bytes; 0 never.</summary>
+    public long LogSizeLimit { get; set; }
+
+    /// <summary><c>lame_duck_duration</c>: how long lame duck mode spreads the closing of clients (nats-server: 2 minutes).</summary>
+    public TimeSpan LameDuckDuration { get; set; } = TimeSpan.FromMinutes(2);
+
+    /// <summary><c>lame_duck_grace_period</c>: how long lame duck mode waits before it closes the first client (nats-server: 10 s).</summary>
+    public TimeSpan LameDuckGracePeriod { get; set; } = TimeSpan.FromSeconds(10);
+
     /// <summary><c>ports_file_dir</c>, <c>--ports_file_dir</c>.</summary>
     public string? PortsFileDir { get; set; }
 

@@ -23,6 +23,8 @@ internal static class CommandLine
             -n, --name
                 --server_name <server_name>  Server name (default: auto)
             -P, --pid <file>                 File to store PID
+            -sl,--signal <signal>[=<pid>]    Send signal to nats-server process (ldm, stop, quit, term, reopen, reload)
+                                             <pid> can be either a PID (e.g. 1) or the path to a PID file (e.g. /var/run/nats-server.pid)
             -m, --http_port <port>           Use port for http monitoring
             -ms,--https_port <port>          Use port for https monitoring
             -c, --config <file>              Configuration file
@@ -30,6 +32,8 @@ internal static class CommandLine
 
         Logging Options:
             -l, --log <file>                 File to redirect log output
+            -T, --logtime                    Timestamp log entries (default: true)
+                --log_size_limit <bytes>     Rotate the log file past this size
             -D, --debug                      Enable debugging output
             -V, --trace                      Trace the raw protocol
             -DV                              Debug and trace
@@ -256,11 +260,12 @@ internal static class CommandLine
         Add(Kind.Int, (s, v) => s.Flags.ConnectRetries = (int)v, "connect_retries");
         Add(Kind.String, (s, v) => s.Flags.ClusterAdvertise = (string)v, "cluster_advertise");
 
-        Ignored(Kind.Bool, "T", "logtime");
+        Add(Kind.Bool, (s, v) => s.Flags.Logtime = (bool)v, "T", "logtime");
+        Add(Kind.Int, (s, v) => s.Flags.LogSizeLimit = (int)v, "log_size_limit");
+        Add(Kind.String, (s, v) => s.Flags.Signal = (string)v, "sl", "signal");
         Ignored(Kind.Bool, "logtime_utc");
         Ignored(Kind.Bool, "s", "syslog");
         Ignored(Kind.String, "r", "remote_syslog");
-        Ignored(Kind.Int, "log_size_limit");
         Ignored(Kind.Int, "max_traced_msg_len");
         Ignored(Kind.String, "client_advertise");
         return flags.ToFrozenDictionary(StringComparer.Ordinal);

@@ -12,6 +12,9 @@ internal enum CommandLineAction
     /// <summary><c>-h</c>, <c>--help</c> or the command <c>help</c>: print <see cref="CommandLine.Usage"/> and exit 0.</summary>
     ShowHelp,
 
+    /// <summary><c>--signal command[=pid]</c>: signal a running server and exit.</summary>
+    SendSignal,
+
     /// <summary>Bad flags or config: print the error and exit non-zero.</summary>
     Error,
 }

@@ -53,6 +53,15 @@ internal sealed class CommandLineFlags
     /// <summary><c>-P</c>, <c>--pid</c>.</summary>
     public string? PidFile { get; set; }
 
+    /// <summary><c>-T</c>, <c>--logtime</c>.</summary>
+    public bool? Logtime { get; set; }
+
+    /// <summary><c>--log_size_limit</c>, bytes.</summary>
+    public long? LogSizeLimit { get; set; }
+
+    /// <summary><c>-sl</c>, <c>--signal</c>: <c>command[=pid]</c> to send to a running server.</summary>
+    public string? Signal { get; set; }
+
     /// <summary><c>--ports_file_dir</c>.</summary>
     public string? PortsFileDir { get; set; }
 
@@ -180,6 +189,16 @@ internal sealed class CommandLineFlags
         if (PidFile is not null)
         {
             options.PidFile = PidFile;
+        }
+
+        if (Logtime is { } logtime)
+        {
+            options.Logtime = logtime;
+        }
+
+        if (LogSizeLimit is { } limit)
+        {
+            options.LogSizeLimit = limit;
         }
 
         if (PortsFileDir is not null)

@@ -19,12 +19,12 @@ internal sealed partial class OptionsBinder
 {
     /// <summary>Top-level nats-server keys Courier accepts but ignores (warned, never fatal).</summary>
     private static readonly FrozenSet<string> UnsupportedTopLevel = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
-        "client_advertise", "trace_headers", "logtime", "logtime_utc", "mappings", "maps", "disable_sublist_cache",
+        "client_advertise", "trace_headers", "logtime_utc", "mappings", "maps", "disable_sublist_cache",
         "no_sublist_cache", "accounts", "default_sentinel", "https", "http_base_path",
-        "gateway", "leaf", "leafnodes", "logfile_size_limit", "log_size_limit", "logfile_max_num", "log_max_num",
+        "gateway", "leaf", "leafnodes", "logfile_max_num", "log_max_num",
         "syslog", "remote_syslog", "prof_port", "prof_block_rate", "proxy_protocol", "max_traced_msg_len",
         "max_sub_tokens", "max_subscription_tokens", "ocsp", "allow_non_tls", "write_timeout",
-        "lame_duck_duration", "lame_duck_grace_period", "operator", "operators", "roots", "root", "root_operators",
+        "operator", "operators", "roots", "root", "root_operators",
         "root_operator", "resolver", "account_resolver", "accounts_resolver", "resolver_tls", "resolver_preload",
         "resolver_pinned_accounts", "no_auth_user", "system_account", "system", "no_system_account", "no_system",
         "no_sys_acc", "no_header_support", "trusted", "trusted_keys", "connect_error_reports",
@@ -265,7 +265,11 @@ internal sealed partial class OptionsBinder
 
                 break;
             default:
-                Unknown(entry, UnsupportedTopLevel);
+                if (!BindOperations(entry))
+                {
+                    Unknown(entry, UnsupportedTopLevel);
+                }
+
                 break;
         }
     }

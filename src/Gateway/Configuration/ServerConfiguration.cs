@@ -43,6 +43,9 @@ internal sealed class ServerConfiguration
     /// </summary>
     public string? Error { get; }
 
+    /// <summary>For <see cref="CommandLineAction.SendSignal"/>: the <c>--signal</c> value, <c>command[=pid or pid file]</c>.</summary>
+    public string? Signal { get; private init; }
+
     /// <summary>Builds the options from the process arguments (without the program name). Never throws for bad input.</summary>
     public static ServerConfiguration Load(IReadOnlyList<string> args)
     {
@@ -58,8 +61,14 @@ internal sealed class ServerConfiguration
             return new(commandLine.Action, options, commandLine.Warnings, null);
         }
 
-        var warnings = new List<string>(commandLine.Warnings);
         var flags = commandLine.Flags;
+        if (flags.Signal is { } signal)
+        {
+            // nats-server sends the signal before it reads the config file, then exits.
+            return new(CommandLineAction.SendSignal, options, commandLine.Warnings, null) { Signal = signal };
+        }
+
+        var warnings = new List<string>(commandLine.Warnings);
         if (flags.ConfigFile is { } file)
         {
             try
@@ -135,6 +144,12 @@ internal sealed class ServerConfiguration
     /// <summary>Checks that hold whatever set the values (file or flags); null when all is well.</summary>
     private static string? Validate(ServerOptions options)
     {
+        if (options.LameDuckGracePeriod >= options.LameDuckDuration)
+        {
+            // nats-server's validateOptions, with Go's duration text.
+            return $"lame duck grace period ({Monitoring.MonitoringServer.GoDurationText(options.LameDuckGracePeriod)}) should be strictly lower than lame duck duration ({Monitoring.MonitoringServer.GoDurationText(options.LameDuckDuration)})";
+        }
+
         if (options.Port is < -1 or > MaxPort)
         {
             return $"port {options.Port} is out of range (0-{MaxPort}, or -1 for a random port)";

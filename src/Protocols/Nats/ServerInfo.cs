@@ -62,6 +62,11 @@ public sealed class ServerInfo
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public string? Nonce { get; set; }
 
+    /// <summary>Set only in the async INFO that announces lame duck mode.</summary>
+    [JsonPropertyName("ldm")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool LameDuckMode { get; set; }
+
     [JsonPropertyName("connect_urls")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public IReadOnlyList<string>? ConnectUrls { get; set; }

@@ -217,19 +217,31 @@ public sealed class CommandLineTests
     [Fact]
     public void Ignored_nats_server_flags_are_accepted_with_a_warning()
     {
-        var result = CommandLine.Parse(["-T=false", "--syslog", "-r", "udp://x:514", "-p", "1"]);
+        var result = CommandLine.Parse(["--logtime_utc", "--syslog", "-r", "udp://x:514", "-p", "1"]);
 
         Assert.Equal(CommandLineAction.Run, result.Action);
         Assert.Equal(1, result.Flags.Port);
         Assert.Equal(3, result.Warnings.Count);
-        Assert.Contains("flag -logtime is not supported by Courier and is ignored", result.Warnings);
+        Assert.Contains("flag -syslog is not supported by Courier and is ignored", result.Warnings);
+    }
+
+    [Fact]
+    public void Logtime_log_size_limit_and_signal_flags_are_parsed()
+    {
+        var result = CommandLine.Parse(["-T=false", "--log_size_limit", "1000", "-sl", "reload=/tmp/x.pid"]);
+
+        Assert.Equal(CommandLineAction.Run, result.Action);
+        Assert.Empty(result.Warnings);
+        Assert.False(result.Flags.Logtime);
+        Assert.Equal(1000, result.Flags.LogSizeLimit);
+        Assert.Equal("reload=/tmp/x.pid", result.Flags.Signal);
     }
 
     [Fact]
     public void Usage_lists_the_implemented_flags()
     {
         foreach (var flag in new[] { "--addr", "--port", "--server_name", "--http_port", "--config", "--jetstream", "--store_dir",
-            "--user", "--pass", "--auth", "--debug", "--trace", "-DV", "--log", "--pid", "--ports_file_dir", "--help", "--version" })
+            "--user", "--pass", "--auth", "--debug", "--trace", "-DV", "--log", "--logtime", "--signal", "--pid", "--ports_file_dir", "--help", "--version" })
         {
             Assert.Contains(flag, CommandLine.Usage);
         }

@@ -172,11 +172,31 @@ public sealed class OptionsBinderTests
     [Fact]
     public void Nats_server_keys_courier_does_not_implement_are_reported_as_unsupported()
     {
-        var (_, warnings) = Bind("gateway { port: 7222 }\nlogtime: false\njetstream { domain: hub }\n");
+        var (_, warnings) = Bind("gateway { port: 7222 }\nsyslog: true\njetstream { domain: hub }\n");
 
         Assert.Equal(3, warnings.Count);
         Assert.All(warnings, w => Assert.Contains("is not supported by Courier and is ignored", w));
         Assert.StartsWith("test.conf:1:1: field \"gateway\"", warnings[0]);
+    }
+
+    [Fact]
+    public void Logging_and_lame_duck_keys_are_bound()
+    {
+        var (options, warnings) = Bind("logtime: false\nlogfile_size_limit: 1KB\nlame_duck_duration: \"45s\"\nlame_duck_grace_period: \"3s\"\n");
+
+        Assert.Empty(warnings);
+        Assert.False(options.Logtime);
+        Assert.Equal(1024, options.LogSizeLimit);
+        Assert.Equal(TimeSpan.FromSeconds(45), options.LameDuckDuration);
+        Assert.Equal(TimeSpan.FromSeconds(3), options.LameDuckGracePeriod);
+    }
+
+    [Fact]
+    public void A_lame_duck_duration_under_30_seconds_is_refused_as_nats_server()
+    {
+        var error = Assert.Throws<ConfigException>(() => Bind("lame_duck_duration: \"2s\"\n"));
+
+        Assert.Contains("invalid lame_duck_duration of 2s, minimum is 30 seconds", error.Message);
     }
 
     [Fact]

@@ -79,11 +79,32 @@ public sealed class ServerConfigurationTests
         using var dir = new TempConfigDirectory();
         var file = dir.Write("server.conf", "port: 5222\nfoo: 1\n");
 
-        var config = ServerConfiguration.Load(["-c", file, "-T"]);
+        var config = ServerConfiguration.Load(["-c", file, "--syslog"]);
 
         Assert.Equal(CommandLineAction.Run, config.Action);
         Assert.Equal(2, config.Warnings.Count);
         Assert.Contains(config.Warnings, w => w == $"{file}:2:1: unknown field \"foo\"");
+    }
+
+    [Fact]
+    public void A_lame_duck_grace_period_not_under_the_duration_is_refused()
+    {
+        using var dir = new TempConfigDirectory();
+        var file = dir.Write("server.conf", "lame_duck_duration: \"30s\"\nlame_duck_grace_period: \"30s\"\n");
+
+        var config = ServerConfiguration.Load(["-c", file]);
+
+        Assert.Equal(CommandLineAction.Error, config.Action);
+        Assert.Equal("lame duck grace period (30s) should be strictly lower than lame duck duration (30s)", config.Error);
+    }
+
+    [Fact]
+    public void Signal_flag_asks_to_send_the_signal_without_reading_the_config()
+    {
+        var config = ServerConfiguration.Load(["-c", "/nonexistent/server.conf", "--signal", "ldm=123"]);
+
+        Assert.Equal(CommandLineAction.SendSignal, config.Action);
+        Assert.Equal("ldm=123", config.Signal);
     }
 
     [Fact]

@@ -184,6 +184,55 @@ public sealed class ServerProcess : IAsyncDisposable
         }
     }
 
+    /// <summary>The server's temporary folder (its ports file and config), deleted on dispose.</summary>
+    public string Folder => _directory;
+
+    /// <summary>Sends <paramref name="signal"/> (e.g. <c>USR2</c>) to this process with the shell's <c>kill -s</c>
+    /// (a builtin of every POSIX sh, so no package is needed).</summary>
+    public async Task SignalAsync(string signal)
+    {
+        var command = $"kill -s {signal} {Pid.ToString(System.Globalization.CultureInfo.InvariantCulture)}";
+        using var kill = Process.Start(new ProcessStartInfo("/bin/sh", ["-c", command]) { UseShellExecute = false })!;
+        await kill.WaitForExitAsync();
+        if (kill.ExitCode != 0)
+        {
+            throw new InvalidOperationException($"kill -s {signal} {Pid} exited with {kill.ExitCode}");
+        }
+    }
+
+    /// <summary>Waits up to <paramref name="timeout"/> for the process to end by itself; returns its exit code, or null if it still runs.</summary>
+    public async Task<int?> WaitForExitAsync(TimeSpan timeout)
+    {
+        using var cts = new CancellationTokenSource(timeout);
+        try
+        {
+            await _process.WaitForExitAsync(cts.Token);
+            return _process.ExitCode;
+        }
+        catch (OperationCanceledException)
+        {
+            return null;
+        }
+    }
+
+    /// <summary>Runs this server's executable once more with <paramref name="args"/> (e.g. <c>--signal</c>); returns its exit code and output.</summary>
+    public async Task<(int ExitCode, string Output)> RunCommandAsync(params string[] args)
+    {
+        var executable = ServerExecutable.For(Kind);
+        var info = new ProcessStartInfo(executable.FileName, [.. executable.LeadingArguments, .. args])
+        {
+            UseShellExecute = false,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+        };
+        using var process = Process.Start(info)!;
+        var output = process.StandardOutput.ReadToEndAsync();
+        var error = process.StandardError.ReadToEndAsync();
+        using var cts = new CancellationTokenSource(StartTimeout);
+        await process.WaitForExitAsync(cts.Token);
+        return (process.ExitCode, await output + await error);
+    }
+
     /// <summary>Kills the process (by its id), waits for it, removes the temporary folder.</summary>
     public async ValueTask DisposeAsync()
     {

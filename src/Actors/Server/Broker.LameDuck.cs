@@ -1,0 +1,42 @@
+using Courier.Actors.Connections;
+using Courier.Protocols.Nats;
+
+namespace Courier.Actors.Server;
+
+/// <summary>Lame duck mode's part in the broker: telling clients, then closing them one by one.</summary>
+public sealed partial class Broker
+{
+    /// <summary>Whether lame duck mode has begun (the listeners are closed or closing).</summary>
+    public bool IsLameDuck { get; private set; }
+
+    /// <summary>
+    /// Marks the broker as in lame duck mode and sends every NATS client that accepts async INFO
+    /// (CONNECT protocol 1, as nats-server's sendAsyncInfoToClients) an INFO with <c>"ldm":true</c>.
+    /// Returns the clients open at that moment, for the host to close gradually.
+    /// </summary>
+    internal IReadOnlyList<ClientConnection> EnterLameDuckMode()
+    {
+        IsLameDuck = true;
+        var clients = new List<ClientConnection>();
+        foreach (var client in Clients)
+        {
+            if (client.IsClosed)
+            {
+                continue;
+            }
+
+            clients.Add(client);
+            if (!client.IsMqtt && client.ConnectOptions is { Protocol: >= 1 })
+            {
+                var info = CreateInfo(client);
+                info.LameDuckMode = true;
+                // INFO {json}\r\n
+                client.Outbound.Write(ProtocolWriter.Info(info));
+                client.Outbound.Signal();
+            }
+        }
+
+        return clients;
+    }
+
+}
