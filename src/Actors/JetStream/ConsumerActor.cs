@@ -325,13 +325,31 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         var state = _store.State();
         return _config.DeliverPolicy switch
         {
-            "last" => Math.Max(state.LastSeq, 1),
+            "last" => Math.Max(LastFilteredSequence(state.LastSeq), 1),
             "new" => state.LastSeq + 1,
             "by_start_sequence" => Math.Max(_config.OptStartSeq, 1),
             "by_start_time" when _config.OptStartTime is { } time =>
                 Math.Max(_store.GetSequenceFromTime((time.ToUniversalTime() - DateTime.UnixEpoch).Ticks * 100), 1),
             _ => Math.Max(state.FirstSeq, 1),
         };
+    }
+
+    /// <summary>deliver_policy last: the stream's last message, or with filters the last one they match (nats-server's FilteredState.Last).</summary>
+    private ulong LastFilteredSequence(ulong streamLast)
+    {
+        var filters = ConsumerConfigRules.Filters(_config);
+        if (filters.Count == 0)
+        {
+            return streamLast;
+        }
+
+        ulong last = 0;
+        foreach (var filter in filters)
+        {
+            last = Math.Max(last, _store.FilteredState(1, filter).Last);
+        }
+
+        return last;
     }
 
     /// <summary>Delivers redeliveries first, then new messages, while someone waits and the ack window allows.</summary>
@@ -799,6 +817,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         NumRedelivered = _redelivered,
         NumWaiting = _waiting.Count,
         NumPending = NumPending(),
+        PushBound = IsPush && _context.HasInterest(_config.DeliverSubject!), // someone subscribes to the deliver subject, as nats-server's o.active
         Ts = DateTime.UtcNow,
     };
 

@@ -56,6 +56,7 @@ public abstract class NatsNetCoreTests<TServer> : IClassFixture<TServer>
             Name = "natsnet-backpressure",
             MaxReconnectRetry = 0,
             SubPendingChannelFullMode = BoundedChannelFullMode.Wait, // the client reads no faster than the test consumes
+            CommandTimeout = TimeSpan.FromMinutes(1), // a publish waits while the server stalls this producer
         });
         await nats.ConnectAsync();
         var disconnects = 0;

@@ -77,6 +77,7 @@ public abstract partial class OperationsTests<TServer> : IClassFixture<TServer>
         await using var c = await WireClient.ConnectAsync(server);
         await c.HandshakeAsync();
 
+        c.Timeout = WaitLimit; // a loaded machine may take seconds to run the handler; the test is not about speed
         await server.SignalAsync(signal);
 
         await c.ExpectClosedAsync();
@@ -280,6 +281,7 @@ public abstract partial class OperationsTests<TServer> : IClassFixture<TServer>
             using var refused = new TcpClient();
             await refused.ConnectAsync("127.0.0.1", server.Port);
         });
+        c.Timeout = WaitLimit;
         await c.ExpectClosedAsync();
         Assert.True(clock.Elapsed >= TimeSpan.FromSeconds(0.9), $"closed after {clock.Elapsed}, before the 1 s grace period");
         Assert.Equal(0, await server.WaitForExitAsync(WaitLimit));

@@ -97,10 +97,58 @@ public abstract class JetStreamConsumerRulesTests<TServer> : IClassFixture<TServ
         });
     }
 
+    [Fact]
+    public async Task Deliver_last_with_a_filter_starts_at_the_filters_last_message_and_push_bound_follows_the_deliver_subjects_interest()
+    {
+        await _server.WithJetStreamAsync(async server =>
+        {
+            await using var c = await WireClient.ConnectAsync(server);
+            await c.HandshakeAsync();
+            await c.SendAsync("SUB _INBOX.api 1\r\nSUB _INBOX.fetch 3\r\n");
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.L", """{"name":"L","subjects":["l.>"],"storage":"memory"}""")) { }
+            await c.SendAsync("PUB l.a 1\r\n1\r\nPUB l.a 1\r\n2\r\nPUB l.b 1\r\n3\r\n");
+            await c.PingPongAsync();
+
+            // The stream's last message is l.b (3); the filter's is the second l.a (2).
+            using (await RequestAsync(c, "$JS.API.CONSUMER.DURABLE.CREATE.L.LA", """{"stream_name":"L","config":{"durable_name":"LA","ack_policy":"explicit","deliver_policy":"last","filter_subject":"l.a"}}""")) { }
+            await c.SendAsync("PUB $JS.API.CONSUMER.MSG.NEXT.L.LA _INBOX.fetch 11\r\n{\"batch\":1}\r\n");
+            var first = await c.ExpectMsgAsync();
+            Assert.Equal(("l.a", "2"), (first.Subject, first.PayloadText));
+            Assert.StartsWith("$JS.ACK.L.LA.1.2.1.", first.Reply, StringComparison.Ordinal);
+
+            // A push consumer is bound while someone subscribes to its deliver subject.
+            using (var created = await RequestAsync(c, "$JS.API.CONSUMER.DURABLE.CREATE.L.P", """{"stream_name":"L","config":{"durable_name":"P","ack_policy":"explicit","deliver_subject":"push.l"}}"""))
+            {
+                Assert.False(created.RootElement.TryGetProperty("push_bound", out _));
+            }
+
+            await c.SendAsync("SUB push.l 4\r\n"); // deliveries start at once; RequestAsync passes over them
+            var bound = false;
+            for (var attempt = 0; attempt < 100 && !bound; attempt++)
+            {
+                using var info = await RequestAsync(c, "$JS.API.CONSUMER.INFO.L.P", "");
+                bound = info.RootElement.TryGetProperty("push_bound", out var pushBound) && pushBound.GetBoolean();
+                if (!bound)
+                {
+                    await Task.Delay(100);
+                }
+            }
+
+            Assert.True(bound, "push_bound never became true with a subscriber on the deliver subject");
+        });
+    }
+
     private static async Task<JsonDocument> RequestAsync(WireClient c, string subject, string body)
     {
         await c.SendAsync($"PUB {subject} _INBOX.api {body.Length}\r\n{body}\r\n");
-        return JsonDocument.Parse((await c.ExpectMsgAsync()).Payload);
+        while (true)
+        {
+            var reply = await c.ExpectMsgAsync();
+            if (reply.Subject == "_INBOX.api")
+            {
+                return JsonDocument.Parse(reply.Payload); // other frames (push deliveries) are passed over
+            }
+        }
     }
 }
 
