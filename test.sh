@@ -59,7 +59,9 @@ fi
 
 log=$(mktemp)
 echo "== testing"
-dotnet test Courier.slnx -c "$config" --no-build --nologo --logger "console;verbosity=normal" "$@" 2>&1 | tee "$log"
+# One test assembly at a time: the cluster and integration suites each start many server processes, and
+# together on 2 cores they starved one another into timeouts (nats-server included).
+dotnet test Courier.slnx -c "$config" --no-build --nologo -m:1 --logger "console;verbosity=normal" "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 
 # VSTest ends each test assembly with a totals block:
