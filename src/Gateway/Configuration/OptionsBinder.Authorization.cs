@@ -107,6 +107,68 @@ internal sealed partial class OptionsBinder
     }
 
     /// <summary><c>timeout</c>: seconds as an integer or float, or a duration string.</summary>
+    /// <summary>What nats-server's parseSimpleAuth reads: one user and password, a token, a timeout.</summary>
+    private sealed class SimpleAuthorization
+    {
+        public string? Username { get; set; }
+
+        public string? Password { get; set; }
+
+        public string? Token { get; set; }
+
+        public TimeSpan? Timeout { get; set; }
+    }
+
+    /// <summary>
+    /// The <c>authorization</c> block of the websocket, mqtt and cluster blocks (nats-server's
+    /// parseSimpleAuth); any other key goes to <paramref name="other"/>. Null when it is not a block.
+    /// </summary>
+    private SimpleAuthorization? BindSimpleAuthorization(ConfigEntry entry, Action<ConfigEntry> other)
+    {
+        if (entry.Value is not ConfigMap block)
+        {
+            Error(entry, $"expected a block for \"{entry.Key}\", got {Describe(entry.Value)}");
+            return null;
+        }
+
+        var auth = new SimpleAuthorization();
+        foreach (var e in block.Entries)
+        {
+            switch (e.Key.ToLowerInvariant())
+            {
+                case "user" or "username":
+                    if (TryString(e, out var s))
+                    {
+                        auth.Username = s;
+                    }
+
+                    break;
+                case "pass" or "password":
+                    if (TryString(e, out s))
+                    {
+                        auth.Password = s;
+                    }
+
+                    break;
+                case "token":
+                    if (TryString(e, out s))
+                    {
+                        auth.Token = s;
+                    }
+
+                    break;
+                case "timeout":
+                    auth.Timeout = AuthTimeout(e);
+                    break;
+                default:
+                    other(e);
+                    break;
+            }
+        }
+
+        return auth;
+    }
+
     private TimeSpan? AuthTimeout(ConfigEntry entry)
     {
         double seconds;

@@ -103,48 +103,29 @@ internal sealed partial class OptionsBinder
     /// </summary>
     private void BindClusterAuthorization(ConfigEntry entry, ClusterOptions cluster)
     {
-        if (entry.Value is not ConfigMap block)
+        var auth = BindSimpleAuthorization(entry, other =>
         {
-            Error(entry, $"expected a block for \"{entry.Key}\", got {Describe(entry.Value)}");
+            if (other.Key.Equals("users", StringComparison.OrdinalIgnoreCase))
+            {
+                Error(entry, "Cluster authorization does not allow multiple users");
+            }
+            else
+            {
+                Unknown(other, UnsupportedAuthorization);
+            }
+        });
+        if (auth is null)
+        {
             return;
         }
 
-        foreach (var e in block.Entries)
+        if (auth.Token is not null)
         {
-            switch (e.Key.ToLowerInvariant())
-            {
-                case "user" or "username":
-                    if (TryString(e, out var s))
-                    {
-                        cluster.Username = s;
-                    }
-
-                    break;
-                case "pass" or "password":
-                    if (TryString(e, out s))
-                    {
-                        cluster.Password = s;
-                    }
-
-                    break;
-                case "timeout":
-                    if (AuthTimeout(e) is { } timeout)
-                    {
-                        cluster.AuthTimeout = timeout;
-                    }
-
-                    break;
-                case "users":
-                    Error(entry, "Cluster authorization does not allow multiple users");
-                    break;
-                case "token":
-                    Error(entry, "Cluster authorization does not support tokens");
-                    break;
-                default:
-                    Unknown(e, UnsupportedAuthorization);
-                    break;
-            }
+            Error(entry, "Cluster authorization does not support tokens");
         }
+
+        (cluster.Username, cluster.Password) = (auth.Username ?? cluster.Username, auth.Password ?? cluster.Password);
+        cluster.AuthTimeout = auth.Timeout ?? cluster.AuthTimeout;
     }
 
     /// <summary><c>routes: [url, ...]</c>; a duplicate is a warning, an unparsable URL an error (parseURLs).</summary>

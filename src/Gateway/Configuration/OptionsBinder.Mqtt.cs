@@ -61,7 +61,12 @@ internal sealed partial class OptionsBinder
 
                     break;
                 case "authorization" or "authentication":
-                    BindMqttAuthorization(e, mqtt);
+                    if (BindSimpleAuthorization(e, other => Unknown(other, UnsupportedMqttAuthorization)) is { } mqttAuth)
+                    {
+                        (mqtt.Username, mqtt.Password, mqtt.Token) = (mqttAuth.Username ?? mqtt.Username, mqttAuth.Password ?? mqtt.Password, mqttAuth.Token ?? mqtt.Token);
+                        mqtt.AuthTimeout = mqttAuth.Timeout ?? mqtt.AuthTimeout; // seconds, as the server's authorization timeout
+                    }
+
                     break;
                 case "ack_wait" or "ackwait":
                     if (TryDuration(e, out var wait))
@@ -93,47 +98,4 @@ internal sealed partial class OptionsBinder
         _options.Mqtt = mqtt;
     }
 
-    private void BindMqttAuthorization(ConfigEntry entry, MqttOptions mqtt)
-    {
-        if (entry.Value is not ConfigMap block)
-        {
-            Error(entry, $"expected a block for \"authorization\", got {Describe(entry.Value)}");
-            return;
-        }
-
-        foreach (var e in block.Entries)
-        {
-            switch (e.Key.ToLowerInvariant())
-            {
-                case "user" or "username":
-                    if (TryString(e, out var s))
-                    {
-                        mqtt.Username = s;
-                    }
-
-                    break;
-                case "pass" or "password":
-                    if (TryString(e, out s))
-                    {
-                        mqtt.Password = s;
-                    }
-
-                    break;
-                case "token":
-                    if (TryString(e, out s))
-                    {
-                        mqtt.Token = s;
-                    }
-
-                    break;
-                case "timeout":
-                    // Seconds, as the server's authorization timeout (nats-server reads both the same way).
-                    mqtt.AuthTimeout = AuthTimeout(e) ?? mqtt.AuthTimeout;
-                    break;
-                default:
-                    Unknown(e, UnsupportedMqttAuthorization);
-                    break;
-            }
-        }
-    }
 }

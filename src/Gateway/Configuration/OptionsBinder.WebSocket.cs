@@ -85,7 +85,11 @@ internal sealed partial class OptionsBinder
 
                     break;
                 case "authorization" or "authentication":
-                    BindWebSocketAuthorization(e, ws);
+                    if (BindSimpleAuthorization(e, other => Unknown(other, NoUnsupported)) is { } wsAuth)
+                    {
+                        (ws.Username, ws.Password, ws.Token, ws.AuthTimeout) = (wsAuth.Username ?? ws.Username, wsAuth.Password ?? ws.Password, wsAuth.Token ?? ws.Token, wsAuth.Timeout ?? ws.AuthTimeout);
+                    }
+
                     break;
                 case "jwt_cookie":
                     if (TryString(e, out s))
@@ -141,50 +145,6 @@ internal sealed partial class OptionsBinder
             }
 
             ws.AllowedOrigins.Add(origin);
-        }
-    }
-
-    /// <summary>nats-server's parseSimpleAuth: user, password, token and timeout only.</summary>
-    private void BindWebSocketAuthorization(ConfigEntry entry, WebSocketOptions ws)
-    {
-        if (entry.Value is not ConfigMap block)
-        {
-            Error(entry, $"expected a block for \"{entry.Key}\", got {Describe(entry.Value)}");
-            return;
-        }
-
-        foreach (var e in block.Entries)
-        {
-            switch (e.Key.ToLowerInvariant())
-            {
-                case "user" or "username":
-                    if (TryString(e, out var s))
-                    {
-                        ws.Username = s;
-                    }
-
-                    break;
-                case "pass" or "password":
-                    if (TryString(e, out s))
-                    {
-                        ws.Password = s;
-                    }
-
-                    break;
-                case "token":
-                    if (TryString(e, out s))
-                    {
-                        ws.Token = s;
-                    }
-
-                    break;
-                case "timeout":
-                    ws.AuthTimeout = AuthTimeout(e);
-                    break;
-                default:
-                    Unknown(e, NoUnsupported);
-                    break;
-            }
         }
     }
 
