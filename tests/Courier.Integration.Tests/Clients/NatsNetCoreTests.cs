@@ -43,60 +43,6 @@ public abstract class NatsNetCoreTests<TServer> : IClassFixture<TServer>
     }
 
     [Fact]
-    public async Task A_client_publishing_256000_1KB_messages_to_its_own_subscription_receives_all_of_them()
-    {
-        // The server stalls the fast producer while its own subscription's pending data is high, rather
-        // than declaring it a slow consumer (nats-server's fast-producer stall).
-        const int Count = 256_000;
-        var p = Subjects.NewPrefix();
-        using var cts = new CancellationTokenSource(TimeSpan.FromMinutes(2));
-        await using var nats = new NatsConnection(new NatsOpts
-        {
-            Url = _server.Url,
-            Name = "natsnet-backpressure",
-            MaxReconnectRetry = 0,
-            SubPendingChannelFullMode = BoundedChannelFullMode.Wait, // the client reads no faster than the test consumes
-            CommandTimeout = TimeSpan.FromMinutes(1), // a publish waits while the server stalls this producer
-        });
-        await nats.ConnectAsync();
-        var disconnects = 0;
-        nats.ConnectionDisconnected += (_, _) =>
-        {
-            Interlocked.Increment(ref disconnects);
-            return ValueTask.CompletedTask;
-        };
-        await using var sub = await nats.SubscribeCoreAsync<byte[]>($"{p}.own", cancellationToken: cts.Token);
-        await nats.PingAsync(cts.Token);
-
-        var received = 0;
-        var consume = Task.Run(async () =>
-        {
-            while (received < Count && await sub.Msgs.WaitToReadAsync(cts.Token))
-            {
-                while (sub.Msgs.TryRead(out var msg))
-                {
-                    Assert.Equal(1024, msg.Data!.Length);
-                    if (++received % 1000 == 0)
-                    {
-                        await Task.Delay(20, cts.Token); // a consumer slower than its producer
-                    }
-                }
-            }
-        });
-
-        var payload = new byte[1024];
-        for (var i = 0; i < Count; i++)
-        {
-            await nats.PublishAsync($"{p}.own", payload, cancellationToken: cts.Token);
-        }
-
-        await consume;
-        Assert.Equal(Count, received);
-        Assert.Equal(0, disconnects);
-        Assert.Equal(NatsConnectionState.Open, nats.ConnectionState);
-    }
-
-    [Fact]
     public async Task Star_matches_exactly_one_token_and_greater_than_matches_one_or_more()
     {
         var p = Subjects.NewPrefix();
