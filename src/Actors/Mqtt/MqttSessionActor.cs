@@ -43,6 +43,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     private IActorRef? _connection;
     private ClientConnection? _client;
     private bool _clean = true;
+    private int _attaches; // CONNECTs attached to this session, to tell the parent which ones it has seen
     private bool _exists;
     private bool _ready;
     private long _sentUpTo;
@@ -178,7 +179,9 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             _ready = false;
             if (_clean)
             {
-                Context.Stop(Self); // [MQTT-3.1.2-6]: a clean session lasts as long as its connection.
+                // [MQTT-3.1.2-6]: a clean session lasts as long as its connection. The parent stops it,
+                // unless a CONNECT for this client id is already on its way here.
+                Context.Parent.Tell(new MqttSessions.Protocol.Idle(_attaches));
             }
         });
         Command<SaveSnapshotSuccess>(saved =>
@@ -200,6 +203,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
     private void OnAttach(MqttSessions.Protocol.Attach attach)
     {
+        _attaches++;
         if (_connection is not null && !_connection.Equals(attach.Connection))
         {
             Context.Unwatch(_connection);

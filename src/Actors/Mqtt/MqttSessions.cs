@@ -19,6 +19,7 @@ internal sealed class MqttSessions : ReceivePersistentActor
     private readonly Func<InternalClient> _newCaptureClient;
     private readonly Dictionary<string, IActorRef> _sessions = new(StringComparer.Ordinal);
     private readonly Dictionary<IActorRef, string> _ids = [];
+    private readonly Dictionary<IActorRef, int> _attachesSent = [];
     private readonly HashSet<string> _persistent = new(StringComparer.Ordinal);
     private readonly HashSet<string> _recovering = new(StringComparer.Ordinal);
     private readonly List<IActorRef> _awaitingReady = [];
@@ -62,7 +63,7 @@ internal sealed class MqttSessions : ReceivePersistentActor
             var known = _persistent.Contains(attach.ClientId);
             if (known == !attach.CleanSession)
             {
-                SessionFor(attach.ClientId).Forward(attach);
+                SendAttach(attach, Sender);
                 return;
             }
 
@@ -71,16 +72,20 @@ internal sealed class MqttSessions : ReceivePersistentActor
             {
                 Apply(e);
                 Checkpoint();
-                SessionFor(attach.ClientId).Tell(attach, sender);
+                SendAttach(attach, sender);
             });
         });
-        Command<Terminated>(terminated =>
+        Command<Protocol.Idle>(idle =>
         {
-            if (_ids.Remove(terminated.ActorRef, out var id))
+            // A clean session whose connection ended. It stops only if no CONNECT was sent its way since:
+            // one already in its mailbox finds it alive (a session stopping on its own would drop it).
+            if (_attachesSent.TryGetValue(Sender, out var sent) && sent == idle.Attaches)
             {
-                _sessions.Remove(id);
+                Forget(Sender);
+                Context.Stop(Sender);
             }
         });
+        Command<Terminated>(terminated => Forget(terminated.ActorRef));
         Command<SaveSnapshotSuccess>(saved =>
         {
             DeleteMessages(saved.Metadata.SequenceNr);
@@ -117,6 +122,22 @@ internal sealed class MqttSessions : ReceivePersistentActor
         }
 
         return _captureClient;
+    }
+
+    private void SendAttach(Protocol.Attach attach, IActorRef sender)
+    {
+        var session = SessionFor(attach.ClientId);
+        _attachesSent[session] = _attachesSent.GetValueOrDefault(session) + 1;
+        session.Tell(attach, sender);
+    }
+
+    private void Forget(IActorRef session)
+    {
+        _attachesSent.Remove(session);
+        if (_ids.Remove(session, out var id) && _sessions.TryGetValue(id, out var current) && current.Equals(session))
+        {
+            _sessions.Remove(id);
+        }
     }
 
     private IActorRef SessionFor(string clientId)
@@ -220,6 +241,12 @@ internal sealed class MqttSessions : ReceivePersistentActor
             /// <summary>Inbound QoS 2 packet ids routed and not yet released: a re-sent PUBLISH is not routed again.</summary>
             public IReadOnlyList<ushort> Qos2Received { get; init; } = [];
         }
+
+        /// <summary>
+        /// From a clean session whose connection ended, after <see cref="Attaches"/> attaches: it may be
+        /// stopped unless another was sent to it since.
+        /// </summary>
+        public sealed record Idle(int Attaches);
 
         /// <summary>Asks for <see cref="Ready"/> once every persistent session is recovered.</summary>
         public sealed class AwaitReady

@@ -135,3 +135,42 @@ public sealed class MqttSessionTests_Courier(CourierMqttFixture broker) : MqttSe
 public sealed class MqttSessionTests_Mosquitto(MosquittoFixture broker) : MqttSessionTests<MosquittoFixture>(broker);
 
 public sealed class MqttSessionTests_NatsServer(NatsServerMqttFixture broker) : MqttSessionTests<NatsServerMqttFixture>(broker);
+
+/// <summary>
+/// A CONNECT racing the end of the same client id's clean session, against Courier and mosquitto only:
+/// nats-server 2.9.10 refuses it while the old connection still holds the session's lock ("another
+/// session is in use with client ID") and closes the new connection, which MQTT 3.1.1 does not ask for.
+/// </summary>
+public abstract class MqttSessionRaceTests<TFixture> : IClassFixture<TFixture>
+    where TFixture : MqttFixture
+{
+    private readonly TFixture _broker;
+
+    protected MqttSessionRaceTests(TFixture broker) => _broker = broker;
+
+    private int Port => _broker.MqttPort;
+
+    private static string NewId(string prefix) => prefix + "-" + Guid.NewGuid().ToString("N")[..16];
+
+    [Fact]
+    public async Task A_client_id_connecting_again_as_its_clean_session_ends_is_accepted()
+    {
+        // The clean session's end and the next CONNECT with its id race inside the server; neither
+        // order may lose the CONNECT (a clean session once stopped with the CONNECT in its mailbox).
+        var id = NewId("again");
+        for (var i = 0; i < 20; i++)
+        {
+            await using (var clean = await MqttTestClient.ConnectAsync(Port, id, cleanSession: true))
+            {
+                Assert.False(clean.SessionPresent);
+            }
+
+            await using var next = await MqttTestClient.ConnectAsync(Port, id, cleanSession: i % 2 == 0);
+            Assert.False(next.SessionPresent); // the clean session before it left nothing [MQTT-3.2.2-1]
+        }
+    }
+}
+
+public sealed class MqttSessionRaceTests_Courier(CourierMqttFixture broker) : MqttSessionRaceTests<CourierMqttFixture>(broker);
+
+public sealed class MqttSessionRaceTests_Mosquitto(MosquittoFixture broker) : MqttSessionRaceTests<MosquittoFixture>(broker);
