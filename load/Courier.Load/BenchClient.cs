@@ -99,7 +99,7 @@ internal sealed class BenchClient : IDisposable
         _start = _end = 0;
     }
 
-    /// <summary>Reads one MSG frame; returns its reply subject (empty if none).</summary>
+    /// <summary>Reads one MSG (or HMSG) frame; returns its reply subject (empty if none).</summary>
     public string ReadMsg()
     {
         while (true)
@@ -111,6 +111,14 @@ internal sealed class BenchClient : IDisposable
                 var size = int.Parse(parts[^1], System.Globalization.CultureInfo.InvariantCulture);
                 Skip(size + 2);
                 return parts.Length == 5 ? parts[3] : "";
+            }
+
+            if (line.StartsWith("HMSG ", StringComparison.Ordinal))
+            {
+                var parts = line.Split(' ');
+                var size = int.Parse(parts[^1], System.Globalization.CultureInfo.InvariantCulture);
+                Skip(size + 2);
+                return parts.Length == 6 ? parts[3] : "";
             }
 
             if (line == "PING")

@@ -30,7 +30,7 @@ for (var i = 0; i < args.Length; i++)
         case "--attach":
             // Profiling aid: run the chosen scenarios once against a server already listening on this port.
             var port = int.Parse(value, CultureInfo.InvariantCulture);
-            foreach (var s in Scenarios.All.Where(s => only is null || only.Contains(s.Id)))
+            foreach (var s in Scenarios.All.Where(s => (only is null || only.Contains(s.Id)) && s.Cold is null))
             {
                 using var external = ServerProcess.External(port);
                 var metrics = s.Run(external);
@@ -79,8 +79,17 @@ foreach (var scenario in scenarios)
     {
         foreach (var server in servers)
         {
-            using var process = ServerProcess.Start(server, root, scenario.ConfigText?.Invoke(), scenario.Mqtt);
-            var metrics = scenario.Run(process);
+            IReadOnlyList<Metric> metrics;
+            if (scenario.Cold is { } cold)
+            {
+                metrics = cold(server, root);
+            }
+            else
+            {
+                using var process = ServerProcess.Start(server, root, scenario.ConfigText?.Invoke(), scenario.Mqtt);
+                metrics = scenario.Run(process);
+            }
+
             results[server].Add(metrics);
             var line = $"{scenario.Id} round {round + 1}/{rounds} {server}: {string.Join(", ", metrics.Select(m => $"{m.Value:N0} {m.Name}"))}";
             Console.WriteLine(line);

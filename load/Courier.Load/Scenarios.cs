@@ -15,7 +15,8 @@ internal readonly record struct Metric(string Name, double Value, bool HigherIsB
 /// <param name="ConfigText">The server's config file, when the scenario needs one (the same text for both servers).</param>
 /// <param name="Mqtt">The servers get an MQTT listener (<see cref="ServerProcess.MqttPort"/>).</param>
 /// <param name="Mosquitto">mosquitto runs the row too, as a third peer (pure MQTT rows).</param>
-internal sealed record Scenario(string Id, string Description, Func<ServerProcess, IReadOnlyList<Metric>> Run, Func<string>? ConfigText = null, bool Mqtt = false, bool Mosquitto = false);
+/// <param name="Cold">Instead of <paramref name="Run"/>: the row starts its own servers of the given kind (with the repository root).</param>
+internal sealed record Scenario(string Id, string Description, Func<ServerProcess, IReadOnlyList<Metric>> Run, Func<string>? ConfigText = null, bool Mqtt = false, bool Mosquitto = false, Func<string, string, IReadOnlyList<Metric>>? Cold = null);
 
 /// <summary>The core scenarios of ../shared/BENCHMARKS.md, each bounded in count and time.</summary>
 internal static class Scenarios
@@ -47,7 +48,69 @@ internal static class Scenarios
         new("nats2mqtt", "NATS publisher -> MQTT QoS 0 subscriber 1:1, 128 B", s => NatsToMqtt(s, 128, 400_000), Mqtt: true),
         new("conn", "5,000 idle connections with one SUB each", s => IdleConnections(s, 5_000)),
         new("storm", "connection storm: 8 threads open, handshake and close 4,000 connections", s => ConnectionStorm(s, threads: 8, connections: 4_000)),
+        new("coldstart", "a fresh server: start to ports file, then the first of each (no-responders reply, stream create, consumer create, push delivery, KV purge); 8 servers started at once", _ => [], Cold: ColdStart),
     ];
+
+    /// <summary>
+    /// The coldstart row: what a client library's test launcher sees of a fresh server. Each first-use
+    /// figure is the round trip of that first request (ms), not counting the ones before it.
+    /// </summary>
+    private static IReadOnlyList<Metric> ColdStart(string kind, string root)
+    {
+        var metrics = new List<Metric>();
+        using (var server = ServerProcess.Start(kind, root))
+        {
+            metrics.Add(new("ports file ms", server.TimeToPortsFile.TotalMilliseconds, HigherIsBetter: false));
+            using var c = new BenchClient(server.Port);
+            c.Send("SUB _INBOX.cold.> 1\r\nSUB _INBOX.push 2\r\n"); // nats-server drops a push consumer whose deliver subject only a wildcard covers
+            c.Flush();
+            metrics.Add(new("no-responders ms", Timed(() =>
+            {
+                c.Send("HPUB cold.nobody _INBOX.cold.nr 12 12\r\nNATS/1.0\r\n\r\n\r\n");
+                c.ReadMsg(); // the 503 status
+            }), HigherIsBetter: false));
+            metrics.Add(new("stream create ms", Timed(() => Request(c, "$JS.API.STREAM.CREATE.COLD", "{\"name\":\"COLD\",\"subjects\":[\"cold.>\"],\"storage\":\"file\"}")), HigherIsBetter: false));
+            metrics.Add(new("consumer create ms", Timed(() => Request(c, "$JS.API.CONSUMER.CREATE.COLD", "{\"stream_name\":\"COLD\",\"config\":{\"deliver_subject\":\"_INBOX.push\",\"ack_policy\":\"none\"}}")), HigherIsBetter: false));
+            metrics.Add(new("push delivery ms", Timed(() =>
+            {
+                c.Send("PUB cold.a 5\r\nhello\r\n");
+                c.ReadMsg(); // the stored message, pushed to _INBOX.push
+            }), HigherIsBetter: false));
+            Request(c, "$JS.API.STREAM.CREATE.KV_COLD", "{\"name\":\"KV_COLD\",\"subjects\":[\"$KV.COLD.>\"],\"max_msgs_per_subject\":1,\"allow_rollup_hdrs\":true,\"deny_delete\":true,\"discard\":\"new\",\"allow_direct\":true,\"storage\":\"file\"}");
+            Request(c, "$KV.COLD.k", "v"); // a put (its PubAck)
+            metrics.Add(new("KV purge ms", Timed(() => Request(c, "$JS.API.STREAM.PURGE.KV_COLD", "{\"filter\":\"$KV.COLD.k\"}")), HigherIsBetter: false));
+        }
+
+        // Client libraries' test launchers start several servers at once and give each a second or so.
+        var servers = new ServerProcess[8];
+        try
+        {
+            Parallel.For(0, servers.Length, new ParallelOptions { MaxDegreeOfParallelism = servers.Length }, i => servers[i] = ServerProcess.Start(kind, root));
+            metrics.Add(new("8 at once: slowest ports file ms", servers.Max(p => p.TimeToPortsFile.TotalMilliseconds), HigherIsBetter: false));
+        }
+        finally
+        {
+            foreach (var server in servers)
+            {
+                server?.Dispose();
+            }
+        }
+
+        return metrics;
+    }
+
+    private static void Request(BenchClient client, string subject, string json)
+    {
+        client.Send($"PUB {subject} _INBOX.cold.r {System.Text.Encoding.UTF8.GetByteCount(json)}\r\n{json}\r\n");
+        client.ReadMsg();
+    }
+
+    private static double Timed(Action action)
+    {
+        var sw = Stopwatch.StartNew();
+        action();
+        return sw.Elapsed.TotalMilliseconds;
+    }
 
     private static IReadOnlyList<Metric> PubOnly(ServerProcess server, int size, int messages, bool tls = false)
     {

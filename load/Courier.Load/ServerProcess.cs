@@ -12,8 +12,9 @@ internal sealed class ServerProcess : IDisposable
     /// <summary>A server started elsewhere (for profiling): nothing to stop.</summary>
     public static ServerProcess External(int port) => new(null, null, port);
 
-    private ServerProcess(Process? process, string? dir, int port, int webSocketPort = 0, int mqttPort = 0)
+    private ServerProcess(Process? process, string? dir, int port, int webSocketPort = 0, int mqttPort = 0, TimeSpan toPortsFile = default)
     {
+        TimeToPortsFile = toPortsFile;
         _process = process;
         _dir = dir;
         Port = port;
@@ -25,6 +26,9 @@ internal sealed class ServerProcess : IDisposable
     public int MqttPort { get; }
 
     public int Port { get; }
+
+    /// <summary>From just before the process was started to its ports file being readable (polled every 2 ms).</summary>
+    public TimeSpan TimeToPortsFile { get; }
 
     /// <summary>The WebSocket port when the config has a websocket block, else 0.</summary>
     public int WebSocketPort { get; }
@@ -111,6 +115,7 @@ internal sealed class ServerProcess : IDisposable
             : new ProcessStartInfo("nats-server", args);
         psi.RedirectStandardOutput = true;
         psi.RedirectStandardError = true;
+        var started = Stopwatch.StartNew();
         var process = Process.Start(psi) ?? throw new InvalidOperationException($"could not start {kind}");
         process.OutputDataReceived += (_, _) => { };
         process.ErrorDataReceived += (_, _) => { };
@@ -127,7 +132,7 @@ internal sealed class ServerProcess : IDisposable
                     using var doc = JsonDocument.Parse(File.ReadAllText(file));
                     var url = doc.RootElement.GetProperty("nats")[0].GetString()!;
                     var webSocket = doc.RootElement.TryGetProperty("websocket", out var ws) ? new Uri(ws[0].GetString()!).Port : 0;
-                    return new ServerProcess(process, dir, new Uri(url).Port, webSocket, mqttPort);
+                    return new ServerProcess(process, dir, new Uri(url).Port, webSocket, mqttPort, started.Elapsed);
                 }
                 catch (JsonException)
                 {
@@ -135,7 +140,7 @@ internal sealed class ServerProcess : IDisposable
                 }
             }
 
-            Thread.Sleep(50);
+            Thread.Sleep(2);
         }
 
         process.Kill();
