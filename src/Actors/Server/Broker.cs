@@ -127,6 +127,13 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         }
     }
 
+    /// <summary>
+    /// Does the first-use work of a fresh server on a pool thread (see <see cref="Hosting.StartupWarmup"/>);
+    /// the host starts it once clients are accepted.
+    /// </summary>
+    public Task WarmUpAsync() =>
+        System is { } system ? Hosting.StartupWarmup.RunAsync(system, Options.JetStream ? Options.EffectiveStoreDir : null) : Task.CompletedTask;
+
     /// <summary>This node's Akka.Cluster address (told to peers in the route INFO); null without a cluster.</summary>
     internal string? AkkaAddress { get; private set; }
 
