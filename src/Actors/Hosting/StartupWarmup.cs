@@ -3,6 +3,8 @@ using System.Text.Json;
 using System.Text.Json.Serialization;
 using System.Text.Json.Serialization.Metadata;
 using Akka.Actor;
+using Akka.Persistence;
+using Courier.Actors.JetStream;
 using Courier.Protocols.JetStream;
 using Courier.Protocols.Nats;
 using Courier.Storage;
@@ -11,7 +13,7 @@ namespace Courier.Actors.Hosting;
 
 /// <summary>
 /// First-use work a fresh server would otherwise do inside a client's first requests, done once on a
-/// pool thread as soon as the listeners accept: the Akka.Persistence plugins started, every JSON type
+/// pool thread as soon as the listeners accept: a consumer's journal round trip, every JSON type
 /// of the protocol contexts through the serializer, a memory and a file store through their API.
 /// </summary>
 /// <remarks>
@@ -25,19 +27,31 @@ internal static class StartupWarmup
 {
     private const int Messages = 32; // enough appends to go through the batch and index paths
 
-    public static Task RunAsync(ActorSystem system, string? storeDirectory) => Task.Run(() =>
+    private static readonly TimeSpan JournalTimeout = TimeSpan.FromSeconds(30);
+
+    public static Task RunAsync(ActorSystem system, string? storeDirectory) => Task.Run(async () =>
     {
+        Task journal = Task.CompletedTask;
         if (storeDirectory is not null)
         {
-            var persistence = Akka.Persistence.Persistence.Instance.Apply(system);
-            persistence.JournalFor(null);
-            persistence.SnapshotStoreFor(null);
+            // A consumer's journal round: recover, persist, snapshot, delete (as the first durable consumer does).
+            journal = system.ActorOf(Props.Create(() => new JournalWarmup()), "warmup-journal")
+                .Ask<JournalWarmup.Done>(JournalWarmup.Start.Instance, JournalTimeout);
         }
 
         JsonContexts();
         if (storeDirectory is not null)
         {
             Stores(Path.Combine(storeDirectory, "warmup"));
+        }
+
+        try
+        {
+            await journal.ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is AskTimeoutException or OperationCanceledException)
+        {
+            // A journal slower than that (or a server stopping): the first consumer does the rest.
         }
     });
 
@@ -127,6 +141,68 @@ internal static class StartupWarmup
         finally
         {
             store.Delete();
+        }
+    }
+
+    /// <summary>
+    /// Goes through the consumer journal's paths under its own persistence id and deletes what it wrote;
+    /// a process killed half-way leaves events the next start recovers (that path too) and deletes.
+    /// </summary>
+    private sealed class JournalWarmup : ReceivePersistentActor
+    {
+        private IActorRef _replyTo = ActorRefs.Nobody;
+
+        public JournalWarmup()
+        {
+            Recover<ConsumerDelta>(_ => { });
+            Recover<SnapshotOffer>(_ => { });
+            Command<Start>(_ =>
+            {
+                _replyTo = Sender;
+                var delta = new ConsumerDelta { DeliveredStream = 2, DeliveredConsumer = 2, AckFloorStream = 1, AckFloorConsumer = 1 };
+                delta.Delivered.Add(new PendingRecord(2, 2, 1));
+                delta.Removed.Add(1);
+                PersistAsync(delta, _ =>
+                {
+                    var snapshot = new ConsumerSnapshot { DeliveredStream = 2, DeliveredConsumer = 2, AckFloorStream = 1, AckFloorConsumer = 1 };
+                    snapshot.Pending.Add(new PendingRecord(2, 2, 1));
+                    SaveSnapshot(snapshot);
+                });
+            });
+            Command<SaveSnapshotSuccess>(_ => DeleteEverything());
+            Command<SaveSnapshotFailure>(_ => DeleteEverything());
+            Command<DeleteMessagesSuccess>(_ => DeleteSnapshots(SnapshotSelectionCriteria.Latest));
+            Command<DeleteMessagesFailure>(_ => DeleteSnapshots(SnapshotSelectionCriteria.Latest));
+            Command<DeleteSnapshotsSuccess>(_ => Finish());
+            Command<DeleteSnapshotsFailure>(_ => Finish());
+        }
+
+        public override string PersistenceId => "$courier/warmup";
+
+        private void DeleteEverything() => DeleteMessages(LastSequenceNr);
+
+        private void Finish()
+        {
+            _replyTo.Tell(Done.Instance);
+            Context.Stop(Self);
+        }
+
+        public sealed class Start
+        {
+            public static readonly Start Instance = new();
+
+            private Start()
+            {
+            }
+        }
+
+        public sealed class Done
+        {
+            public static readonly Done Instance = new();
+
+            private Done()
+            {
+            }
         }
     }
 }
