@@ -274,13 +274,26 @@ internal sealed partial class ClientConnection
         {
             // In-process clients are Courier's own services (JetStream): never subject to client auth,
             // which they could not pass (with authorization users and JetStream, the server did not start).
-            var auth = IsInternal ? new AuthResult(true, null, null) : _broker.Authenticate(options, ClientCertificate, IsWebSocket);
+            var auth = IsInternal ? new AuthResult(true, null, null) : _broker.Authenticate(options, ClientCertificate, IsWebSocket, NonceBytes(), RemoteIp);
             if (!auth.Succeeded)
             {
+                LogAuthenticationFailure(options, auth.Failure);
                 return Fatal(NatsErrors.AuthorizationViolation, "Authentication Failure");
             }
 
+            if (auth.AccountKey is { } accountKey)
+            {
+                if (!_broker.TryAdmitToAccount(accountKey))
+                {
+                    Log.ProtocolError(_log, Id, NatsErrors.MaxAccountConnectionsExceeded);
+                    return Fatal(NatsErrors.MaxAccountConnectionsExceeded, "Maximum Account Connections Exceeded");
+                }
+
+                JwtAccount = accountKey;
+            }
+
             AuthorizedUser = auth.User;
+            AuthExpires = auth.Expires;
             _permissions = auth.Permissions is null ? null : new ClientPermissions(auth.Permissions);
             DeliveryFilter = _permissions is { FiltersDeliveries: true } ? _permissions : null;
         }

@@ -100,8 +100,17 @@ internal sealed partial class ClientConnection
     /// <summary>The CONNECT options; null until CONNECT.</summary>
     public ConnectOptions? ConnectOptions { get; private set; }
 
-    /// <summary>The authenticated user name, if any.</summary>
+    /// <summary>The authenticated user name (an nkey user's or a JWT user's public key), if any.</summary>
     public string? AuthorizedUser { get; private set; }
+
+    /// <summary>The nonce of this client's INFO (raw URL-safe base64), when nkey users or operator mode need one.</summary>
+    public string? Nonce { get; private set; }
+
+    /// <summary>When the client's user JWT expires (the connection is closed then); null when it does not.</summary>
+    public DateTimeOffset? AuthExpires { get; private set; }
+
+    /// <summary>The operator-mode account (public key) the client's user JWT belongs to; null otherwise.</summary>
+    public string? JwtAccount { get; private set; }
 
     /// <summary>Messages received from this client (written only by its read pump).</summary>
     public long InMsgs { get; private set; }
@@ -124,6 +133,12 @@ internal sealed partial class ClientConnection
         {
             StartRoute();
             return;
+        }
+
+        if (_mqtt is null && _broker.NonceRequired)
+        {
+            // nkey users or operator mode: the client signs this nonce of its INFO.
+            Nonce = Broker.NewNonce();
         }
 
         if (_stream is WebSocketStream { Tls: { } wss })
@@ -157,7 +172,7 @@ internal sealed partial class ClientConnection
 
         // INFO is formatted in place: no per-connection JSON serialization or garbage.
         Span<byte> info = stackalloc byte[2048]; // bytes: the INFO line is a few hundred
-        var length = _broker.FormatInfo(info, Id, RemoteIp, IsWebSocket);
+        var length = _broker.FormatInfo(info, Id, RemoteIp, IsWebSocket, Nonce);
         if (length > 0)
         {
             Outbound.Write(info[..length]);
@@ -208,6 +223,11 @@ internal sealed partial class ClientConnection
 
         var subscriptions = RemoveAllSubscriptions();
         _broker.Unregister(this, subscriptions);
+        if (JwtAccount is { } account)
+        {
+            _broker.ReleaseFromAccount(account);
+        }
+
         Outbound.Complete();
         _ = CloseTransportAsync();
     }

@@ -1,7 +1,19 @@
 namespace Courier.Actors.Server;
 
-/// <summary>The outcome of checking a CONNECT's credentials.</summary>
-internal readonly record struct AuthResult(bool Succeeded, string? User, Permissions? Permissions)
+/// <summary>
+/// The outcome of checking a CONNECT's credentials. <see cref="Expires"/> is when a user JWT stops
+/// being valid (the connection is closed then); <see cref="AccountKey"/> the public key of an operator-mode
+/// user's account; <see cref="Failure"/> why a refusal was made, for the debug log (never a secret).
+/// </summary>
+internal readonly record struct AuthResult(
+    bool Succeeded,
+    string? User,
+    Permissions? Permissions,
+    DateTimeOffset? Expires = null,
+    string? AccountKey = null,
+    string? Failure = null)
 {
     public static AuthResult Denied => new(false, null, null);
+
+    public static AuthResult Refused(string failure) => new(false, null, null, Failure: failure);
 }

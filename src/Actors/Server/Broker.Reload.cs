@@ -22,6 +22,8 @@ public sealed partial class Broker
             Options.DefaultPermissions = next.DefaultPermissions;
             Options.Users.Clear();
             Options.Users.AddRange(next.Users);
+            Options.NkeyUsers.Clear();
+            Options.NkeyUsers.AddRange(next.NkeyUsers);
             _info.AuthRequired = Options.AuthRequired;
             _infoJson = null; // formatted again on the next INFO
             _webSocketInfoJson = null;

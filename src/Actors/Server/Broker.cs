@@ -10,6 +10,7 @@ using Courier.Actors.Connections;
 using Courier.Actors.Hosting;
 using Courier.Actors.JetStream;
 using Courier.Actors.Routing;
+using Courier.Actors.Server.Identity;
 using Courier.Protocols.Nats;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
@@ -52,6 +53,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         Space = new SubjectSpace(literalShards);
         Registry = new ClientRegistry(Stats);
         Tls = options.Tls is { } tls ? new TlsTransport(tls) : null;
+        Trust = options.Operator is { } operatorMode ? new OperatorTrust(operatorMode) : null;
         MqttTls = options.Mqtt?.Tls is { } mqttTls ? new TlsTransport(mqttTls) : null;
         _info = new ServerInfo
         {
@@ -642,7 +644,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// part is serialized once, only client_id and client_ip are added per connection. Returns the
     /// length, or -1 when the destination is too small.
     /// </summary>
-    internal int FormatInfo(Span<byte> destination, ulong clientId, string? clientIp, bool webSocket = false)
+    internal int FormatInfo(Span<byte> destination, ulong clientId, string? clientIp, bool webSocket = false, string? nonce = null)
     {
         var json = webSocket && Options.WebSocket is { AuthOverride: true } && !_info.AuthRequired
             ? _webSocketInfoJson ??= WebSocketInfoJson()
@@ -667,6 +669,18 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             destination[p++] = (byte)'"';
         }
 
+        if (nonce is not null)
+        {
+            // Raw URL-safe base64: ASCII, nothing to escape.
+            if (!Append(destination, ref p, ",\"nonce\":\""u8) || destination.Length - p < nonce.Length + 1)
+            {
+                return -1;
+            }
+
+            p += Encoding.ASCII.GetBytes(nonce, destination[p..]);
+            destination[p++] = (byte)'"';
+        }
+
         return Append(destination, ref p, "}\r\n"u8) ? p : -1;
     }
 
@@ -685,6 +699,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     {
         var info = CreateInfo(client.Id, client.RemoteIp);
         info.AuthRequired |= client.IsWebSocket && Options.WebSocket is { AuthOverride: true };
+        info.Nonce = client.Nonce;
         return info;
     }
 
@@ -810,15 +825,20 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// certificate alone names the user (nats-server's checkClientTLSCertSubject); one that names no
     /// configured user is refused.
     /// </summary>
-    internal AuthResult Authenticate(ConnectOptions connect, X509Certificate2? clientCertificate = null, bool webSocket = false)
+    /// <remarks>
+    /// <paramref name="nonce"/> is the one this client's INFO carried (nkey and JWT users sign it);
+    /// <paramref name="remoteIp"/> is checked against a user JWT's source networks.
+    /// </remarks>
+    internal AuthResult Authenticate(ConnectOptions connect, X509Certificate2? clientCertificate = null, bool webSocket = false,
+        byte[]? nonce = null, string? remoteIp = null)
     {
         lock (_authLock)
         {
-            return AuthenticateUnderLock(connect, clientCertificate, webSocket);
+            return AuthenticateUnderLock(connect, clientCertificate, webSocket, nonce, remoteIp);
         }
     }
 
-    private AuthResult AuthenticateUnderLock(ConnectOptions connect, X509Certificate2? clientCertificate, bool webSocket)
+    private AuthResult AuthenticateUnderLock(ConnectOptions connect, X509Certificate2? clientCertificate, bool webSocket, byte[]? nonce, string? remoteIp)
     {
         var o = Options;
         if (webSocket && o.WebSocket is { AuthOverride: true } ws)
@@ -829,6 +849,17 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         if (!o.AuthRequired)
         {
             return new AuthResult(true, null, null);
+        }
+
+        if (Trust is { } trust)
+        {
+            // Operator mode: a user JWT is required, whatever else the CONNECT carries.
+            return trust.Authenticate(connect, nonce, webSocket ? "WEBSOCKET" : "STANDARD", remoteIp, DateTimeOffset.UtcNow.ToUnixTimeSeconds());
+        }
+
+        if (o.NkeyUsers.Count > 0 && connect.Nkey is not null)
+        {
+            return AuthenticateNkey(connect, nonce);
         }
 
         // The listener's own block decides (nats-server's tlsMap: the websocket block's for WebSocket clients).

@@ -140,7 +140,19 @@ public sealed class ServerOptions
     public WebSocketOptions? WebSocket { get; set; }
 
     /// <summary>True when any form of client authentication is configured.</summary>
-    public bool AuthRequired => Token is not null || Username is not null || Users.Count > 0;
+    public bool AuthRequired => Token is not null || Username is not null || Users.Count > 0 || NkeyUsers.Count > 0 || Operator is not null;
+
+    /// <summary>
+    /// Whether INFO carries a <c>nonce</c> for the client to sign: nkey users or operator mode are
+    /// configured (nats-server's nonceRequired).
+    /// </summary>
+    public bool NonceRequired => NkeyUsers.Count > 0 || Operator is not null;
+
+    /// <summary><c>authorization.users</c> entries with an <c>nkey</c> instead of a user and password.</summary>
+    public List<NkeyUserEntry> NkeyUsers { get; } = [];
+
+    /// <summary>JWT operator mode (<c>operator</c>, <c>resolver</c>, ...); null without an <c>operator</c>.</summary>
+    public OperatorOptions? Operator { get; set; }
 
     /// <summary>The <c>mqtt { }</c> block: null when there is no MQTT listener.</summary>
     public MqttOptions? Mqtt { get; set; }

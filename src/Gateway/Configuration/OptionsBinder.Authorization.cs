@@ -20,6 +20,9 @@ internal sealed partial class OptionsBinder
 
     private static readonly FrozenSet<string> NoUnsupported = FrozenSet<string>.Empty;
 
+    /// <summary>The nkey users of the users list being bound (<see cref="Users"/>).</summary>
+    private readonly List<NkeyUserEntry> _nkeyUsers = [];
+
     private void BindAuthorization(ConfigEntry entry)
     {
         if (entry.Value is not ConfigMap block)
@@ -104,6 +107,13 @@ internal sealed partial class OptionsBinder
         {
             _options.Users.Add(u.Permissions is null && defaults is not null ? u with { Permissions = defaults } : u);
         }
+
+        foreach (var n in _nkeyUsers)
+        {
+            _options.NkeyUsers.Add(n.Permissions is null && defaults is not null ? n with { Permissions = defaults } : n);
+        }
+
+        _nkeyUsers.Clear();
     }
 
     /// <summary><c>timeout</c>: seconds as an integer or float, or a duration string.</summary>
@@ -209,7 +219,10 @@ internal sealed partial class OptionsBinder
         return TimeSpan.FromSeconds(seconds);
     }
 
-    /// <summary><c>users = [ { user, password, permissions }, ... ]</c>; nkey users are not supported.</summary>
+    /// <summary>
+    /// <c>users = [ { user, password, permissions }, { nkey, permissions }, ... ]</c>: password users
+    /// are returned, nkey users collected in <see cref="_nkeyUsers"/> for the block that listed them.
+    /// </summary>
     private List<UserEntry>? Users(ConfigEntry entry)
     {
         if (entry.Value is not List<object?> list)
@@ -261,13 +274,31 @@ internal sealed partial class OptionsBinder
                 }
             }
 
+            var at = map.Entries.Count > 0 ? map.Entries[0] : entry;
             if (nkey is not null)
             {
-                Warn(nkey, "nkey users are not supported by Courier; this user entry is ignored");
+                // As nats-server's parseUsers: a user public key, and neither user name nor password.
+                if (!TryString(nkey, out var key))
+                {
+                    continue;
+                }
+
+                if (!Actors.Server.Identity.NatsJwt.IsPublicKey(NATS.NKeys.PrefixByte.User, key))
+                {
+                    Error(at, "Not a valid public nkey for a user");
+                    continue;
+                }
+
+                if (user is not null || password is not null)
+                {
+                    Error(at, "Nkey users do not take usernames or passwords");
+                    continue;
+                }
+
+                _nkeyUsers.Add(new NkeyUserEntry(key, permissions));
                 continue;
             }
 
-            var at = map.Entries.Count > 0 ? map.Entries[0] : entry;
             if (user is null)
             {
                 Error(at, "User entry requires a user");
