@@ -144,7 +144,7 @@ internal sealed partial class ClientConnection
 
     private MatchResult Match(ReadOnlySpan<byte> subject)
     {
-        var space = _broker.Space;
+        var space = _account.Space;
         var version = space.Version;
         if (version == _lastSubjectVersion && subject.SequenceEqual(_lastSubject.AsSpan(0, _lastSubjectLength)))
         {
@@ -271,7 +271,7 @@ internal sealed partial class ClientConnection
     // HMSG <reply> <sid> 16 16\r\nNATS/1.0 503\r\n\r\n\r\n to this client's own subscription on the reply subject.
     private void SendNoResponders(ReadOnlySpan<byte> replyTo)
     {
-        var match = _broker.Space.Match(replyTo);
+        var match = _account.Space.Match(replyTo);
         foreach (var sub in match.Plain)
         {
             if (!ReferenceEquals(sub.Client, this))

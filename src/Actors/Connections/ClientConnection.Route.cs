@@ -302,7 +302,8 @@ internal sealed partial class ClientConnection
         }
 
         var subject = Encoding.UTF8.GetString(subjectBytes);
-        var sub = new Subscription(this, subject, queueBytes.IsEmpty ? null : Encoding.UTF8.GetString(queueBytes), Encoding.UTF8.GetBytes(key), _broker.Space.ShardForSubscription(subjectBytes))
+        var global = _broker.Accounts.Global;
+        var sub = new Subscription(this, global, subject, queueBytes.IsEmpty ? null : Encoding.UTF8.GetString(queueBytes), Encoding.UTF8.GetBytes(key), global.Space.ShardForSubscription(subjectBytes))
         {
             Weight = queueBytes.IsEmpty ? 1 : Math.Max(weight, 1),
         };

@@ -1,4 +1,5 @@
 using System.Text;
+using Courier.Actors.Accounts;
 using Courier.Actors.Routing;
 using Courier.Protocols.Nats;
 using Courier.Protocols.Subjects;
@@ -24,15 +25,15 @@ internal sealed partial class ClientConnection
     }
 
     /// <summary>
-    /// This client's subscriptions in one router shard: what a restarted shard rebuilds from.
+    /// This client's subscriptions in one router shard of one account: what a restarted shard rebuilds from.
     /// </summary>
-    public void CollectSubscriptions(int shard, List<Subscription> into)
+    public void CollectSubscriptions(Account account, int shard, List<Subscription> into)
     {
         lock (_subsLock)
         {
             foreach (var sub in _subs.Values)
             {
-                if (sub.Shard == shard)
+                if (sub.Shard == shard && ReferenceEquals(sub.Account, account))
                 {
                     into.Add(sub);
                 }
@@ -67,7 +68,7 @@ internal sealed partial class ClientConnection
         }
 
         var sid = sidBytes.ToArray();
-        var sub = new Subscription(this, subject, queue, sid, _broker.Space.ShardForSubscription(subjectBytes));
+        var sub = new Subscription(this, _account, subject, queue, sid, _account.Space.ShardForSubscription(subjectBytes));
         var max = _broker.Options.MaxSubscriptions;
         lock (_subsLock)
         {

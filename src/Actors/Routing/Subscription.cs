@@ -1,4 +1,5 @@
 using System.Text;
+using Courier.Actors.Accounts;
 using Courier.Actors.Connections;
 
 namespace Courier.Actors.Routing;
@@ -14,9 +15,10 @@ internal sealed class Subscription
     private int _weight = 1;
     private int _countedForRoutes;
 
-    public Subscription(ClientConnection client, string subject, string? queue, byte[] sid, int shard)
+    public Subscription(ClientConnection client, Account account, string subject, string? queue, byte[] sid, int shard)
     {
         Client = client;
+        Account = account;
         Subject = subject;
         Queue = queue;
         Sid = sid;
@@ -27,6 +29,9 @@ internal sealed class Subscription
     /// <summary>The subscriber; deliveries go to its outbound buffer.</summary>
     public ClientConnection Client { get; }
 
+    /// <summary>The account whose subject space holds this subscription (a route's subscriptions span accounts).</summary>
+    public Account Account { get; }
+
     public string Subject { get; }
 
     public string? Queue { get; }
@@ -36,7 +41,7 @@ internal sealed class Subscription
 
     public string SidKey { get; }
 
-    /// <summary>The router shard that holds this subscription.</summary>
+    /// <summary>The router shard (of <see cref="Account"/>'s space) that holds this subscription.</summary>
     public int Shard { get; }
 
     /// <summary>An MQTT subscription's granted QoS (0 or 1); 0 for NATS subscriptions.</summary>

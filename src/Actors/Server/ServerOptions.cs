@@ -195,8 +195,11 @@ public sealed class MqttOptions
     public bool HasOwnAuth => Username is not null || Token is not null;
 }
 
-/// <summary>One entry of <c>authorization.users</c>.</summary>
-public sealed record UserEntry(string User, string? Password, Permissions? Permissions);
+/// <summary>
+/// One entry of <c>authorization.users</c>, or of an account's <c>users</c>: then <see cref="Account"/>
+/// names the account it logs into (null: the global account <c>$G</c>).
+/// </summary>
+public sealed record UserEntry(string User, string? Password, Permissions? Permissions, string? Account = null);
 
 /// <summary>Publish and subscribe permissions, as nats-server's <c>permissions</c> block.</summary>
 public sealed record Permissions(SubjectPermission? Publish, SubjectPermission? Subscribe);
