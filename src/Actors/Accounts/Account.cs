@@ -1,5 +1,8 @@
+using System.Text;
 using Akka.Actor;
+using Courier.Actors.Connections;
 using Courier.Actors.Routing;
+using Courier.Actors.Server;
 
 namespace Courier.Actors.Accounts;
 
@@ -20,8 +23,30 @@ internal sealed class Account
     {
         ArgumentException.ThrowIfNullOrEmpty(name);
         Name = name;
+        NameUtf8 = Encoding.UTF8.GetBytes(name);
         Space = new SubjectSpace(literalShards);
     }
+
+    /// <summary>The name as written on route protocol lines (RS+/RS-/RMSG).</summary>
+    public byte[] NameUtf8 { get; }
+
+    /// <summary>The account's <c>accounts { }</c> entry; null for the global account and accounts made at run time.</summary>
+    public AccountOptions? Options { get; internal set; }
+
+    /// <summary>The streams this account imports; each of its clients' subscriptions that overlaps one gets a shadow in the exporter.</summary>
+    public IReadOnlyList<StreamImport> StreamImports { get; internal set; } = [];
+
+    /// <summary>The services this account imports.</summary>
+    public IReadOnlyList<ServiceImport> ServiceImports { get; internal set; } = [];
+
+    /// <summary>The requests in flight through this account's service exports; null when it exports none.</summary>
+    public ServiceReplies? Replies { get; internal set; }
+
+    /// <summary>
+    /// The account's own in-process client: it holds the subscriptions of its service imports and of
+    /// its <c>_R_.</c> replies (never started; publishers deliver to these subscriptions inline).
+    /// </summary>
+    internal ClientConnection? ImportClient { get; set; }
 
     /// <summary>The account's name (its public key for JWT accounts).</summary>
     public string Name { get; }

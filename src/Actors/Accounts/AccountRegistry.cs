@@ -13,6 +13,7 @@ namespace Courier.Actors.Accounts;
 internal sealed class AccountRegistry
 {
     private readonly ConcurrentDictionary<string, Account> _accounts = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<byte[], Account> _byUtf8 = new(SubjectBytesComparer.Instance);
     private readonly Lock _startLock = new();
     private readonly int _literalShards;
     private readonly ClientRegistry _clients;
@@ -32,8 +33,52 @@ internal sealed class AccountRegistry
     /// <summary>Every account, the global one included.</summary>
     public ICollection<Account> All => _accounts.Values;
 
+    /// <summary>
+    /// Creates the configured accounts and links their imports to the exporters (the config binder
+    /// has checked that every import is allowed).
+    /// </summary>
+    public void Configure(IReadOnlyList<AccountOptions> accounts)
+    {
+        foreach (var options in accounts)
+        {
+            GetOrCreate(options.Name).Options = options;
+        }
+
+        foreach (var options in accounts)
+        {
+            var account = GetOrCreate(options.Name);
+            var streams = new List<StreamImport>();
+            var services = new List<ServiceImport>();
+            foreach (var import in options.Imports)
+            {
+                if (Find(import.Account) is not { Options: { } exporterOptions } exporter ||
+                    AccountExports.FindExport(exporterOptions, account.Name, import.Subject, import.IsService) is not { } export)
+                {
+                    continue;
+                }
+
+                if (import.IsService)
+                {
+                    exporter.Replies ??= new ServiceReplies();
+                    services.Add(new ServiceImport(exporter, import.Subject, import.To ?? import.Subject, export.ResponseType));
+                }
+                else
+                {
+                    streams.Add(new StreamImport(exporter, import.Subject, import.To, import.Prefix));
+                }
+            }
+
+            account.StreamImports = streams;
+            account.ServiceImports = services;
+        }
+    }
+
     /// <summary>The account named <paramref name="name"/>, or null.</summary>
     public Account? Find(string name) => _accounts.GetValueOrDefault(name);
+
+    /// <summary>The account named by the UTF-8 <paramref name="name"/> of a route protocol line, or null. No allocation.</summary>
+    public Account? Find(ReadOnlySpan<byte> name) =>
+        _byUtf8.GetAlternateLookup<ReadOnlySpan<byte>>().TryGetValue(name, out var account) ? account : null;
 
     /// <summary>The account named <paramref name="name"/>, created (with its router shards, once started) if it is new.</summary>
     public Account GetOrCreate(string name)
@@ -56,6 +101,7 @@ internal sealed class AccountRegistry
                 StartRouters(system, account);
             }
 
+            _byUtf8[account.NameUtf8] = account;
             _accounts[name] = account;
             return account;
         }

@@ -3,7 +3,6 @@ using System.IO.Pipelines;
 using System.Net.Sockets;
 using System.Text.Json;
 using Akka.Actor;
-using Courier.Actors.Accounts;
 using Courier.Actors.Server;
 using Courier.Protocols.Nats;
 using Microsoft.Extensions.Logging;
@@ -320,29 +319,6 @@ internal sealed partial class ClientConnection
         }
 
         return ReadOutcome.Continue;
-    }
-
-    /// <summary>
-    /// Moves the client into its account, once, at CONNECT. Subscriptions made before CONNECT (allowed
-    /// without authorization) live in the global account, which is then also the client's.
-    /// </summary>
-    private void BindAccount(Account account)
-    {
-        if (ReferenceEquals(account, _account))
-        {
-            return;
-        }
-
-        lock (_subsLock)
-        {
-            if (_subs.Count > 0 || _pendingChanges.Count > 0)
-            {
-                return;
-            }
-        }
-
-        _account = account;
-        _lastSubjectVersion = -1; // the one-entry match cache was for the other account's space
     }
 
     /// <summary>Queues a frame for this client itself; flushed with the read batch.</summary>

@@ -37,6 +37,14 @@ internal sealed partial class ClientConnection
                 {
                     into.Add(sub);
                 }
+
+                foreach (var shadow in sub.Shadows ?? [])
+                {
+                    if (shadow.Shard == shard && ReferenceEquals(shadow.Account, account))
+                    {
+                        into.Add(shadow);
+                    }
+                }
             }
         }
     }
@@ -97,6 +105,10 @@ internal sealed partial class ClientConnection
         if (sub is not null)
         {
             _pendingChanges.Add(new SubChange(sub, Add: true));
+            if (_account.StreamImports.Count > 0)
+            {
+                AddShadows(sub);
+            }
         }
 
         if (_verbose)
@@ -129,6 +141,10 @@ internal sealed partial class ClientConnection
         if (removed is not null)
         {
             _pendingChanges.Add(new SubChange(removed, Add: false));
+            foreach (var shadow in removed.Shadows ?? [])
+            {
+                _pendingChanges.Add(new SubChange(shadow, Add: false));
+            }
         }
 
         if (_verbose)
@@ -151,6 +167,19 @@ internal sealed partial class ClientConnection
             }
 
             _subs.Remove(sub.SidKey);
+        }
+
+        if (sub.Shadows is { } shadows)
+        {
+            var changes = new SubChange[shadows.Length + 1];
+            changes[0] = new SubChange(sub, Add: false);
+            for (var i = 0; i < shadows.Length; i++)
+            {
+                changes[i + 1] = new SubChange(shadows[i], Add: false);
+            }
+
+            _broker.ApplyWithoutWaiting(changes);
+            return;
         }
 
         _broker.ApplyWithoutWaiting([new SubChange(sub, Add: false)]);
@@ -178,10 +207,14 @@ internal sealed partial class ClientConnection
             return all;
         }
 
-        var changes = new SubChange[all.Length];
-        for (var i = 0; i < all.Length; i++)
+        var changes = new List<SubChange>(all.Length);
+        foreach (var sub in all)
         {
-            changes[i] = new SubChange(all[i], Add: false);
+            changes.Add(new SubChange(sub, Add: false));
+            foreach (var shadow in sub.Shadows ?? [])
+            {
+                changes.Add(new SubChange(shadow, Add: false));
+            }
         }
 
         _broker.ApplyWithoutWaiting(changes);

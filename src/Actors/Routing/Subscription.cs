@@ -69,6 +69,15 @@ internal sealed class Subscription
     /// </summary>
     public bool MqttSessionCaptured { get; init; }
 
+    /// <summary>
+    /// Null for a plain subscription; else the account import it stands for: a shadow of an
+    /// importer's subscription, a service import's request subscription or an exporter's reply one.
+    /// </summary>
+    public ImportBinding? Import { get; init; }
+
+    /// <summary>This subscription's shadows in the spaces of the accounts its account imports streams from.</summary>
+    public Subscription[]? Shadows { get; set; }
+
     /// <summary>Messages delivered so far.</summary>
     public long Delivered => Volatile.Read(ref _delivered);
 

@@ -51,6 +51,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
         Registry = new ClientRegistry(Stats);
         Accounts = new AccountRegistry(literalShards, Registry);
+        Accounts.Configure(options.Accounts);
         Tls = options.Tls is { } tls ? new TlsTransport(tls) : null;
         MqttTls = options.Mqtt?.Tls is { } mqttTls ? new TlsTransport(mqttTls) : null;
         _info = new ServerInfo
@@ -63,7 +64,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             Host = options.Host,
             Port = options.Port,
             Headers = true,
-            AuthRequired = options.AuthRequired,
+            AuthRequired = options.AuthRequired && options.NoAuthUser is null, // nats-server: no_auth_user turns it off in INFO
             TlsRequired = options.Tls is not null,
             TlsVerify = options.Tls is { Verify: true },
             MaxPayload = options.MaxPayload,
@@ -93,6 +94,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         System = system ?? await Task.Run(() => ActorSystemConfig.CreateSystem(ActorSystemConfig.Build(Options, ClusterMemberConfig()), _loggerFactory)).ConfigureAwait(false);
         // Every account's shards exist before any SUB can be routed to them.
         await Accounts.Start(System).ConfigureAwait(false);
+        await StartImportsAsync().ConfigureAwait(false);
         _connections = System.ActorOf(ConnectionSupervisor.Props(Options, Registry, Stats, this), "connections");
         if (Options.JetStream)
         {
@@ -121,6 +123,38 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
                 ClusterNode = System.ActorOf(Cluster.ClusterNode.Props(this), "cluster-node");
             }
         }
+    }
+
+    /// <summary>
+    /// Gives each account with service imports or service exports its own in-process client, holding
+    /// a subscription per imported service subject and one on its <c>_R_.</c> replies.
+    /// </summary>
+    private async Task StartImportsAsync()
+    {
+        var changes = new List<SubChange>();
+        foreach (var account in Accounts.All)
+        {
+            if (account.ServiceImports.Count == 0 && account.Replies is null)
+            {
+                continue;
+            }
+
+            var client = new ClientConnection(this, Stream.Null, null, NextClientId(), ActorRefs.Nobody);
+            client.BindAccount(account);
+            account.ImportClient = client;
+            Register(client);
+            foreach (var import in account.ServiceImports)
+            {
+                changes.Add(client.AddImportSubscription(import.To, ImportBinding.Request(import)));
+            }
+
+            if (account.Replies is { } replies)
+            {
+                changes.Add(client.AddImportSubscription(replies.Prefix + ">", ImportBinding.Response(account)));
+            }
+        }
+
+        await ApplyAsync(changes).ConfigureAwait(false);
     }
 
     /// <summary>This node's Akka.Cluster address (told to peers in the route INFO); null without a cluster.</summary>
@@ -872,6 +906,19 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             return clientCertificate is not null && CertificateUserMap.Find(clientCertificate, o.Users) is { } mapped
                 ? new AuthResult(true, mapped.User, mapped.Permissions ?? o.DefaultPermissions, AccountOf(mapped))
                 : AuthResult.Denied;
+        }
+
+        if (o.NoAuthUser is { } noAuthUser && string.IsNullOrEmpty(connect.User) && string.IsNullOrEmpty(connect.Pass) &&
+            string.IsNullOrEmpty(connect.AuthToken) && string.IsNullOrEmpty(connect.Nkey) && string.IsNullOrEmpty(connect.Jwt))
+        {
+            // no_auth_user: a client that sends no credentials logs in as that user (nats-server's processClientOrLeafAuthentication).
+            foreach (var user in o.Users)
+            {
+                if (user.User == noAuthUser)
+                {
+                    return new AuthResult(true, user.User, user.Permissions ?? o.DefaultPermissions, AccountOf(user));
+                }
+            }
         }
 
         if (o.Users.Count > 0 && connect.User is not null)

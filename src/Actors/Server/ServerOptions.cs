@@ -71,6 +71,12 @@ public sealed class ServerOptions
     /// <summary><c>authorization.users</c>: users with optional per-user permissions.</summary>
     public List<UserEntry> Users { get; } = [];
 
+    /// <summary><c>accounts { }</c>: the configured accounts (their users are in <see cref="Users"/>, naming them).</summary>
+    public List<AccountOptions> Accounts { get; } = [];
+
+    /// <summary><c>no_auth_user</c>: the user a client that sends no credentials logs in as.</summary>
+    public string? NoAuthUser { get; set; }
+
     /// <summary><c>authorization.permissions</c>: permissions for the single user/token form.</summary>
     public Permissions? DefaultPermissions { get; set; }
 
