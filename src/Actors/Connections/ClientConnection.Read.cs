@@ -296,6 +296,7 @@ internal sealed partial class ClientConnection
             AuthExpires = auth.Expires;
             _permissions = auth.Permissions is null ? null : new ClientPermissions(auth.Permissions);
             DeliveryFilter = _permissions is { FiltersDeliveries: true } ? _permissions : null;
+            BindAccount(auth.Account ?? _broker.Accounts.Global);
         }
 
         if (options.Protocol is < 0 or > 1)

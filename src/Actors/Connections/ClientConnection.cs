@@ -1,6 +1,7 @@
 using System.Net;
 using System.Net.Sockets;
 using Akka.Actor;
+using Courier.Actors.Accounts;
 using Courier.Actors.Mqtt;
 using Courier.Actors.Server;
 using Courier.Protocols.Nats;
@@ -25,6 +26,7 @@ internal sealed partial class ClientConnection
     private readonly long _startedTick;
     private int _closed;
     private long _lastActivityTick;
+    private Account _account; // the global account until CONNECT names another; read on every publish
     private Task _readPump = Task.CompletedTask;
     private Task _writePump = Task.CompletedTask;
 
@@ -35,6 +37,7 @@ internal sealed partial class ClientConnection
         _socket = socket;
         _owner = owner;
         _log = broker.Logger;
+        _account = broker.Accounts.Global;
         Id = id;
         var options = broker.Options;
         _parser = new NatsParser(options.MaxControlLine, options.MaxPayload) { AllowInternalOps = socket is null };
@@ -99,6 +102,12 @@ internal sealed partial class ClientConnection
 
     /// <summary>The CONNECT options; null until CONNECT.</summary>
     public ConnectOptions? ConnectOptions { get; private set; }
+
+    /// <summary>
+    /// The client's account: its publishes and subscriptions reach this account's subject space only.
+    /// The global account until CONNECT authenticates a user of another (set once, by the read pump).
+    /// </summary>
+    public Account Account => _account;
 
     /// <summary>The authenticated user name (an nkey user's or a JWT user's public key), if any.</summary>
     public string? AuthorizedUser { get; private set; }

@@ -102,6 +102,7 @@ public sealed partial class Broker
             return AuthResult.Refused(failure);
         }
 
-        return new AuthResult(true, entry.Nkey, entry.Permissions ?? Options.DefaultPermissions);
+        return new AuthResult(true, entry.Nkey, entry.Permissions ?? Options.DefaultPermissions,
+            entry.Account is { } name ? Accounts.GetOrCreate(name) : null);
     }
 }

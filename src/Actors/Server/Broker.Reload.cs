@@ -24,7 +24,8 @@ public sealed partial class Broker
             Options.Users.AddRange(next.Users);
             Options.NkeyUsers.Clear();
             Options.NkeyUsers.AddRange(next.NkeyUsers);
-            _info.AuthRequired = Options.AuthRequired;
+            Options.NoAuthUser = next.NoAuthUser;
+            _info.AuthRequired = Options.AuthRequired && Options.NoAuthUser is null;
             _infoJson = null; // formatted again on the next INFO
             _webSocketInfoJson = null;
         }

@@ -5,6 +5,7 @@ using System.Security.Cryptography.X509Certificates;
 using System.Text;
 using System.Text.Json;
 using Akka.Actor;
+using Courier.Actors.Accounts;
 using Courier.Actors.Cluster;
 using Courier.Actors.Connections;
 using Courier.Actors.Hosting;
@@ -36,7 +37,6 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
     private readonly ServerInfo _info;
     private readonly ILoggerFactory _loggerFactory;
-    private IActorRef[] _routers = [];
     private IActorRef _connections = ActorRefs.Nobody;
     private bool _ownsSystem;
     private byte[]? _infoJson;
@@ -50,8 +50,9 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         Logger = _loggerFactory.CreateLogger("courier");
         ServerId = NewServerId();
         ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
-        Space = new SubjectSpace(literalShards);
         Registry = new ClientRegistry(Stats);
+        Accounts = new AccountRegistry(literalShards, Registry);
+        Accounts.Configure(options.Accounts);
         Tls = options.Tls is { } tls ? new TlsTransport(tls) : null;
         Trust = options.Operator is { } operatorMode ? new OperatorTrust(operatorMode) : null;
         MqttTls = options.Mqtt?.Tls is { } mqttTls ? new TlsTransport(mqttTls) : null;
@@ -65,7 +66,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             Host = options.Host,
             Port = options.Port,
             Headers = true,
-            AuthRequired = options.AuthRequired,
+            AuthRequired = options.AuthRequired && options.NoAuthUser is null, // nats-server: no_auth_user turns it off in INFO
             TlsRequired = options.Tls is not null,
             TlsVerify = options.Tls is { Verify: true },
             MaxPayload = options.MaxPayload,
@@ -93,12 +94,9 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
         _ownsSystem = system is null;
         System = system ?? await Task.Run(() => ActorSystemConfig.CreateSystem(ActorSystemConfig.Build(Options, ClusterMemberConfig()), _loggerFactory)).ConfigureAwait(false);
-        var routers = System.ActorOf(RouterSupervisor.Props(Space, Registry), "routers");
-        RouterSupervisorRef = routers;
-
-        // Every shard exists before any SUB can be routed to it.
-        var shards = await routers.Ask<RouterSupervisor.Protocol.ShardsReady>(RouterSupervisor.Protocol.AwaitShards.Instance).ConfigureAwait(false);
-        _routers = [.. shards.Shards];
+        // Every account's shards exist before any SUB can be routed to them.
+        await Accounts.Start(System).ConfigureAwait(false);
+        await StartImportsAsync().ConfigureAwait(false);
         _connections = System.ActorOf(ConnectionSupervisor.Props(Options, Registry, Stats, this), "connections");
         if (Options.JetStream)
         {
@@ -127,6 +125,38 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
                 ClusterNode = System.ActorOf(Cluster.ClusterNode.Props(this), "cluster-node");
             }
         }
+    }
+
+    /// <summary>
+    /// Gives each account with service imports or service exports its own in-process client, holding
+    /// a subscription per imported service subject and one on its <c>_R_.</c> replies.
+    /// </summary>
+    private async Task StartImportsAsync()
+    {
+        var changes = new List<SubChange>();
+        foreach (var account in Accounts.All)
+        {
+            if (account.ServiceImports.Count == 0 && account.Replies is null)
+            {
+                continue;
+            }
+
+            var client = new ClientConnection(this, Stream.Null, null, NextClientId(), ActorRefs.Nobody);
+            client.BindAccount(account);
+            account.ImportClient = client;
+            Register(client);
+            foreach (var import in account.ServiceImports)
+            {
+                changes.Add(client.AddImportSubscription(import.To, ImportBinding.Request(import)));
+            }
+
+            if (account.Replies is { } replies)
+            {
+                changes.Add(client.AddImportSubscription(replies.Prefix + ">", ImportBinding.Response(account)));
+            }
+        }
+
+        await ApplyAsync(changes).ConfigureAwait(false);
     }
 
     /// <summary>This node's Akka.Cluster address (told to peers in the route INFO); null without a cluster.</summary>
@@ -247,21 +277,36 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         }
     }
 
-    /// <summary>Subscriptions held now.</summary>
-    public int SubscriptionCount => Space.Count;
+    /// <summary>Subscriptions held now, in every account.</summary>
+    public int SubscriptionCount
+    {
+        get
+        {
+            var n = 0;
+            foreach (var account in Accounts.All)
+            {
+                n += account.Space.Count;
+            }
+
+            return n;
+        }
+    }
 
     internal ILogger Logger { get; }
 
     /// <summary>The actor system; null until <see cref="StartAsync"/>.</summary>
     internal ActorSystem? System { get; private set; }
 
-    internal SubjectSpace Space { get; }
+    /// <summary>The node's accounts, the global one among them.</summary>
+    internal AccountRegistry Accounts { get; }
+
+    /// <summary>The global account's subject space.</summary>
+    internal SubjectSpace Space => Accounts.Global.Space;
 
     internal ClientRegistry Registry { get; }
 
-    internal IActorRef RouterSupervisorRef { get; private set; } = ActorRefs.Nobody;
-
-    internal IReadOnlyList<IActorRef> Routers => _routers;
+    /// <summary>The global account's router shards.</summary>
+    internal IReadOnlyList<IActorRef> Routers => Accounts.Global.Routers ?? [];
 
     /// <summary>The node's routes and the interest told to them; null without a <c>cluster { }</c>.</summary>
     internal RouteTable? Routes { get; }
@@ -624,7 +669,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         }
 
         // A host's system (a test's) outlives the broker: stop just the broker's actors, children first.
-        foreach (var actor in new[] { JetStream, ClusterNode, RouteManager, _connections, RouterSupervisorRef })
+        foreach (var actor in new[] { JetStream, ClusterNode, RouteManager, _connections }.Concat(Accounts.Supervisors))
         {
             if (actor is not null && !actor.IsNobody())
             {
@@ -730,29 +775,37 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         // Routes first: an RS+ is queued ahead of any message this client publishes after the SUB.
         Routes?.OnLocalChanges(changes);
 
+        var account = changes[0].Sub.Account;
         var first = changes[0].Sub.Shard;
         var single = true;
         for (var i = 1; i < changes.Count && single; i++)
         {
-            single = changes[i].Sub.Shard == first;
+            single = changes[i].Sub.Shard == first && ReferenceEquals(changes[i].Sub.Account, account);
         }
 
-        if (single)
+        if (single && account.Routers is { } routers)
         {
-            return _routers[first].Ask<SubjectRouter.Protocol.Applied>(ApplyFor(changes), null, CancellationToken.None);
+            return routers[first].Ask<SubjectRouter.Protocol.Applied>(ApplyFor(changes), null, CancellationToken.None);
         }
 
+        return ApplyToEveryShardAsync(changes);
+    }
+
+    // A batch over several shards (or accounts), or for an account whose shards are still starting.
+    private static async Task ApplyToEveryShardAsync(IReadOnlyList<SubChange> changes)
+    {
         var tasks = new List<Task>();
-        var seen = new HashSet<int>();
+        var seen = new HashSet<(Account, int)>();
         foreach (var change in changes)
         {
-            if (seen.Add(change.Sub.Shard))
+            if (seen.Add((change.Sub.Account, change.Sub.Shard)))
             {
-                tasks.Add(_routers[change.Sub.Shard].Ask<SubjectRouter.Protocol.Applied>(ApplyFor(changes), null, CancellationToken.None));
+                var routers = await change.Sub.Account.RoutersAsync().ConfigureAwait(false);
+                tasks.Add(routers[change.Sub.Shard].Ask<SubjectRouter.Protocol.Applied>(ApplyFor(changes), null, CancellationToken.None));
             }
         }
 
-        return Task.WhenAll(tasks);
+        await Task.WhenAll(tasks).ConfigureAwait(false);
     }
 
     // The shard answers the ask's temporary actor; no timeout (a shard that restarts answers after its rebuild).
@@ -763,14 +816,29 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     internal void ApplyWithoutWaiting(IReadOnlyList<SubChange> changes)
     {
         Routes?.OnLocalChanges(changes);
-        var seen = new HashSet<int>();
+        var seen = new HashSet<(Account, int)>();
         foreach (var change in changes)
         {
-            if (seen.Add(change.Sub.Shard))
+            if (!seen.Add((change.Sub.Account, change.Sub.Shard)))
             {
-                _routers[change.Sub.Shard].Tell(new SubjectRouter.Protocol.Apply(changes, null));
+                continue;
+            }
+
+            if (change.Sub.Account.Routers is { } routers)
+            {
+                routers[change.Sub.Shard].Tell(new SubjectRouter.Protocol.Apply(changes, null));
+            }
+            else
+            {
+                _ = TellWhenStartedAsync(change.Sub.Account, change.Sub.Shard, changes);
             }
         }
+    }
+
+    private static async Task TellWhenStartedAsync(Account account, int shard, IReadOnlyList<SubChange> changes)
+    {
+        var routers = await account.RoutersAsync().ConfigureAwait(false);
+        routers[shard].Tell(new SubjectRouter.Protocol.Apply(changes, null));
     }
 
     /// <summary>
@@ -854,7 +922,9 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         if (Trust is { } trust)
         {
             // Operator mode: a user JWT is required, whatever else the CONNECT carries.
-            return trust.Authenticate(connect, nonce, webSocket ? "WEBSOCKET" : "STANDARD", remoteIp, DateTimeOffset.UtcNow.ToUnixTimeSeconds());
+            // Each account JWT's users live in an account named by its public key, as nats-server names it.
+            var result = trust.Authenticate(connect, nonce, webSocket ? "WEBSOCKET" : "STANDARD", remoteIp, DateTimeOffset.UtcNow.ToUnixTimeSeconds());
+            return result is { Succeeded: true, AccountKey: { } key } ? result with { Account = Accounts.GetOrCreate(key) } : result;
         }
 
         if (o.NkeyUsers.Count > 0 && connect.Nkey is not null)
@@ -867,8 +937,21 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         if (tls is { MapCertificateToUser: true } && o.Users.Count > 0)
         {
             return clientCertificate is not null && CertificateUserMap.Find(clientCertificate, o.Users) is { } mapped
-                ? new AuthResult(true, mapped.User, mapped.Permissions ?? o.DefaultPermissions)
+                ? new AuthResult(true, mapped.User, mapped.Permissions ?? o.DefaultPermissions, AccountOf(mapped))
                 : AuthResult.Denied;
+        }
+
+        if (o.NoAuthUser is { } noAuthUser && string.IsNullOrEmpty(connect.User) && string.IsNullOrEmpty(connect.Pass) &&
+            string.IsNullOrEmpty(connect.AuthToken) && string.IsNullOrEmpty(connect.Nkey) && string.IsNullOrEmpty(connect.Jwt))
+        {
+            // no_auth_user: a client that sends no credentials logs in as that user (nats-server's processClientOrLeafAuthentication).
+            foreach (var user in o.Users)
+            {
+                if (user.User == noAuthUser)
+                {
+                    return new AuthResult(true, user.User, user.Permissions ?? o.DefaultPermissions, AccountOf(user));
+                }
+            }
         }
 
         if (o.Users.Count > 0 && connect.User is not null)
@@ -877,7 +960,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             {
                 if (user.User == connect.User && SecretEquals(user.Password, connect.Pass))
                 {
-                    return new AuthResult(true, user.User, user.Permissions ?? o.DefaultPermissions);
+                    return new AuthResult(true, user.User, user.Permissions ?? o.DefaultPermissions, AccountOf(user));
                 }
             }
         }
@@ -911,7 +994,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             {
                 if (entry.User == noAuthUser)
                 {
-                    return new AuthResult(true, entry.User, entry.Permissions ?? o.DefaultPermissions);
+                    return new AuthResult(true, entry.User, entry.Permissions ?? o.DefaultPermissions, AccountOf(entry));
                 }
             }
         }
@@ -922,7 +1005,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             {
                 if (entry.User == user && SecretEquals(entry.Password, pass))
                 {
-                    return new AuthResult(true, entry.User, entry.Permissions ?? o.DefaultPermissions);
+                    return new AuthResult(true, entry.User, entry.Permissions ?? o.DefaultPermissions, AccountOf(entry));
                 }
             }
 
@@ -941,6 +1024,9 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
         return AuthResult.Denied;
     }
+
+    /// <summary>The account a configured user logs into (null: the global account).</summary>
+    private Account? AccountOf(UserEntry user) => user.Account is { } name ? Accounts.GetOrCreate(name) : null;
 
     internal static bool SecretEquals(string? expected, string? given) =>
         expected is not null && given is not null &&

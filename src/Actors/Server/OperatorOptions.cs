@@ -36,5 +36,8 @@ public enum AccountResolverKind
     Cache,
 }
 
-/// <summary>One entry of <c>authorization.users</c> that authenticates with an nkey (a signature over the INFO nonce).</summary>
-public sealed record NkeyUserEntry(string Nkey, Permissions? Permissions);
+/// <summary>
+/// One entry of <c>authorization.users</c>, or of an account's <c>users</c> (then <see cref="Account"/>
+/// names it), that authenticates with an nkey (a signature over the INFO nonce).
+/// </summary>
+public sealed record NkeyUserEntry(string Nkey, Permissions? Permissions, string? Account = null);

@@ -71,6 +71,12 @@ public sealed class ServerOptions
     /// <summary><c>authorization.users</c>: users with optional per-user permissions.</summary>
     public List<UserEntry> Users { get; } = [];
 
+    /// <summary><c>accounts { }</c>: the configured accounts (their users are in <see cref="Users"/>, naming them).</summary>
+    public List<AccountOptions> Accounts { get; } = [];
+
+    /// <summary><c>no_auth_user</c>: the user a client that sends no credentials logs in as.</summary>
+    public string? NoAuthUser { get; set; }
+
     /// <summary><c>authorization.permissions</c>: permissions for the single user/token form.</summary>
     public Permissions? DefaultPermissions { get; set; }
 
@@ -207,8 +213,11 @@ public sealed class MqttOptions
     public bool HasOwnAuth => Username is not null || Token is not null;
 }
 
-/// <summary>One entry of <c>authorization.users</c>.</summary>
-public sealed record UserEntry(string User, string? Password, Permissions? Permissions);
+/// <summary>
+/// One entry of <c>authorization.users</c>, or of an account's <c>users</c>: then <see cref="Account"/>
+/// names the account it logs into (null: the global account <c>$G</c>).
+/// </summary>
+public sealed record UserEntry(string User, string? Password, Permissions? Permissions, string? Account = null);
 
 /// <summary>Publish and subscribe permissions, as nats-server's <c>permissions</c> block.</summary>
 public sealed record Permissions(SubjectPermission? Publish, SubjectPermission? Subscribe);

@@ -20,11 +20,11 @@ internal sealed partial class OptionsBinder
     /// <summary>Top-level nats-server keys Courier accepts but ignores (warned, never fatal).</summary>
     private static readonly FrozenSet<string> UnsupportedTopLevel = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
         "client_advertise", "trace_headers", "logtime_utc", "mappings", "maps", "disable_sublist_cache",
-        "no_sublist_cache", "accounts", "default_sentinel", "https", "http_base_path",
+        "no_sublist_cache", "default_sentinel", "https", "http_base_path",
         "gateway", "leaf", "leafnodes", "logfile_max_num", "log_max_num",
         "syslog", "remote_syslog", "prof_port", "prof_block_rate", "proxy_protocol", "max_traced_msg_len",
         "max_sub_tokens", "max_subscription_tokens", "ocsp", "allow_non_tls", "write_timeout",
-        "resolver_tls", "resolver_pinned_accounts", "no_auth_user", "no_system_account", "no_system",
+        "resolver_tls", "resolver_pinned_accounts", "no_system_account", "no_system",
         "no_sys_acc", "no_header_support", "trusted", "trusted_keys", "connect_error_reports",
         "reconnect_error_reports", "server_tags", "server_metadata", "feature_flags",
         "default_js_domain", "ocsp_cache", "no_fast_producer_stall", "max_closed_clients", "proxies");
@@ -66,6 +66,7 @@ internal sealed partial class OptionsBinder
 
         binder.ValidateWebSocket();
         binder.ValidateOperator();
+        binder.ValidateAccounts();
 
         return binder._errors.Count > 0 ? throw new ConfigException(binder._errors) : binder._warnings;
     }
@@ -251,6 +252,17 @@ internal sealed partial class OptionsBinder
                 break;
             case "system_account" or "system":
                 BindSystemAccount(entry);
+                break;
+            case "accounts":
+                BindAccounts(entry);
+                break;
+            case "no_auth_user":
+                if (TryString(entry, out s))
+                {
+                    _noAuthUserEntry = entry;
+                    _options.NoAuthUser = s;
+                }
+
                 break;
             case "websocket" or "ws":
                 BindWebSocket(entry);

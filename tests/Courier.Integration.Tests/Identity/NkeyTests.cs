@@ -108,6 +108,29 @@ public abstract class NkeyTests<TServer> : IClassFixture<TServer>
     }
 
     [Fact]
+    public async Task Nkey_users_of_two_accounts_do_not_see_each_others_messages()
+    {
+        var p = Subjects.NewPrefix();
+        var carol = KeyPair.CreatePair(PrefixByte.User);
+        await using var server = await _server.StartServerAsync($$"""
+            accounts {
+              A: { users: [ { nkey: {{_alice.GetPublicKey()}} }, { nkey: {{carol.GetPublicKey()}} } ] }
+              B: { users: [ { nkey: {{_bob.GetPublicKey()}} } ] }
+            }
+            """);
+        await using var alice = await WireClient.ConnectAsync(server);
+        await alice.SendAsync($"CONNECT {Connect(_alice, alice.Info.GetProperty("nonce").GetString()!)}\r\nSUB {p} 1\r\n");
+        await alice.PingPongAsync();
+        await using var bob = await WireClient.ConnectAsync(server);
+        await bob.SendAsync($"CONNECT {Connect(_bob, bob.Info.GetProperty("nonce").GetString()!)}\r\nPUB {p} 3\r\nbob\r\n");
+        await bob.PingPongAsync();
+        await using var sameAccount = await WireClient.ConnectAsync(server);
+        await sameAccount.SendAsync($"CONNECT {Connect(carol, sameAccount.Info.GetProperty("nonce").GetString()!)}\r\nPUB {p} 5\r\ncarol\r\n");
+
+        await alice.ExpectAsync($"MSG {p} 1 5\r\ncarol\r\n");
+    }
+
+    [Fact]
     public async Task NATS_Net_logs_in_with_an_nkey_seed_and_exchanges_messages()
     {
         var subject = Subjects.NewPrefix();

@@ -53,6 +53,26 @@ public abstract class OperatorModeTests<TServer> : IClassFixture<TServer>
     }
 
     [Fact]
+    public async Task Users_of_two_accounts_do_not_see_each_others_messages()
+    {
+        var p = Subjects.NewPrefix();
+        var a = _operator.NewAccount("A");
+        var b = _operator.NewAccount("B");
+        await using var server = await _server.StartServerAsync(_operator.Config([a, b]));
+        await using var subscriber = await ConnectAsync(server, TestOperator.NewUser(a));
+        await using var sameAccount = await ConnectAsync(server, TestOperator.NewUser(a));
+        await using var otherAccount = await ConnectAsync(server, TestOperator.NewUser(b));
+        await subscriber.SendAsync($"SUB {p} 1\r\n");
+        await subscriber.PingPongAsync();
+
+        // B's message is processed first (its PONG comes after it), then A's: only A's arrives.
+        await otherAccount.SendAsync($"PUB {p} 4\r\nfrom\r\n");
+        await otherAccount.PingPongAsync();
+        await sameAccount.SendAsync($"PUB {p} 1\r\na\r\n");
+        await subscriber.ExpectAsync($"MSG {p} 1 1\r\na\r\n");
+    }
+
+    [Fact]
     public async Task A_connect_without_a_JWT_is_refused()
     {
         await using var server = await _server.StartServerAsync(_operator.Config([]));

@@ -210,7 +210,7 @@ internal sealed class OperatorTrust
         var permissions = ToPermissions(scope?.Pub ?? user.Nats.Pub, scope?.Sub ?? user.Nats.Sub)
             ?? ToPermissions(account.Nats.DefaultPermissions?.Pub, account.Nats.DefaultPermissions?.Sub);
         DateTimeOffset? expires = user.Expires > 0 ? DateTimeOffset.FromUnixTimeSeconds(user.Expires) : null;
-        return new AuthResult(true, user.Subject, permissions, expires, account.Subject);
+        return new AuthResult(true, user.Subject, permissions, Expires: expires, AccountKey: account.Subject);
     }
 
     /// <summary>Null when <paramref name="sig"/> is <paramref name="publicKey"/>'s signature of the nonce, else why not (nats-server's debug texts).</summary>
