@@ -52,9 +52,11 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
         Registry = new ClientRegistry(Stats);
         Accounts = new AccountRegistry(literalShards, Registry);
-        Accounts.Configure(options.Accounts);
-        Tls = options.Tls is { } tls ? new TlsTransport(tls) : null;
         Trust = options.Operator is { } operatorMode ? new OperatorTrust(operatorMode) : null;
+
+        // Operator mode: the accounts the resolver holds at startup, with their JWTs' exports and imports.
+        Accounts.Configure(Trust is null ? options.Accounts : [.. options.Accounts, .. Trust.KnownAccounts()]);
+        Tls = options.Tls is { } tls ? new TlsTransport(tls) : null;
         MqttTls = options.Mqtt?.Tls is { } mqttTls ? new TlsTransport(mqttTls) : null;
         _info = new ServerInfo
         {

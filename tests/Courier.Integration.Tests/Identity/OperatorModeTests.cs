@@ -73,6 +73,69 @@ public abstract class OperatorModeTests<TServer> : IClassFixture<TServer>
     }
 
     [Fact]
+    public async Task A_service_exported_by_one_account_JWT_answers_requests_of_an_importing_account()
+    {
+        var p = Subjects.NewPrefix();
+        var exporter = _operator.NewAccount("A", nats => nats["exports"] = new JsonArray(
+            new JsonObject { ["name"] = "echo", ["subject"] = $"{p}.echo", ["type"] = "service" }));
+        var importer = _operator.NewAccount("B", nats => nats["imports"] = new JsonArray(
+            new JsonObject { ["name"] = "echo", ["subject"] = $"{p}.echo", ["account"] = exporter.PublicKey, ["local_subject"] = $"{p}.local", ["type"] = "service" }));
+        await using var server = await _server.StartServerAsync(_operator.Config([exporter, importer]));
+        using var cts = new CancellationTokenSource(NatsNetClient.TestTimeout);
+        await using var service = await ConnectNatsNetAsync(server, TestOperator.NewUser(exporter));
+        await using var client = await ConnectNatsNetAsync(server, TestOperator.NewUser(importer));
+
+        await using var requests = await service.SubscribeCoreAsync<string>($"{p}.echo", cancellationToken: cts.Token);
+        await service.PingAsync(cts.Token);
+        var answering = Task.Run(async () =>
+        {
+            var request = await requests.Msgs.ReadAsync(cts.Token);
+            await request.ReplyAsync("echo: " + request.Data, cancellationToken: cts.Token);
+        });
+        var reply = await client.RequestAsync<string, string>($"{p}.local", "hi", cancellationToken: cts.Token);
+        await answering;
+
+        Assert.Equal("echo: hi", reply.Data);
+    }
+
+    [Fact]
+    public async Task A_stream_exported_by_one_account_JWT_reaches_an_importing_account_only()
+    {
+        var p = Subjects.NewPrefix();
+        var exporter = _operator.NewAccount("A", nats => nats["exports"] = new JsonArray(
+            new JsonObject { ["name"] = "events", ["subject"] = $"{p}.events.>", ["type"] = "stream" }));
+        var importer = _operator.NewAccount("B", nats => nats["imports"] = new JsonArray(
+            new JsonObject { ["name"] = "events", ["subject"] = $"{p}.events.>", ["account"] = exporter.PublicKey, ["type"] = "stream" }));
+        var outsider = _operator.NewAccount("C");
+        await using var server = await _server.StartServerAsync(_operator.Config([exporter, importer, outsider]));
+        await using var subscriber = await ConnectAsync(server, TestOperator.NewUser(importer));
+        await using var bystander = await ConnectAsync(server, TestOperator.NewUser(outsider));
+        await using var publisher = await ConnectAsync(server, TestOperator.NewUser(exporter));
+        await subscriber.SendAsync($"SUB {p}.events.> 1\r\n");
+        await subscriber.PingPongAsync();
+        await bystander.SendAsync($"SUB {p}.events.> 1\r\n");
+        await bystander.PingPongAsync();
+
+        await publisher.SendAsync($"PUB {p}.events.x 2\r\nev\r\n");
+        await publisher.PingPongAsync();
+        await subscriber.ExpectAsync($"MSG {p}.events.x 1 2\r\nev\r\n");
+        await bystander.PingPongAsync(); // nothing but the PONG: the outsider imports nothing
+    }
+
+    private static async Task<NatsConnection> ConnectNatsNetAsync(ServerProcess server, TestUser user)
+    {
+        var nats = new NatsConnection(new NatsOpts
+        {
+            Url = server.Url,
+            MaxReconnectRetry = 0,
+            RequestTimeout = TimeSpan.FromSeconds(10),
+            AuthOpts = new NatsAuthOpts { Jwt = user.Jwt, Seed = user.Key.GetSeed() },
+        });
+        await nats.ConnectAsync();
+        return nats;
+    }
+
+    [Fact]
     public async Task A_connect_without_a_JWT_is_refused()
     {
         await using var server = await _server.StartServerAsync(_operator.Config([]));

@@ -123,16 +123,56 @@ internal sealed class AccountNats
     public JwtPermissions? DefaultPermissions { get; set; }
 
     [JsonPropertyName("imports")]
-    public JsonElement Imports { get; set; }
+    public List<JwtImport>? Imports { get; set; }
 
     [JsonPropertyName("exports")]
-    public JsonElement Exports { get; set; }
+    public List<JwtExport>? Exports { get; set; }
 
     [JsonPropertyName("type")]
     public string? Type { get; set; }
 
     [JsonPropertyName("version")]
     public int Version { get; set; }
+}
+
+/// <summary>An account JWT's export: a <c>stream</c> or <c>service</c> subject, public unless <c>token_req</c>.</summary>
+internal sealed class JwtExport
+{
+    [JsonPropertyName("subject")]
+    public string? Subject { get; set; }
+
+    [JsonPropertyName("type")]
+    public string? Type { get; set; }
+
+    /// <summary>Importers need an activation token (not supported: no account may import it).</summary>
+    [JsonPropertyName("token_req")]
+    public bool TokenRequired { get; set; }
+
+    /// <summary><c>Singleton</c> (default), <c>Stream</c> or <c>Chunked</c>.</summary>
+    [JsonPropertyName("response_type")]
+    public string? ResponseType { get; set; }
+}
+
+/// <summary>
+/// An account JWT's import from <c>account</c>: its <c>subject</c>, mapped to <c>local_subject</c>
+/// (or, deprecated, a stream's prefix or a service's remote subject in <c>to</c>).
+/// </summary>
+internal sealed class JwtImport
+{
+    [JsonPropertyName("subject")]
+    public string? Subject { get; set; }
+
+    [JsonPropertyName("account")]
+    public string? Account { get; set; }
+
+    [JsonPropertyName("to")]
+    public string? To { get; set; }
+
+    [JsonPropertyName("local_subject")]
+    public string? LocalSubject { get; set; }
+
+    [JsonPropertyName("type")]
+    public string? Type { get; set; }
 }
 
 /// <summary>An account's limits (-1 is unlimited, as the jwt library's defaults).</summary>
@@ -163,6 +203,9 @@ internal sealed class AccountLimits
 
     [JsonPropertyName("consumer")]
     public long Consumers { get; set; }
+
+    [JsonPropertyName("max_bytes_required")]
+    public bool MaxBytesRequired { get; set; }
 }
 
 /// <summary>An operator JWT (<c>nats.type: operator</c>): self-signed, the root of trust.</summary>

@@ -387,6 +387,83 @@ internal sealed class OperatorTrust
         return subjects;
     }
 
+    /// <summary>
+    /// The accounts the resolver knows at startup (preloaded, or in its directory) as account options:
+    /// their JWTs' exports, imports and JetStream limits, named by public key, for the account registry
+    /// to link (nats-server's UpdateAccountClaims). Accounts that are not valid are left out.
+    /// </summary>
+    public List<AccountOptions> KnownAccounts()
+    {
+        var keys = new SortedSet<string>(_stored.Keys, StringComparer.Ordinal);
+        if (_options.ResolverDirectory is { } dir && Directory.Exists(dir))
+        {
+            foreach (var file in Directory.EnumerateFiles(dir, "*.jwt"))
+            {
+                keys.Add(Path.GetFileNameWithoutExtension(file));
+            }
+        }
+
+        var accounts = new List<AccountOptions>();
+        foreach (var key in keys)
+        {
+            if (LookupAccount(key, out _) is { } claims)
+            {
+                accounts.Add(ToAccountOptions(claims));
+            }
+        }
+
+        return accounts;
+    }
+
+    private static AccountOptions ToAccountOptions(AccountClaims claims)
+    {
+        var account = new AccountOptions(claims.Subject)
+        {
+            DefaultPermissions = ToPermissions(claims.Nats.DefaultPermissions?.Pub, claims.Nats.DefaultPermissions?.Sub),
+        };
+        foreach (var export in claims.Nats.Exports ?? [])
+        {
+            if (string.IsNullOrEmpty(export?.Subject))
+            {
+                continue;
+            }
+
+            var service = string.Equals(export.Type, "service", StringComparison.OrdinalIgnoreCase);
+            var responseType = export.ResponseType?.ToUpperInvariant() switch
+            {
+                "STREAM" => ServiceResponseType.Streamed,
+                "CHUNKED" => ServiceResponseType.Chunked,
+                _ => ServiceResponseType.Singleton,
+            };
+
+            // token_req: only accounts with an activation token may import; Courier checks none, so none may.
+            account.Exports.Add(new ExportOptions(export.Subject, service, responseType, export.TokenRequired ? [] : null));
+        }
+
+        foreach (var import in claims.Nats.Imports ?? [])
+        {
+            if (string.IsNullOrEmpty(import?.Subject) || string.IsNullOrEmpty(import.Account))
+            {
+                continue;
+            }
+
+            var local = string.IsNullOrEmpty(import.LocalSubject) ? null : import.LocalSubject;
+            account.Imports.Add(string.Equals(import.Type, "service", StringComparison.OrdinalIgnoreCase)
+                ? local is not null
+                    ? new ImportOptions(true, import.Account, import.Subject, local, null)
+                    : new ImportOptions(true, import.Account, string.IsNullOrEmpty(import.To) ? import.Subject : import.To, import.Subject, null)
+                : new ImportOptions(false, import.Account, import.Subject, local, local is null && !string.IsNullOrEmpty(import.To) ? import.To : null));
+        }
+
+        if (claims.Nats.Limits is { } limits && (limits.MemoryStorage != 0 || limits.DiskStorage != 0))
+        {
+            account.JetStream = new AccountJetStreamLimits(limits.MemoryStorage, limits.DiskStorage,
+                (int)Math.Clamp(limits.Streams, -1, int.MaxValue), (int)Math.Clamp(limits.Consumers, -1, int.MaxValue), limits.MaxBytesRequired);
+        }
+
+        return account;
+    }
+
     /// <summary>Stores an account JWT pushed at runtime (the full directory resolver writes it to its directory).</summary>
     public void Store(string publicKey, string jwt)
     {
