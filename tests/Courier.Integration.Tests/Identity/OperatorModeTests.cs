@@ -135,6 +135,29 @@ public abstract class OperatorModeTests<TServer> : IClassFixture<TServer>
         return nats;
     }
 
+    [Theory]
+    [InlineData("full")]
+    [InlineData("cache")]
+    public async Task A_directory_resolver_finds_accounts_in_their_jwt_files(string type)
+    {
+        var dir = Directory.CreateTempSubdirectory("courier-resolver-").FullName;
+        try
+        {
+            var account = _operator.NewAccount("A");
+            var missing = _operator.NewAccount("B");
+            await using var server = await _server.StartServerAsync(_operator.DirectoryConfig([account], dir, type));
+
+            await using var c = await ConnectAsync(server, TestOperator.NewUser(account));
+            await c.PingPongAsync();
+            await using var refused = await ConnectAsync(server, TestOperator.NewUser(missing));
+            await refused.ExpectErrAndCloseAsync("Authorization Violation");
+        }
+        finally
+        {
+            Directory.Delete(dir, recursive: true);
+        }
+    }
+
     [Fact]
     public async Task A_connect_without_a_JWT_is_refused()
     {

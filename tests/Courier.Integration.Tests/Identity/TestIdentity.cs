@@ -172,6 +172,24 @@ public sealed class TestOperator
         ["version"] = 2,
     };
 
+    /// <summary>
+    /// The config text of a directory resolver (<paramref name="type"/> <c>full</c> or <c>cache</c>) over
+    /// <paramref name="dir"/>, where each account (the system account too) is written as <c>&lt;key&gt;.jwt</c>.
+    /// </summary>
+    public string DirectoryConfig(IEnumerable<TestAccount> accounts, string dir, string type = "full")
+    {
+        foreach (var account in accounts.Prepend(System))
+        {
+            File.WriteAllText(Path.Combine(dir, account.PublicKey + ".jwt"), account.Jwt);
+        }
+
+        return $$"""
+            operator: "{{Jwt}}"
+            system_account: {{System.PublicKey}}
+            resolver: { type: {{type}}, dir: "{{dir}}" }
+            """;
+    }
+
     /// <summary>The config text: this operator (inline, or the file <paramref name="operatorFile"/>), its system account, a MEMORY resolver with these accounts preloaded.</summary>
     public string Config(IEnumerable<TestAccount> accounts, string? operatorFile = null)
     {
