@@ -7,6 +7,18 @@ namespace Courier.Actors.Connections;
 /// <summary>NKey and JWT users: the nonce a client signs, and the log lines of a refused CONNECT.</summary>
 internal sealed partial class ClientConnection
 {
+    /// <summary>1 while this client counts toward its operator-mode account's connection limit.</summary>
+    private int _accountAdmitted;
+
+    /// <summary>Releases the client's place in its account's connection count, once, whoever calls first (read pump or shutdown).</summary>
+    private void ReleaseAccountAdmission()
+    {
+        if (JwtAccount is { } account && Interlocked.Exchange(ref _accountAdmitted, 0) == 1)
+        {
+            _broker.ReleaseFromAccount(account);
+        }
+    }
+
     /// <summary>The INFO nonce as the bytes the client signed (its ASCII characters); null without one.</summary>
     private byte[]? NonceBytes() => Nonce is null ? null : Encoding.ASCII.GetBytes(Nonce);
 

@@ -290,6 +290,11 @@ internal sealed partial class ClientConnection
                 }
 
                 JwtAccount = accountKey;
+                Volatile.Write(ref _accountAdmitted, 1);
+                if (IsClosed)
+                {
+                    ReleaseAccountAdmission(); // closed meanwhile: its shutdown may have looked before the admission
+                }
             }
 
             AuthorizedUser = auth.User;

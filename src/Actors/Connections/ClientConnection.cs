@@ -232,10 +232,7 @@ internal sealed partial class ClientConnection
 
         var subscriptions = RemoveAllSubscriptions();
         _broker.Unregister(this, subscriptions);
-        if (JwtAccount is { } account)
-        {
-            _broker.ReleaseFromAccount(account);
-        }
+        ReleaseAccountAdmission();
 
         Outbound.Complete();
         _ = CloseTransportAsync();

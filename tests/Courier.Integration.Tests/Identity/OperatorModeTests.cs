@@ -158,6 +158,23 @@ public abstract class OperatorModeTests<TServer> : IClassFixture<TServer>
         }
     }
 
+    [Theory]
+    [InlineData("garbage")]
+    [InlineData("a.b.c")]
+    [InlineData("eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.eyJpc3MiOm51bGwsIm5hdHMiOm51bGx9.AAAA")]
+    [InlineData("eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.eyJpc3MiOiJBQkMiLCJzdWIiOiJVIn0.AAAA")]
+    public async Task A_malformed_user_JWT_is_refused_and_the_server_keeps_serving(string jwt)
+    {
+        var account = _operator.NewAccount("A");
+        await using var server = await _server.StartServerAsync(_operator.Config([account]));
+        await using var c = await WireClient.ConnectAsync(server);
+
+        await c.SendAsync($$"""CONNECT {"verbose":false,"jwt":"{{jwt}}","sig":"AAAA"}""" + "\r\n");
+        await c.ExpectErrAndCloseAsync("Authorization Violation");
+        await using var next = await ConnectAsync(server, TestOperator.NewUser(account));
+        await next.PingPongAsync();
+    }
+
     [Fact]
     public async Task A_connect_without_a_JWT_is_refused()
     {
