@@ -42,6 +42,9 @@ internal sealed class Account
     /// <summary>The requests in flight through this account's service exports; null when it exports none.</summary>
     public ServiceReplies? Replies { get; internal set; }
 
+    /// <summary>The account's JetStream API actor; null when JetStream is not enabled for the account.</summary>
+    public IActorRef? JetStream { get; internal set; }
+
     /// <summary>
     /// The account's own in-process client: it holds the subscriptions of its service imports and of
     /// its <c>_R_.</c> replies (never started; publishers deliver to these subscriptions inline).

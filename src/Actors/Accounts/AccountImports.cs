@@ -213,6 +213,9 @@ internal enum ImportKind
 
     /// <summary>The exporter's subscription on its <c>_R_.</c> replies: forward a response to the requester.</summary>
     ServiceResponse,
+
+    /// <summary>An account without JetStream: <c>$JS.API.INFO</c> is answered with "jetstream not enabled for account".</summary>
+    JetStreamDisabled,
 }
 
 /// <summary>The import a subscription stands for (see <see cref="Subscription.Import"/>).</summary>
@@ -243,4 +246,6 @@ internal sealed class ImportBinding
     public static ImportBinding Request(ServiceImport import) => new(ImportKind.ServiceRequest) { Service = import };
 
     public static ImportBinding Response(Account exporter) => new(ImportKind.ServiceResponse) { Responses = exporter };
+
+    public static ImportBinding JetStreamDisabled() => new(ImportKind.JetStreamDisabled);
 }

@@ -16,6 +16,10 @@ internal sealed partial class ClientConnection
     [ThreadStatic]
     private static byte[]? _threadImportLine;
 
+    // $JS.API.INFO's answer in an account without JetStream (nats-server's NewJSNotEnabledForAccountError).
+    private static readonly byte[] JetStreamNotEnabledForAccount =
+        "{\"type\":\"io.nats.jetstream.api.v1.account_info_response\",\"error\":{\"code\":503,\"err_code\":10039,\"description\":\"JetStream not enabled for account\"}}"u8.ToArray();
+
     // Service request and response subscriptions a publish reached: processed after its own deliveries.
     private readonly List<Subscription> _importHits = [];
     private int _importDepth;
@@ -159,6 +163,11 @@ internal sealed partial class ClientConnection
             return false;
         }
 
+        if (target._permissions is { TracksReplies: true } permissions && !templates.ReplyTo.IsEmpty)
+        {
+            permissions.TrackReply(templates.ReplyTo);
+        }
+
         Touch(target.Outbound);
         if (claim > 0)
         {
@@ -204,6 +213,13 @@ internal sealed partial class ClientConnection
                 if (!PublishInAccount(exporter, to, reply, headerSize, payload) && reply is not null)
                 {
                     exporter.Replies!.Remove(reply);
+                }
+            }
+            else if (import.Kind == ImportKind.JetStreamDisabled)
+            {
+                if (!replyTo.IsEmpty)
+                {
+                    PublishInAccount(account, replyTo, default, -1, new ReadOnlySequence<byte>(JetStreamNotEnabledForAccount));
                 }
             }
             else if (import.Responses!.Replies is { } replies && replies.TryTake(subject, out var pending))

@@ -280,6 +280,11 @@ internal sealed partial class ClientConnection
             return false;
         }
 
+        if (target._permissions is { TracksReplies: true } permissions && !templates.ReplyTo.IsEmpty)
+        {
+            permissions.TrackReply(templates.ReplyTo);
+        }
+
         Touch(target.Outbound);
         if (claim > 0)
         {

@@ -301,7 +301,10 @@ internal sealed partial class ClientConnection
             AuthExpires = auth.Expires;
             _permissions = auth.Permissions is null ? null : new ClientPermissions(auth.Permissions);
             DeliveryFilter = _permissions is { FiltersDeliveries: true } ? _permissions : null;
-            BindAccount(auth.Account ?? _broker.Accounts.Global);
+            if (!IsInternal)
+            {
+                BindAccount(auth.Account ?? _broker.Accounts.Global); // an internal client was put in its account when made
+            }
         }
 
         if (options.Protocol is < 0 or > 1)

@@ -24,6 +24,14 @@ internal sealed partial class ClientConnection
             return;
         }
 
+        if (!ReferenceEquals(auth.Account ?? _broker.Accounts.Global, _account))
+        {
+            // The user moved to another account: its subscriptions are in the old one's space.
+            SendError(Protocols.Nats.NatsErrors.AuthorizationViolation);
+            RequestClose("Authentication Failure");
+            return;
+        }
+
         AuthorizedUser = auth.User;
         var permissions = auth.Permissions is null ? null : new ClientPermissions(auth.Permissions);
         _permissions = permissions;

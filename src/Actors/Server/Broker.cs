@@ -102,10 +102,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         _connections = System.ActorOf(ConnectionSupervisor.Props(Options, Registry, Stats, this), "connections");
         if (Options.JetStream)
         {
-            // Ready once its API subscription is in effect and its streams are recovered: listeners accept after.
-            var jetStream = System.ActorOf(JetStreamApi.Props(JetStreamSettings.From(Options), ConnectInternalClient, Space), "jetstream");
-            await jetStream.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
-            JetStream = jetStream;
+            await StartJetStreamAsync().ConfigureAwait(false);
         }
 
         if (Options.Mqtt is not null)
@@ -143,10 +140,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
                 continue;
             }
 
-            var client = new ClientConnection(this, Stream.Null, null, NextClientId(), ActorRefs.Nobody);
-            client.BindAccount(account);
-            account.ImportClient = client;
-            Register(client);
+            var client = AccountClient(account);
             foreach (var import in account.ServiceImports)
             {
                 changes.Add(client.AddImportSubscription(import.To, ImportBinding.Request(import)));
@@ -159,6 +153,59 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         }
 
         await ApplyAsync(changes).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Starts JetStream: for the global account alone without <c>accounts { }</c>; with accounts, for
+    /// each account whose entry enables it (its streams under <c>jetstream/&lt;account&gt;</c>, its
+    /// limits), as nats-server's enableJetStreamAccounts. The other accounts answer
+    /// <c>$JS.API.INFO</c> with "jetstream not enabled for account". Each API is ready (its
+    /// subscription in effect, its streams recovered) before the listeners accept.
+    /// </summary>
+    private async Task StartJetStreamAsync()
+    {
+        if (Options.Accounts.Count == 0)
+        {
+            var global = System!.ActorOf(JetStreamApi.Props(JetStreamSettings.From(Options), ConnectInternalClient, Space), "jetstream");
+            await global.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
+            JetStream = global;
+            Accounts.Global.JetStream = global;
+            return;
+        }
+
+        var disabled = new List<SubChange>();
+        var n = 0;
+        foreach (var account in Accounts.All)
+        {
+            if (account.Options?.JetStream is not { } limits)
+            {
+                disabled.Add(AccountClient(account).AddImportSubscription(JetStreamApi.InfoSubject, ImportBinding.JetStreamDisabled()));
+                continue;
+            }
+
+            var settings = JetStreamSettings.ForAccount(Options, account.Name, limits);
+            var api = System!.ActorOf(JetStreamApi.Props(settings, () => new InternalClient(this, account), account.Space), $"jetstream-{++n}");
+            await api.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
+            account.JetStream = api;
+            JetStream ??= api;
+        }
+
+        await ApplyAsync(disabled).ConfigureAwait(false);
+    }
+
+    // The account's own in-process client (imports, replies, the JetStream-disabled answer), made once.
+    private ClientConnection AccountClient(Account account)
+    {
+        if (account.ImportClient is { } existing)
+        {
+            return existing;
+        }
+
+        var client = new ClientConnection(this, Stream.Null, null, NextClientId(), ActorRefs.Nobody);
+        client.BindAccount(account);
+        account.ImportClient = client;
+        Register(client);
+        return client;
     }
 
     /// <summary>This node's Akka.Cluster address (told to peers in the route INFO); null without a cluster.</summary>
@@ -587,18 +634,34 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// Opens an in-process client connection: the broker serves it through the same pumps as a
     /// socket. Returns the client's ends: read server frames from the reader, write commands to the writer.
     /// </summary>
-    internal (System.IO.Pipelines.PipeReader Input, System.IO.Pipelines.PipeWriter Output) ConnectInternal()
+    internal (System.IO.Pipelines.PipeReader Input, System.IO.Pipelines.PipeWriter Output) ConnectInternal(Account? account = null)
     {
         var (server, input, output) = DuplexPipeStream.CreatePair();
+        if (account is not null)
+        {
+            // The connection is made by the supervisor: it finds its account here by its stream.
+            _internalAccounts[server] = account;
+        }
+
         _connections.Tell(new ConnectionSupervisor.Protocol.AcceptInternal(server));
         return (input, output);
     }
 
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<Stream, Account> _internalAccounts = new();
+
     private InternalClient ConnectInternalClient() => new(this);
 
     /// <inheritdoc />
-    ClientConnection IConnectionFactory.Create(Stream stream, Socket? socket, ulong id, IActorRef owner) =>
-        new(this, stream, socket, id, owner);
+    ClientConnection IConnectionFactory.Create(Stream stream, Socket? socket, ulong id, IActorRef owner)
+    {
+        var connection = new ClientConnection(this, stream, socket, id, owner);
+        if (socket is null && _internalAccounts.TryRemove(stream, out var account))
+        {
+            connection.BindAccount(account); // an account's JetStream: its internal client lives in the account
+        }
+
+        return connection;
+    }
 
     /// <inheritdoc />
     ClientConnection IConnectionFactory.CreateMqtt(Stream stream, Socket socket, ulong id, IActorRef owner) =>
@@ -628,6 +691,43 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
         list.Sort((a, b) => a.Cid.CompareTo(b.Cid));
         return list;
+    }
+
+    /// <summary>The accounts for /accountz: their names, the global account's included.</summary>
+    public IReadOnlyList<string> GetAccountNames()
+    {
+        var names = new List<string>();
+        foreach (var account in Accounts.All)
+        {
+            names.Add(account.Name);
+        }
+
+        names.Sort(StringComparer.Ordinal);
+        return names;
+    }
+
+    /// <summary>One account for <c>/accountz?acc=</c>; null when there is no such account.</summary>
+    public AccountSummary? GetAccount(string name)
+    {
+        if (Accounts.Find(name) is not { } account)
+        {
+            return null;
+        }
+
+        var clients = 0;
+        foreach (var c in Registry.Clients)
+        {
+            clients += !c.IsInternal && !c.IsRoute && ReferenceEquals(c.Account, account) ? 1 : 0;
+        }
+
+        var options = account.Options;
+        return new AccountSummary(
+            account.Name,
+            clients,
+            account.Space.Count,
+            account.JetStream is not null,
+            options?.Exports ?? [],
+            options?.Imports ?? []);
     }
 
     /// <summary>JetStream usage for /jsz; null when JetStream is off.</summary>
@@ -671,7 +771,8 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         }
 
         // A host's system (a test's) outlives the broker: stop just the broker's actors, children first.
-        foreach (var actor in new[] { JetStream, ClusterNode, RouteManager, _connections }.Concat(Accounts.Supervisors))
+        var jetStreams = Accounts.All.Select(a => a.JetStream).Where(j => j is not null && !ReferenceEquals(j, JetStream));
+        foreach (var actor in new[] { JetStream }.Concat(jetStreams).Concat([ClusterNode, RouteManager, _connections]).Concat(Accounts.Supervisors))
         {
             if (actor is not null && !actor.IsNobody())
             {
@@ -1049,6 +1150,15 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     }
 }
 
+/// <summary>One account as /accountz?acc= shows it.</summary>
+public sealed record AccountSummary(
+    string Name,
+    int ClientConnections,
+    int Subscriptions,
+    bool JetStream,
+    IReadOnlyList<ExportOptions> Exports,
+    IReadOnlyList<ImportOptions> Imports);
+
 /// <summary>One route as /routez shows it.</summary>
 public sealed record RouteSummary(
     ulong Rid,
@@ -1089,4 +1199,5 @@ public sealed record ConnectionInfo(
     string? TlsVersion = null,
     string? TlsCipherSuite = null,
     string Type = ConnectionTypes.Nats,
-    string? MqttClient = null);
+    string? MqttClient = null,
+    string Account = "$G");

@@ -219,8 +219,22 @@ public sealed class MqttOptions
 /// </summary>
 public sealed record UserEntry(string User, string? Password, Permissions? Permissions, string? Account = null);
 
-/// <summary>Publish and subscribe permissions, as nats-server's <c>permissions</c> block.</summary>
-public sealed record Permissions(SubjectPermission? Publish, SubjectPermission? Subscribe);
+/// <summary>
+/// Publish and subscribe permissions, as nats-server's <c>permissions</c> block; <see cref="Responses"/>
+/// is its <c>allow_responses</c>.
+/// </summary>
+public sealed record Permissions(SubjectPermission? Publish, SubjectPermission? Subscribe, ResponsePermission? Responses = null);
+
+/// <summary>
+/// <c>allow_responses</c>: the user may publish to the reply subject of a message it received, up to
+/// <see cref="MaxMessages"/> times (negative: no limit) within <see cref="Expires"/> (negative: never
+/// expires). nats-server's defaults: one response within 2 minutes.
+/// </summary>
+public sealed record ResponsePermission(int MaxMessages = 1, TimeSpan? Expires = null)
+{
+    /// <summary>How long a reply subject may be answered (2 minutes unless set).</summary>
+    public TimeSpan ExpiresAfter => Expires ?? TimeSpan.FromMinutes(2);
+}
 
 /// <summary>
 /// Allow and deny lists of subjects (wildcards allowed). A plain list in the config file is an

@@ -15,8 +15,7 @@ internal sealed partial class OptionsBinder
     private static readonly FrozenSet<string> UnsupportedUser = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
         "allowed_connection_types", "connection_types", "clients", "proxy_required");
 
-    private static readonly FrozenSet<string> UnsupportedPermissions = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
-        "publish_allow_responses", "allow_responses");
+    private static readonly FrozenSet<string> UnsupportedPermissions = FrozenSet<string>.Empty;
 
     private static readonly FrozenSet<string> NoUnsupported = FrozenSet<string>.Empty;
 
@@ -327,6 +326,7 @@ internal sealed partial class OptionsBinder
         }
 
         SubjectPermission? publish = null, subscribe = null;
+        ResponsePermission? responses = null;
         foreach (var e in map.Entries)
         {
             switch (e.Key.ToLowerInvariant())
@@ -337,13 +337,79 @@ internal sealed partial class OptionsBinder
                 case "sub" or "subscribe" or "export":
                     subscribe = BindSubjectPermission(e, allowQueue: true);
                     break;
+                case "publish_allow_responses" or "allow_responses":
+                    responses = BindAllowResponses(e);
+                    break;
                 default:
                     Unknown(e, UnsupportedPermissions);
                     break;
             }
         }
 
-        return new Permissions(publish, subscribe);
+        if (responses is not null && publish?.Allow is null)
+        {
+            // As nats-server: allow_responses turns off the blanket publish allow.
+            publish = new SubjectPermission([], publish?.Deny);
+        }
+
+        return new Permissions(publish, subscribe, responses);
+    }
+
+    // allow_responses: true | false | { max: <n>, expires: "<duration>" } (nats-server's parseAllowResponses)
+    private ResponsePermission? BindAllowResponses(ConfigEntry entry)
+    {
+        switch (entry.Value)
+        {
+            case bool b:
+                return b ? new ResponsePermission() : null;
+            case ConfigMap map:
+                var permission = new ResponsePermission();
+                foreach (var e in map.Entries)
+                {
+                    switch (e.Key.ToLowerInvariant())
+                    {
+                        case "max" or "max_msgs" or "max_messages" or "max_responses":
+                            if (e.Value is long max)
+                            {
+                                // 0 keeps the default; negative means no limit.
+                                permission = max == 0 ? permission : permission with { MaxMessages = (int)Math.Clamp(max, int.MinValue, int.MaxValue) };
+                            }
+                            else
+                            {
+                                Error(e, $"expected an integer for \"{e.Key}\", got {Describe(e.Value)}");
+                            }
+
+                            break;
+                        case "expires" or "expiration" or "ttl":
+                            if (e.Value is not string text)
+                            {
+                                Error(e, "error parsing expires, not a duration string");
+                                return null;
+                            }
+
+                            if (!GoDuration.TryParse(text, out var ttl, out var error))
+                            {
+                                Error(e, $"error parsing expires: {error}");
+                                return null;
+                            }
+
+                            permission = ttl == TimeSpan.Zero ? permission : permission with { Expires = ttl };
+                            break;
+                        default:
+                            if (!e.IsUsedAsVariable)
+                            {
+                                Error(e, $"Unknown field \"{e.Key}\" parsing permissions");
+                            }
+
+                            break;
+                    }
+                }
+
+                return permission;
+            default:
+                Error(entry, "error parsing response permissions, expected a boolean or a map");
+                return null;
+        }
     }
 
     /// <summary>
