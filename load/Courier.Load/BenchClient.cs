@@ -27,7 +27,8 @@ internal sealed class BenchClient : IDisposable
     /// <param name="handshake">Read INFO and send CONNECT.</param>
     /// <param name="tls">After INFO, upgrade to TLS as a NATS client does (the server certificate is not
     /// checked: a loopback benchmark against a test certificate); every later byte goes through it.</param>
-    public BenchClient(int port, bool handshake = true, bool tls = false)
+    /// <param name="user">Log in as this user, with the user name as password (the acct row's accounts); null: no credentials.</param>
+    public BenchClient(int port, bool handshake = true, bool tls = false, string? user = null)
     {
         _socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
         _socket.Connect("127.0.0.1", port);
@@ -44,7 +45,8 @@ internal sealed class BenchClient : IDisposable
                 });
             }
 
-            Send("CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,\"no_responders\":true,\"protocol\":1}\r\n");
+            var credentials = user is null ? "" : $",\"user\":\"{user}\",\"pass\":\"{user}\"";
+            Send("CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,\"no_responders\":true,\"protocol\":1" + credentials + "}\r\n");
             Flush();
         }
     }

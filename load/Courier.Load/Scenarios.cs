@@ -23,6 +23,14 @@ internal static class Scenarios
 {
     private static readonly TimeSpan RunLimit = TimeSpan.FromSeconds(60);
 
+    /// <summary>The acct row's servers: account A exports bench.> as a stream, account B imports it.</summary>
+    private const string AccountsConfig = """
+        accounts {
+          A: { users: [ {user: a, password: a}, {user: a2, password: a2} ], exports: [ {stream: "bench.>"} ] }
+          B: { users: [ {user: b, password: b} ], imports: [ {stream: {account: A, subject: "bench.>"}} ] }
+        }
+        """;
+
     /// <summary>The ws row's servers: a plain ws:// listener on loopback, no compression.</summary>
     private const string WebSocketConfig = "websocket { host: 127.0.0.1, port: -1, no_tls: true }";
 
@@ -47,6 +55,11 @@ internal static class Scenarios
         new("mqtt1", "MQTT QoS 1 publisher (windows of 64 awaiting PUBACKs) -> MQTT QoS 1 subscriber 1:1, 128 B", s => MqttPubSub(s, 128, 100_000, qos: 1), Mqtt: true, Mosquitto: true),
         new("nats2mqtt", "NATS publisher -> MQTT QoS 0 subscriber 1:1, 128 B", s => NatsToMqtt(s, 128, 400_000), Mqtt: true),
         new("conn", "5,000 idle connections with one SUB each", s => IdleConnections(s, 5_000)),
+        new("acct", "accounts: pub/sub 1:1 16 B in a named account, and through a stream import between two accounts", s =>
+        [
+            .. PubSub(s, 16, 4_000_000, publishers: 1, subscribers: 1, publisher: "a", subscriber: "a2").Take(1).Select(m => m with { Name = "in-account delivered msgs/s" }),
+            .. PubSub(s, 16, 4_000_000, publishers: 1, subscribers: 1, publisher: "a", subscriber: "b").Take(1).Select(m => m with { Name = "imported delivered msgs/s" }),
+        ], () => AccountsConfig),
         new("storm", "connection storm: 8 threads open, handshake and close 4,000 connections", s => ConnectionStorm(s, threads: 8, connections: 4_000)),
         new("coldstart", "a fresh server: start to ports file, then the first of each (no-responders reply, stream create, consumer create, push delivery, KV purge); 8 servers started at once", _ => [], Cold: ColdStart),
     ];
@@ -128,13 +141,13 @@ internal static class Scenarios
         return [new("msgs/s", messages / seconds), new("MB/s", messages * (double)size / seconds / 1e6)];
     }
 
-    private static IReadOnlyList<Metric> PubSub(ServerProcess server, int size, int messages, int publishers, int subscribers, bool tls = false)
+    private static IReadOnlyList<Metric> PubSub(ServerProcess server, int size, int messages, int publishers, int subscribers, bool tls = false, string? publisher = null, string? subscriber = null)
     {
         const string Subject = "bench.ps";
         var subs = new List<BenchClient>();
         for (var i = 0; i < subscribers; i++)
         {
-            var sub = new BenchClient(server.Port, tls: tls);
+            var sub = new BenchClient(server.Port, tls: tls, user: subscriber);
             sub.Send($"SUB {Subject} 1\r\n");
             sub.Flush();
             subs.Add(sub);
@@ -145,7 +158,7 @@ internal static class Scenarios
         var frame = BenchClient.MsgFrameSize(Subject, "1", size);
         var perBatch = Math.Max(1, 64 * 1024 / (size + 20));
         var batch = BenchClient.PubBatch(Subject, size, perBatch);
-        var pubs = Enumerable.Range(0, publishers).Select(_ => new BenchClient(server.Port, tls: tls)).ToList();
+        var pubs = Enumerable.Range(0, publishers).Select(_ => new BenchClient(server.Port, tls: tls, user: publisher)).ToList();
         try
         {
             var sw = Stopwatch.StartNew();

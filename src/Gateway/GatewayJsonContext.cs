@@ -7,6 +7,7 @@ namespace Courier.Gateway;
 [JsonSourceGenerationOptions(WriteIndented = true)]
 [JsonSerializable(typeof(Varz))]
 [JsonSerializable(typeof(Connz))]
+[JsonSerializable(typeof(Accountz))]
 [JsonSerializable(typeof(Routez))]
 [JsonSerializable(typeof(Subsz))]
 [JsonSerializable(typeof(Healthz))]

@@ -37,7 +37,7 @@ internal sealed class SubscriptionSet : IAsyncDisposable
         var subjectBytes = Encoding.ASCII.GetBytes(subject);
         var sid = Encoding.ASCII.GetBytes((++_nextSid).ToString(System.Globalization.CultureInfo.InvariantCulture));
         var shard = Space.ShardForSubscription(subjectBytes);
-        var sub = new Subscription(_client, subject, queue, sid, shard);
+        var sub = new Subscription(_client, _client.Account, subject, queue, sid, shard);
         _shards[shard] = _shards[shard].Insert(sub);
         _all = _all.Insert(sub);
     }

@@ -1,4 +1,5 @@
 using System.Text;
+using Courier.Actors.Accounts;
 using Courier.Actors.Connections;
 using Courier.Protocols.Nats;
 
@@ -6,7 +7,7 @@ namespace Courier.Actors.Cluster;
 
 /// <summary>
 /// The node's routes and the interest it has told them about (nats-server's <c>s.remotes</c> and the
-/// global account's route map <c>rm</c>). One lock guards both, so a route that registers gets every
+/// accounts' route maps <c>rm</c>, keyed by account, subject and queue). One lock guards both, so a route that registers gets every
 /// local subscription exactly once (RS+ for all, then each later change) and a change reaches every
 /// registered route in the order it happened.
 /// </summary>
@@ -19,9 +20,6 @@ namespace Courier.Actors.Cluster;
 /// </remarks>
 internal sealed class RouteTable
 {
-    /// <summary>Routes carry the global account only (Courier has no other accounts).</summary>
-    public static ReadOnlySpan<byte> GlobalAccount => "$G"u8;
-
     private readonly Lock _lock = new();
     private readonly Dictionary<string, ClientConnection> _remotes = new(StringComparer.Ordinal);
     private readonly Dictionary<string, Interest> _interest = new(StringComparer.Ordinal);
@@ -172,7 +170,8 @@ internal sealed class RouteTable
             foreach (var change in changes)
             {
                 var sub = change.Sub;
-                if (sub.Client.IsRoute || sub.Client.IsInternal)
+                // An account's reply subscription (service exports) is told: responses from other nodes reach it.
+                if (sub.Client.IsRoute || (sub.Client.IsInternal && sub.Import is not { Kind: ImportKind.ServiceResponse }))
                 {
                     continue;
                 }
@@ -182,7 +181,7 @@ internal sealed class RouteTable
                     continue; // counted once, uncounted once (a removal of a never-applied add is ignored)
                 }
 
-                var key = sub.Queue is null ? sub.Subject : sub.Subject + " " + sub.Queue;
+                var key = sub.Queue is null ? $"{sub.Account.Name} {sub.Subject}" : $"{sub.Account.Name} {sub.Subject} {sub.Queue}";
                 if (!_interest.TryGetValue(key, out var interest))
                 {
                     if (!change.Add)
@@ -190,7 +189,7 @@ internal sealed class RouteTable
                         continue;
                     }
 
-                    interest = new Interest(Encoding.UTF8.GetBytes(sub.Subject), sub.Queue is null ? [] : Encoding.UTF8.GetBytes(sub.Queue));
+                    interest = new Interest(sub.Account.NameUtf8, Encoding.UTF8.GetBytes(sub.Subject), sub.Queue is null ? [] : Encoding.UTF8.GetBytes(sub.Queue));
                     _interest.Add(key, interest);
                 }
 
@@ -220,18 +219,18 @@ internal sealed class RouteTable
         }
     }
 
-    // RS+ $G <subject>[ <queue> <weight>]\r\n  or  RS- $G <subject>[ <queue>]\r\n   (caller holds _lock)
+    // RS+ <account> <subject>[ <queue> <weight>]\r\n  or  RS- <account> <subject>[ <queue>]\r\n   (caller holds _lock)
     private void WriteInterest(ClientConnection link, Interest interest, bool add)
     {
-        var needed = interest.Subject.Length + interest.Queue.Length + 32;
+        var needed = interest.Account.Length + interest.Subject.Length + interest.Queue.Length + 32;
         if (_scratch.Length < needed)
         {
             _scratch = new byte[needed * 2];
         }
 
         var n = add
-            ? RouteWriter.WriteSub(_scratch, GlobalAccount, interest.Subject, interest.Queue, interest.Count)
-            : RouteWriter.WriteUnsub(_scratch, GlobalAccount, interest.Subject, interest.Queue);
+            ? RouteWriter.WriteSub(_scratch, interest.Account, interest.Subject, interest.Queue, interest.Count)
+            : RouteWriter.WriteUnsub(_scratch, interest.Account, interest.Subject, interest.Queue);
         link.Outbound.Write(_scratch.AsSpan(0, n));
     }
 
@@ -249,8 +248,10 @@ internal sealed class RouteTable
     }
 
     /// <summary>Local subscriptions on one subject (and queue): how many, as RS+ weights count them.</summary>
-    private sealed class Interest(byte[] subject, byte[] queue)
+    private sealed class Interest(byte[] account, byte[] subject, byte[] queue)
     {
+        public byte[] Account { get; } = account;
+
         public byte[] Subject { get; } = subject;
 
         public byte[] Queue { get; } = queue;

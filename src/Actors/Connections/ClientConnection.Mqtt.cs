@@ -658,7 +658,7 @@ internal sealed partial class ClientConnection
     private void AddMqttSubscription(string sid, string subject, byte qos)
     {
         var subjectBytes = Encoding.UTF8.GetBytes(subject);
-        var sub = new Subscription(this, subject, null, Encoding.UTF8.GetBytes(sid), _broker.Space.ShardForSubscription(subjectBytes))
+        var sub = new Subscription(this, _account, subject, null, Encoding.UTF8.GetBytes(sid), _account.Space.ShardForSubscription(subjectBytes))
         {
             MqttQoS = qos,
             MqttSessionCaptured = _mqtt!.Persistent && qos > 0,

@@ -89,10 +89,24 @@ internal sealed partial class ClientConnection
             return;
         }
 
+        var delivered = DeliverMatch(match, subject, messageSubject, replyTo, headerSize, payload, routedQueues);
+        if (!delivered && _noResponders && !replyTo.IsEmpty)
+        {
+            SendNoResponders(replyTo);
+        }
+    }
+
+    /// <summary>
+    /// Delivers one publish to the subscriptions of a match: plain ones, one member per queue group,
+    /// the routes noted on the way, then the service imports reached. True when anyone got it.
+    /// </summary>
+    private bool DeliverMatch(MatchResult match, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> messageSubject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte> routedQueues)
+    {
+        var size = (int)payload.Length;
         var template = MsgTemplate;
         if (!ProtocolWriter.TryFormatMsgTemplate(template.AsSpan(0, _msgTemplateSize), messageSubject, replyTo, headerSize, size, out var prefixLength, out var suffixLength))
         {
-            return; // Unreachable: the template buffer holds two control lines.
+            return false; // Unreachable: the template buffer holds two control lines.
         }
 
         var templates = new Templates(template, prefixLength, suffixLength, _msgTemplateSize, messageSubject, replyTo, headerSize, size);
@@ -123,7 +137,7 @@ internal sealed partial class ClientConnection
 
         foreach (var group in match.Queues)
         {
-            if (_route is not null && !RoutedQueuesContain(routedQueues, group.NameUtf8))
+            if (_route is not null && _importDepth == 0 && !RoutedQueuesContain(routedQueues, group.NameUtf8))
             {
                 continue;
             }
@@ -136,15 +150,17 @@ internal sealed partial class ClientConnection
             delivered |= SendToRoutes(subject, replyTo, headerSize, payload);
         }
 
-        if (!delivered && _noResponders && !replyTo.IsEmpty)
+        if (_importHits.Count > 0)
         {
-            SendNoResponders(replyTo);
+            ProcessImportHits(subject, replyTo, headerSize, payload);
         }
+
+        return delivered;
     }
 
     private MatchResult Match(ReadOnlySpan<byte> subject)
     {
-        var space = _broker.Space;
+        var space = _account.Space;
         var version = space.Version;
         if (version == _lastSubjectVersion && subject.SequenceEqual(_lastSubject.AsSpan(0, _lastSubjectLength)))
         {
@@ -226,6 +242,11 @@ internal sealed partial class ClientConnection
 
     private bool Deliver(Subscription sub, ref Templates templates, in ReadOnlySequence<byte> payload)
     {
+        if (sub.Import is { } import)
+        {
+            return DeliverImport(sub, import, ref templates, payload);
+        }
+
         if (sub.Client.DeliveryFilter is { } filter && filter.DeniesDelivery(templates.Subject))
         {
             return false;
@@ -259,6 +280,11 @@ internal sealed partial class ClientConnection
             return false;
         }
 
+        if (target._permissions is { TracksReplies: true } permissions && !templates.ReplyTo.IsEmpty)
+        {
+            permissions.TrackReply(templates.ReplyTo);
+        }
+
         Touch(target.Outbound);
         if (claim > 0)
         {
@@ -271,7 +297,7 @@ internal sealed partial class ClientConnection
     // HMSG <reply> <sid> 16 16\r\nNATS/1.0 503\r\n\r\n\r\n to this client's own subscription on the reply subject.
     private void SendNoResponders(ReadOnlySpan<byte> replyTo)
     {
-        var match = _broker.Space.Match(replyTo);
+        var match = _account.Space.Match(replyTo);
         foreach (var sub in match.Plain)
         {
             if (!ReferenceEquals(sub.Client, this))
@@ -392,6 +418,8 @@ internal sealed partial class ClientConnection
         }
 
         public ReadOnlySpan<byte> Subject { get; }
+
+        public readonly ReadOnlySpan<byte> ReplyTo => _replyTo;
 
         /// <summary>The header block size, -1 without headers.</summary>
         public int HeaderSize { get; }

@@ -274,15 +274,37 @@ internal sealed partial class ClientConnection
         {
             // In-process clients are Courier's own services (JetStream): never subject to client auth,
             // which they could not pass (with authorization users and JetStream, the server did not start).
-            var auth = IsInternal ? new AuthResult(true, null, null) : _broker.Authenticate(options, ClientCertificate, IsWebSocket);
+            var auth = IsInternal ? new AuthResult(true, null, null) : _broker.Authenticate(options, ClientCertificate, IsWebSocket, NonceBytes(), RemoteIp);
             if (!auth.Succeeded)
             {
+                LogAuthenticationFailure(options, auth.Failure);
                 return Fatal(NatsErrors.AuthorizationViolation, "Authentication Failure");
             }
 
+            if (auth.AccountKey is { } accountKey)
+            {
+                if (!_broker.TryAdmitToAccount(accountKey))
+                {
+                    Log.ProtocolError(_log, Id, NatsErrors.MaxAccountConnectionsExceeded);
+                    return Fatal(NatsErrors.MaxAccountConnectionsExceeded, "Maximum Account Connections Exceeded");
+                }
+
+                JwtAccount = accountKey;
+                Volatile.Write(ref _accountAdmitted, 1);
+                if (IsClosed)
+                {
+                    ReleaseAccountAdmission(); // closed meanwhile: its shutdown may have looked before the admission
+                }
+            }
+
             AuthorizedUser = auth.User;
+            AuthExpires = auth.Expires;
             _permissions = auth.Permissions is null ? null : new ClientPermissions(auth.Permissions);
             DeliveryFilter = _permissions is { FiltersDeliveries: true } ? _permissions : null;
+            if (!IsInternal)
+            {
+                BindAccount(auth.Account ?? _broker.Accounts.Global); // an internal client was put in its account when made
+            }
         }
 
         if (options.Protocol is < 0 or > 1)

@@ -16,9 +16,17 @@ internal sealed partial class ClientConnection
             return;
         }
 
-        var auth = _broker.Authenticate(connect, ClientCertificate, IsWebSocket);
+        var auth = _broker.Authenticate(connect, ClientCertificate, IsWebSocket, NonceBytes(), RemoteIp);
         if (!auth.Succeeded)
         {
+            SendError(Protocols.Nats.NatsErrors.AuthorizationViolation);
+            RequestClose("Authentication Failure");
+            return;
+        }
+
+        if (!ReferenceEquals(auth.Account ?? _broker.Accounts.Global, _account))
+        {
+            // The user moved to another account: its subscriptions are in the old one's space.
             SendError(Protocols.Nats.NatsErrors.AuthorizationViolation);
             RequestClose("Authentication Failure");
             return;

@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Text;
 using System.Text.Json;
 using Akka.Actor;
+using Courier.Actors.Accounts;
 using Courier.Actors.Cluster;
 using Courier.Actors.Routing;
 using Courier.Protocols.Nats;
@@ -119,7 +120,8 @@ internal sealed partial class ClientConnection
                         break;
                     }
 
-                    if (command.Account.SequenceEqual(RouteTable.GlobalAccount))
+                    // RMSG <account> ...: into that account's space (the last one is kept: usually the next is the same).
+                    if (command.Account.SequenceEqual(_account.NameUtf8) || RouteAccount(command.Account) is not null)
                     {
                         ProcessPublish(command.Subject, command.Subject, command.ReplyTo, command.HeaderSize, command.Payload, command.Queues);
                     }
@@ -283,15 +285,27 @@ internal sealed partial class ClientConnection
 
     private static string FormatHost(string ip) => ip.Contains(':') ? $"[{ip}]" : ip;
 
-    // RS+ <account> <subject> [<queue> <weight>]
-    private void ProcessRemoteSub(ReadOnlySpan<byte> account, ReadOnlySpan<byte> subjectBytes, ReadOnlySpan<byte> queueBytes, int weight)
+    /// <summary>Makes the account a route line names this link's current one; null (and unchanged) when this node does not know it.</summary>
+    private Account? RouteAccount(ReadOnlySpan<byte> name)
     {
-        if (!account.SequenceEqual(RouteTable.GlobalAccount) || !SubjectRules.IsValidSubject(subjectBytes))
+        if (_broker.Accounts.Find(name) is not { } account)
+        {
+            return null;
+        }
+
+        SwitchAccount(account);
+        return account;
+    }
+
+    // RS+ <account> <subject> [<queue> <weight>]
+    private void ProcessRemoteSub(ReadOnlySpan<byte> accountName, ReadOnlySpan<byte> subjectBytes, ReadOnlySpan<byte> queueBytes, int weight)
+    {
+        if (_broker.Accounts.Find(accountName) is not { } account || !SubjectRules.IsValidSubject(subjectBytes))
         {
             return;
         }
 
-        var key = RemoteKey(subjectBytes, queueBytes);
+        var key = RemoteKey(accountName, subjectBytes, queueBytes);
         lock (_subsLock)
         {
             if (_subs.TryGetValue(key, out var existing))
@@ -302,7 +316,7 @@ internal sealed partial class ClientConnection
         }
 
         var subject = Encoding.UTF8.GetString(subjectBytes);
-        var sub = new Subscription(this, subject, queueBytes.IsEmpty ? null : Encoding.UTF8.GetString(queueBytes), Encoding.UTF8.GetBytes(key), _broker.Space.ShardForSubscription(subjectBytes))
+        var sub = new Subscription(this, account, subject, queueBytes.IsEmpty ? null : Encoding.UTF8.GetString(queueBytes), Encoding.UTF8.GetBytes(key), account.Space.ShardForSubscription(subjectBytes))
         {
             Weight = queueBytes.IsEmpty ? 1 : Math.Max(weight, 1),
         };
@@ -317,12 +331,7 @@ internal sealed partial class ClientConnection
     // RS- <account> <subject> [<queue>]
     private void ProcessRemoteUnsub(ReadOnlySpan<byte> account, ReadOnlySpan<byte> subjectBytes, ReadOnlySpan<byte> queueBytes)
     {
-        if (!account.SequenceEqual(RouteTable.GlobalAccount))
-        {
-            return;
-        }
-
-        var key = RemoteKey(subjectBytes, queueBytes);
+        var key = RemoteKey(account, subjectBytes, queueBytes);
         Subscription? removed;
         lock (_subsLock)
         {
@@ -335,8 +344,11 @@ internal sealed partial class ClientConnection
         _pendingChanges.Add(new SubChange(removed, Add: false));
     }
 
-    private static string RemoteKey(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue) =>
-        queue.IsEmpty ? Encoding.UTF8.GetString(subject) : Encoding.UTF8.GetString(subject) + " " + Encoding.UTF8.GetString(queue);
+    // A remote subscription's key in the link's map: account, subject and queue (one per account and subject).
+    private static string RemoteKey(ReadOnlySpan<byte> account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue) =>
+        queue.IsEmpty
+            ? $"{Encoding.UTF8.GetString(account)} {Encoding.UTF8.GetString(subject)}"
+            : $"{Encoding.UTF8.GetString(account)} {Encoding.UTF8.GetString(subject)} {Encoding.UTF8.GetString(queue)}";
 
     /// <summary>Notes a route this publish goes to (once per route), and the queue group it carries for it, if any.</summary>
     private void AddRouteTarget(ClientConnection route, QueueGroup? group)
@@ -401,7 +413,7 @@ internal sealed partial class ClientConnection
                 }
             }
 
-            var n = RouteWriter.WriteMsgLine(line.AsSpan(0, queuesAt), RouteTable.GlobalAccount, subject, replyTo, line.AsSpan(queuesAt, q - queuesAt), headerSize, size);
+            var n = RouteWriter.WriteMsgLine(line.AsSpan(0, queuesAt), _account.NameUtf8, subject, replyTo, line.AsSpan(queuesAt, q - queuesAt), headerSize, size);
             if (n > 0 && route.Outbound.WriteMsg(line.AsSpan(0, n), default, default, payload))
             {
                 Touch(route.Outbound);

@@ -1,4 +1,5 @@
 using System.Text;
+using Courier.Actors.Accounts;
 using Courier.Actors.Routing;
 using Courier.Protocols.Nats;
 using Courier.Protocols.Subjects;
@@ -24,17 +25,25 @@ internal sealed partial class ClientConnection
     }
 
     /// <summary>
-    /// This client's subscriptions in one router shard: what a restarted shard rebuilds from.
+    /// This client's subscriptions in one router shard of one account: what a restarted shard rebuilds from.
     /// </summary>
-    public void CollectSubscriptions(int shard, List<Subscription> into)
+    public void CollectSubscriptions(Account account, int shard, List<Subscription> into)
     {
         lock (_subsLock)
         {
             foreach (var sub in _subs.Values)
             {
-                if (sub.Shard == shard)
+                if (sub.Shard == shard && ReferenceEquals(sub.Account, account))
                 {
                     into.Add(sub);
+                }
+
+                foreach (var shadow in sub.Shadows ?? [])
+                {
+                    if (shadow.Shard == shard && ReferenceEquals(shadow.Account, account))
+                    {
+                        into.Add(shadow);
+                    }
                 }
             }
         }
@@ -67,7 +76,7 @@ internal sealed partial class ClientConnection
         }
 
         var sid = sidBytes.ToArray();
-        var sub = new Subscription(this, subject, queue, sid, _broker.Space.ShardForSubscription(subjectBytes));
+        var sub = new Subscription(this, _account, subject, queue, sid, _account.Space.ShardForSubscription(subjectBytes));
         var max = _broker.Options.MaxSubscriptions;
         lock (_subsLock)
         {
@@ -96,6 +105,10 @@ internal sealed partial class ClientConnection
         if (sub is not null)
         {
             _pendingChanges.Add(new SubChange(sub, Add: true));
+            if (_account.StreamImports.Count > 0)
+            {
+                AddShadows(sub);
+            }
         }
 
         if (_verbose)
@@ -128,6 +141,10 @@ internal sealed partial class ClientConnection
         if (removed is not null)
         {
             _pendingChanges.Add(new SubChange(removed, Add: false));
+            foreach (var shadow in removed.Shadows ?? [])
+            {
+                _pendingChanges.Add(new SubChange(shadow, Add: false));
+            }
         }
 
         if (_verbose)
@@ -150,6 +167,19 @@ internal sealed partial class ClientConnection
             }
 
             _subs.Remove(sub.SidKey);
+        }
+
+        if (sub.Shadows is { } shadows)
+        {
+            var changes = new SubChange[shadows.Length + 1];
+            changes[0] = new SubChange(sub, Add: false);
+            for (var i = 0; i < shadows.Length; i++)
+            {
+                changes[i + 1] = new SubChange(shadows[i], Add: false);
+            }
+
+            _broker.ApplyWithoutWaiting(changes);
+            return;
         }
 
         _broker.ApplyWithoutWaiting([new SubChange(sub, Add: false)]);
@@ -177,10 +207,14 @@ internal sealed partial class ClientConnection
             return all;
         }
 
-        var changes = new SubChange[all.Length];
-        for (var i = 0; i < all.Length; i++)
+        var changes = new List<SubChange>(all.Length);
+        foreach (var sub in all)
         {
-            changes[i] = new SubChange(all[i], Add: false);
+            changes.Add(new SubChange(sub, Add: false));
+            foreach (var shadow in sub.Shadows ?? [])
+            {
+                changes.Add(new SubChange(shadow, Add: false));
+            }
         }
 
         _broker.ApplyWithoutWaiting(changes);

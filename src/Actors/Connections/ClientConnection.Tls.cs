@@ -125,7 +125,7 @@ internal sealed partial class ClientConnection
     private byte[] FormatInfo()
     {
         Span<byte> info = stackalloc byte[2048]; // bytes: the INFO line is a few hundred
-        var length = _broker.FormatInfo(info, Id, RemoteIp);
+        var length = _broker.FormatInfo(info, Id, RemoteIp, nonce: Nonce);
         return length > 0 ? info[..length].ToArray() : ProtocolWriter.Info(_broker.CreateInfo(this));
     }
 

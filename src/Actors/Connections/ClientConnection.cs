@@ -1,6 +1,7 @@
 using System.Net;
 using System.Net.Sockets;
 using Akka.Actor;
+using Courier.Actors.Accounts;
 using Courier.Actors.Mqtt;
 using Courier.Actors.Server;
 using Courier.Protocols.Nats;
@@ -25,6 +26,7 @@ internal sealed partial class ClientConnection
     private readonly long _startedTick;
     private int _closed;
     private long _lastActivityTick;
+    private Account _account; // the global account until CONNECT names another; read on every publish
     private Task _readPump = Task.CompletedTask;
     private Task _writePump = Task.CompletedTask;
 
@@ -35,6 +37,7 @@ internal sealed partial class ClientConnection
         _socket = socket;
         _owner = owner;
         _log = broker.Logger;
+        _account = broker.Accounts.Global;
         Id = id;
         var options = broker.Options;
         _parser = new NatsParser(options.MaxControlLine, options.MaxPayload) { AllowInternalOps = socket is null };
@@ -100,8 +103,23 @@ internal sealed partial class ClientConnection
     /// <summary>The CONNECT options; null until CONNECT.</summary>
     public ConnectOptions? ConnectOptions { get; private set; }
 
-    /// <summary>The authenticated user name, if any.</summary>
+    /// <summary>
+    /// The client's account: its publishes and subscriptions reach this account's subject space only.
+    /// The global account until CONNECT authenticates a user of another (set once, by the read pump).
+    /// </summary>
+    public Account Account => _account;
+
+    /// <summary>The authenticated user name (an nkey user's or a JWT user's public key), if any.</summary>
     public string? AuthorizedUser { get; private set; }
+
+    /// <summary>The nonce of this client's INFO (raw URL-safe base64), when nkey users or operator mode need one.</summary>
+    public string? Nonce { get; private set; }
+
+    /// <summary>When the client's user JWT expires (the connection is closed then); null when it does not.</summary>
+    public DateTimeOffset? AuthExpires { get; private set; }
+
+    /// <summary>The operator-mode account (public key) the client's user JWT belongs to; null otherwise.</summary>
+    public string? JwtAccount { get; private set; }
 
     /// <summary>Messages received from this client (written only by its read pump).</summary>
     public long InMsgs { get; private set; }
@@ -124,6 +142,12 @@ internal sealed partial class ClientConnection
         {
             StartRoute();
             return;
+        }
+
+        if (_mqtt is null && _broker.NonceRequired)
+        {
+            // nkey users or operator mode: the client signs this nonce of its INFO.
+            Nonce = Broker.NewNonce();
         }
 
         if (_stream is WebSocketStream { Tls: { } wss })
@@ -157,7 +181,7 @@ internal sealed partial class ClientConnection
 
         // INFO is formatted in place: no per-connection JSON serialization or garbage.
         Span<byte> info = stackalloc byte[2048]; // bytes: the INFO line is a few hundred
-        var length = _broker.FormatInfo(info, Id, RemoteIp, IsWebSocket);
+        var length = _broker.FormatInfo(info, Id, RemoteIp, IsWebSocket, Nonce);
         if (length > 0)
         {
             Outbound.Write(info[..length]);
@@ -208,6 +232,8 @@ internal sealed partial class ClientConnection
 
         var subscriptions = RemoveAllSubscriptions();
         _broker.Unregister(this, subscriptions);
+        ReleaseAccountAdmission();
+
         Outbound.Complete();
         _ = CloseTransportAsync();
     }

@@ -22,16 +22,94 @@ internal sealed class ClientPermissions
     private readonly Dictionary<byte[], bool>.AlternateLookup<ReadOnlySpan<byte>> _publishLookup;
     private readonly ConcurrentDictionary<byte[], bool>? _denyCache;
     private readonly ConcurrentDictionary<byte[], bool>.AlternateLookup<ReadOnlySpan<byte>> _denyLookup;
+    private readonly ResponsePermission? _responses;
+    private readonly Lock _repliesLock = new();
+    private readonly Dictionary<byte[], ReplyAllowance>? _replies;
+    private readonly Dictionary<byte[], ReplyAllowance>.AlternateLookup<ReadOnlySpan<byte>> _repliesLookup;
+
+    /// <summary>Reply subjects tracked before expired and used-up ones are pruned (nats-server's replyPermLimit).</summary>
+    private const int MaxTrackedReplies = 4096;
 
     public ClientPermissions(Permissions permissions)
     {
         _publish = permissions.Publish;
         _subscribe = permissions.Subscribe;
         _publishLookup = _publishCache.GetAlternateLookup<ReadOnlySpan<byte>>();
+        if (permissions.Responses is { } responses)
+        {
+            _responses = responses;
+            _replies = new Dictionary<byte[], ReplyAllowance>(SubjectBytesComparer.Instance);
+            _repliesLookup = _replies.GetAlternateLookup<ReadOnlySpan<byte>>();
+        }
+
         if (_subscribe?.Deny is { Count: > 0 })
         {
             _denyCache = new ConcurrentDictionary<byte[], bool>(SubjectBytesComparer.Instance);
             _denyLookup = _denyCache.GetAlternateLookup<ReadOnlySpan<byte>>();
+        }
+    }
+
+    /// <summary>True with <c>allow_responses</c>: deliveries with a reply subject must be noted (<see cref="TrackReply"/>).</summary>
+    public bool TracksReplies => _replies is not null;
+
+    /// <summary>
+    /// Notes that the client received a message with reply subject <paramref name="reply"/>: it may now
+    /// publish there (nats-server's client.replies). Called by publishers' threads.
+    /// </summary>
+    public void TrackReply(ReadOnlySpan<byte> reply)
+    {
+        lock (_repliesLock)
+        {
+            if (_replies!.Count >= MaxTrackedReplies)
+            {
+                PruneReplies();
+            }
+
+            _repliesLookup[reply] = new ReplyAllowance(Environment.TickCount64);
+        }
+    }
+
+    // A response to a noted reply subject: allowed while under max and before it expires.
+    private bool TakeResponse(ReadOnlySpan<byte> subject)
+    {
+        var responses = _responses!;
+        lock (_repliesLock)
+        {
+            if (!_repliesLookup.TryGetValue(subject, out var allowance))
+            {
+                return false;
+            }
+
+            allowance.Count++;
+            var expires = responses.ExpiresAfter;
+            if ((responses.MaxMessages > 0 && allowance.Count > responses.MaxMessages) ||
+                (expires > TimeSpan.Zero && Environment.TickCount64 - allowance.Tick > (long)expires.TotalMilliseconds))
+            {
+                _repliesLookup.Remove(subject);
+                return false;
+            }
+
+            return true;
+        }
+    }
+
+    private void PruneReplies()
+    {
+        var responses = _responses!;
+        var now = Environment.TickCount64;
+        List<byte[]>? stale = null;
+        foreach (var (key, allowance) in _replies!)
+        {
+            if ((responses.MaxMessages > 0 && allowance.Count >= responses.MaxMessages) ||
+                (responses.ExpiresAfter > TimeSpan.Zero && now - allowance.Tick > (long)responses.ExpiresAfter.TotalMilliseconds))
+            {
+                (stale ??= []).Add(key);
+            }
+        }
+
+        foreach (var key in stale ?? [])
+        {
+            _replies.Remove(key);
         }
     }
 
@@ -83,19 +161,19 @@ internal sealed class ClientPermissions
             return true;
         }
 
-        if (_publishLookup.TryGetValue(subject, out var allowed))
+        if (!_publishLookup.TryGetValue(subject, out var allowed))
         {
-            return allowed;
+            allowed = IsAllowed(_publish, Encoding.UTF8.GetString(subject), wildcardSubject: false);
+            if (_publishCache.Count >= MaxCachedDecisions)
+            {
+                _publishCache.Clear();
+            }
+
+            _publishLookup[subject] = allowed;
         }
 
-        allowed = IsAllowed(_publish, Encoding.UTF8.GetString(subject), wildcardSubject: false);
-        if (_publishCache.Count >= MaxCachedDecisions)
-        {
-            _publishCache.Clear();
-        }
-
-        _publishLookup[subject] = allowed;
-        return allowed;
+        // Not allowed as such: maybe a response to a message this client received (allow_responses).
+        return allowed || (_responses is not null && TakeResponse(subject));
     }
 
     /// <summary>Whether the client may subscribe to <paramref name="subject"/> (optionally in a queue group).</summary>
@@ -139,4 +217,12 @@ internal sealed class ClientPermissions
 
     private static bool Covers(string pattern, string subject, bool wildcardSubject) =>
         wildcardSubject ? SubjectRules.IsSubsetOf(subject, pattern) : SubjectRules.Matches(subject, pattern);
+
+    /// <summary>A reply subject the client may answer: when it was noted, and responses sent so far.</summary>
+    private sealed class ReplyAllowance(long tick)
+    {
+        public long Tick { get; } = tick;
+
+        public int Count { get; set; }
+    }
 }

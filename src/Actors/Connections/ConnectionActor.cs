@@ -14,6 +14,7 @@ internal sealed class ConnectionActor : ReceiveActor, IWithTimers
 {
     private const string AuthTimerKey = "auth";
     private const string PingTimerKey = "ping";
+    private const string ExpiryTimerKey = "expiry";
 
     private readonly ServerOptions _options;
     private readonly ClientRegistry _registry;
@@ -26,7 +27,21 @@ internal sealed class ConnectionActor : ReceiveActor, IWithTimers
         _registry = registry;
         _connection = factory.Create(stream, socket, id, Self);
 
-        Receive<Protocol.Connected>(_ => Timers.Cancel(AuthTimerKey));
+        Receive<Protocol.Connected>(_ =>
+        {
+            Timers.Cancel(AuthTimerKey);
+            if (_connection.AuthExpires is { } expires)
+            {
+                // A user JWT's exp: the connection ends when the JWT does (nats-server's setExpiration).
+                var left = expires - DateTimeOffset.UtcNow;
+                Timers.StartSingleTimer(ExpiryTimerKey, Protocol.AuthExpired.Instance, left > TimeSpan.Zero ? left : TimeSpan.Zero);
+            }
+        });
+        Receive<Protocol.AuthExpired>(_ =>
+        {
+            _connection.SendError(NatsErrors.UserAuthenticationExpired);
+            StopWith("Authentication Expired");
+        });
         Receive<Protocol.AuthTimeout>(_ =>
         {
             if (_connection.ConnectOptions is null)
@@ -122,6 +137,18 @@ internal sealed class ConnectionActor : ReceiveActor, IWithTimers
             }
 
             public override string ToString() => "AuthTimeout";
+        }
+
+        /// <summary>The client's user JWT has expired.</summary>
+        public sealed class AuthExpired
+        {
+            public static readonly AuthExpired Instance = new();
+
+            private AuthExpired()
+            {
+            }
+
+            public override string ToString() => "AuthExpired";
         }
 
         /// <summary>Time to PING the client (or declare it stale).</summary>

@@ -276,8 +276,8 @@ internal sealed class WebSocketStream : Stream, IBatchWriteStream
     internal static ushort CloseStatusFor(string reason) => reason switch
     {
         "Client Closed" => WebSocketCloseStatus.NormalClosure,
-        "Authentication Timeout" or "Authentication Failure" or "Authorization Violation" or "Slow Consumer (Pending Bytes)"
-            or "Slow Consumer (Write Deadline)" or "Maximum Connections Exceeded" or "Maximum Control Line Exceeded"
+        "Authentication Timeout" or "Authentication Failure" or "Authentication Expired" or "Authorization Violation" or "Slow Consumer (Pending Bytes)"
+            or "Slow Consumer (Write Deadline)" or "Maximum Connections Exceeded" or "Maximum Account Connections Exceeded" or "Maximum Control Line Exceeded"
             or "Maximum Subscriptions Exceeded" => WebSocketCloseStatus.PolicyViolation,
         "Protocol Error" or "Protocol Violation" or "Parse Error" or "Bad Client Protocol Version" => WebSocketCloseStatus.ProtocolError,
         "Maximum Payload Exceeded" => WebSocketCloseStatus.MessageTooBig,

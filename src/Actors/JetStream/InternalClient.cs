@@ -41,9 +41,9 @@ internal sealed class InternalClient : IAsyncDisposable
     private Task _readLoop = Task.CompletedTask;
     private Task _writeLoop = Task.CompletedTask;
 
-    public InternalClient(Broker broker)
+    public InternalClient(Broker broker, Accounts.Account? account = null)
     {
-        (_input, _output) = broker.ConnectInternal();
+        (_input, _output) = broker.ConnectInternal(account);
     }
 
     /// <summary>Sends CONNECT and starts the loops.</summary>

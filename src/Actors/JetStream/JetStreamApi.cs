@@ -23,6 +23,9 @@ namespace Courier.Actors.JetStream;
 internal sealed class JetStreamApi : ReceiveActor
 {
     private const string ApiPrefix = "$JS.API.";
+
+    /// <summary>The account info request, the one an account without JetStream answers.</summary>
+    internal const string InfoSubject = ApiPrefix + "INFO";
     private const string MetaFile = "meta.json";
 
     /// <summary>How long a gathered answer waits for one stream's info.</summary>
@@ -299,7 +302,9 @@ internal sealed class JetStreamApi : ReceiveActor
             Memory = memory,
             Storage = storage,
             Streams = streams.Length,
-            Limits = new AccountLimits(),
+            Limits = _settings.Limits is { } limits
+                ? new AccountLimits { MaxMemory = limits.MaxMemory, MaxStorage = limits.MaxFile, MaxStreams = limits.MaxStreams, MaxConsumers = limits.MaxConsumers, MaxBytesRequired = limits.MaxBytesRequired }
+                : new AccountLimits(),
             Api = new ApiStats { Total = apiTotal, Errors = apiErrors },
         }, JetStreamJsonContext.Default.AccountInfoResponse);
     }
@@ -430,6 +435,12 @@ internal sealed class JetStreamApi : ReceiveActor
                 Fail(reply, type, ApiError.SubjectOverlap);
                 return;
             }
+        }
+
+        if (_settings.Limits is { MaxStreams: > 0 } limits && _streams.Count >= limits.MaxStreams)
+        {
+            Fail(reply, type, ApiError.MaximumStreamsReached);
+            return;
         }
 
         if (CheckResources(config, previous: null) is { } insufficient)
@@ -607,19 +618,35 @@ internal sealed class JetStreamApi : ReceiveActor
     private ApiError? CheckResources(StreamConfig config, StreamConfig? previous)
     {
         var memory = config.Storage == "memory";
-        var limit = memory ? _settings.MaxMemoryStore : _settings.MaxFileStore;
+        if (_settings.Limits is { } account)
+        {
+            // The account's limits first (nats-server's checkBytesLimits with the account's tier), then the server's.
+            if (account.MaxBytesRequired && config.MaxBytes <= 0)
+            {
+                return ApiError.StreamMaxBytesRequired;
+            }
+
+            if (Exceeds(config, previous, memory ? account.MaxMemory : account.MaxFile))
+            {
+                return memory ? ApiError.MemoryResourcesExceeded : ApiError.StorageResourcesExceeded;
+            }
+        }
+
+        return Exceeds(config, previous, memory ? _settings.MaxMemoryStore : _settings.MaxFileStore)
+            ? memory ? ApiError.MemoryResourcesExceeded : ApiError.StorageResourcesExceeded
+            : null;
+    }
+
+    // Whether the stream's max_bytes (1 byte without one; on update only the growth) does not fit under limit (-1: none).
+    private bool Exceeds(StreamConfig config, StreamConfig? previous, long limit)
+    {
         if (limit < 0)
         {
-            return null;
+            return false;
         }
 
         var adding = previous is null ? (config.MaxBytes <= 0 ? 1 : config.MaxBytes) : Math.Max(0, config.MaxBytes - previous.MaxBytes);
-        if (Reserved(config.Storage) + adding <= limit)
-        {
-            return null;
-        }
-
-        return memory ? ApiError.MemoryResourcesExceeded : ApiError.StorageResourcesExceeded;
+        return Reserved(config.Storage) + adding > limit;
     }
 
     /// <summary>The max_bytes reserved by streams of <paramref name="storage"/> ("file" or "memory"); streams without max_bytes reserve nothing.</summary>

@@ -9,7 +9,8 @@ namespace Courier.Actors.JetStream;
 /// <param name="Sync">When file streams fsync (<c>sync_interval</c>).</param>
 /// <param name="MaxMemoryStore">Bytes memory streams may reserve together; -1: no limit.</param>
 /// <param name="MaxFileStore">Bytes file streams may reserve together; -1: no limit.</param>
-internal sealed record JetStreamSettings(string AccountDirectory, string StoreDirectory, SyncPolicy Sync, long MaxMemoryStore, long MaxFileStore)
+/// <param name="Limits">The account's own limits (an account of <c>accounts { }</c> with <c>jetstream</c>); null for the global account.</param>
+internal sealed record JetStreamSettings(string AccountDirectory, string StoreDirectory, SyncPolicy Sync, long MaxMemoryStore, long MaxFileStore, AccountJetStreamLimits? Limits = null)
 {
     /// <summary>The streams' directory: one folder per stream.</summary>
     public string StreamsDirectory => Path.Combine(AccountDirectory, "streams");
@@ -20,4 +21,13 @@ internal sealed record JetStreamSettings(string AccountDirectory, string StoreDi
         options.JetStreamSync,
         options.MaxMemoryStore,
         options.MaxFileStore);
+
+    /// <summary>An account's JetStream: its streams under <c>&lt;store_dir&gt;/jetstream/&lt;account&gt;</c>, its limits.</summary>
+    public static JetStreamSettings ForAccount(ServerOptions options, string account, AccountJetStreamLimits limits) => new(
+        Path.Combine(options.EffectiveStoreDir, "jetstream", account),
+        Path.Combine(options.EffectiveStoreDir, "jetstream"),
+        options.JetStreamSync,
+        options.MaxMemoryStore,
+        options.MaxFileStore,
+        limits);
 }

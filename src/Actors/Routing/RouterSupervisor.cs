@@ -1,11 +1,12 @@
 using System.Collections.Immutable;
 using Akka.Actor;
+using Courier.Actors.Accounts;
 using Courier.Actors.Server;
 
 namespace Courier.Actors.Routing;
 
 /// <summary>
-/// Parent of the node's <see cref="SubjectRouter"/> shards: a shard that fails (or is killed) is
+/// Parent of one account's <see cref="SubjectRouter"/> shards: a shard that fails (or is killed) is
 /// restarted and rebuilds itself from the connections' registrations.
 /// </summary>
 internal sealed class RouterSupervisor : ReceiveActor
@@ -13,20 +14,20 @@ internal sealed class RouterSupervisor : ReceiveActor
     /// <summary>Restarts allowed per shard per minute before it is stopped for good.</summary>
     private const int MaxRestartsPerMinute = 100;
 
-    public RouterSupervisor(SubjectSpace space, ClientRegistry registry)
+    public RouterSupervisor(Account account, ClientRegistry registry)
     {
-        var shards = ImmutableArray.CreateBuilder<IActorRef>(space.ShardCount);
-        for (var i = 0; i < space.ShardCount; i++)
+        var shards = ImmutableArray.CreateBuilder<IActorRef>(account.Space.ShardCount);
+        for (var i = 0; i < account.Space.ShardCount; i++)
         {
-            shards.Add(Context.ActorOf(SubjectRouter.Props(space, registry, i), $"shard-{i}"));
+            shards.Add(Context.ActorOf(SubjectRouter.Props(account, registry, i), $"shard-{i}"));
         }
 
         var ready = new Protocol.ShardsReady(shards.MoveToImmutable());
         Receive<Protocol.AwaitShards>(_ => Sender.Tell(ready));
     }
 
-    public static Props Props(SubjectSpace space, ClientRegistry registry) =>
-        Akka.Actor.Props.Create(() => new RouterSupervisor(space, registry));
+    public static Props Props(Account account, ClientRegistry registry) =>
+        Akka.Actor.Props.Create(() => new RouterSupervisor(account, registry));
 
     protected override SupervisorStrategy SupervisorStrategy() =>
         new OneForOneStrategy(MaxRestartsPerMinute, TimeSpan.FromMinutes(1), _ => Directive.Restart);

@@ -1,11 +1,12 @@
 using Akka.Actor;
+using Courier.Actors.Accounts;
 using Courier.Actors.Connections;
 using Courier.Actors.Server;
 
 namespace Courier.Actors.Routing;
 
 /// <summary>
-/// The single writer of one SubList shard. Applies batches of SUB/UNSUB changes, publishes the
+/// The single writer of one SubList shard of one account's space. Applies batches of SUB/UNSUB changes, publishes the
 /// new immutable snapshot to the <see cref="SubjectSpace"/>, then acknowledges the batch, so a
 /// client's SUB is in effect before its next command is processed (invariant 2).
 /// </summary>
@@ -16,22 +17,24 @@ namespace Courier.Actors.Routing;
 /// </remarks>
 internal sealed class SubjectRouter : ReceiveActor
 {
+    private readonly Account _account;
     private readonly SubjectSpace _space;
     private readonly ClientRegistry _registry;
     private readonly int _shard;
     private SubList _list = SubList.Empty;
 
-    public SubjectRouter(SubjectSpace space, ClientRegistry registry, int shard)
+    public SubjectRouter(Account account, ClientRegistry registry, int shard)
     {
-        _space = space;
+        _account = account;
+        _space = account.Space;
         _registry = registry;
         _shard = shard;
         Receive<Protocol.Apply>(Apply);
         Receive<Protocol.Acknowledge>(ack => ack.ReplyTo.Tell(Protocol.Applied.Instance));
     }
 
-    public static Props Props(SubjectSpace space, ClientRegistry registry, int shard) =>
-        Akka.Actor.Props.Create(() => new SubjectRouter(space, registry, shard));
+    public static Props Props(Account account, ClientRegistry registry, int shard) =>
+        Akka.Actor.Props.Create(() => new SubjectRouter(account, registry, shard));
 
     protected override void PreStart()
     {
@@ -40,7 +43,7 @@ internal sealed class SubjectRouter : ReceiveActor
         {
             if (!client.IsClosed)
             {
-                client.CollectSubscriptions(_shard, subs);
+                client.CollectSubscriptions(_account, _shard, subs);
             }
         }
 
@@ -71,7 +74,7 @@ internal sealed class SubjectRouter : ReceiveActor
         var list = _list;
         foreach (var change in apply.Changes)
         {
-            if (change.Sub.Shard != _shard)
+            if (change.Sub.Shard != _shard || !ReferenceEquals(change.Sub.Account, _account))
             {
                 continue;
             }

@@ -1,4 +1,5 @@
 using System.Text;
+using Courier.Actors.Accounts;
 using Courier.Actors.Connections;
 
 namespace Courier.Actors.Routing;
@@ -14,9 +15,10 @@ internal sealed class Subscription
     private int _weight = 1;
     private int _countedForRoutes;
 
-    public Subscription(ClientConnection client, string subject, string? queue, byte[] sid, int shard)
+    public Subscription(ClientConnection client, Account account, string subject, string? queue, byte[] sid, int shard)
     {
         Client = client;
+        Account = account;
         Subject = subject;
         Queue = queue;
         Sid = sid;
@@ -27,6 +29,9 @@ internal sealed class Subscription
     /// <summary>The subscriber; deliveries go to its outbound buffer.</summary>
     public ClientConnection Client { get; }
 
+    /// <summary>The account whose subject space holds this subscription (a route's subscriptions span accounts).</summary>
+    public Account Account { get; }
+
     public string Subject { get; }
 
     public string? Queue { get; }
@@ -36,7 +41,7 @@ internal sealed class Subscription
 
     public string SidKey { get; }
 
-    /// <summary>The router shard that holds this subscription.</summary>
+    /// <summary>The router shard (of <see cref="Account"/>'s space) that holds this subscription.</summary>
     public int Shard { get; }
 
     /// <summary>An MQTT subscription's granted QoS (0 or 1); 0 for NATS subscriptions.</summary>
@@ -63,6 +68,15 @@ internal sealed class Subscription
     /// it through its session (journaled first), so this subscription passes them over.
     /// </summary>
     public bool MqttSessionCaptured { get; init; }
+
+    /// <summary>
+    /// Null for a plain subscription; else the account import it stands for: a shadow of an
+    /// importer's subscription, a service import's request subscription or an exporter's reply one.
+    /// </summary>
+    public ImportBinding? Import { get; init; }
+
+    /// <summary>This subscription's shadows in the spaces of the accounts its account imports streams from.</summary>
+    public Subscription[]? Shadows { get; set; }
 
     /// <summary>Messages delivered so far.</summary>
     public long Delivered => Volatile.Read(ref _delivered);

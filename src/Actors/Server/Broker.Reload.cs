@@ -22,7 +22,10 @@ public sealed partial class Broker
             Options.DefaultPermissions = next.DefaultPermissions;
             Options.Users.Clear();
             Options.Users.AddRange(next.Users);
-            _info.AuthRequired = Options.AuthRequired;
+            Options.NkeyUsers.Clear();
+            Options.NkeyUsers.AddRange(next.NkeyUsers);
+            Options.NoAuthUser = next.NoAuthUser;
+            _info.AuthRequired = Options.AuthRequired && Options.NoAuthUser is null;
             _infoJson = null; // formatted again on the next INFO
             _webSocketInfoJson = null;
         }

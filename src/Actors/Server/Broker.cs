@@ -5,11 +5,13 @@ using System.Security.Cryptography.X509Certificates;
 using System.Text;
 using System.Text.Json;
 using Akka.Actor;
+using Courier.Actors.Accounts;
 using Courier.Actors.Cluster;
 using Courier.Actors.Connections;
 using Courier.Actors.Hosting;
 using Courier.Actors.JetStream;
 using Courier.Actors.Routing;
+using Courier.Actors.Server.Identity;
 using Courier.Protocols.Nats;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
@@ -35,7 +37,6 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
     private readonly ServerInfo _info;
     private readonly ILoggerFactory _loggerFactory;
-    private IActorRef[] _routers = [];
     private IActorRef _connections = ActorRefs.Nobody;
     private bool _ownsSystem;
     private byte[]? _infoJson;
@@ -49,8 +50,12 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         Logger = _loggerFactory.CreateLogger("courier");
         ServerId = NewServerId();
         ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
-        Space = new SubjectSpace(literalShards);
         Registry = new ClientRegistry(Stats);
+        Accounts = new AccountRegistry(literalShards, Registry);
+        Trust = options.Operator is { } operatorMode ? new OperatorTrust(operatorMode) : null;
+
+        // Operator mode: the accounts the resolver holds at startup, with their JWTs' exports and imports.
+        Accounts.Configure(Trust is null ? options.Accounts : [.. options.Accounts, .. Trust.KnownAccounts()]);
         Tls = options.Tls is { } tls ? new TlsTransport(tls) : null;
         MqttTls = options.Mqtt?.Tls is { } mqttTls ? new TlsTransport(mqttTls) : null;
         _info = new ServerInfo
@@ -63,7 +68,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             Host = options.Host,
             Port = options.Port,
             Headers = true,
-            AuthRequired = options.AuthRequired,
+            AuthRequired = options.AuthRequired && options.NoAuthUser is null, // nats-server: no_auth_user turns it off in INFO
             TlsRequired = options.Tls is not null,
             TlsVerify = options.Tls is { Verify: true },
             MaxPayload = options.MaxPayload,
@@ -91,19 +96,13 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
         _ownsSystem = system is null;
         System = system ?? await Task.Run(() => ActorSystemConfig.CreateSystem(ActorSystemConfig.Build(Options, ClusterMemberConfig()), _loggerFactory)).ConfigureAwait(false);
-        var routers = System.ActorOf(RouterSupervisor.Props(Space, Registry), "routers");
-        RouterSupervisorRef = routers;
-
-        // Every shard exists before any SUB can be routed to it.
-        var shards = await routers.Ask<RouterSupervisor.Protocol.ShardsReady>(RouterSupervisor.Protocol.AwaitShards.Instance).ConfigureAwait(false);
-        _routers = [.. shards.Shards];
+        // Every account's shards exist before any SUB can be routed to them.
+        await Accounts.Start(System).ConfigureAwait(false);
+        await StartImportsAsync().ConfigureAwait(false);
         _connections = System.ActorOf(ConnectionSupervisor.Props(Options, Registry, Stats, this), "connections");
         if (Options.JetStream)
         {
-            // Ready once its API subscription is in effect and its streams are recovered: listeners accept after.
-            var jetStream = System.ActorOf(JetStreamApi.Props(JetStreamSettings.From(Options), ConnectInternalClient, Space), "jetstream");
-            await jetStream.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
-            JetStream = jetStream;
+            await StartJetStreamAsync().ConfigureAwait(false);
         }
 
         if (Options.Mqtt is not null)
@@ -133,6 +132,88 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// </summary>
     public Task WarmUpAsync() =>
         System is { } system ? Hosting.StartupWarmup.RunAsync(system, Options.JetStream ? Options.EffectiveStoreDir : null) : Task.CompletedTask;
+
+    /// <summary>
+    /// Gives each account with service imports or service exports its own in-process client, holding
+    /// a subscription per imported service subject and one on its <c>_R_.</c> replies.
+    /// </summary>
+    private async Task StartImportsAsync()
+    {
+        var changes = new List<SubChange>();
+        foreach (var account in Accounts.All)
+        {
+            if (account.ServiceImports.Count == 0 && account.Replies is null)
+            {
+                continue;
+            }
+
+            var client = AccountClient(account);
+            foreach (var import in account.ServiceImports)
+            {
+                changes.Add(client.AddImportSubscription(import.To, ImportBinding.Request(import)));
+            }
+
+            if (account.Replies is { } replies)
+            {
+                changes.Add(client.AddImportSubscription(replies.Prefix + ">", ImportBinding.Response(account)));
+            }
+        }
+
+        await ApplyAsync(changes).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Starts JetStream: for the global account alone without <c>accounts { }</c>; with accounts, for
+    /// each account whose entry enables it (its streams under <c>jetstream/&lt;account&gt;</c>, its
+    /// limits), as nats-server's enableJetStreamAccounts. The other accounts answer
+    /// <c>$JS.API.INFO</c> with "jetstream not enabled for account". Each API is ready (its
+    /// subscription in effect, its streams recovered) before the listeners accept.
+    /// </summary>
+    private async Task StartJetStreamAsync()
+    {
+        if (Options.Accounts.Count == 0)
+        {
+            var global = System!.ActorOf(JetStreamApi.Props(JetStreamSettings.From(Options), ConnectInternalClient, Space), "jetstream");
+            await global.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
+            JetStream = global;
+            Accounts.Global.JetStream = global;
+            return;
+        }
+
+        var disabled = new List<SubChange>();
+        var n = 0;
+        foreach (var account in Accounts.All)
+        {
+            if (account.Options?.JetStream is not { } limits)
+            {
+                disabled.Add(AccountClient(account).AddImportSubscription(JetStreamApi.InfoSubject, ImportBinding.JetStreamDisabled()));
+                continue;
+            }
+
+            var settings = JetStreamSettings.ForAccount(Options, account.Name, limits);
+            var api = System!.ActorOf(JetStreamApi.Props(settings, () => new InternalClient(this, account), account.Space), $"jetstream-{++n}");
+            await api.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
+            account.JetStream = api;
+            JetStream ??= api;
+        }
+
+        await ApplyAsync(disabled).ConfigureAwait(false);
+    }
+
+    // The account's own in-process client (imports, replies, the JetStream-disabled answer), made once.
+    private ClientConnection AccountClient(Account account)
+    {
+        if (account.ImportClient is { } existing)
+        {
+            return existing;
+        }
+
+        var client = new ClientConnection(this, Stream.Null, null, NextClientId(), ActorRefs.Nobody);
+        client.BindAccount(account);
+        account.ImportClient = client;
+        Register(client);
+        return client;
+    }
 
     /// <summary>This node's Akka.Cluster address (told to peers in the route INFO); null without a cluster.</summary>
     internal string? AkkaAddress { get; private set; }
@@ -252,21 +333,36 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         }
     }
 
-    /// <summary>Subscriptions held now.</summary>
-    public int SubscriptionCount => Space.Count;
+    /// <summary>Subscriptions held now, in every account.</summary>
+    public int SubscriptionCount
+    {
+        get
+        {
+            var n = 0;
+            foreach (var account in Accounts.All)
+            {
+                n += account.Space.Count;
+            }
+
+            return n;
+        }
+    }
 
     internal ILogger Logger { get; }
 
     /// <summary>The actor system; null until <see cref="StartAsync"/>.</summary>
     internal ActorSystem? System { get; private set; }
 
-    internal SubjectSpace Space { get; }
+    /// <summary>The node's accounts, the global one among them.</summary>
+    internal AccountRegistry Accounts { get; }
+
+    /// <summary>The global account's subject space.</summary>
+    internal SubjectSpace Space => Accounts.Global.Space;
 
     internal ClientRegistry Registry { get; }
 
-    internal IActorRef RouterSupervisorRef { get; private set; } = ActorRefs.Nobody;
-
-    internal IReadOnlyList<IActorRef> Routers => _routers;
+    /// <summary>The global account's router shards.</summary>
+    internal IReadOnlyList<IActorRef> Routers => Accounts.Global.Routers ?? [];
 
     /// <summary>The node's routes and the interest told to them; null without a <c>cluster { }</c>.</summary>
     internal RouteTable? Routes { get; }
@@ -545,18 +641,34 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// Opens an in-process client connection: the broker serves it through the same pumps as a
     /// socket. Returns the client's ends: read server frames from the reader, write commands to the writer.
     /// </summary>
-    internal (System.IO.Pipelines.PipeReader Input, System.IO.Pipelines.PipeWriter Output) ConnectInternal()
+    internal (System.IO.Pipelines.PipeReader Input, System.IO.Pipelines.PipeWriter Output) ConnectInternal(Account? account = null)
     {
         var (server, input, output) = DuplexPipeStream.CreatePair();
+        if (account is not null)
+        {
+            // The connection is made by the supervisor: it finds its account here by its stream.
+            _internalAccounts[server] = account;
+        }
+
         _connections.Tell(new ConnectionSupervisor.Protocol.AcceptInternal(server));
         return (input, output);
     }
 
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<Stream, Account> _internalAccounts = new();
+
     private InternalClient ConnectInternalClient() => new(this);
 
     /// <inheritdoc />
-    ClientConnection IConnectionFactory.Create(Stream stream, Socket? socket, ulong id, IActorRef owner) =>
-        new(this, stream, socket, id, owner);
+    ClientConnection IConnectionFactory.Create(Stream stream, Socket? socket, ulong id, IActorRef owner)
+    {
+        var connection = new ClientConnection(this, stream, socket, id, owner);
+        if (socket is null && _internalAccounts.TryRemove(stream, out var account))
+        {
+            connection.BindAccount(account); // an account's JetStream: its internal client lives in the account
+        }
+
+        return connection;
+    }
 
     /// <inheritdoc />
     ClientConnection IConnectionFactory.CreateMqtt(Stream stream, Socket socket, ulong id, IActorRef owner) =>
@@ -586,6 +698,43 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
         list.Sort((a, b) => a.Cid.CompareTo(b.Cid));
         return list;
+    }
+
+    /// <summary>The accounts for /accountz: their names, the global account's included.</summary>
+    public IReadOnlyList<string> GetAccountNames()
+    {
+        var names = new List<string>();
+        foreach (var account in Accounts.All)
+        {
+            names.Add(account.Name);
+        }
+
+        names.Sort(StringComparer.Ordinal);
+        return names;
+    }
+
+    /// <summary>One account for <c>/accountz?acc=</c>; null when there is no such account.</summary>
+    public AccountSummary? GetAccount(string name)
+    {
+        if (Accounts.Find(name) is not { } account)
+        {
+            return null;
+        }
+
+        var clients = 0;
+        foreach (var c in Registry.Clients)
+        {
+            clients += !c.IsInternal && !c.IsRoute && ReferenceEquals(c.Account, account) ? 1 : 0;
+        }
+
+        var options = account.Options;
+        return new AccountSummary(
+            account.Name,
+            clients,
+            account.Space.Count,
+            account.JetStream is not null,
+            options?.Exports ?? [],
+            options?.Imports ?? []);
     }
 
     /// <summary>JetStream usage for /jsz; null when JetStream is off.</summary>
@@ -629,7 +778,8 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         }
 
         // A host's system (a test's) outlives the broker: stop just the broker's actors, children first.
-        foreach (var actor in new[] { JetStream, ClusterNode, RouteManager, _connections, RouterSupervisorRef })
+        var jetStreams = Accounts.All.Select(a => a.JetStream).Where(j => j is not null && !ReferenceEquals(j, JetStream));
+        foreach (var actor in new[] { JetStream }.Concat(jetStreams).Concat([ClusterNode, RouteManager, _connections]).Concat(Accounts.Supervisors))
         {
             if (actor is not null && !actor.IsNobody())
             {
@@ -649,7 +799,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// part is serialized once, only client_id and client_ip are added per connection. Returns the
     /// length, or -1 when the destination is too small.
     /// </summary>
-    internal int FormatInfo(Span<byte> destination, ulong clientId, string? clientIp, bool webSocket = false)
+    internal int FormatInfo(Span<byte> destination, ulong clientId, string? clientIp, bool webSocket = false, string? nonce = null)
     {
         var json = webSocket && Options.WebSocket is { AuthOverride: true } && !_info.AuthRequired
             ? _webSocketInfoJson ??= WebSocketInfoJson()
@@ -674,6 +824,18 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             destination[p++] = (byte)'"';
         }
 
+        if (nonce is not null)
+        {
+            // Raw URL-safe base64: ASCII, nothing to escape.
+            if (!Append(destination, ref p, ",\"nonce\":\""u8) || destination.Length - p < nonce.Length + 1)
+            {
+                return -1;
+            }
+
+            p += Encoding.ASCII.GetBytes(nonce, destination[p..]);
+            destination[p++] = (byte)'"';
+        }
+
         return Append(destination, ref p, "}\r\n"u8) ? p : -1;
     }
 
@@ -692,6 +854,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     {
         var info = CreateInfo(client.Id, client.RemoteIp);
         info.AuthRequired |= client.IsWebSocket && Options.WebSocket is { AuthOverride: true };
+        info.Nonce = client.Nonce;
         return info;
     }
 
@@ -722,29 +885,37 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         // Routes first: an RS+ is queued ahead of any message this client publishes after the SUB.
         Routes?.OnLocalChanges(changes);
 
+        var account = changes[0].Sub.Account;
         var first = changes[0].Sub.Shard;
         var single = true;
         for (var i = 1; i < changes.Count && single; i++)
         {
-            single = changes[i].Sub.Shard == first;
+            single = changes[i].Sub.Shard == first && ReferenceEquals(changes[i].Sub.Account, account);
         }
 
-        if (single)
+        if (single && account.Routers is { } routers)
         {
-            return _routers[first].Ask<SubjectRouter.Protocol.Applied>(ApplyFor(changes), null, CancellationToken.None);
+            return routers[first].Ask<SubjectRouter.Protocol.Applied>(ApplyFor(changes), null, CancellationToken.None);
         }
 
+        return ApplyToEveryShardAsync(changes);
+    }
+
+    // A batch over several shards (or accounts), or for an account whose shards are still starting.
+    private static async Task ApplyToEveryShardAsync(IReadOnlyList<SubChange> changes)
+    {
         var tasks = new List<Task>();
-        var seen = new HashSet<int>();
+        var seen = new HashSet<(Account, int)>();
         foreach (var change in changes)
         {
-            if (seen.Add(change.Sub.Shard))
+            if (seen.Add((change.Sub.Account, change.Sub.Shard)))
             {
-                tasks.Add(_routers[change.Sub.Shard].Ask<SubjectRouter.Protocol.Applied>(ApplyFor(changes), null, CancellationToken.None));
+                var routers = await change.Sub.Account.RoutersAsync().ConfigureAwait(false);
+                tasks.Add(routers[change.Sub.Shard].Ask<SubjectRouter.Protocol.Applied>(ApplyFor(changes), null, CancellationToken.None));
             }
         }
 
-        return Task.WhenAll(tasks);
+        await Task.WhenAll(tasks).ConfigureAwait(false);
     }
 
     // The shard answers the ask's temporary actor; no timeout (a shard that restarts answers after its rebuild).
@@ -755,14 +926,29 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     internal void ApplyWithoutWaiting(IReadOnlyList<SubChange> changes)
     {
         Routes?.OnLocalChanges(changes);
-        var seen = new HashSet<int>();
+        var seen = new HashSet<(Account, int)>();
         foreach (var change in changes)
         {
-            if (seen.Add(change.Sub.Shard))
+            if (!seen.Add((change.Sub.Account, change.Sub.Shard)))
             {
-                _routers[change.Sub.Shard].Tell(new SubjectRouter.Protocol.Apply(changes, null));
+                continue;
+            }
+
+            if (change.Sub.Account.Routers is { } routers)
+            {
+                routers[change.Sub.Shard].Tell(new SubjectRouter.Protocol.Apply(changes, null));
+            }
+            else
+            {
+                _ = TellWhenStartedAsync(change.Sub.Account, change.Sub.Shard, changes);
             }
         }
+    }
+
+    private static async Task TellWhenStartedAsync(Account account, int shard, IReadOnlyList<SubChange> changes)
+    {
+        var routers = await account.RoutersAsync().ConfigureAwait(false);
+        routers[shard].Tell(new SubjectRouter.Protocol.Apply(changes, null));
     }
 
     /// <summary>
@@ -817,15 +1003,20 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// certificate alone names the user (nats-server's checkClientTLSCertSubject); one that names no
     /// configured user is refused.
     /// </summary>
-    internal AuthResult Authenticate(ConnectOptions connect, X509Certificate2? clientCertificate = null, bool webSocket = false)
+    /// <remarks>
+    /// <paramref name="nonce"/> is the one this client's INFO carried (nkey and JWT users sign it);
+    /// <paramref name="remoteIp"/> is checked against a user JWT's source networks.
+    /// </remarks>
+    internal AuthResult Authenticate(ConnectOptions connect, X509Certificate2? clientCertificate = null, bool webSocket = false,
+        byte[]? nonce = null, string? remoteIp = null)
     {
         lock (_authLock)
         {
-            return AuthenticateUnderLock(connect, clientCertificate, webSocket);
+            return AuthenticateUnderLock(connect, clientCertificate, webSocket, nonce, remoteIp);
         }
     }
 
-    private AuthResult AuthenticateUnderLock(ConnectOptions connect, X509Certificate2? clientCertificate, bool webSocket)
+    private AuthResult AuthenticateUnderLock(ConnectOptions connect, X509Certificate2? clientCertificate, bool webSocket, byte[]? nonce, string? remoteIp)
     {
         var o = Options;
         if (webSocket && o.WebSocket is { AuthOverride: true } ws)
@@ -838,13 +1029,39 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             return new AuthResult(true, null, null);
         }
 
+        if (Trust is { } trust)
+        {
+            // Operator mode: a user JWT is required, whatever else the CONNECT carries.
+            // Each account JWT's users live in an account named by its public key, as nats-server names it.
+            var result = trust.Authenticate(connect, nonce, webSocket ? "WEBSOCKET" : "STANDARD", remoteIp, DateTimeOffset.UtcNow.ToUnixTimeSeconds());
+            return result is { Succeeded: true, AccountKey: { } key } ? result with { Account = Accounts.GetOrCreate(key) } : result;
+        }
+
+        if (o.NkeyUsers.Count > 0 && connect.Nkey is not null)
+        {
+            return AuthenticateNkey(connect, nonce);
+        }
+
         // The listener's own block decides (nats-server's tlsMap: the websocket block's for WebSocket clients).
         var tls = webSocket ? o.WebSocket?.Tls : o.Tls;
         if (tls is { MapCertificateToUser: true } && o.Users.Count > 0)
         {
             return clientCertificate is not null && CertificateUserMap.Find(clientCertificate, o.Users) is { } mapped
-                ? new AuthResult(true, mapped.User, mapped.Permissions ?? o.DefaultPermissions)
+                ? new AuthResult(true, mapped.User, mapped.Permissions ?? o.DefaultPermissions, AccountOf(mapped))
                 : AuthResult.Denied;
+        }
+
+        if (o.NoAuthUser is { } noAuthUser && string.IsNullOrEmpty(connect.User) && string.IsNullOrEmpty(connect.Pass) &&
+            string.IsNullOrEmpty(connect.AuthToken) && string.IsNullOrEmpty(connect.Nkey) && string.IsNullOrEmpty(connect.Jwt))
+        {
+            // no_auth_user: a client that sends no credentials logs in as that user (nats-server's processClientOrLeafAuthentication).
+            foreach (var user in o.Users)
+            {
+                if (user.User == noAuthUser)
+                {
+                    return new AuthResult(true, user.User, user.Permissions ?? o.DefaultPermissions, AccountOf(user));
+                }
+            }
         }
 
         if (o.Users.Count > 0 && connect.User is not null)
@@ -853,7 +1070,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             {
                 if (user.User == connect.User && SecretEquals(user.Password, connect.Pass))
                 {
-                    return new AuthResult(true, user.User, user.Permissions ?? o.DefaultPermissions);
+                    return new AuthResult(true, user.User, user.Permissions ?? o.DefaultPermissions, AccountOf(user));
                 }
             }
         }
@@ -887,7 +1104,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             {
                 if (entry.User == noAuthUser)
                 {
-                    return new AuthResult(true, entry.User, entry.Permissions ?? o.DefaultPermissions);
+                    return new AuthResult(true, entry.User, entry.Permissions ?? o.DefaultPermissions, AccountOf(entry));
                 }
             }
         }
@@ -898,7 +1115,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             {
                 if (entry.User == user && SecretEquals(entry.Password, pass))
                 {
-                    return new AuthResult(true, entry.User, entry.Permissions ?? o.DefaultPermissions);
+                    return new AuthResult(true, entry.User, entry.Permissions ?? o.DefaultPermissions, AccountOf(entry));
                 }
             }
 
@@ -918,6 +1135,9 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         return AuthResult.Denied;
     }
 
+    /// <summary>The account a configured user logs into (null: the global account).</summary>
+    private Account? AccountOf(UserEntry user) => user.Account is { } name ? Accounts.GetOrCreate(name) : null;
+
     internal static bool SecretEquals(string? expected, string? given) =>
         expected is not null && given is not null &&
         CryptographicOperations.FixedTimeEquals(Encoding.UTF8.GetBytes(expected), Encoding.UTF8.GetBytes(given));
@@ -936,6 +1156,15 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         return new string(id);
     }
 }
+
+/// <summary>One account as /accountz?acc= shows it.</summary>
+public sealed record AccountSummary(
+    string Name,
+    int ClientConnections,
+    int Subscriptions,
+    bool JetStream,
+    IReadOnlyList<ExportOptions> Exports,
+    IReadOnlyList<ImportOptions> Imports);
 
 /// <summary>One route as /routez shows it.</summary>
 public sealed record RouteSummary(
@@ -977,4 +1206,5 @@ public sealed record ConnectionInfo(
     string? TlsVersion = null,
     string? TlsCipherSuite = null,
     string Type = ConnectionTypes.Nats,
-    string? MqttClient = null);
+    string? MqttClient = null,
+    string Account = "$G");

@@ -71,6 +71,12 @@ public sealed class ServerOptions
     /// <summary><c>authorization.users</c>: users with optional per-user permissions.</summary>
     public List<UserEntry> Users { get; } = [];
 
+    /// <summary><c>accounts { }</c>: the configured accounts (their users are in <see cref="Users"/>, naming them).</summary>
+    public List<AccountOptions> Accounts { get; } = [];
+
+    /// <summary><c>no_auth_user</c>: the user a client that sends no credentials logs in as.</summary>
+    public string? NoAuthUser { get; set; }
+
     /// <summary><c>authorization.permissions</c>: permissions for the single user/token form.</summary>
     public Permissions? DefaultPermissions { get; set; }
 
@@ -140,7 +146,19 @@ public sealed class ServerOptions
     public WebSocketOptions? WebSocket { get; set; }
 
     /// <summary>True when any form of client authentication is configured.</summary>
-    public bool AuthRequired => Token is not null || Username is not null || Users.Count > 0;
+    public bool AuthRequired => Token is not null || Username is not null || Users.Count > 0 || NkeyUsers.Count > 0 || Operator is not null;
+
+    /// <summary>
+    /// Whether INFO carries a <c>nonce</c> for the client to sign: nkey users or operator mode are
+    /// configured (nats-server's nonceRequired).
+    /// </summary>
+    public bool NonceRequired => NkeyUsers.Count > 0 || Operator is not null;
+
+    /// <summary><c>authorization.users</c> entries with an <c>nkey</c> instead of a user and password.</summary>
+    public List<NkeyUserEntry> NkeyUsers { get; } = [];
+
+    /// <summary>JWT operator mode (<c>operator</c>, <c>resolver</c>, ...); null without an <c>operator</c>.</summary>
+    public OperatorOptions? Operator { get; set; }
 
     /// <summary>The <c>mqtt { }</c> block: null when there is no MQTT listener.</summary>
     public MqttOptions? Mqtt { get; set; }
@@ -195,11 +213,28 @@ public sealed class MqttOptions
     public bool HasOwnAuth => Username is not null || Token is not null;
 }
 
-/// <summary>One entry of <c>authorization.users</c>.</summary>
-public sealed record UserEntry(string User, string? Password, Permissions? Permissions);
+/// <summary>
+/// One entry of <c>authorization.users</c>, or of an account's <c>users</c>: then <see cref="Account"/>
+/// names the account it logs into (null: the global account <c>$G</c>).
+/// </summary>
+public sealed record UserEntry(string User, string? Password, Permissions? Permissions, string? Account = null);
 
-/// <summary>Publish and subscribe permissions, as nats-server's <c>permissions</c> block.</summary>
-public sealed record Permissions(SubjectPermission? Publish, SubjectPermission? Subscribe);
+/// <summary>
+/// Publish and subscribe permissions, as nats-server's <c>permissions</c> block; <see cref="Responses"/>
+/// is its <c>allow_responses</c>.
+/// </summary>
+public sealed record Permissions(SubjectPermission? Publish, SubjectPermission? Subscribe, ResponsePermission? Responses = null);
+
+/// <summary>
+/// <c>allow_responses</c>: the user may publish to the reply subject of a message it received, up to
+/// <see cref="MaxMessages"/> times (negative: no limit) within <see cref="Expires"/> (negative: never
+/// expires). nats-server's defaults: one response within 2 minutes.
+/// </summary>
+public sealed record ResponsePermission(int MaxMessages = 1, TimeSpan? Expires = null)
+{
+    /// <summary>How long a reply subject may be answered (2 minutes unless set).</summary>
+    public TimeSpan ExpiresAfter => Expires ?? TimeSpan.FromMinutes(2);
+}
 
 /// <summary>
 /// Allow and deny lists of subjects (wildcards allowed). A plain list in the config file is an

@@ -15,10 +15,12 @@ internal sealed partial class OptionsBinder
     private static readonly FrozenSet<string> UnsupportedUser = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
         "allowed_connection_types", "connection_types", "clients", "proxy_required");
 
-    private static readonly FrozenSet<string> UnsupportedPermissions = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
-        "publish_allow_responses", "allow_responses");
+    private static readonly FrozenSet<string> UnsupportedPermissions = FrozenSet<string>.Empty;
 
     private static readonly FrozenSet<string> NoUnsupported = FrozenSet<string>.Empty;
+
+    /// <summary>The nkey users of the users list being bound (<see cref="Users"/>).</summary>
+    private readonly List<NkeyUserEntry> _nkeyUsers = [];
 
     private void BindAuthorization(ConfigEntry entry)
     {
@@ -104,6 +106,13 @@ internal sealed partial class OptionsBinder
         {
             _options.Users.Add(u.Permissions is null && defaults is not null ? u with { Permissions = defaults } : u);
         }
+
+        foreach (var n in _nkeyUsers)
+        {
+            _options.NkeyUsers.Add(n.Permissions is null && defaults is not null ? n with { Permissions = defaults } : n);
+        }
+
+        _nkeyUsers.Clear();
     }
 
     /// <summary><c>timeout</c>: seconds as an integer or float, or a duration string.</summary>
@@ -209,7 +218,10 @@ internal sealed partial class OptionsBinder
         return TimeSpan.FromSeconds(seconds);
     }
 
-    /// <summary><c>users = [ { user, password, permissions }, ... ]</c>; nkey users are not supported.</summary>
+    /// <summary>
+    /// <c>users = [ { user, password, permissions }, { nkey, permissions }, ... ]</c>: password users
+    /// are returned, nkey users collected in <see cref="_nkeyUsers"/> for the block that listed them.
+    /// </summary>
     private List<UserEntry>? Users(ConfigEntry entry)
     {
         if (entry.Value is not List<object?> list)
@@ -261,13 +273,31 @@ internal sealed partial class OptionsBinder
                 }
             }
 
+            var at = map.Entries.Count > 0 ? map.Entries[0] : entry;
             if (nkey is not null)
             {
-                Warn(nkey, "nkey users are not supported by Courier; this user entry is ignored");
+                // As nats-server's parseUsers: a user public key, and neither user name nor password.
+                if (!TryString(nkey, out var key))
+                {
+                    continue;
+                }
+
+                if (!Actors.Server.Identity.NatsJwt.IsPublicKey(NATS.NKeys.PrefixByte.User, key))
+                {
+                    Error(at, "Not a valid public nkey for a user");
+                    continue;
+                }
+
+                if (user is not null || password is not null)
+                {
+                    Error(at, "Nkey users do not take usernames or passwords");
+                    continue;
+                }
+
+                _nkeyUsers.Add(new NkeyUserEntry(key, permissions));
                 continue;
             }
 
-            var at = map.Entries.Count > 0 ? map.Entries[0] : entry;
             if (user is null)
             {
                 Error(at, "User entry requires a user");
@@ -296,6 +326,7 @@ internal sealed partial class OptionsBinder
         }
 
         SubjectPermission? publish = null, subscribe = null;
+        ResponsePermission? responses = null;
         foreach (var e in map.Entries)
         {
             switch (e.Key.ToLowerInvariant())
@@ -306,13 +337,79 @@ internal sealed partial class OptionsBinder
                 case "sub" or "subscribe" or "export":
                     subscribe = BindSubjectPermission(e, allowQueue: true);
                     break;
+                case "publish_allow_responses" or "allow_responses":
+                    responses = BindAllowResponses(e);
+                    break;
                 default:
                     Unknown(e, UnsupportedPermissions);
                     break;
             }
         }
 
-        return new Permissions(publish, subscribe);
+        if (responses is not null && publish?.Allow is null)
+        {
+            // As nats-server: allow_responses turns off the blanket publish allow.
+            publish = new SubjectPermission([], publish?.Deny);
+        }
+
+        return new Permissions(publish, subscribe, responses);
+    }
+
+    // allow_responses: true | false | { max: <n>, expires: "<duration>" } (nats-server's parseAllowResponses)
+    private ResponsePermission? BindAllowResponses(ConfigEntry entry)
+    {
+        switch (entry.Value)
+        {
+            case bool b:
+                return b ? new ResponsePermission() : null;
+            case ConfigMap map:
+                var permission = new ResponsePermission();
+                foreach (var e in map.Entries)
+                {
+                    switch (e.Key.ToLowerInvariant())
+                    {
+                        case "max" or "max_msgs" or "max_messages" or "max_responses":
+                            if (e.Value is long max)
+                            {
+                                // 0 keeps the default; negative means no limit.
+                                permission = max == 0 ? permission : permission with { MaxMessages = (int)Math.Clamp(max, int.MinValue, int.MaxValue) };
+                            }
+                            else
+                            {
+                                Error(e, $"expected an integer for \"{e.Key}\", got {Describe(e.Value)}");
+                            }
+
+                            break;
+                        case "expires" or "expiration" or "ttl":
+                            if (e.Value is not string text)
+                            {
+                                Error(e, "error parsing expires, not a duration string");
+                                return null;
+                            }
+
+                            if (!GoDuration.TryParse(text, out var ttl, out var error))
+                            {
+                                Error(e, $"error parsing expires: {error}");
+                                return null;
+                            }
+
+                            permission = ttl == TimeSpan.Zero ? permission : permission with { Expires = ttl };
+                            break;
+                        default:
+                            if (!e.IsUsedAsVariable)
+                            {
+                                Error(e, $"Unknown field \"{e.Key}\" parsing permissions");
+                            }
+
+                            break;
+                    }
+                }
+
+                return permission;
+            default:
+                Error(entry, "error parsing response permissions, expected a boolean or a map");
+                return null;
+        }
     }
 
     /// <summary>

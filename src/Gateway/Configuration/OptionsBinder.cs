@@ -20,13 +20,11 @@ internal sealed partial class OptionsBinder
     /// <summary>Top-level nats-server keys Courier accepts but ignores (warned, never fatal).</summary>
     private static readonly FrozenSet<string> UnsupportedTopLevel = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
         "client_advertise", "trace_headers", "logtime_utc", "mappings", "maps", "disable_sublist_cache",
-        "no_sublist_cache", "accounts", "default_sentinel", "https", "http_base_path",
+        "no_sublist_cache", "default_sentinel", "https", "http_base_path",
         "gateway", "leaf", "leafnodes", "logfile_max_num", "log_max_num",
         "syslog", "remote_syslog", "prof_port", "prof_block_rate", "proxy_protocol", "max_traced_msg_len",
         "max_sub_tokens", "max_subscription_tokens", "ocsp", "allow_non_tls", "write_timeout",
-        "operator", "operators", "roots", "root", "root_operators",
-        "root_operator", "resolver", "account_resolver", "accounts_resolver", "resolver_tls", "resolver_preload",
-        "resolver_pinned_accounts", "no_auth_user", "system_account", "system", "no_system_account", "no_system",
+        "resolver_tls", "resolver_pinned_accounts", "no_system_account", "no_system",
         "no_sys_acc", "no_header_support", "trusted", "trusted_keys", "connect_error_reports",
         "reconnect_error_reports", "server_tags", "server_metadata", "feature_flags",
         "default_js_domain", "ocsp_cache", "no_fast_producer_stall", "max_closed_clients", "proxies");
@@ -67,6 +65,8 @@ internal sealed partial class OptionsBinder
         }
 
         binder.ValidateWebSocket();
+        binder.ValidateOperator();
+        binder.ValidateAccounts();
 
         return binder._errors.Count > 0 ? throw new ConfigException(binder._errors) : binder._warnings;
     }
@@ -240,6 +240,29 @@ internal sealed partial class OptionsBinder
                 break;
             case "authorization":
                 BindAuthorization(entry);
+                break;
+            case "operator" or "operators" or "roots" or "root" or "root_operators" or "root_operator":
+                BindOperator(entry);
+                break;
+            case "resolver" or "account_resolver" or "accounts_resolver":
+                BindResolver(entry);
+                break;
+            case "resolver_preload":
+                BindResolverPreload(entry);
+                break;
+            case "system_account" or "system":
+                BindSystemAccount(entry);
+                break;
+            case "accounts":
+                BindAccounts(entry);
+                break;
+            case "no_auth_user":
+                if (TryString(entry, out s))
+                {
+                    _noAuthUserEntry = entry;
+                    _options.NoAuthUser = s;
+                }
+
                 break;
             case "websocket" or "ws":
                 BindWebSocket(entry);

@@ -161,10 +161,57 @@ internal sealed class ConnzConnection
     [JsonPropertyName("lang")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Lang { get; init; }
     [JsonPropertyName("version")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Version { get; init; }
     [JsonPropertyName("authorized_user")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? AuthorizedUser { get; init; }
+    [JsonPropertyName("account")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Account { get; init; }
     [JsonPropertyName("stop")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public DateTime? Stop { get; init; }
     [JsonPropertyName("reason")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Reason { get; init; }
     [JsonPropertyName("subscriptions_list")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<string>? SubscriptionsList { get; init; }
     [JsonPropertyName("mqtt_client")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? MqttClient { get; init; }
+}
+
+/// <summary>/accountz: the account names, or with <c>?acc=</c> one account's detail.</summary>
+internal sealed class Accountz
+{
+    [JsonPropertyName("server_id")] public string ServerId { get; init; } = "";
+    [JsonPropertyName("now")] public DateTime Now { get; init; }
+    [JsonPropertyName("system_account")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? SystemAccount { get; init; }
+    [JsonPropertyName("accounts")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<string>? Accounts { get; init; }
+    [JsonPropertyName("account_detail")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public AccountzDetail? Account { get; init; }
+}
+
+/// <summary>One account in /accountz?acc= (nats-server's AccountInfo, the fields of a config account).</summary>
+internal sealed class AccountzDetail
+{
+    [JsonPropertyName("account_name")] public string Name { get; init; } = "";
+    [JsonPropertyName("expired")] public bool Expired { get; init; }
+    [JsonPropertyName("complete")] public bool Complete { get; init; } = true;
+    [JsonPropertyName("jetstream_enabled")] public bool JetStream { get; init; }
+    [JsonPropertyName("leafnode_connections")] public int LeafnodeConnections { get; init; }
+    [JsonPropertyName("client_connections")] public int ClientConnections { get; init; }
+    [JsonPropertyName("subscriptions")] public int Subscriptions { get; init; }
+    [JsonPropertyName("exports")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<AccountzExport>? Exports { get; init; }
+    [JsonPropertyName("imports")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<AccountzImport>? Imports { get; init; }
+}
+
+/// <summary>An export as nats-server's ExtExport (a jwt.Export) writes it.</summary>
+internal sealed class AccountzExport
+{
+    [JsonPropertyName("subject")] public string Subject { get; init; } = "";
+    [JsonPropertyName("type")] public string Type { get; init; } = "";
+    [JsonPropertyName("response_type")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? ResponseType { get; init; }
+    [JsonPropertyName("approved_accounts")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<string>? ApprovedAccounts { get; init; }
+}
+
+/// <summary>An import as nats-server's ExtImport (a jwt.Import) writes it.</summary>
+internal sealed class AccountzImport
+{
+    [JsonPropertyName("subject")] public string Subject { get; init; } = "";
+    [JsonPropertyName("account")] public string Account { get; init; } = "";
+    [JsonPropertyName("to")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? To { get; init; }
+    [JsonPropertyName("local_subject")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? LocalSubject { get; init; }
+    [JsonPropertyName("type")] public string Type { get; init; } = "";
+    [JsonPropertyName("invalid")] public bool Invalid { get; init; }
+    [JsonPropertyName("share")] public bool Share { get; init; }
+    [JsonPropertyName("tracking")] public bool Tracking { get; init; }
 }
 
 /// <summary>/subsz.</summary>

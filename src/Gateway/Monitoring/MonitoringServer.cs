@@ -52,10 +52,11 @@ internal sealed class MonitoringServer : IAsyncDisposable
             }
         }));
         _app = builder.Build();
-        _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /routez /subsz /jsz /healthz\n"));
+        _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /routez /subsz /accountz /jsz /healthz\n"));
         _app.MapGet("/healthz", Healthz);
         _app.MapGet("/varz", (HttpContext _) => Json(BuildVarz(), GatewayJsonContext.Default.Varz));
         _app.MapGet("/connz", (HttpContext http) => Json(BuildConnz(http.Request.Query), GatewayJsonContext.Default.Connz));
+        _app.MapGet("/accountz", (HttpContext http) => Accountz(http.Request.Query["acc"].ToString()));
         _app.MapGet("/routez", (HttpContext _) => Json(BuildRoutez(), GatewayJsonContext.Default.Routez));
         _app.MapGet("/subsz", (HttpContext _) => Json(BuildSubsz(), GatewayJsonContext.Default.Subsz));
         _app.MapGet("/jsz", async () => Json(await BuildJszAsync().ConfigureAwait(false), GatewayJsonContext.Default.Jsz));
@@ -193,6 +194,46 @@ internal sealed class MonitoringServer : IAsyncDisposable
         };
     }
 
+    /// <summary>/accountz (nats-server's Accountz): the names, or <c>?acc=</c> one account; an unknown one is a 400.</summary>
+    private IResult Accountz(string name)
+    {
+        var now = DateTime.UtcNow;
+        if (string.IsNullOrEmpty(name))
+        {
+            return Json(new Accountz { ServerId = _broker.ServerId, Now = now, Accounts = _broker.GetAccountNames() }, GatewayJsonContext.Default.Accountz);
+        }
+
+        if (_broker.GetAccount(name) is not { } account)
+        {
+            return Results.Text($"Account {name} does not exist", "text/plain", System.Text.Encoding.UTF8, StatusCodes.Status400BadRequest);
+        }
+
+        var detail = new AccountzDetail
+        {
+            Name = account.Name,
+            JetStream = account.JetStream,
+            ClientConnections = account.ClientConnections,
+            Subscriptions = account.Subscriptions,
+            Exports = [.. account.Exports.Select(e => new AccountzExport
+            {
+                Subject = e.Subject,
+                Type = e.IsService ? "service" : "stream",
+                ResponseType = e.IsService ? e.ResponseType switch { ServiceResponseType.Streamed => "Streamed", ServiceResponseType.Chunked => "Chunked", _ => "Singleton" } : null,
+                ApprovedAccounts = e.Accounts is { Count: > 0 } approved ? approved : null,
+            })],
+            Imports = [.. account.Imports.Select(i => new AccountzImport
+            {
+                // A service import as nats-server shows it: the local subject, and "to" the exporter's.
+                Subject = i.IsService ? i.To ?? i.Subject : i.Subject,
+                Account = i.Account,
+                To = i.IsService ? i.Subject : null,
+                LocalSubject = i.IsService ? null : i.Prefix is { } prefix ? $"{prefix.TrimEnd('.')}.{i.Subject}" : i.To ?? i.Subject,
+                Type = i.IsService ? "service" : "stream",
+            })],
+        };
+        return Json(new Accountz { ServerId = _broker.ServerId, Now = now, Account = detail }, GatewayJsonContext.Default.Accountz);
+    }
+
     private Connz BuildConnz(IQueryCollection query)
     {
         var now = DateTime.UtcNow;
@@ -200,7 +241,17 @@ internal sealed class MonitoringServer : IAsyncDisposable
         var withAuth = query["auth"] is var a && (a == "1" || a == "true");
         var offset = int.TryParse(query["offset"], out var o) && o > 0 ? o : 0;
         var limit = int.TryParse(query["limit"], out var l) && l > 0 ? l : DefaultConnzLimit;
+        // As nats-server 2.9.10: ?acc= filters with or without auth, ?user= only with auth=true.
+        var user = withAuth ? query["user"].ToString() : "";
+        var account = query["acc"].ToString();
+
         var all = _broker.GetConnections(closed: query["state"] == "closed");
+        if (user.Length > 0 || account.Length > 0)
+        {
+            // Only that account's (and that user's) connections: nothing of another account shows.
+            all = [.. all.Where(c => (account.Length == 0 || c.Account == account) && (user.Length == 0 || c.AuthorizedUser == user))];
+        }
+
         var page = new List<ConnzConnection>();
         for (var i = offset; i < all.Count && page.Count < limit; i++)
         {
@@ -225,6 +276,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
                 Lang = c.Lang,
                 Version = c.Version,
                 AuthorizedUser = withAuth ? c.AuthorizedUser : null,
+                Account = withAuth && c.Account != "$G" ? c.Account : null,
                 TlsVersion = c.TlsVersion,
                 TlsCipherSuite = c.TlsCipherSuite,
                 SubscriptionsList = withSubs ? c.Subscriptions : null,

@@ -12,6 +12,15 @@ public sealed record ApiError(
     public static ApiError BadRequest => new(400, 10003, "bad request");
     public static ApiError InvalidJson => new(400, 10025, "invalid JSON");
     public static ApiError StreamNotFound => new(404, 10059, "stream not found");
+
+    /// <summary>An account without JetStream asked for its account info (nats-server's JSNotEnabledForAccountErr).</summary>
+    public static ApiError NotEnabledForAccount => new(503, 10039, "JetStream not enabled for account");
+
+    /// <summary>The account's <c>max_streams</c> is reached (JSMaximumStreamsLimitErr).</summary>
+    public static ApiError MaximumStreamsReached => new(400, 10027, "maximum number of streams reached");
+
+    /// <summary>The account's <c>max_bytes_required</c> is set and the stream has no max_bytes (JSStreamMaxBytesRequired).</summary>
+    public static ApiError StreamMaxBytesRequired => new(400, 10113, "account requires a stream config to have max bytes set");
     public static ApiError ConsumerDurableNameMismatch => new(400, 10017, "consumer name in subject does not match durable name in request");
     public static ApiError StreamNameExists => new(400, 10058, "stream name already in use with a different configuration");
     public static ApiError SubjectOverlap => new(400, 10065, "subjects overlap with an existing stream");

@@ -8,11 +8,13 @@ public static class NatsErrors
     public const string MaxPayloadViolation = "Maximum Payload Violation";
     public const string AuthorizationViolation = "Authorization Violation";
     public const string AuthenticationTimeout = "Authentication Timeout";
+    public const string UserAuthenticationExpired = "User Authentication Expired";
     public const string StaleConnection = "Stale Connection";
     public const string SlowConsumer = "Slow Consumer";
     public const string InvalidSubject = "Invalid Subject";
     public const string InvalidPublishSubject = "Invalid Publish Subject";
     public const string MaxConnectionsExceeded = "maximum connections exceeded";
+    public const string MaxAccountConnectionsExceeded = "maximum account active connections exceeded";
     public const string MaxSubscriptionsExceeded = "maximum subscriptions exceeded";
     public const string NoRespondersRequiresHeaders = "no responders requires headers support";
     public const string BadClientProtocol = "invalid client protocol";

@@ -38,9 +38,10 @@ public sealed class Mesh : IAsyncDisposable
 
     /// <summary>
     /// As <see cref="StartAsync(ServerKind[])"/>; with <paramref name="routeCredentials"/> (<c>user:password</c>)
-    /// every route listener requires them and every route URL carries them; <paramref name="extraArgs"/> go to every node.
+    /// every route listener requires them and every route URL carries them; <paramref name="extraArgs"/> go to every node,
+    /// and <paramref name="configText"/> is every node's config file (its probes connect without credentials).
     /// </summary>
-    public static async Task<Mesh> StartAsync(IReadOnlyList<ServerKind> kinds, string? routeCredentials, IReadOnlyList<string> extraArgs)
+    public static async Task<Mesh> StartAsync(IReadOnlyList<ServerKind> kinds, string? routeCredentials, IReadOnlyList<string> extraArgs, string? configText = null)
     {
         var routePorts = kinds.Select(_ => FreePort()).ToArray();
         var auth = routeCredentials is null ? "" : routeCredentials + "@";
@@ -51,7 +52,7 @@ public sealed class Mesh : IAsyncDisposable
             for (var i = 0; i < kinds.Count; i++)
             {
                 string[] args = ["-n", $"node-{i}", "--cluster", $"nats://{auth}127.0.0.1:{routePorts[i]}", "--routes", routes, "--cluster_name", ClusterName, .. extraArgs];
-                nodes.Add(await ServerProcess.StartAsync(kinds[i], null, args));
+                nodes.Add(await ServerProcess.StartAsync(kinds[i], configText, args));
             }
         }
         catch
@@ -80,12 +81,13 @@ public sealed class Mesh : IAsyncDisposable
     }
 
     /// <summary>A NATS.Net connection to node <paramref name="index"/> (no reconnects).</summary>
-    public async Task<NatsConnection> ConnectAsync(int index, string name = "cluster-it")
+    public async Task<NatsConnection> ConnectAsync(int index, string name = "cluster-it", string? user = null)
     {
         var nats = new NatsConnection(new NatsOpts
         {
             Url = Nodes[index].Url,
             Name = name,
+            AuthOpts = user is null ? NatsAuthOpts.Default : new NatsAuthOpts { Username = user, Password = user },
             RequestTimeout = TimeSpan.FromSeconds(5),
             CommandTimeout = TimeSpan.FromSeconds(10),
             MaxReconnectRetry = 0,

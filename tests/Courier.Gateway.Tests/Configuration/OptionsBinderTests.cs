@@ -525,24 +525,58 @@ public sealed class OptionsBinderTests
     [Fact]
     public void Unknown_keys_inside_permissions_and_users_are_warnings()
     {
-        var (_, warnings) = Bind("""
+        var (options, warnings) = Bind("""
             authorization {
               users: [ { user: a, colour: red, permissions: { publish: { allow: x, maybe: y }, allow_responses: true } } ]
             }
             """);
 
-        Assert.Equal(3, warnings.Count);
+        Assert.Equal(2, warnings.Count);
         Assert.Contains(warnings, w => w.Contains("unknown field \"colour\""));
         Assert.Contains(warnings, w => w.Contains("unknown field \"maybe\""));
-        Assert.Contains(warnings, w => w.Contains("field \"allow_responses\" is not supported"));
+        Assert.Equal(new ResponsePermission(), options.Users[0].Permissions!.Responses);
     }
 
     [Fact]
-    public void Nkey_users_are_skipped_with_a_warning()
+    public void Nkey_users_bind_beside_password_users_with_the_default_permissions()
     {
-        var (options, warnings) = Bind("authorization { users: [ { nkey: UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4 }, { user: a } ] }");
+        var (options, warnings) = Bind("""
+            authorization {
+              default_permissions: { publish: "x.>" }
+              users: [ { nkey: UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4 }, { user: a } ]
+            }
+            """);
 
         Assert.Equal("a", Assert.Single(options.Users).User);
-        Assert.Contains("nkey users are not supported", Assert.Single(warnings));
+        var nkey = Assert.Single(options.NkeyUsers);
+        Assert.Equal("UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4", nkey.Nkey);
+        Assert.Equal(["x.>"], nkey.Permissions?.Publish?.Allow);
+        Assert.True(options.AuthRequired);
+        Assert.True(options.NonceRequired);
+        Assert.Empty(warnings);
+    }
+
+    [Theory]
+    [InlineData("{ nkey: UABC }", "Not a valid public nkey for a user")]
+    [InlineData("{ nkey: ADXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4 }", "Not a valid public nkey for a user")]
+    [InlineData("{ nkey: UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4, user: a }", "Nkey users do not take usernames or passwords")]
+    public void Bad_nkey_users_are_errors_as_in_nats_server(string user, string error)
+    {
+        Assert.Contains(error, BindFails($"authorization {{ users: [ {user} ] }}").Message);
+    }
+
+    [Fact]
+    public void An_operator_that_is_neither_a_file_nor_a_JWT_is_an_error()
+    {
+        Assert.Contains("error parsing operator JWT", BindFails("operator: /no/such/operator.jwt\nresolver: MEMORY").Message);
+    }
+
+    [Fact]
+    public void A_resolver_without_an_operator_is_ignored()
+    {
+        var (options, _) = Bind("resolver: MEMORY");
+
+        Assert.Null(options.Operator);
+        Assert.False(options.AuthRequired);
     }
 }
