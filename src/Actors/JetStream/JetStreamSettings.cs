@@ -9,7 +9,8 @@ namespace Courier.Actors.JetStream;
 /// <param name="Sync">When file streams fsync (<c>sync_interval</c>).</param>
 /// <param name="MaxMemoryStore">Bytes memory streams may reserve together; -1: no limit.</param>
 /// <param name="MaxFileStore">Bytes file streams may reserve together; -1: no limit.</param>
-internal sealed record JetStreamSettings(string AccountDirectory, string StoreDirectory, SyncPolicy Sync, long MaxMemoryStore, long MaxFileStore)
+/// <param name="Domain">The JetStream domain (<c>jetstream.domain</c>), or null.</param>
+internal sealed record JetStreamSettings(string AccountDirectory, string StoreDirectory, SyncPolicy Sync, long MaxMemoryStore, long MaxFileStore, string? Domain = null)
 {
     /// <summary>The streams' directory: one folder per stream.</summary>
     public string StreamsDirectory => Path.Combine(AccountDirectory, "streams");
@@ -19,5 +20,6 @@ internal sealed record JetStreamSettings(string AccountDirectory, string StoreDi
         Path.Combine(options.EffectiveStoreDir, "jetstream"),
         options.JetStreamSync,
         options.MaxMemoryStore,
-        options.MaxFileStore);
+        options.MaxFileStore,
+        options.JetStreamDomain);
 }
