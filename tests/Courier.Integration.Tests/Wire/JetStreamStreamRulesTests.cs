@@ -284,6 +284,39 @@ public abstract class JetStreamStreamRulesTests<TServer> : IClassFixture<TServer
             "jetstream { domain: hub }\n");
     }
 
+    [Theory]
+    [InlineData("memory", 26UL, 3UL, 3UL)] // a message counts subject + headers + payload + 16 in a memory store
+    [InlineData("file", 40UL, 2UL, 2UL)]   // + 30 in a file store
+    public async Task Stream_bytes_count_a_message_as_nats_servers_store_does_so_max_bytes_bites_at_the_same_message(string storage, ulong oneMessage, ulong keptByDiscardNew, ulong keptByDiscardOld)
+    {
+        await _server.WithJetStreamAsync(async server =>
+        {
+            await using var c = await ConnectAsync(server);
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.B", $$"""{"name":"B","subjects":["b.one"],"storage":"{{storage}}"}""")) { }
+            using (await RequestAsync(c, "b.one", "hello")) { }
+            using (var info = await RequestAsync(c, "$JS.API.STREAM.INFO.B", ""))
+            {
+                Assert.Equal(oneMessage, info.RootElement.GetProperty("state").GetProperty("bytes").GetUInt64());
+            }
+
+            // Discard new refuses once the bytes plus the new payload reach max_bytes, but what it lets in may still take
+            // the total over (subject and overhead), and nats-server 2.9.10 then drops the oldest, as discard old does.
+            foreach (var (name, discard, kept) in new[] { ("BN", "new", keptByDiscardNew), ("BO", "old", keptByDiscardOld) })
+            {
+                var subject = name.ToLowerInvariant();
+                using (await RequestAsync(c, $"$JS.API.STREAM.CREATE.{name}", $$"""{"name":"{{name}}","subjects":["{{subject}}"],"storage":"{{storage}}","max_bytes":100,"discard":"{{discard}}"}""")) { }
+                for (var i = 0; i < 6; i++)
+                {
+                    using (await RequestAsync(c, subject, "0123456789")) { }
+                }
+
+                using var info = await RequestAsync(c, $"$JS.API.STREAM.INFO.{name}", "");
+                var state = info.RootElement.GetProperty("state");
+                Assert.Equal((kept, 7 - kept), (state.GetProperty("messages").GetUInt64(), state.GetProperty("first_seq").GetUInt64())); // the last ones
+            }
+        });
+    }
+
     private static (long Total, long Errors) ApiCounts(JsonDocument info)
     {
         var api = info.RootElement.GetProperty("api");
