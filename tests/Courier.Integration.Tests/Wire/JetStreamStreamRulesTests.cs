@@ -65,6 +65,33 @@ public abstract class JetStreamStreamRulesTests<TServer> : IClassFixture<TServer
     }
 
     [Fact]
+    public async Task A_stream_create_reply_echoes_the_configuration_fields_the_request_had()
+    {
+        await _server.WithJetStreamAsync(async server =>
+        {
+            await using var c = await ConnectAsync(server);
+            using var created = await RequestAsync(c, "$JS.API.STREAM.CREATE.E",
+                """{"name":"E","subjects":["e.>"],"storage":"memory","description":"echo","republish":{"src":"e.>","dest":"echo.>","headers_only":true},"subject_transform":{"src":"e.>","dest":"t.>"}}""");
+            var config = created.RootElement.GetProperty("config");
+            Assert.Equal("echo", config.GetProperty("description").GetString());
+            var republish = config.GetProperty("republish");
+            Assert.Equal(("e.>", "echo.>", true), (republish.GetProperty("src").GetString(), republish.GetProperty("dest").GetString(), republish.GetProperty("headers_only").GetBoolean()));
+
+            // 2.10's subject_transform: nats-server 2.9.10 does not know it and drops it; Courier keeps
+            // what it does not act on and echoes it (a 2.10 client failed on its absence). Courier does not apply it.
+            var echoed = config.TryGetProperty("subject_transform", out var transform);
+            Assert.Equal(_server.Kind == ServerKind.Courier, echoed);
+            if (echoed)
+            {
+                Assert.Equal("t.>", transform.GetProperty("dest").GetString());
+            }
+
+            using var info = await RequestAsync(c, "$JS.API.STREAM.INFO.E", "");
+            Assert.Equal(echoed, info.RootElement.GetProperty("config").TryGetProperty("subject_transform", out _));
+        });
+    }
+
+    [Fact]
     public async Task Creating_a_stream_again_with_another_configuration_is_refused_and_a_sealed_stream_refuses_purge_and_delete()
     {
         await _server.WithJetStreamAsync(async server =>
