@@ -404,6 +404,13 @@ internal sealed class JetStreamApi : ReceiveActor
             return;
         }
 
+        if (config.Mirror is not null || config.Sources is { Count: > 0 })
+        {
+            // Refused rather than created as a stream that never fills (it listened on its name).
+            Fail(reply, type, new ApiError(400, 10003, "mirror and sources streams are not supported by Courier yet"));
+            return;
+        }
+
         if (StreamConfigRules.ApplyDefaultsAndCheck(config) is { } invalid)
         {
             Fail(reply, type, invalid);

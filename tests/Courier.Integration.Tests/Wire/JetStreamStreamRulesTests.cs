@@ -92,6 +92,28 @@ public abstract class JetStreamStreamRulesTests<TServer> : IClassFixture<TServer
     }
 
     [Fact]
+    public async Task Mirror_and_sources_streams_are_refused_by_courier_which_does_not_keep_them_up_to_date_yet()
+    {
+        await _server.WithJetStreamAsync(async server =>
+        {
+            await using var c = await ConnectAsync(server);
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.O", """{"name":"O","subjects":["o.>"],"storage":"memory"}""")) { }
+            foreach (var (name, config) in new[] { ("M", """{"name":"M","storage":"memory","mirror":{"name":"O"}}"""), ("A", """{"name":"A","storage":"memory","sources":[{"name":"O"}]}""") })
+            {
+                using var reply = await RequestAsync(c, $"$JS.API.STREAM.CREATE.{name}", config);
+                if (_server.Kind == ServerKind.Courier)
+                {
+                    AssertError(reply, 400, 10003, "mirror and sources streams are not supported by Courier yet");
+                }
+                else
+                {
+                    Assert.False(reply.RootElement.TryGetProperty("error", out _), reply.RootElement.ToString()); // nats-server 2.9.10 has them
+                }
+            }
+        });
+    }
+
+    [Fact]
     public async Task Creating_a_stream_again_with_another_configuration_is_refused_and_a_sealed_stream_refuses_purge_and_delete()
     {
         await _server.WithJetStreamAsync(async server =>
