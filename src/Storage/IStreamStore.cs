@@ -24,10 +24,22 @@ namespace Courier.Storage;
 /// </remarks>
 public interface IStreamStore : IDisposable
 {
-    /// <summary>Bytes a message counts for in <see cref="StreamState.Bytes"/> and max_bytes:
-    /// subject + headers + payload + 32 (the FileStore record overhead; the same for both stores).</summary>
+    /// <summary>Bytes a message takes as a FileStore record: subject + headers + payload + 32.</summary>
     static ulong MessageSize(int subjectLength, int headersLength, int payloadLength) =>
         (ulong)subjectLength + (ulong)headersLength + (ulong)payloadLength + 32;
+
+    /// <summary>
+    /// Bytes a message counts for in <see cref="StreamState.Bytes"/> and max_bytes, as nats-server's
+    /// stores count it (so byte limits bite at the same message): subject + headers + payload + 30
+    /// in a file store (its record: length 4, sequence 8, time 8, subject length 2, checksum 8;
+    /// nats-server adds 4 more for a header length when there are headers, which Courier's index
+    /// cannot tell on recovery, so it does not), + 16 in a memory store (sequence and time).
+    /// </summary>
+    static ulong CountedSize(StorageType type, int subjectLength, int headersLength, int payloadLength) =>
+        (ulong)subjectLength + (ulong)headersLength + (ulong)payloadLength + CountedOverhead(type);
+
+    /// <summary>What <see cref="CountedSize"/> adds to subject + headers + payload.</summary>
+    static ulong CountedOverhead(StorageType type) => type == StorageType.Memory ? 16UL : 30UL;
 
     /// <summary>File or memory.</summary>
     StorageType Type { get; }

@@ -10,7 +10,9 @@ public sealed partial class FileStoreTests
     {
         var a = expected.State();
         var b = actual.State();
-        Assert.Equal(a with { Lost = null }, b with { Lost = null });
+        // The same messages count for more bytes in a file store than in a memory store (as nats-server's).
+        var bytes = a.Bytes - (a.Msgs * IStreamStore.CountedOverhead(expected.Type)) + (a.Msgs * IStreamStore.CountedOverhead(actual.Type));
+        Assert.Equal(a with { Lost = null, Bytes = bytes }, b with { Lost = null });
         Assert.Equal(expected.DeletedSequences(), actual.DeletedSequences());
         Assert.Equal(expected.SubjectsState(null).OrderBy(kv => kv.Key), actual.SubjectsState(null).OrderBy(kv => kv.Key));
         for (var seq = a.FirstSeq; seq <= a.LastSeq; seq++)

@@ -16,6 +16,8 @@ public sealed partial class FileStoreTests : StreamStoreTests
     private readonly Dictionary<IStreamStore, (string Directory, StoreConfig Config, FileStoreOptions Options)> _opened = [];
     private int _next;
 
+    protected override StorageType Kind => StorageType.File;
+
     protected override IStreamStore CreateStore(StoreConfig config) =>
         Open(NewDirectory(), config, new FileStoreOptions { BlockSize = SmallBlocks });
 

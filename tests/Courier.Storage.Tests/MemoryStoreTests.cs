@@ -5,6 +5,8 @@ namespace Courier.Storage.Tests;
 /// <summary>The store contract against the MemoryStore.</summary>
 public sealed class MemoryStoreTests : StreamStoreTests
 {
+    protected override StorageType Kind => StorageType.Memory;
+
     protected override IStreamStore CreateStore(StoreConfig config) => StreamStores.CreateMemory(config);
 
     [Fact]

@@ -87,7 +87,7 @@ public abstract partial class StreamStoreTests
         AssertAgrees(Reopen(store), model, last);
     }
 
-    private static void AssertAgrees(IStreamStore store, SortedDictionary<ulong, (string Subject, string Payload)> model, ulong last)
+    private void AssertAgrees(IStreamStore store, SortedDictionary<ulong, (string Subject, string Payload)> model, ulong last)
     {
         var state = store.State();
         // A store that never held a message reports first 0 (1 once purged), as nats-server.

@@ -56,8 +56,12 @@ public abstract partial class StreamStoreTests : IDisposable
         return r.Sequence;
     }
 
-    protected static ulong Size(string subject, string payload, string headers = "") =>
-        IStreamStore.MessageSize(Encoding.UTF8.GetByteCount(subject), Encoding.UTF8.GetByteCount(headers), Encoding.UTF8.GetByteCount(payload));
+    /// <summary>What a message counts for in the state's bytes: nats-server's size for this store's kind.</summary>
+    protected ulong Size(string subject, string payload, string headers = "") =>
+        IStreamStore.CountedSize(Kind, Encoding.UTF8.GetByteCount(subject), Encoding.UTF8.GetByteCount(headers), Encoding.UTF8.GetByteCount(payload));
+
+    /// <summary>The kind of store the suite runs against.</summary>
+    protected abstract StorageType Kind { get; }
 
     protected static StoredMessage Load(IStreamStore store, ulong seq)
     {

@@ -13,6 +13,9 @@ internal sealed partial class ConsumerActor
 
     private DateTime _lastInterestSweep = DateTime.UtcNow;
 
+    /// <summary>Counts delivery passes, so each waiting request's reply subject is looked up once per pass.</summary>
+    private long _deliveryPass;
+
     private int MaxWaiting => _config.MaxWaiting > 0 ? _config.MaxWaiting : ConsumerConfigRules.DefaultMaxWaiting;
 
     // CONSUMER.MSG.NEXT: a pull request for a batch, delivered to its reply subject. The payload is
@@ -143,6 +146,20 @@ internal sealed partial class ConsumerActor
                 continue;
             }
 
+            // A request whose reply subject nobody subscribes to any more is dropped without a word
+            // before it takes a message (nats-server's nextWaiting): the message stays for others
+            // instead of going into ack pending towards nobody. Once per request and pass: a lookup
+            // in the subject space, not a cost per message of a large batch.
+            if (waiting.InterestCheckedPass != _deliveryPass)
+            {
+                waiting.InterestCheckedPass = _deliveryPass;
+                if (!_context.HasInterest(waiting.Reply))
+                {
+                    _waiting.RemoveFirst();
+                    continue;
+                }
+            }
+
             waiting.Remaining--;
             waiting.Delivered++;
             waiting.LastActivity = now;
@@ -243,5 +260,8 @@ internal sealed partial class ConsumerActor
 
         /// <summary>Bytes the request still takes (its max_bytes less what it got); 0 means no limit.</summary>
         public long MaxBytes { get; set; }
+
+        /// <summary>The delivery pass that last found someone subscribed to <see cref="Reply"/>.</summary>
+        public long InterestCheckedPass { get; set; } = -1;
     }
 }

@@ -357,6 +357,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     {
         _passPending = -1;
         _passNow = DateTime.UtcNow;
+        _deliveryPass++;
         var maxAckPending = _config.MaxAckPending > 0 ? _config.MaxAckPending : long.MaxValue;
         var atAckLimit = false;
 

@@ -40,8 +40,7 @@ internal sealed class JetStreamApi : ReceiveActor
     private readonly string _streamsDirectory;
     private readonly FileStoreOptions _fileStoreOptions;
     private InternalClient _client = null!;
-    private long _apiTotal;
-    private long _apiErrors;
+    private readonly ApiCounters _counters = new();
     private long _incarnation;
 
     public JetStreamApi(JetStreamSettings settings, Func<InternalClient> connect, SubjectSpace space)
@@ -66,8 +65,8 @@ internal sealed class JetStreamApi : ReceiveActor
             var stats = new JetStreamStats
             {
                 Streams = _streams.Count,
-                ApiTotal = _apiTotal,
-                ApiErrors = _apiErrors,
+                ApiTotal = _counters.Total,
+                ApiErrors = _counters.Errors,
                 StoreDirectory = _settings.StoreDirectory,
                 ReservedMemory = Reserved("memory"),
                 ReservedStorage = Reserved("file"),
@@ -86,6 +85,11 @@ internal sealed class JetStreamApi : ReceiveActor
         _client.Start();
         var self = Self;
         _client.Subscribe(ApiPrefix + ">", null, batch => self.Tell(new Protocol.Requests(batch)));
+        if (_settings.Domain is { } domain)
+        {
+            // jetstream { domain: D }: nats-server maps $JS.D.API.> onto $JS.API.> for the account.
+            _client.Subscribe($"$JS.{domain}.API.>", null, batch => self.Tell(new Protocol.Requests(batch)));
+        }
         RecoverStreams();
     }
 
@@ -135,7 +139,6 @@ internal sealed class JetStreamApi : ReceiveActor
     {
         foreach (var request in requests)
         {
-            _apiTotal++;
             if (request.ReplyTo is null)
             {
                 continue;
@@ -143,11 +146,10 @@ internal sealed class JetStreamApi : ReceiveActor
 
             try
             {
-                Dispatch(request.Subject[ApiPrefix.Length..], request);
+                Dispatch(ApiName(request.Subject), request);
             }
             catch (JsonException)
             {
-                _apiErrors++;
                 Reply(request.ReplyTo, new ErrorResponse { Type = "io.nats.jetstream.api.v1.error", Error = ApiError.InvalidJson }, JetStreamJsonContext.Default.ErrorResponse);
             }
         }
@@ -164,7 +166,7 @@ internal sealed class JetStreamApi : ReceiveActor
 
         if (api == "INFO")
         {
-            _ = AccountInfoAsync(reply, [.. _streams.Values], _apiTotal, _apiErrors);
+            _ = AccountInfoAsync(reply, [.. _streams.Values], _counters.Total, _counters.Errors);
             return;
         }
 
@@ -173,7 +175,7 @@ internal sealed class JetStreamApi : ReceiveActor
             var paging = request.Payload.Length > 0 ? JsonSerializer.Deserialize(request.Payload, JetStreamJsonContext.Default.StreamListRequest) : null;
             var filter = string.IsNullOrEmpty(paging?.Subject) ? null : paging.Subject;
             var matching = _streams.Values
-                .Where(s => filter is null || Subjects(s.Config).Any(x => SubjectRules.IsSubsetOf(x, filter) || SubjectRules.IsSubsetOf(filter, x)))
+                .Where(s => filter is null || Subjects(s.Config).Any(x => SubjectRules.Collide(x, filter)))
                 .OrderBy(s => s.Config.Name, StringComparer.Ordinal).ToList();
             var limit = api == "STREAM.NAMES" ? ApiPaging.NamesLimit : ApiPaging.ListLimit;
             var (offset, count) = ApiPaging.Page(matching.Count, paging?.Offset ?? 0, limit);
@@ -226,7 +228,6 @@ internal sealed class JetStreamApi : ReceiveActor
             case "STREAM.MSG.DELETE":
                 if (!_streams.TryGetValue(name, out var stream))
                 {
-                    _apiErrors++;
                     Reply(reply, new ErrorResponse { Type = ResponseType(operation), Error = ApiError.StreamNotFound }, JetStreamJsonContext.Default.ErrorResponse);
                     return;
                 }
@@ -234,7 +235,6 @@ internal sealed class JetStreamApi : ReceiveActor
                 stream.Actor.Tell(new StreamActor.Protocol.Request(operation["STREAM.".Length..], reply, request.Payload));
                 return;
             default:
-                _apiErrors++;
                 Reply(reply, new ErrorResponse { Type = "io.nats.jetstream.api.v1.error", Error = new ApiError(400, 10003, $"{api} is not supported by Courier yet") }, JetStreamJsonContext.Default.ErrorResponse);
                 return;
         }
@@ -306,6 +306,7 @@ internal sealed class JetStreamApi : ReceiveActor
                 ? new AccountLimits { MaxMemory = limits.MaxMemory, MaxStorage = limits.MaxFile, MaxStreams = limits.MaxStreams, MaxConsumers = limits.MaxConsumers, MaxBytesRequired = limits.MaxBytesRequired }
                 : new AccountLimits(),
             Api = new ApiStats { Total = apiTotal, Errors = apiErrors },
+            Domain = _settings.Domain,
         }, JetStreamJsonContext.Default.AccountInfoResponse);
     }
 
@@ -396,7 +397,26 @@ internal sealed class JetStreamApi : ReceiveActor
             return;
         }
 
-        if (Validate(config) is { } invalid)
+        if (config.Name.IndexOfAny(['/', '\\']) >= 0)
+        {
+            Fail(reply, type, new ApiError(400, 10128, "Stream name can not contain path separators"));
+            return;
+        }
+
+        if (operation == "STREAM.CREATE" && StreamConfigRules.CheckCreate(config) is { } refused)
+        {
+            Fail(reply, type, refused);
+            return;
+        }
+
+        if (config.Mirror is not null || config.Sources is { Count: > 0 })
+        {
+            // Refused rather than created as a stream that never fills (it listened on its name).
+            Fail(reply, type, new ApiError(400, 10003, "mirror and sources streams are not supported by Courier yet"));
+            return;
+        }
+
+        if (StreamConfigRules.ApplyDefaultsAndCheck(config) is { } invalid)
         {
             Fail(reply, type, invalid);
             return;
@@ -418,7 +438,8 @@ internal sealed class JetStreamApi : ReceiveActor
                 return;
             }
 
-            existing.Actor.Tell(new StreamActor.Protocol.ReplyInfo(reply, type, DidCreate: false));
+            // nats-server 2.9.10 says did_create: true here too (it sets it after addStream, which returned the existing stream).
+            existing.Actor.Tell(new StreamActor.Protocol.ReplyInfo(reply, type, DidCreate: operation == "STREAM.CREATE"));
             return;
         }
 
@@ -485,6 +506,12 @@ internal sealed class JetStreamApi : ReceiveActor
         if (config.Retention != current.Retention)
         {
             Fail(reply, type, ApiError.StreamInvalidConfig("stream configuration update can not change retention policy"));
+            return;
+        }
+
+        if (JsonSerializer.Serialize(config.RePublish, JetStreamJsonContext.Default.RePublish) != JsonSerializer.Serialize(current.RePublish, JetStreamJsonContext.Default.RePublish))
+        {
+            Fail(reply, type, ApiError.StreamInvalidConfig("stream configuration update can not change RePublish"));
             return;
         }
 
@@ -561,7 +588,7 @@ internal sealed class JetStreamApi : ReceiveActor
     {
         var directory = config.Storage == "memory" ? null : Path.Combine(_streamsDirectory, config.Name);
         // A unique child name: a deleted stream's actor may still be stopping when its name is reused.
-        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest), $"stream-{Uri.EscapeDataString(config.Name)}-{++_incarnation}");
+        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest, _settings.Domain, _counters), $"stream-{Uri.EscapeDataString(config.Name)}-{++_incarnation}");
         Context.Watch(actor);
         _streams[config.Name] = new StreamEntry(config, actor, created);
         return actor;
@@ -676,35 +703,13 @@ internal sealed class JetStreamApi : ReceiveActor
         return StreamStores.OpenFile(directory, storeConfig, _fileStoreOptions);
     }
 
-    private static ApiError? Validate(StreamConfig config)
-    {
-        if (config.Name.IndexOfAny([' ', '\t', '.', '*', '>', '/', '\\']) >= 0)
-        {
-            return ApiError.StreamInvalidConfig("invalid stream name");
-        }
-
-        if (config.Storage is not ("file" or "memory"))
-        {
-            return ApiError.StreamInvalidConfig("invalid storage type");
-        }
-
-        if (config.Retention is not ("limits" or "interest" or "workqueue") || config.Discard is not ("old" or "new"))
-        {
-            return ApiError.StreamInvalidConfig("invalid retention or discard policy");
-        }
-
-        foreach (var subject in Subjects(config))
-        {
-            if (!SubjectRules.IsValidSubject(subject))
-            {
-                return ApiError.StreamInvalidConfig($"invalid subject: {subject}");
-            }
-        }
-
-        return null;
-    }
-
     private static IEnumerable<string> Subjects(StreamConfig config) => config.Subjects is { Count: > 0 } s ? s : [config.Name];
+
+    /// <summary>The request's subject after <c>$JS.API.</c> or <c>$JS.&lt;domain&gt;.API.</c>.</summary>
+    private string ApiName(string subject) =>
+        subject.StartsWith(ApiPrefix, StringComparison.Ordinal) || _settings.Domain is not { } domain
+            ? subject[ApiPrefix.Length..]
+            : subject[("$JS.".Length + domain.Length + ".API.".Length)..];
 
     private static (string Operation, string Name) SplitStreamApi(string api)
     {
@@ -726,12 +731,15 @@ internal sealed class JetStreamApi : ReceiveActor
 
     private void Fail(string reply, string type, ApiError error)
     {
-        _apiErrors++;
         Reply(reply, new ErrorResponse { Type = type, Error = error }, JetStreamJsonContext.Default.ErrorResponse);
     }
 
-    private void Reply<T>(string reply, T response, JsonTypeInfo<T> typeInfo) =>
+    private void Reply<T>(string reply, T response, JsonTypeInfo<T> typeInfo)
+        where T : notnull
+    {
+        _counters.Count(response);
         _client.Publish(reply, null, default, JsonSerializer.SerializeToUtf8Bytes(response, typeInfo));
+    }
 
     private sealed record StreamEntry(StreamConfig Config, IActorRef Actor, DateTime Created);
 

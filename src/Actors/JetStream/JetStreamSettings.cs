@@ -10,7 +10,8 @@ namespace Courier.Actors.JetStream;
 /// <param name="MaxMemoryStore">Bytes memory streams may reserve together; -1: no limit.</param>
 /// <param name="MaxFileStore">Bytes file streams may reserve together; -1: no limit.</param>
 /// <param name="Limits">The account's own limits (an account of <c>accounts { }</c> with <c>jetstream</c>); null for the global account.</param>
-internal sealed record JetStreamSettings(string AccountDirectory, string StoreDirectory, SyncPolicy Sync, long MaxMemoryStore, long MaxFileStore, AccountJetStreamLimits? Limits = null)
+/// <param name="Domain">The JetStream domain (<c>jetstream.domain</c>), or null.</param>
+internal sealed record JetStreamSettings(string AccountDirectory, string StoreDirectory, SyncPolicy Sync, long MaxMemoryStore, long MaxFileStore, AccountJetStreamLimits? Limits = null, string? Domain = null)
 {
     /// <summary>The streams' directory: one folder per stream.</summary>
     public string StreamsDirectory => Path.Combine(AccountDirectory, "streams");
@@ -20,7 +21,8 @@ internal sealed record JetStreamSettings(string AccountDirectory, string StoreDi
         Path.Combine(options.EffectiveStoreDir, "jetstream"),
         options.JetStreamSync,
         options.MaxMemoryStore,
-        options.MaxFileStore);
+        options.MaxFileStore,
+        Domain: options.JetStreamDomain);
 
     /// <summary>An account's JetStream: its streams under <c>&lt;store_dir&gt;/jetstream/&lt;account&gt;</c>, its limits.</summary>
     public static JetStreamSettings ForAccount(ServerOptions options, string account, AccountJetStreamLimits limits) => new(
@@ -29,5 +31,6 @@ internal sealed record JetStreamSettings(string AccountDirectory, string StoreDi
         options.JetStreamSync,
         options.MaxMemoryStore,
         options.MaxFileStore,
-        limits);
+        limits,
+        options.JetStreamDomain);
 }

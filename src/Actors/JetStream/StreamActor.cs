@@ -14,7 +14,7 @@ namespace Courier.Actors.JetStream;
 /// store flush per batch, PubAcks only after it: invariant 4), and answers the API requests that
 /// concern it alone.
 /// </summary>
-internal sealed class StreamActor : ReceiveActor, IWithTimers
+internal sealed partial class StreamActor : ReceiveActor, IWithTimers
 {
     /// <summary>How often messages past max_age are removed.</summary>
     private static readonly TimeSpan AgeCheckInterval = TimeSpan.FromSeconds(1);
@@ -40,13 +40,19 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     private readonly List<UnflushedBatch> _unflushed = [];
     private bool _flushQueued;
 
-    public StreamActor(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest)
+    public StreamActor(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain, ApiCounters counters)
     {
+        _domain = domain;
+        _counters = counters;
         _consumerContext = new ConsumerContext(config.Retention == "workqueue", hasInterest);
         _interest = config.Retention == "interest" ? new InterestLedger(store) : null;
         _client = client;
         _config = config;
-        _pubAckPrefix = Encoding.UTF8.GetBytes($"{{\"stream\":\"{JsonEncodedText.Encode(config.Name)}\", \"seq\":");
+        // nats-server's PubAck prefix: {"stream":"S", "seq": or, in a domain, {"stream":"S", "domain":"D", "seq":
+        _pubAckPrefix = Encoding.UTF8.GetBytes(domain is null
+            ? $"{{\"stream\":\"{JsonEncodedText.Encode(config.Name)}\", \"seq\":"
+            : $"{{\"stream\":\"{JsonEncodedText.Encode(config.Name)}\", \"domain\":\"{JsonEncodedText.Encode(domain)}\", \"seq\":");
+        _republish = RePublisher(config);
         _created = created;
         _store = store;
         _directory = directory;
@@ -123,9 +129,10 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     /// PubAcks; a memory stream never blocks, so it stays on the default dispatcher with the connections'
     /// pumps, saving a hand-over between thread pools on each publish-to-PubAck round trip.
     /// </summary>
-    public static Props Props(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest)
+    public static Props Props(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain = null, ApiCounters? counters = null)
     {
-        var props = Akka.Actor.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest));
+        counters ??= new ApiCounters();
+        var props = Akka.Actor.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest, domain, counters));
         return store.Type == StorageType.Memory ? props : props.WithDispatcher(IoDispatcher);
     }
 
@@ -202,6 +209,11 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         {
             _sids.Add(_client.Subscribe($"$JS.API.DIRECT.GET.{_config.Name}", "_dg", batch => self.Tell(new Protocol.DirectGets(batch))));
             _sids.Add(_client.Subscribe($"$JS.API.DIRECT.GET.{_config.Name}.>", "_dg", batch => self.Tell(new Protocol.DirectGets(batch))));
+            if (_domain is not null)
+            {
+                _sids.Add(_client.Subscribe($"$JS.{_domain}.API.DIRECT.GET.{_config.Name}", "_dg", batch => self.Tell(new Protocol.DirectGets(batch))));
+                _sids.Add(_client.Subscribe($"$JS.{_domain}.API.DIRECT.GET.{_config.Name}.>", "_dg", batch => self.Tell(new Protocol.DirectGets(batch))));
+            }
         }
     }
 
@@ -612,6 +624,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
                 consumer.Tell(ConsumerActor.Protocol.NewMessages.Instance);
             }
 
+            SendRepublished();
             foreach (var unflushed in _unflushed)
             {
                 SendPubAcks(unflushed.Batch, unflushed.Results, unflushed.Acks);
@@ -632,13 +645,14 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         }
 
         _unflushed.Clear();
+        _republishing.Clear();
     }
 
     private (StoreResult[] Results, PubAck?[] Acks) StoreBatch(RawMessages batch)
     {
         var results = new StoreResult[batch.Count];
         var acks = new PubAck?[batch.Count];
-        var plain = !_config.Sealed;
+        var plain = !_config.Sealed && _republish is null;
         for (var i = 0; i < batch.Count && plain; i++)
         {
             plain = batch[i].HeadersLength == 0;
@@ -798,10 +812,16 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             return new PubAck { Error = new ApiError(500, 10111, "rollup not permitted") };
         }
 
+        var (republishTo, subjectLastSequence) = RepublishTarget(m.Subject);
         result = _store.Append(Encoding.UTF8.GetBytes(m.Subject), headers ?? default, m.Payload);
         if (!result.Ok)
         {
             return new PubAck { Error = StoreFailure(result.Error) };
+        }
+
+        if (republishTo is not null)
+        {
+            QueueRepublish(republishTo, m, result.Sequence, subjectLastSequence);
         }
 
         if (rollup == "sub")
@@ -849,13 +869,15 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     // Nats-Subject, Nats-Sequence and Nats-Time-Stamp headers; 404 when there is none.
     private void DirectGet(IReadOnlyList<InternalMessage> requests)
     {
-        var prefix = $"$JS.API.DIRECT.GET.{_config.Name}";
+        var plainPrefix = $"$JS.API.DIRECT.GET.{_config.Name}";
         foreach (var request in requests)
         {
             if (request.ReplyTo is not { } reply)
             {
                 continue;
             }
+
+            var prefix = request.Subject.StartsWith(plainPrefix, StringComparison.Ordinal) ? plainPrefix : $"$JS.{_domain}.API.DIRECT.GET.{_config.Name}";
 
             LoadResult result;
             if (request.Subject.Length > prefix.Length + 1)
@@ -912,7 +934,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
         switch (request.Operation)
         {
             case "INFO":
-                Reply(request.ReplyTo, Info("io.nats.jetstream.api.v1.stream_info_response"), JetStreamJsonContext.Default.StreamInfoResponse);
+                Reply(request.ReplyTo, DetailedInfo(request.Payload), JetStreamJsonContext.Default.StreamInfoResponse);
                 break;
             case "PURGE":
                 Purge(request);
@@ -929,7 +951,13 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     private void Purge(Protocol.Request request)
     {
         const string Type = "io.nats.jetstream.api.v1.stream_purge_response";
-        if (_config.DenyPurge || _config.Sealed)
+        if (_config.Sealed)
+        {
+            Reply(request.ReplyTo, new StreamPurgeResponse { Type = Type, Error = ApiError.StreamSealed }, JetStreamJsonContext.Default.StreamPurgeResponse);
+            return;
+        }
+
+        if (_config.DenyPurge)
         {
             Reply(request.ReplyTo, new StreamPurgeResponse { Type = Type, Error = new ApiError(500, 10110, "stream purge not permitted") }, JetStreamJsonContext.Default.StreamPurgeResponse);
             return;
@@ -988,7 +1016,13 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     private void DeleteMessage(Protocol.Request request)
     {
         const string Type = "io.nats.jetstream.api.v1.stream_msg_delete_response";
-        if (_config.DenyDelete || _config.Sealed)
+        if (_config.Sealed)
+        {
+            Reply(request.ReplyTo, new SuccessResponse { Type = Type, Error = ApiError.StreamSealed }, JetStreamJsonContext.Default.SuccessResponse);
+            return;
+        }
+
+        if (_config.DenyDelete)
         {
             Reply(request.ReplyTo, new SuccessResponse { Type = Type, Error = new ApiError(500, 10057, "message delete not permitted") }, JetStreamJsonContext.Default.SuccessResponse);
             return;
@@ -1011,6 +1045,7 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
             Config = _config,
             Created = _created,
             Ts = DateTime.UtcNow,
+            Domain = _domain,
             State = new StreamStateInfo
             {
                 Messages = state.Msgs,
@@ -1027,7 +1062,9 @@ internal sealed class StreamActor : ReceiveActor, IWithTimers
     }
 
     private void Reply<T>(string? replyTo, T response, System.Text.Json.Serialization.Metadata.JsonTypeInfo<T> typeInfo)
+        where T : notnull
     {
+        _counters.Count(response);
         if (replyTo is not null)
         {
             _client.Publish(replyTo, null, default, JsonSerializer.SerializeToUtf8Bytes(response, typeInfo));

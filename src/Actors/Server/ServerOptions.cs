@@ -98,6 +98,9 @@ public sealed class ServerOptions
     /// <summary>Bytes; <c>jetstream.max_file_store</c>; -1 means unlimited.</summary>
     public long MaxFileStore { get; set; } = -1;
 
+    /// <summary><c>jetstream.domain</c>: the API is served on <c>$JS.&lt;domain&gt;.API.&gt;</c> as well, and answers name it.</summary>
+    public string? JetStreamDomain { get; set; }
+
     /// <summary>
     /// <c>jetstream.sync_interval</c> (alias <c>sync</c>): when file stores fsync. Courier's default is
     /// <see cref="SyncPolicy.Always"/>, an fsync before every PubAck (DESIGN.md invariant 4), where

@@ -31,7 +31,7 @@ internal sealed partial class OptionsBinder
 
     /// <summary><c>jetstream { }</c> keys Courier accepts but ignores.</summary>
     private static readonly FrozenSet<string> UnsupportedJetStream = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
-        "strict", "domain", "key", "ek", "encryption_key", "prev_key", "prev_ek",
+        "strict", "key", "ek", "encryption_key", "prev_key", "prev_ek",
         "prev_encryption_key", "cipher", "extension_hint", "limits", "tpm", "unique_tag", "max_outstanding_catchup",
         "max_buffered_size", "max_buffered_msgs", "request_queue_limit", "info_queue_limit", "meta_compact",
         "meta_compact_size", "meta_compact_sync", "max_concurrent_io");
@@ -341,6 +341,20 @@ internal sealed partial class OptionsBinder
                             if (TryStorageSize(e, out size))
                             {
                                 _options.MaxFileStore = size;
+                            }
+
+                            break;
+                        case "domain":
+                            if (TryString(e, out var domain))
+                            {
+                                if (domain.Length > 0 && domain.IndexOfAny(['.', '*', '>', ' ', '\t']) >= 0)
+                                {
+                                    Error(e, "invalid domain name: may not contain ., * or >");
+                                }
+                                else
+                                {
+                                    _options.JetStreamDomain = domain.Length == 0 ? null : domain;
+                                }
                             }
 
                             break;

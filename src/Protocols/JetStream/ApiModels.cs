@@ -55,6 +55,8 @@ public sealed record ApiError(
     public static ApiError ConsumerMaxRequestExpiresTooSmall => new(400, 10115, "consumer max request expires needs to be >= 1ms");
 
     public static ApiError StreamStoreFailed(string reason) => new(503, 10077, reason);
+
+    public static ApiError StreamSealed => new(400, 10109, "invalid operation on sealed stream");
 }
 
 /// <summary>The envelope every API response shares: its type and, on failure, the error.</summary>
@@ -79,6 +81,7 @@ public sealed class AccountInfoResponse : ApiResponse
     [JsonPropertyName("streams")] public int Streams { get; set; }
     [JsonPropertyName("consumers")] public int Consumers { get; set; }
     [JsonPropertyName("limits")] public AccountLimits Limits { get; set; } = new();
+    [JsonPropertyName("domain")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Domain { get; set; }
     [JsonPropertyName("api")] public ApiStats Api { get; set; } = new();
 }
 
@@ -128,6 +131,15 @@ public sealed class StreamConfig
     [JsonPropertyName("first_seq")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public ulong FirstSeq { get; set; }
     [JsonPropertyName("consumer_limits")] public Dictionary<string, long> ConsumerLimits { get; set; } = [];
     [JsonPropertyName("metadata")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public Dictionary<string, string>? Metadata { get; set; }
+    [JsonPropertyName("mirror")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public StreamSource? Mirror { get; set; }
+    [JsonPropertyName("sources")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<StreamSource>? Sources { get; set; }
+    [JsonPropertyName("republish")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public RePublish? RePublish { get; set; }
+
+    /// <summary>
+    /// Fields Courier does not act on (placement, 2.10's subject_transform, ...): kept as the client
+    /// sent them, stored with the stream and echoed in its info, as a client expects what it set.
+    /// </summary>
+    [JsonExtensionData] public Dictionary<string, System.Text.Json.JsonElement>? Unknown { get; set; }
 }
 
 /// <summary>A stream's state as STREAM.INFO reports it.</summary>
@@ -139,8 +151,10 @@ public sealed class StreamStateInfo
     [JsonPropertyName("first_ts")] public DateTime FirstTs { get; set; }
     [JsonPropertyName("last_seq")] public ulong LastSeq { get; set; }
     [JsonPropertyName("last_ts")] public DateTime LastTs { get; set; }
-    [JsonPropertyName("num_deleted")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public ulong NumDeleted { get; set; }
     [JsonPropertyName("num_subjects")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int NumSubjects { get; set; }
+    [JsonPropertyName("subjects")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public SortedDictionary<string, ulong>? Subjects { get; set; }
+    [JsonPropertyName("num_deleted")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public ulong NumDeleted { get; set; }
+    [JsonPropertyName("deleted")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public ulong[]? Deleted { get; set; }
     [JsonPropertyName("consumer_count")] public int ConsumerCount { get; set; }
 }
 
@@ -152,6 +166,12 @@ public sealed class StreamInfoResponse : ApiResponse
     [JsonPropertyName("state")] public StreamStateInfo? State { get; set; }
     [JsonPropertyName("ts")] public DateTime Ts { get; set; }
     [JsonPropertyName("did_create")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool DidCreate { get; set; }
+    [JsonPropertyName("domain")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Domain { get; set; }
+
+    // STREAM.INFO's page of state.subjects (nats-server's ApiPaged; absent from other answers).
+    [JsonPropertyName("total")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public int? Total { get; set; }
+    [JsonPropertyName("offset")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public int? Offset { get; set; }
+    [JsonPropertyName("limit")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public int? Limit { get; set; }
 }
 
 /// <summary>STREAM.NAMES / STREAM.LIST request.</summary>
@@ -252,4 +272,6 @@ public sealed class PubAck
 [JsonSerializable(typeof(MsgDeleteRequest))]
 [JsonSerializable(typeof(MsgGetResponse))]
 [JsonSerializable(typeof(PubAck))]
+[JsonSerializable(typeof(StreamInfoRequest))]
+[JsonSerializable(typeof(RePublish))]
 public sealed partial class JetStreamJsonContext : JsonSerializerContext;

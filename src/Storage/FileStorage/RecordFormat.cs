@@ -43,7 +43,7 @@ internal readonly record struct RecordHeader(uint Length, RecordKind Kind, ushor
 /// ..  P    payload
 /// L-4 u32  CRC-32C of bytes [0, L-4)
 /// </code>
-/// A record's size is also its message size (<see cref="IStreamStore.MessageSize"/>): 32 + S + H + P.
+/// A record's size is <see cref="IStreamStore.MessageSize"/>: 32 + S + H + P (it counts for 30 + S + H + P in the stream's bytes, as nats-server's).
 /// Tombstones are 32 bytes; floors 48 (their payload: last sequence and last timestamp).
 /// </summary>
 internal static class RecordFormat

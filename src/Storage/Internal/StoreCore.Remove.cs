@@ -286,7 +286,7 @@ internal abstract partial class StoreCore
         var removed = slot;
         slot.SubjectId = 0; // keep Next: the subject's chain may pass through here
         _msgs--;
-        _bytes -= removed.Size;
+        _bytes -= Counted(removed.Size);
 
         var entry = _subjects[removed.SubjectId]!;
         if (!truncating)
@@ -494,11 +494,15 @@ internal abstract partial class StoreCore
         }
     }
 
-    /// <summary>max_bytes with discard old: drop from the front (nats-server enforceBytesLimit).</summary>
+    /// <summary>
+    /// Over max_bytes: drop from the front (nats-server enforceBytesLimit), whatever the discard policy:
+    /// discard new lets a message in while the bytes before it plus its headers and payload stay under
+    /// the limit, and its subject and overhead can still take the total over, as in nats-server 2.9.
+    /// </summary>
     private void EnforceBytesLimit()
     {
         var max = _config.MaxBytes;
-        if (_config.Discard != DiscardPolicy.Old || max <= 0)
+        if (max <= 0)
         {
             return;
         }

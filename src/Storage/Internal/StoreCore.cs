@@ -235,9 +235,12 @@ internal abstract partial class StoreCore : IStreamStore
                 return StoreResult.Fail(StoreError.MaxMsgs);
             }
 
-            if (cfg.MaxBytes > 0 && _bytes + size > (ulong)cfg.MaxBytes)
+            // As nats-server's stores: refused once the stored bytes plus this message's headers and
+            // payload would reach max_bytes (subject and overhead not counted here, and reaching it is enough).
+            var adding = (ulong)headers.Length + (ulong)payload.Length;
+            if (cfg.MaxBytes > 0 && _bytes + adding >= (ulong)cfg.MaxBytes)
             {
-                if (!atSubjectLimit || _slots[entry!.First].Size < size)
+                if (!atSubjectLimit || Counted(_slots[entry!.First].Size) < adding)
                 {
                     return StoreResult.Fail(StoreError.MaxBytes);
                 }
@@ -271,7 +274,7 @@ internal abstract partial class StoreCore : IStreamStore
         }
 
         _msgs++;
-        _bytes += size;
+        _bytes += Counted(size);
         _last = seq;
         _lastTime = timestamp;
         LinkToSubject(entry, seq);
@@ -307,6 +310,9 @@ internal abstract partial class StoreCore : IStreamStore
     }
 
     /// <summary>Unix nanoseconds now.</summary>
+    /// <summary>What a record of <paramref name="recordSize"/> bytes counts for in <see cref="StreamState.Bytes"/> (<see cref="IStreamStore.CountedSize"/>).</summary>
+    protected ulong Counted(ulong recordSize) => recordSize - 32 + IStreamStore.CountedOverhead(Type);
+
     protected static long NowUnixNanos() => (DateTime.UtcNow.Ticks - DateTime.UnixEpoch.Ticks) * 100;
 
     // ---- Recovery (FileStore) ----
@@ -329,7 +335,7 @@ internal abstract partial class StoreCore : IStreamStore
         }
 
         _msgs++;
-        _bytes += size;
+        _bytes += Counted(size);
         _last = seq;
         _lastTime = timestamp;
         LinkToSubject(entry, seq);

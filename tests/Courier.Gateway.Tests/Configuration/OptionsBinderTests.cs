@@ -172,11 +172,22 @@ public sealed class OptionsBinderTests
     [Fact]
     public void Nats_server_keys_courier_does_not_implement_are_reported_as_unsupported()
     {
-        var (_, warnings) = Bind("gateway { port: 7222 }\nsyslog: true\njetstream { domain: hub }\n");
+        var (_, warnings) = Bind("gateway { port: 7222 }\nsyslog: true\njetstream { strict: true }\n");
 
         Assert.Equal(3, warnings.Count);
         Assert.All(warnings, w => Assert.Contains("is not supported by Courier and is ignored", w));
         Assert.StartsWith("test.conf:1:1: field \"gateway\"", warnings[0]);
+    }
+
+    [Fact]
+    public void The_jetstream_domain_is_bound_and_one_with_a_dot_or_wildcard_is_refused_as_nats_server_does()
+    {
+        var (options, warnings) = Bind("jetstream { domain: hub }\n");
+
+        Assert.Equal("hub", options.JetStreamDomain);
+        Assert.Empty(warnings);
+        var error = Assert.Throws<ConfigException>(() => Bind("jetstream { domain: \"a.b\" }\n"));
+        Assert.Contains("invalid domain name: may not contain ., * or >", error.Message);
     }
 
     [Fact]

@@ -1,0 +1,32 @@
+using System.Text.Json.Serialization;
+
+namespace Courier.Protocols.JetStream;
+
+/// <summary>A stream's <c>mirror</c> or one of its <c>sources</c> (nats-server's StreamSource).</summary>
+public sealed class StreamSource
+{
+    [JsonPropertyName("name")] public string Name { get; set; } = "";
+    [JsonPropertyName("opt_start_seq")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public ulong OptStartSeq { get; set; }
+    [JsonPropertyName("opt_start_time")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public DateTime? OptStartTime { get; set; }
+    [JsonPropertyName("filter_subject")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? FilterSubject { get; set; }
+    [JsonPropertyName("external")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public System.Text.Json.JsonElement? External { get; set; }
+
+    /// <summary>Fields Courier does not act on, echoed as sent.</summary>
+    [JsonExtensionData] public Dictionary<string, System.Text.Json.JsonElement>? Unknown { get; set; }
+}
+
+/// <summary>A stream's <c>republish</c>: each stored message matching <c>src</c> is published again on <c>dest</c>.</summary>
+public sealed class RePublish
+{
+    [JsonPropertyName("src")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Source { get; set; }
+    [JsonPropertyName("dest")] public string Destination { get; set; } = "";
+    [JsonPropertyName("headers_only")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool HeadersOnly { get; set; }
+}
+
+/// <summary>STREAM.INFO request: the deleted sequences and a page of per-subject counts.</summary>
+public sealed class StreamInfoRequest
+{
+    [JsonPropertyName("deleted_details")] public bool DeletedDetails { get; set; }
+    [JsonPropertyName("subjects_filter")] public string? SubjectsFilter { get; set; }
+    [JsonPropertyName("offset")] public int Offset { get; set; }
+}
