@@ -105,14 +105,7 @@ internal sealed partial class ClientConnection
                         }
                     }
 
-                    if (_mqtt!.AckedSeqs.Count > 0 || _mqtt.ReleasedIds.Count > 0 || _mqtt.CompletedIds.Count > 0)
-                    {
-                        // One message per read batch to the persistent session, whatever the number of acks.
-                        _mqtt.Session?.Tell(new MqttSessionActor.Protocol.Acked([.. _mqtt.AckedSeqs], [.. _mqtt.ReleasedIds], [.. _mqtt.CompletedIds]));
-                        _mqtt.AckedSeqs.Clear();
-                        _mqtt.ReleasedIds.Clear();
-                        _mqtt.CompletedIds.Clear();
-                    }
+                    TellMqttSessionAcks();
 
                     FlushTouched();
                 }
@@ -149,6 +142,26 @@ internal sealed partial class ClientConnection
 
         PublishWill();
         RequestClose(closeReason);
+    }
+
+    // One message per read batch to the persistent session, whatever the number of acks: the acks, and
+    // the packet ids its deliveries were sent with (deliveries that waited for a window slot included).
+    private void TellMqttSessionAcks()
+    {
+        var mqtt = _mqtt!;
+        if (mqtt.Persistent)
+        {
+            mqtt.Inflight.DrainAssigned(mqtt.AssignedIds);
+        }
+
+        if (mqtt.AckedSeqs.Count > 0 || mqtt.ReleasedIds.Count > 0 || mqtt.CompletedIds.Count > 0 || mqtt.AssignedIds.Count > 0)
+        {
+            mqtt.Session?.Tell(new MqttSessionActor.Protocol.Acked([.. mqtt.AckedSeqs], [.. mqtt.ReleasedIds], [.. mqtt.CompletedIds], [.. mqtt.AssignedIds]));
+            mqtt.AckedSeqs.Clear();
+            mqtt.ReleasedIds.Clear();
+            mqtt.CompletedIds.Clear();
+            mqtt.AssignedIds.Clear();
+        }
     }
 
     /// <summary>Processes every complete packet in <paramref name="buffer"/>, slicing off what it consumed.</summary>
@@ -365,13 +378,16 @@ internal sealed partial class ClientConnection
             mqtt.Inflight.RestoreReleased(id);
         }
 
-        DeliverFromMqttSession(attached.Pending);
+        DeliverFromMqttSession(attached.Pending, attached.PacketIds);
         if (attached.Released.Count > 0)
         {
             Outbound.Signal();
         }
+
         if (mqtt.Persistent)
         {
+            // The ids just given go to the session before the client can see them, so before any later CONNECT.
+            TellMqttSessionAcks();
             attached.Session.Tell(new MqttSessionActor.Protocol.Ready(_owner));
         }
 
@@ -496,9 +512,11 @@ internal sealed partial class ClientConnection
 
     /// <summary>
     /// Sends messages a persistent session kept (on the session actor's thread, or at CONNECT)
-    /// through the in-flight window; their acknowledgements go back to the session.
+    /// through the in-flight window; their acknowledgements go back to the session. A message sent on
+    /// an earlier connection goes again with its packet id and DUP (<paramref name="packetIds"/>, by
+    /// session sequence). [MQTT-4.4.0-1]
     /// </summary>
-    public void DeliverFromMqttSession(IReadOnlyList<MqttStoredMessage> messages)
+    public void DeliverFromMqttSession(IReadOnlyList<MqttStoredMessage> messages, IReadOnlyDictionary<long, ushort>? packetIds = null)
     {
         if (_mqtt is not { } mqtt || messages.Count == 0)
         {
@@ -507,11 +525,15 @@ internal sealed partial class ClientConnection
 
         foreach (var message in messages)
         {
-            mqtt.Inflight.Send(message.Topic, new ReadOnlySequence<byte>(message.Payload), retain: false, message.QoS, message.Seq);
+            var previousId = packetIds is not null && packetIds.TryGetValue(message.Seq, out var id) ? id : (ushort)0;
+            mqtt.Inflight.Send(message.Topic, new ReadOnlySequence<byte>(message.Payload), retain: false, message.QoS, message.Seq, previousId);
         }
 
         Outbound.Signal();
     }
+
+    /// <summary>Moves the packet ids given to session deliveries since the last call into <paramref name="into"/> (the session's thread).</summary>
+    public void DrainMqttAssignedIds(List<(long Seq, ushort PacketId)> into) => _mqtt?.Inflight.DrainAssigned(into);
 
     private void RouteFromMqtt(ReadOnlySpan<byte> subject, byte qos, in ReadOnlySequence<byte> payload)
     {

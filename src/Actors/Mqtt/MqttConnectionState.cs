@@ -78,6 +78,9 @@ internal sealed class MqttConnectionState
     /// <summary>Session sequences acknowledged in this read batch (told to the session once per batch).</summary>
     public List<long> AckedSeqs { get; } = [];
 
+    /// <summary>Packet ids given to the persistent session's deliveries (told to the session once per batch).</summary>
+    public List<(long Seq, ushort PacketId)> AssignedIds { get; } = [];
+
     /// <summary>A persistent session's QoS 2 deliveries released (PUBREC) in this read batch, by packet id.</summary>
     public List<ushort> ReleasedIds { get; } = [];
 

@@ -40,6 +40,8 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     private readonly Dictionary<string, List<string>> _captureSids = new(StringComparer.Ordinal);
     private readonly HashSet<ushort> _releasedOut = [];
     private readonly HashSet<ushort> _receivedIn = [];
+    private readonly Dictionary<long, ushort> _packetIds = []; // in memory, as nats-server: a restart sends with new ids
+    private readonly List<(long Seq, ushort PacketId)> _assigned = [];
     private IActorRef? _connection;
     private ClientConnection? _client;
     private bool _clean = true;
@@ -147,6 +149,19 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
                 return;
             }
 
+            foreach (var (seq, packetId) in acked.Assigned)
+            {
+                if (_pending.ContainsKey(seq))
+                {
+                    _packetIds[seq] = packetId;
+                }
+            }
+
+            foreach (var seq in acked.Seqs)
+            {
+                _packetIds.Remove(seq);
+            }
+
             var change = new MqttSessionEvent(MqttSessionEventKind.Acked);
             foreach (var seq in acked.Seqs)
             {
@@ -229,6 +244,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
                 _subscriptions.Clear();
                 _pending.Clear();
+                _packetIds.Clear();
                 _releasedOut.Clear();
                 _receivedIn.Clear();
                 _exists = false;
@@ -260,6 +276,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
                 _clientId, true, [.. _subscriptions.Select(s => (s.Key, s.Value))], pending)
             {
                 Session = Self,
+                PacketIds = new Dictionary<long, ushort>(_packetIds),
                 Released = [.. _releasedOut],
                 Qos2Received = [.. _receivedIn],
             });
@@ -337,6 +354,13 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         {
             client.DeliverFromMqttSession(messages);
             _sentUpTo = Math.Max(_sentUpTo, messages[^1].Seq);
+            client.DrainMqttAssignedIds(_assigned);
+            foreach (var (seq, packetId) in _assigned)
+            {
+                _packetIds[seq] = packetId;
+            }
+
+            _assigned.Clear();
         }
     }
 
@@ -534,7 +558,11 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         /// Messages the client acknowledged, by session sequence, and the packet ids of QoS 2
         /// deliveries released (PUBREC) or completed (PUBCOMP): one message per read batch.
         /// </summary>
-        public sealed record Acked(IReadOnlyList<long> Seqs, IReadOnlyList<ushort> Released, IReadOnlyList<ushort> Completed);
+        /// <param name="Seqs">Session sequences of deliveries acknowledged (PUBACK, or PUBREC for QoS 2).</param>
+        /// <param name="Released">Packet ids of QoS 2 deliveries released (PUBREC).</param>
+        /// <param name="Completed">Packet ids of QoS 2 deliveries completed (PUBCOMP).</param>
+        /// <param name="Assigned">The packet ids the connection gave to the session's deliveries, by session sequence.</param>
+        public sealed record Acked(IReadOnlyList<long> Seqs, IReadOnlyList<ushort> Released, IReadOnlyList<ushort> Completed, IReadOnlyList<(long Seq, ushort PacketId)> Assigned);
 
         /// <summary>An inbound QoS 2 packet id was routed (<see cref="Received"/>) or released by PUBREL: journaled, then <see cref="Qos2InStored"/>.</summary>
         public sealed record Qos2In(ushort PacketId, bool Received);

@@ -238,6 +238,9 @@ internal sealed class MqttSessions : ReceivePersistentActor
             /// <summary>QoS 2 deliveries past PUBREC: their PUBREL goes again with the same packet id. [MQTT-4.4.0-1]</summary>
             public IReadOnlyList<ushort> Released { get; init; } = [];
 
+            /// <summary>The packet ids <see cref="Pending"/> messages were sent with, by session sequence: sent again with them. [MQTT-4.4.0-1]</summary>
+            public IReadOnlyDictionary<long, ushort> PacketIds { get; init; } = new Dictionary<long, ushort>();
+
             /// <summary>Inbound QoS 2 packet ids routed and not yet released: a re-sent PUBLISH is not routed again.</summary>
             public IReadOnlyList<ushort> Qos2Received { get; init; } = [];
         }
