@@ -53,6 +53,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         Registry = new ClientRegistry(Stats);
         Tls = options.Tls is { } tls ? new TlsTransport(tls) : null;
         MqttTls = options.Mqtt?.Tls is { } mqttTls ? new TlsTransport(mqttTls) : null;
+        RouteTls = options.Cluster.Tls is { } routeTls ? new TlsTransport(routeTls) : null;
         _info = new ServerInfo
         {
             ServerId = ServerId,
@@ -376,6 +377,8 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             Port = _routePort,
             Headers = true,
             AuthRequired = cluster.Username is not null,
+            TlsRequired = cluster.Tls is not null, // nats-server: both true with a cluster tls block
+            TlsVerify = cluster.Tls is not null,
             MaxPayload = Options.MaxPayload,
             Proto = 2, // RouteProtoV2: accounts on RS+/RS-/RMSG
             Cluster = Routes!.ClusterName,
@@ -811,6 +814,9 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
     /// <summary>The MQTT listener's TLS (<c>mqtt.tls</c>), or null for plain TCP.</summary>
     public TlsTransport? MqttTls { get; }
+
+    /// <summary>The <c>cluster { tls { } }</c> transport: both sides of every route link; null for plain routes.</summary>
+    public TlsTransport? RouteTls { get; }
 
     /// <summary>
     /// Checks a CONNECT's credentials. With <c>verify_and_map</c> and users configured, the client
