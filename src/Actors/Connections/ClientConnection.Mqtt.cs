@@ -76,6 +76,11 @@ internal sealed partial class ClientConnection
                     while (true)
                     {
                         step = ProcessMqtt(ref buffer);
+                        if (_mqtt!.CaptureTouched && step != MqttStep.Close)
+                        {
+                            step = await AcknowledgeAfterCaptureAsync(step).ConfigureAwait(false);
+                        }
+
                         if (step == MqttStep.Connect)
                         {
                             step = await CompleteMqttConnectAsync().ConfigureAwait(false);
@@ -403,7 +408,7 @@ internal sealed partial class ClientConnection
         if (qos == 2 && mqtt.Qos2Received.Contains(packet.PacketId))
         {
             // Sent again before PUBREL: acknowledged again, not delivered again. [MQTT-4.3.3-2]
-            WriteAck(0x50, packet.PacketId);
+            AcknowledgePublish(0x50, packet.PacketId);
             return MqttStep.Continue;
         }
 
@@ -450,8 +455,47 @@ internal sealed partial class ClientConnection
             return MqttStep.AwaitJournal;
         }
 
-        WriteAck(ackType, packet.PacketId);
+        AcknowledgePublish(ackType, packet.PacketId);
         return MqttStep.Continue;
+    }
+
+    // PUBACK / PUBREC now, or after the capture barrier when this batch reached a persistent session (in order either way).
+    private void AcknowledgePublish(byte ackType, ushort packetId)
+    {
+        var mqtt = _mqtt!;
+        if (mqtt.CaptureTouched || mqtt.DeferredAcks.Count > 0)
+        {
+            mqtt.DeferredAcks.Add((ackType, packetId));
+            return;
+        }
+
+        WriteAck(ackType, packetId);
+    }
+
+    // A QoS 1/2 PUBLISH of this batch reached a persistent session's capture subscription (online or
+    // offline): its PUBACK/PUBREC, and the ones after it, go once the sessions journaled it, so that a
+    // kill -9 right after the PUBACK loses nothing [MQTT-4.3.2-2 "treat as owning"]. One barrier per batch.
+    private async Task<MqttStep> AcknowledgeAfterCaptureAsync(MqttStep step)
+    {
+        var mqtt = _mqtt!;
+        mqtt.CaptureTouched = false;
+        try
+        {
+            await _broker.MqttCaptures.WaitForCapturedAsync().WaitAsync(SessionAttachTimeout).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is TimeoutException or TaskCanceledException)
+        {
+            mqtt.DeferredAcks.Clear();
+            return MqttFatal("the persistent sessions did not journal a message", "Server Unavailable");
+        }
+
+        foreach (var (type, packetId) in mqtt.DeferredAcks)
+        {
+            WriteAck(type, packetId);
+        }
+
+        mqtt.DeferredAcks.Clear();
+        return step;
     }
 
     // Acknowledged once journaled: a retained QoS 1/2 PUBLISH survives a restart after its PUBACK, a

@@ -265,6 +265,11 @@ internal sealed partial class ClientConnection
             target.RemoveAfterLastDelivery(sub);
         }
 
+        if (target._isMqttCapture && _mqtt is not null)
+        {
+            _mqtt.CaptureTouched = true; // a persistent session keeps it: PUBACK after its journal write
+        }
+
         return true;
     }
 

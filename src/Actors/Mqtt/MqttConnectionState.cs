@@ -78,6 +78,15 @@ internal sealed class MqttConnectionState
     /// <summary>Session sequences acknowledged in this read batch (told to the session once per batch).</summary>
     public List<long> AckedSeqs { get; } = [];
 
+    /// <summary>
+    /// A PUBLISH of this read batch reached a persistent session's capture subscription: acknowledgements
+    /// wait (in <see cref="DeferredAcks"/>, in order [MQTT-4.6.0-2]) until the sessions journaled it.
+    /// </summary>
+    public bool CaptureTouched { get; set; }
+
+    /// <summary>PUBACKs / PUBRECs (first byte, packet id) waiting for the capture barrier, in order.</summary>
+    public List<(byte Type, ushort PacketId)> DeferredAcks { get; } = [];
+
     /// <summary>Packet ids given to the persistent session's deliveries (told to the session once per batch).</summary>
     public List<(long Seq, ushort PacketId)> AssignedIds { get; } = [];
 

@@ -35,6 +35,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
     private readonly string _clientId;
     private readonly Func<InternalClient> _captureClient;
+    private readonly MqttCaptureLedger _ledger;
     private readonly Dictionary<string, byte> _subscriptions = new(StringComparer.Ordinal);
     private readonly SortedDictionary<long, MqttStoredMessage> _pending = [];
     private readonly Dictionary<string, List<string>> _captureSids = new(StringComparer.Ordinal);
@@ -53,10 +54,11 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     private long _appliedSeq;
     private int _eventsSinceSnapshot;
 
-    public MqttSessionActor(string clientId, Func<InternalClient> captureClient)
+    public MqttSessionActor(string clientId, Func<InternalClient> captureClient, MqttCaptureLedger ledger)
     {
         _clientId = clientId;
         _captureClient = captureClient;
+        _ledger = ledger;
         Recover<SnapshotOffer>(offer =>
         {
             var snapshot = (MqttSessionSnapshot)offer.Snapshot;
@@ -213,8 +215,8 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
     public override string PersistenceId => "$MQTT/sess/" + _clientId;
 
-    public static Props Props(string clientId, Func<InternalClient> captureClient) =>
-        Akka.Actor.Props.Create(() => new MqttSessionActor(clientId, captureClient));
+    public static Props Props(string clientId, Func<InternalClient> captureClient, MqttCaptureLedger ledger) =>
+        Akka.Actor.Props.Create(() => new MqttSessionActor(clientId, captureClient, ledger));
 
     private void OnAttach(MqttSessions.Protocol.Attach attach)
     {
@@ -315,6 +317,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     {
         if (_clean || !_subscriptions.TryGetValue(captured.Filter, out var granted) || granted == 0)
         {
+            _ledger.Resolve(captured.Numbers); // not kept: nothing for a PUBACK to wait for
             return;
         }
 
@@ -334,6 +337,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
         if (change.Messages.Count == 0)
         {
+            _ledger.Resolve(captured.Numbers);
             return;
         }
 
@@ -341,6 +345,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         {
             Apply(e);
             Checkpoint();
+            _ledger.Resolve(captured.Numbers); // journaled: the publishers' PUBACKs may go
             if (_ready)
             {
                 Send(e.Messages);
@@ -451,7 +456,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         sids = [];
         foreach (var subject in subjects)
         {
-            sids.Add(client.Subscribe(subject, null, new CaptureSink(self, filter)));
+            sids.Add(client.Subscribe(subject, null, new CaptureSink(self, filter, _ledger)));
         }
 
         _captureSids[filter] = sids;
@@ -501,9 +506,10 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     /// messages published at QoS 1/2 (QoS 0 ones, most of the traffic, cost nothing here) and hands
     /// them to the session once per read batch.
     /// </summary>
-    private sealed class CaptureSink(IActorRef session, string filter) : FrameSink
+    private sealed class CaptureSink(IActorRef session, string filter, MqttCaptureLedger ledger) : FrameSink
     {
         private List<InternalMessage>? _batch;
+        private List<long>? _numbers;
 
         public override void Add(ref ServerFrame frame)
         {
@@ -520,14 +526,17 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
             var all = frame.Payload.ToArray();
             (_batch ??= []).Add(new InternalMessage(Encoding.UTF8.GetString(frame.Subject), null, all[..frame.HeaderSize], all[frame.HeaderSize..]));
+            (_numbers ??= []).Add(ledger.Capture()); // numbered as it is read: before the PONG of any later barrier
         }
 
         public override void Complete()
         {
             if (_batch is { Count: > 0 } batch)
             {
+                var numbers = _numbers!;
                 _batch = null;
-                session.Tell(new Protocol.Captured(filter, batch));
+                _numbers = null;
+                session.Tell(new Protocol.Captured(filter, batch, numbers));
             }
         }
     }
@@ -577,8 +586,8 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             }
         }
 
-        /// <summary>One read batch of the capture subscription of <see cref="Filter"/>.</summary>
-        public sealed record Captured(string Filter, IReadOnlyList<InternalMessage> Messages);
+        /// <summary>One read batch of the capture subscription of <see cref="Filter"/>, with the messages' <see cref="MqttCaptureLedger"/> numbers.</summary>
+        public sealed record Captured(string Filter, IReadOnlyList<InternalMessage> Messages, IReadOnlyList<long> Numbers);
 
         /// <summary>To the parent: recovery is over and the capture subscriptions are requested.</summary>
         public sealed record Recovered(string ClientId);

@@ -112,7 +112,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             // Retained messages and persistent sessions come back from the journal before the MQTT
             // listener accepts: a subscriber gets what was retained, a session what was kept for it.
             MqttRetainedStore = System.ActorOf(Mqtt.MqttRetainedStore.Props(MqttRetained), "mqtt-retained");
-            MqttSessions = System.ActorOf(Mqtt.MqttSessions.Props(ConnectInternalClient), "mqtt-sessions");
+            MqttSessions = System.ActorOf(Mqtt.MqttSessions.Props(() => new InternalClient(this, Mqtt.MqttCaptureLedger.CaptureClientName), MqttCaptures), "mqtt-sessions");
             await MqttRetainedStore.Ask<Mqtt.MqttRetainedStore.Protocol.Ready>(Mqtt.MqttRetainedStore.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
             await MqttSessions.Ask<Mqtt.MqttSessions.Protocol.Ready>(Mqtt.MqttSessions.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
         }
@@ -286,6 +286,9 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
     /// <summary>The node's MQTT retained messages.</summary>
     internal Mqtt.MqttRetainedMessages MqttRetained { get; } = new();
+
+    /// <summary>The persistent sessions' captured QoS 1/2 messages not yet journaled: PUBACK waits for them.</summary>
+    internal Mqtt.MqttCaptureLedger MqttCaptures { get; } = new();
 
     internal ICollection<ClientConnection> Clients => Registry.Clients;
 
