@@ -424,10 +424,12 @@ internal sealed partial class ClientConnection
         {
             if (packet.Retain)
             {
-                retained = Retain(subject, packet.Topic, packet.Payload, qos);
+                retained = RetainAndRoute(subject, packet.Topic, packet.Payload, qos);
             }
-
-            RouteFromMqtt(subject, qos, packet.Payload);
+            else
+            {
+                RouteFromMqtt(subject, qos, packet.Payload);
+            }
         }
 
         if (qos == 0)
@@ -594,6 +596,28 @@ internal sealed partial class ClientConnection
         }
     }
 
+    // A retained PUBLISH: set (or cleared) and routed under the retained gate, so that a subscription being
+    // made meanwhile gets it exactly once (WriteMqttAcks). Returns Retain's journal task.
+    private Task? RetainAndRoute(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> payload, byte qos)
+    {
+        var mqtt = _mqtt!;
+        lock (_broker.MqttRetained.Gate)
+        {
+            var stored = Retain(subject, topic, payload, qos);
+            mqtt.InboundRetain = true;
+            try
+            {
+                RouteFromMqtt(subject, qos, payload);
+            }
+            finally
+            {
+                mqtt.InboundRetain = false;
+            }
+
+            return stored;
+        }
+    }
+
     // Sets or clears the retained message at once (subscribers read it from memory) and journals the
     // change; for QoS 1/2 the returned task completes once it is journaled (null for QoS 0).
     private Task? Retain(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> payload, byte qos)
@@ -645,6 +669,11 @@ internal sealed partial class ClientConnection
             }
 
             codes[i++] = granted;
+        }
+
+        lock (_broker.MqttRetained.Gate)
+        {
+            _mqtt!.CollectingRetained = true; // before the subscriptions are in effect
         }
 
         _mqtt!.PendingAcks.Add(new MqttPendingAck(MqttPacketType.Subscribe, packet.PacketId, codes, retained));
@@ -762,6 +791,18 @@ internal sealed partial class ClientConnection
     // retained messages its filters match. [MQTT-3.3.1-6]
     private void WriteMqttAcks()
     {
+        // Under the gate, no retained PUBLISH is between setting and routing: each retained message is
+        // either one this client got live since SUBSCRIBE (skipped) or one it will get only from here.
+        lock (_broker.MqttRetained.Gate)
+        {
+            WriteMqttAcksLocked();
+            _mqtt!.CollectingRetained = false;
+            _mqtt.RetainedSeenLive.Clear();
+        }
+    }
+
+    private void WriteMqttAcksLocked()
+    {
         var mqtt = _mqtt!;
         var output = new ArrayBufferWriter<byte>();
         foreach (var ack in mqtt.PendingAcks)
@@ -780,6 +821,11 @@ internal sealed partial class ClientConnection
             {
                 foreach (var message in _broker.MqttRetained.Matching(subject))
                 {
+                    if (mqtt.RetainedSeenLive.Contains(message.Subject))
+                    {
+                        continue; // delivered live while the subscription was being made
+                    }
+
                     var payload = new ReadOnlySequence<byte>(message.Payload);
                     var qos = Math.Min(message.QoS, granted);
                     if (qos > 0)
@@ -812,12 +858,18 @@ internal sealed partial class ClientConnection
     /// mapped back to a topic, NATS headers left out, QoS the lower of the publisher's and the
     /// subscription's. Allocates nothing.
     /// </summary>
-    private bool WriteMqttDelivery(Subscription sub, ReadOnlySpan<byte> subject, int headerSize, in ReadOnlySequence<byte> payload, byte publisherQoS)
+    private bool WriteMqttDelivery(Subscription sub, ReadOnlySpan<byte> subject, int headerSize, in ReadOnlySequence<byte> payload, byte publisherQoS, bool retainedPublish)
     {
         var body = headerSize > 0 ? payload.Slice(headerSize) : payload;
         if (publisherQoS > 0 && sub.MqttSessionCaptured)
         {
             return true; // its persistent session journals it and sends it (MqttSessionActor)
+        }
+
+        if (retainedPublish && _mqtt!.CollectingRetained)
+        {
+            // The publisher holds the retained gate: this client's SUBSCRIBE is between effect and retained read.
+            _mqtt.RetainedSeenLive.Add(Encoding.UTF8.GetString(subject));
         }
 
         var qos = Math.Min(publisherQoS, sub.MqttQoS);
@@ -866,10 +918,13 @@ internal sealed partial class ClientConnection
         var payload = new ReadOnlySequence<byte>(will.Payload);
         if (will.Retain)
         {
-            _ = Retain(will.Subject, will.Topic, payload, will.QoS);
+            _ = RetainAndRoute(will.Subject, will.Topic, payload, will.QoS);
+        }
+        else
+        {
+            RouteFromMqtt(will.Subject, will.QoS, payload);
         }
 
-        RouteFromMqtt(will.Subject, will.QoS, payload);
         FlushTouched();
     }
 

@@ -241,7 +241,7 @@ internal sealed partial class ClientConnection
         bool written;
         if (target._mqtt is not null)
         {
-            written = target.WriteMqttDelivery(sub, templates.Subject, templates.HeaderSize, payload, _mqtt?.InboundQoS ?? 0);
+            written = target.WriteMqttDelivery(sub, templates.Subject, templates.HeaderSize, payload, _mqtt?.InboundQoS ?? 0, _mqtt?.InboundRetain == true);
         }
         else if (templates.HeaderSize > 0 && !target._headers)
         {

@@ -54,6 +54,18 @@ internal sealed class MqttConnectionState
     /// <summary>The QoS of the PUBLISH being routed now (0 while none): what MQTT subscribers get at most.</summary>
     public byte InboundQoS { get; set; }
 
+    /// <summary>Set while the PUBLISH being routed is retained (under <see cref="MqttRetainedMessages.Gate"/>).</summary>
+    public bool InboundRetain { get; set; }
+
+    /// <summary>
+    /// From SUBSCRIBE until its retained messages are read: subscriptions are being made, so retained
+    /// publishes delivered live meanwhile are noted in <see cref="RetainedSeenLive"/> (both under the gate).
+    /// </summary>
+    public bool CollectingRetained { get; set; }
+
+    /// <summary>Subjects of retained publishes delivered live while <see cref="CollectingRetained"/>: not sent again as retained.</summary>
+    public HashSet<string> RetainedSeenLive { get; } = new(StringComparer.Ordinal);
+
     /// <summary>The will, until a DISCONNECT discards it or the connection ends and it is published.</summary>
     public MqttWill? Will { get; set; }
 
