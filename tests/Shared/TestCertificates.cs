@@ -41,6 +41,14 @@ public sealed class TestCertificates : IDisposable
     /// <summary>The server's RSA key again, as PKCS#1 <c>RSA PRIVATE KEY</c>.</summary>
     public string ServerRsaPkcs1Key => File("server-key-pkcs1.pem");
 
+    /// <summary>
+    /// A node's route certificate (EC P-256) for 127.0.0.1 and localhost, for both ends of a route: server
+    /// and client authentication, as nats-server's routes use one certificate both ways.
+    /// </summary>
+    public string RouteCert => File("route-cert.pem");
+
+    public string RouteKey => File("route-key.pem");
+
     /// <summary>The file of <paramref name="name"/>'s client certificate (<c>alice</c>, <c>bob</c>, <c>mallory</c>, <c>expired</c>, <c>stranger</c>).</summary>
     public string ClientCert(string name) => File($"client-{name}-cert.pem");
 
@@ -75,6 +83,14 @@ public sealed class TestCertificates : IDisposable
             using var cert = Sign(request, ca, caKey, ServerNames(), ServerAuth, now.AddDays(-1), now.AddYears(1));
             set.Write("server-ec-cert.pem", cert.ExportCertificatePem());
             set.Write("server-ec-key.pem", ec.ExportECPrivateKeyPem());
+        }
+
+        using (var ec = ECDsa.Create(ECCurve.NamedCurves.nistP256))
+        {
+            var request = new CertificateRequest("CN=courier-route", ec, HashAlgorithmName.SHA256);
+            using var cert = Sign(request, ca, caKey, ServerNames(), [ServerAuth, ClientAuth], now.AddDays(-1), now.AddYears(1));
+            set.Write("route-cert.pem", cert.ExportCertificatePem());
+            set.Write("route-key.pem", ec.ExportPkcs8PrivateKeyPem());
         }
 
         set.WriteClient("alice", "CN=alice, O=Courier Tests", null, ca, caKey, now.AddDays(-1), now.AddYears(1));
@@ -117,10 +133,13 @@ public sealed class TestCertificates : IDisposable
         return names.Build();
     }
 
-    private static X509Certificate2 Sign(CertificateRequest request, X509Certificate2 ca, ECDsa caKey, X509Extension? names, Oid usage, DateTimeOffset from, DateTimeOffset to)
+    private static X509Certificate2 Sign(CertificateRequest request, X509Certificate2 ca, ECDsa caKey, X509Extension? names, Oid usage, DateTimeOffset from, DateTimeOffset to) =>
+        Sign(request, ca, caKey, names, [usage], from, to);
+
+    private static X509Certificate2 Sign(CertificateRequest request, X509Certificate2 ca, ECDsa caKey, X509Extension? names, OidCollection usages, DateTimeOffset from, DateTimeOffset to)
     {
         request.CertificateExtensions.Add(new X509BasicConstraintsExtension(false, false, 0, false));
-        request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([usage], false));
+        request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension(usages, false));
         request.CertificateExtensions.Add(X509AuthorityKeyIdentifierExtension.CreateFromCertificate(ca, true, false));
         if (names is not null)
         {

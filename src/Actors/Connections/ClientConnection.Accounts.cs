@@ -143,7 +143,7 @@ internal sealed partial class ClientConnection
         bool written;
         if (target._mqtt is not null)
         {
-            written = target.WriteMqttDelivery(primary, mapped, templates.HeaderSize, payload, _mqtt?.InboundQoS ?? 0);
+            written = target.WriteMqttDelivery(primary, mapped, templates.HeaderSize, payload, _mqtt?.InboundQoS ?? 0, _mqtt?.InboundRetain == true);
         }
         else
         {

@@ -76,6 +76,11 @@ internal sealed partial class ClientConnection
                     while (true)
                     {
                         step = ProcessMqtt(ref buffer);
+                        if (_mqtt!.CaptureTouched && step != MqttStep.Close)
+                        {
+                            step = await AcknowledgeAfterCaptureAsync(step).ConfigureAwait(false);
+                        }
+
                         if (step == MqttStep.Connect)
                         {
                             step = await CompleteMqttConnectAsync().ConfigureAwait(false);
@@ -105,14 +110,7 @@ internal sealed partial class ClientConnection
                         }
                     }
 
-                    if (_mqtt!.AckedSeqs.Count > 0 || _mqtt.ReleasedIds.Count > 0 || _mqtt.CompletedIds.Count > 0)
-                    {
-                        // One message per read batch to the persistent session, whatever the number of acks.
-                        _mqtt.Session?.Tell(new MqttSessionActor.Protocol.Acked([.. _mqtt.AckedSeqs], [.. _mqtt.ReleasedIds], [.. _mqtt.CompletedIds]));
-                        _mqtt.AckedSeqs.Clear();
-                        _mqtt.ReleasedIds.Clear();
-                        _mqtt.CompletedIds.Clear();
-                    }
+                    TellMqttSessionAcks();
 
                     FlushTouched();
                 }
@@ -149,6 +147,26 @@ internal sealed partial class ClientConnection
 
         PublishWill();
         RequestClose(closeReason);
+    }
+
+    // One message per read batch to the persistent session, whatever the number of acks: the acks, and
+    // the packet ids its deliveries were sent with (deliveries that waited for a window slot included).
+    private void TellMqttSessionAcks()
+    {
+        var mqtt = _mqtt!;
+        if (mqtt.Persistent)
+        {
+            mqtt.Inflight.DrainAssigned(mqtt.AssignedIds);
+        }
+
+        if (mqtt.AckedSeqs.Count > 0 || mqtt.ReleasedIds.Count > 0 || mqtt.CompletedIds.Count > 0 || mqtt.AssignedIds.Count > 0)
+        {
+            mqtt.Session?.Tell(new MqttSessionActor.Protocol.Acked([.. mqtt.AckedSeqs], [.. mqtt.ReleasedIds], [.. mqtt.CompletedIds], [.. mqtt.AssignedIds]));
+            mqtt.AckedSeqs.Clear();
+            mqtt.ReleasedIds.Clear();
+            mqtt.CompletedIds.Clear();
+            mqtt.AssignedIds.Clear();
+        }
     }
 
     /// <summary>Processes every complete packet in <paramref name="buffer"/>, slicing off what it consumed.</summary>
@@ -365,13 +383,16 @@ internal sealed partial class ClientConnection
             mqtt.Inflight.RestoreReleased(id);
         }
 
-        DeliverFromMqttSession(attached.Pending);
+        DeliverFromMqttSession(attached.Pending, attached.PacketIds);
         if (attached.Released.Count > 0)
         {
             Outbound.Signal();
         }
+
         if (mqtt.Persistent)
         {
+            // The ids just given go to the session before the client can see them, so before any later CONNECT.
+            TellMqttSessionAcks();
             attached.Session.Tell(new MqttSessionActor.Protocol.Ready(_owner));
         }
 
@@ -387,7 +408,7 @@ internal sealed partial class ClientConnection
         if (qos == 2 && mqtt.Qos2Received.Contains(packet.PacketId))
         {
             // Sent again before PUBREL: acknowledged again, not delivered again. [MQTT-4.3.3-2]
-            WriteAck(0x50, packet.PacketId);
+            AcknowledgePublish(0x50, packet.PacketId);
             return MqttStep.Continue;
         }
 
@@ -403,10 +424,12 @@ internal sealed partial class ClientConnection
         {
             if (packet.Retain)
             {
-                retained = Retain(subject, packet.Topic, packet.Payload, qos);
+                retained = RetainAndRoute(subject, packet.Topic, packet.Payload, qos);
             }
-
-            RouteFromMqtt(subject, qos, packet.Payload);
+            else
+            {
+                RouteFromMqtt(subject, qos, packet.Payload);
+            }
         }
 
         if (qos == 0)
@@ -434,8 +457,47 @@ internal sealed partial class ClientConnection
             return MqttStep.AwaitJournal;
         }
 
-        WriteAck(ackType, packet.PacketId);
+        AcknowledgePublish(ackType, packet.PacketId);
         return MqttStep.Continue;
+    }
+
+    // PUBACK / PUBREC now, or after the capture barrier when this batch reached a persistent session (in order either way).
+    private void AcknowledgePublish(byte ackType, ushort packetId)
+    {
+        var mqtt = _mqtt!;
+        if (mqtt.CaptureTouched || mqtt.DeferredAcks.Count > 0)
+        {
+            mqtt.DeferredAcks.Add((ackType, packetId));
+            return;
+        }
+
+        WriteAck(ackType, packetId);
+    }
+
+    // A QoS 1/2 PUBLISH of this batch reached a persistent session's capture subscription (online or
+    // offline): its PUBACK/PUBREC, and the ones after it, go once the sessions journaled it, so that a
+    // kill -9 right after the PUBACK loses nothing [MQTT-4.3.2-2 "treat as owning"]. One barrier per batch.
+    private async Task<MqttStep> AcknowledgeAfterCaptureAsync(MqttStep step)
+    {
+        var mqtt = _mqtt!;
+        mqtt.CaptureTouched = false;
+        try
+        {
+            await _broker.MqttCaptures.WaitForCapturedAsync().WaitAsync(SessionAttachTimeout).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is TimeoutException or TaskCanceledException)
+        {
+            mqtt.DeferredAcks.Clear();
+            return MqttFatal("the persistent sessions did not journal a message", "Server Unavailable");
+        }
+
+        foreach (var (type, packetId) in mqtt.DeferredAcks)
+        {
+            WriteAck(type, packetId);
+        }
+
+        mqtt.DeferredAcks.Clear();
+        return step;
     }
 
     // Acknowledged once journaled: a retained QoS 1/2 PUBLISH survives a restart after its PUBACK, a
@@ -496,9 +558,11 @@ internal sealed partial class ClientConnection
 
     /// <summary>
     /// Sends messages a persistent session kept (on the session actor's thread, or at CONNECT)
-    /// through the in-flight window; their acknowledgements go back to the session.
+    /// through the in-flight window; their acknowledgements go back to the session. A message sent on
+    /// an earlier connection goes again with its packet id and DUP (<paramref name="packetIds"/>, by
+    /// session sequence). [MQTT-4.4.0-1]
     /// </summary>
-    public void DeliverFromMqttSession(IReadOnlyList<MqttStoredMessage> messages)
+    public void DeliverFromMqttSession(IReadOnlyList<MqttStoredMessage> messages, IReadOnlyDictionary<long, ushort>? packetIds = null)
     {
         if (_mqtt is not { } mqtt || messages.Count == 0)
         {
@@ -507,11 +571,15 @@ internal sealed partial class ClientConnection
 
         foreach (var message in messages)
         {
-            mqtt.Inflight.Send(message.Topic, new ReadOnlySequence<byte>(message.Payload), retain: false, message.QoS, message.Seq);
+            var previousId = packetIds is not null && packetIds.TryGetValue(message.Seq, out var id) ? id : (ushort)0;
+            mqtt.Inflight.Send(message.Topic, new ReadOnlySequence<byte>(message.Payload), retain: false, message.QoS, message.Seq, previousId);
         }
 
         Outbound.Signal();
     }
+
+    /// <summary>Moves the packet ids given to session deliveries since the last call into <paramref name="into"/> (the session's thread).</summary>
+    public void DrainMqttAssignedIds(List<(long Seq, ushort PacketId)> into) => _mqtt?.Inflight.DrainAssigned(into);
 
     private void RouteFromMqtt(ReadOnlySpan<byte> subject, byte qos, in ReadOnlySequence<byte> payload)
     {
@@ -525,6 +593,28 @@ internal sealed partial class ClientConnection
         finally
         {
             mqtt.InboundQoS = 0;
+        }
+    }
+
+    // A retained PUBLISH: set (or cleared) and routed under the retained gate, so that a subscription being
+    // made meanwhile gets it exactly once (WriteMqttAcks). Returns Retain's journal task.
+    private Task? RetainAndRoute(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> payload, byte qos)
+    {
+        var mqtt = _mqtt!;
+        lock (_broker.MqttRetained.Gate)
+        {
+            var stored = Retain(subject, topic, payload, qos);
+            mqtt.InboundRetain = true;
+            try
+            {
+                RouteFromMqtt(subject, qos, payload);
+            }
+            finally
+            {
+                mqtt.InboundRetain = false;
+            }
+
+            return stored;
         }
     }
 
@@ -579,6 +669,11 @@ internal sealed partial class ClientConnection
             }
 
             codes[i++] = granted;
+        }
+
+        lock (_broker.MqttRetained.Gate)
+        {
+            _mqtt!.CollectingRetained = true; // before the subscriptions are in effect
         }
 
         _mqtt!.PendingAcks.Add(new MqttPendingAck(MqttPacketType.Subscribe, packet.PacketId, codes, retained));
@@ -696,6 +791,18 @@ internal sealed partial class ClientConnection
     // retained messages its filters match. [MQTT-3.3.1-6]
     private void WriteMqttAcks()
     {
+        // Under the gate, no retained PUBLISH is between setting and routing: each retained message is
+        // either one this client got live since SUBSCRIBE (skipped) or one it will get only from here.
+        lock (_broker.MqttRetained.Gate)
+        {
+            WriteMqttAcksLocked();
+            _mqtt!.CollectingRetained = false;
+            _mqtt.RetainedSeenLive.Clear();
+        }
+    }
+
+    private void WriteMqttAcksLocked()
+    {
         var mqtt = _mqtt!;
         var output = new ArrayBufferWriter<byte>();
         foreach (var ack in mqtt.PendingAcks)
@@ -714,6 +821,11 @@ internal sealed partial class ClientConnection
             {
                 foreach (var message in _broker.MqttRetained.Matching(subject))
                 {
+                    if (mqtt.RetainedSeenLive.Contains(message.Subject))
+                    {
+                        continue; // delivered live while the subscription was being made
+                    }
+
                     var payload = new ReadOnlySequence<byte>(message.Payload);
                     var qos = Math.Min(message.QoS, granted);
                     if (qos > 0)
@@ -746,12 +858,18 @@ internal sealed partial class ClientConnection
     /// mapped back to a topic, NATS headers left out, QoS the lower of the publisher's and the
     /// subscription's. Allocates nothing.
     /// </summary>
-    private bool WriteMqttDelivery(Subscription sub, ReadOnlySpan<byte> subject, int headerSize, in ReadOnlySequence<byte> payload, byte publisherQoS)
+    private bool WriteMqttDelivery(Subscription sub, ReadOnlySpan<byte> subject, int headerSize, in ReadOnlySequence<byte> payload, byte publisherQoS, bool retainedPublish)
     {
         var body = headerSize > 0 ? payload.Slice(headerSize) : payload;
         if (publisherQoS > 0 && sub.MqttSessionCaptured)
         {
             return true; // its persistent session journals it and sends it (MqttSessionActor)
+        }
+
+        if (retainedPublish && _mqtt!.CollectingRetained)
+        {
+            // The publisher holds the retained gate: this client's SUBSCRIBE is between effect and retained read.
+            _mqtt.RetainedSeenLive.Add(Encoding.UTF8.GetString(subject));
         }
 
         var qos = Math.Min(publisherQoS, sub.MqttQoS);
@@ -800,10 +918,13 @@ internal sealed partial class ClientConnection
         var payload = new ReadOnlySequence<byte>(will.Payload);
         if (will.Retain)
         {
-            _ = Retain(will.Subject, will.Topic, payload, will.QoS);
+            _ = RetainAndRoute(will.Subject, will.Topic, payload, will.QoS);
+        }
+        else
+        {
+            RouteFromMqtt(will.Subject, will.QoS, payload);
         }
 
-        RouteFromMqtt(will.Subject, will.QoS, payload);
         FlushTouched();
     }
 

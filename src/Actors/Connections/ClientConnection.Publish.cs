@@ -262,7 +262,7 @@ internal sealed partial class ClientConnection
         bool written;
         if (target._mqtt is not null)
         {
-            written = target.WriteMqttDelivery(sub, templates.Subject, templates.HeaderSize, payload, _mqtt?.InboundQoS ?? 0);
+            written = target.WriteMqttDelivery(sub, templates.Subject, templates.HeaderSize, payload, _mqtt?.InboundQoS ?? 0, _mqtt?.InboundRetain == true);
         }
         else if (templates.HeaderSize > 0 && !target._headers)
         {
@@ -289,6 +289,11 @@ internal sealed partial class ClientConnection
         if (claim > 0)
         {
             target.RemoveAfterLastDelivery(sub);
+        }
+
+        if (target._isMqttCapture && _mqtt is not null)
+        {
+            _mqtt.CaptureTouched = true; // a persistent session keeps it: PUBACK after its journal write
         }
 
         return true;

@@ -18,6 +18,9 @@ internal sealed partial class ClientConnection
     private bool _connectReceived;
     private bool _headers;
     private bool _noResponders;
+
+    // The MQTT sessions' capture client (in-process): an MQTT publisher that reaches it defers its PUBACKs.
+    private bool _isMqttCapture;
     private bool _echo = true;
     // nats-server's options before CONNECT: verbose and pedantic until the client says otherwise.
     private bool _verbose = true;
@@ -318,6 +321,7 @@ internal sealed partial class ClientConnection
         }
 
         ConnectOptions = options;
+        _isMqttCapture = IsInternal && options.Name == Mqtt.MqttCaptureLedger.CaptureClientName;
         _headers = options.Headers;
         _noResponders = options.NoResponders;
         _echo = options.Echo;

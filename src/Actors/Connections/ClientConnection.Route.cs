@@ -67,11 +67,19 @@ internal sealed partial class ClientConnection
                 Cluster = table.ClusterName,
                 Dynamic = table.Dynamic,
                 Lnoc = true,
+                TlsRequired = _broker.RouteTls is not null,
             };
             Outbound.Write(Encoding.UTF8.GetBytes("CONNECT " + JsonSerializer.Serialize(connect, NatsJsonContext.Default.RouteConnect) + "\r\n"));
         }
 
         Outbound.Write(_broker.RouteInfoLine());
+        if (_broker.RouteTls is { } tls)
+        {
+            // CONNECT and INFO wait in the outbound: they are the first encrypted frames.
+            _readPump = Task.Run(() => SecureRouteAndRunAsync(tls));
+            return;
+        }
+
         Outbound.Signal();
         _writePump = Task.Run(RunWritePumpAsync);
         _readPump = Task.Run(RunReadPumpAsync);

@@ -88,6 +88,39 @@ internal sealed partial class ClientConnection
         }
     }
 
+    /// <summary>
+    /// A route with <c>cluster { tls { } }</c>, as nats-server's createRoute: the handshake before anything
+    /// else, as the TLS client when this node dialled (the route URL's host names the peer) and as the
+    /// server when it accepted, the peer's certificate verified both ways; then CONNECT/INFO and the
+    /// pumps over the encrypted stream. Plain text on the route port fails here, logged as nats-server
+    /// logs it (<c>rid:N - TLS route handshake error: ...</c>), and closes this link only.
+    /// </summary>
+    private async Task SecureRouteAndRunAsync(TlsTransport tls)
+    {
+        try
+        {
+            var secured = _route!.Solicited
+                ? await tls.AuthenticateAsClientAsync(_stream, _route.Url!.Host.Trim('[', ']')).ConfigureAwait(false)
+                : await tls.AuthenticateAsync(_stream).ConfigureAwait(false);
+            _stream = secured;
+            AdoptTls(secured);
+        }
+        catch (Exception e) when (e is AuthenticationException or TimeoutException or IOException or SocketException or ObjectDisposedException or OperationCanceledException)
+        {
+            if (!IsClosed)
+            {
+                Log.TlsHandshakeError(_log, "rid", Id, RemoteIp, RemotePort, e is TimeoutException ? e.Message : $"TLS route handshake error: {Reason(e)}");
+            }
+
+            RequestClose("TLS Handshake Error");
+            return;
+        }
+
+        Outbound.Signal();
+        _writePump = Task.Run(RunWritePumpAsync);
+        await RunReadPumpAsync().ConfigureAwait(false);
+    }
+
     /// <summary>The server handshake on this connection's stream; false (logged, close requested) when it failed.</summary>
     private async Task<bool> TryHandshakeAsync(TlsTransport tls)
     {

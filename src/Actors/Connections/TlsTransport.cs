@@ -75,6 +75,66 @@ public sealed class TlsTransport
     }
 
     /// <summary>
+    /// The client side of the handshake, for a route this node dialled (nats-server's doTLSHandshake with
+    /// solicit): this node's certificate as the client certificate, and the peer's server certificate
+    /// checked against <c>ca_file</c> (the system's roots without one) and <paramref name="host"/>, the
+    /// route URL's host (an IP address checks the certificate's IP SANs, as Go's crypto/tls).
+    /// </summary>
+    /// <exception cref="AuthenticationException">The handshake failed: not TLS, an untrusted or misnamed certificate.</exception>
+    /// <exception cref="TimeoutException">The handshake did not finish within the timeout.</exception>
+    public async Task<SslStream> AuthenticateAsClientAsync(Stream inner, string host)
+    {
+        using var deadline = new CancellationTokenSource(Options.Timeout);
+        var ssl = new SslStream(inner, leaveInnerStreamOpen: false);
+        var options = new SslClientAuthenticationOptions
+        {
+            TargetHost = host,
+            ClientCertificateContext = _certificate,
+            EnabledSslProtocols = _authentication.EnabledSslProtocols,
+            CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
+            AllowRenegotiation = false,
+            CipherSuitesPolicy = _cipherSuites,
+            CertificateChainPolicy = _clientChainPolicy,
+            RemoteCertificateValidationCallback = ValidateServerCertificate,
+        };
+        try
+        {
+            await ssl.AuthenticateAsClientAsync(options, deadline.Token).ConfigureAwait(false);
+            return ssl;
+        }
+        catch (OperationCanceledException) when (deadline.IsCancellationRequested)
+        {
+            await ssl.DisposeAsync().ConfigureAwait(false);
+            throw new TimeoutException("TLS handshake timeout");
+        }
+        catch
+        {
+            await ssl.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+    }
+
+    private static bool ValidateServerCertificate(object sender, X509Certificate? certificate, X509Chain? chain, SslPolicyErrors errors)
+    {
+        if (certificate is null || errors.HasFlag(SslPolicyErrors.RemoteCertificateNotAvailable))
+        {
+            throw new AuthenticationException("server didn't provide a certificate");
+        }
+
+        if (errors.HasFlag(SslPolicyErrors.RemoteCertificateNameMismatch))
+        {
+            throw new AuthenticationException($"x509: certificate is not valid for {((SslStream)sender).TargetHostName}");
+        }
+
+        if (errors == SslPolicyErrors.None)
+        {
+            return true;
+        }
+
+        throw new AuthenticationException($"failed to verify certificate: {Describe(chain)}");
+    }
+
+    /// <summary>
     /// A fresh copy of the handshake settings (sharing the prepared certificate context), for a listener
     /// that runs the handshake itself, such as Kestrel for HTTPS monitoring.
     /// </summary>

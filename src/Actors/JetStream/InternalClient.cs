@@ -20,6 +20,7 @@ internal sealed class InternalClient : IAsyncDisposable
 {
     private readonly PipeReader _input;
     private readonly PipeWriter _output;
+    private readonly string _name;
     private readonly Lock _writeLock = new();
     private readonly AsyncSignal _flushSignal = new();
     private readonly Dictionary<int, FrameSink> _handlers = [];
@@ -41,15 +42,19 @@ internal sealed class InternalClient : IAsyncDisposable
     private Task _readLoop = Task.CompletedTask;
     private Task _writeLoop = Task.CompletedTask;
 
-    public InternalClient(Broker broker, Accounts.Account? account = null)
+    /// <param name="broker">The broker to connect to.</param>
+    /// <param name="name">The CONNECT name (plain letters, dashes): the server side of the connection may act on it.</param>
+    /// <param name="account">The account whose subject space the client uses; null: the global account.</param>
+    public InternalClient(Broker broker, string name = "courier-internal", Accounts.Account? account = null)
     {
         (_input, _output) = broker.ConnectInternal(account);
+        _name = name;
     }
 
     /// <summary>Sends CONNECT and starts the loops.</summary>
     public void Start()
     {
-        Write("CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,\"echo\":false,\"name\":\"courier-internal\",\"protocol\":1}\r\n"u8);
+        Write(Encoding.UTF8.GetBytes("CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,\"echo\":false,\"name\":\"" + _name + "\",\"protocol\":1}\r\n"));
         _writeLoop = Task.Run(WriteLoopAsync);
         _readLoop = Task.Run(ReadLoopAsync);
     }

@@ -54,6 +54,18 @@ internal sealed class MqttConnectionState
     /// <summary>The QoS of the PUBLISH being routed now (0 while none): what MQTT subscribers get at most.</summary>
     public byte InboundQoS { get; set; }
 
+    /// <summary>Set while the PUBLISH being routed is retained (under <see cref="MqttRetainedMessages.Gate"/>).</summary>
+    public bool InboundRetain { get; set; }
+
+    /// <summary>
+    /// From SUBSCRIBE until its retained messages are read: subscriptions are being made, so retained
+    /// publishes delivered live meanwhile are noted in <see cref="RetainedSeenLive"/> (both under the gate).
+    /// </summary>
+    public bool CollectingRetained { get; set; }
+
+    /// <summary>Subjects of retained publishes delivered live while <see cref="CollectingRetained"/>: not sent again as retained.</summary>
+    public HashSet<string> RetainedSeenLive { get; } = new(StringComparer.Ordinal);
+
     /// <summary>The will, until a DISCONNECT discards it or the connection ends and it is published.</summary>
     public MqttWill? Will { get; set; }
 
@@ -77,6 +89,18 @@ internal sealed class MqttConnectionState
 
     /// <summary>Session sequences acknowledged in this read batch (told to the session once per batch).</summary>
     public List<long> AckedSeqs { get; } = [];
+
+    /// <summary>
+    /// A PUBLISH of this read batch reached a persistent session's capture subscription: acknowledgements
+    /// wait (in <see cref="DeferredAcks"/>, in order [MQTT-4.6.0-2]) until the sessions journaled it.
+    /// </summary>
+    public bool CaptureTouched { get; set; }
+
+    /// <summary>PUBACKs / PUBRECs (first byte, packet id) waiting for the capture barrier, in order.</summary>
+    public List<(byte Type, ushort PacketId)> DeferredAcks { get; } = [];
+
+    /// <summary>Packet ids given to the persistent session's deliveries (told to the session once per batch).</summary>
+    public List<(long Seq, ushort PacketId)> AssignedIds { get; } = [];
 
     /// <summary>A persistent session's QoS 2 deliveries released (PUBREC) in this read batch, by packet id.</summary>
     public List<ushort> ReleasedIds { get; } = [];

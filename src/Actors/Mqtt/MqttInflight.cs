@@ -25,6 +25,7 @@ internal sealed class MqttInflight
     private readonly Dictionary<ushort, Entry> _inflight = [];
     private readonly Queue<Entry> _waiting = new();
     private readonly List<ushort> _expired = [];
+    private readonly List<(long Seq, ushort PacketId)> _assigned = [];
     private readonly Outbound _outbound;
     private readonly int _maxInflight;
     private ushort _lastId;
@@ -51,16 +52,18 @@ internal sealed class MqttInflight
     /// <summary>
     /// Sends (or queues behind the window) a QoS 1 or 2 PUBLISH of <paramref name="body"/> on
     /// <paramref name="topic"/>; <paramref name="sessionSeq"/> names it to its persistent session
-    /// (0: none). Returns false when the client is gone or the outbound refused it.
+    /// (0: none); <paramref name="previousId"/> is the packet id it was sent with before (0: never
+    /// sent): it goes again with that id, when free, and DUP [MQTT-4.4.0-1, MQTT-3.3.1-1]. Returns
+    /// false when the client is gone or the outbound refused it.
     /// </summary>
-    public bool Send(ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> body, bool retain, byte qos = 1, long sessionSeq = 0)
+    public bool Send(ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> body, bool retain, byte qos = 1, long sessionSeq = 0, ushort previousId = 0)
     {
         var bodyLength = (int)body.Length;
         var headerLength = MqttPacketWriter.PublishHeaderLength(topic.Length, qos, bodyLength);
         var frame = ArrayPool<byte>.Shared.Rent(headerLength + bodyLength);
-        MqttPacketWriter.WritePublishHeader(frame, topic, qos, retain, dup: false, packetId: 1, bodyLength); // id set when sent
+        MqttPacketWriter.WritePublishHeader(frame, topic, qos, retain, dup: previousId != 0, packetId: 1, bodyLength); // id set when sent
         body.CopyTo(frame.AsSpan(headerLength));
-        var entry = new Entry(frame, headerLength + bodyLength, headerLength - 2, 0, sessionSeq, qos, Released: false);
+        var entry = new Entry(frame, headerLength + bodyLength, headerLength - 2, 0, sessionSeq, qos, Released: false, previousId);
         lock (_lock)
         {
             if (_closed)
@@ -157,7 +160,7 @@ internal sealed class MqttInflight
             }
 
             var frame = ArrayPool<byte>.Shared.Rent(1); // no PUBLISH to send again: only the PUBREL
-            _inflight.Add(packetId, new Entry(frame, 0, 0, Stopwatch.GetTimestamp(), 0, 2, Released: true));
+            _inflight.Add(packetId, new Entry(frame, 0, 0, Stopwatch.GetTimestamp(), 0, 2, Released: true, packetId));
             ReadOnlySpan<byte> pubRel = [0x62, 0x02, (byte)(packetId >> 8), (byte)packetId];
             _outbound.WriteFrame(pubRel, default);
         }
@@ -225,9 +228,28 @@ internal sealed class MqttInflight
         }
     }
 
+    /// <summary>
+    /// Moves the packet ids given to persistent-session deliveries since the last call into
+    /// <paramref name="into"/>: the session keeps them, so that a delivery sent again on the next
+    /// connection keeps its id [MQTT-4.4.0-1].
+    /// </summary>
+    public void DrainAssigned(List<(long Seq, ushort PacketId)> into)
+    {
+        lock (_lock)
+        {
+            into.AddRange(_assigned);
+            _assigned.Clear();
+        }
+    }
+
     private bool SendLocked(Entry entry)
     {
-        var id = NextFreeId();
+        var id = entry.PreferredId != 0 && !_inflight.ContainsKey(entry.PreferredId) ? entry.PreferredId : NextFreeId();
+        if (entry.SessionSeq > 0 && id != entry.PreferredId)
+        {
+            _assigned.Add((entry.SessionSeq, id));
+        }
+
         entry.Frame[entry.IdOffset] = (byte)(id >> 8);
         entry.Frame[entry.IdOffset + 1] = (byte)id;
         _inflight.Add(id, entry with { SentTimestamp = Stopwatch.GetTimestamp() });
@@ -254,5 +276,6 @@ internal sealed class MqttInflight
     /// <param name="SessionSeq">Its persistent session's sequence for it; 0 when it has none.</param>
     /// <param name="QoS">1 or 2.</param>
     /// <param name="Released">QoS 2: PUBREC came and PUBREL was sent; it waits for PUBCOMP.</param>
-    private readonly record struct Entry(byte[] Frame, int Length, int IdOffset, long SentTimestamp, long SessionSeq, byte QoS, bool Released);
+    /// <param name="PreferredId">The packet id it had on an earlier connection (0: none).</param>
+    private readonly record struct Entry(byte[] Frame, int Length, int IdOffset, long SentTimestamp, long SessionSeq, byte QoS, bool Released, ushort PreferredId = 0);
 }

@@ -16,6 +16,15 @@ internal sealed class MqttRetainedMessages
 {
     private readonly ConcurrentDictionary<string, MqttRetainedMessage> _bySubject = new(StringComparer.Ordinal);
 
+    /// <summary>
+    /// Held by a retained PUBLISH from setting the message until it is routed, and by a SUBSCRIBE while
+    /// it reads the retained messages for its new subscriptions: a retained message published while a
+    /// subscription is being made reaches it once, live or as retained, never twice or not at all
+    /// (the subscriber skips what it got live meanwhile, <see cref="MqttConnectionState.RetainedSeenLive"/>).
+    /// Order: this, then a client's in-flight lock, then its outbound's (LOCKS.md).
+    /// </summary>
+    public Lock Gate { get; } = new();
+
     /// <summary>Retained messages held.</summary>
     public int Count => _bySubject.Count;
 

@@ -35,11 +35,14 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
     private readonly string _clientId;
     private readonly Func<InternalClient> _captureClient;
+    private readonly MqttCaptureLedger _ledger;
     private readonly Dictionary<string, byte> _subscriptions = new(StringComparer.Ordinal);
     private readonly SortedDictionary<long, MqttStoredMessage> _pending = [];
     private readonly Dictionary<string, List<string>> _captureSids = new(StringComparer.Ordinal);
     private readonly HashSet<ushort> _releasedOut = [];
     private readonly HashSet<ushort> _receivedIn = [];
+    private readonly Dictionary<long, ushort> _packetIds = []; // in memory, as nats-server: a restart sends with new ids
+    private readonly List<(long Seq, ushort PacketId)> _assigned = [];
     private IActorRef? _connection;
     private ClientConnection? _client;
     private bool _clean = true;
@@ -51,10 +54,11 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     private long _appliedSeq;
     private int _eventsSinceSnapshot;
 
-    public MqttSessionActor(string clientId, Func<InternalClient> captureClient)
+    public MqttSessionActor(string clientId, Func<InternalClient> captureClient, MqttCaptureLedger ledger)
     {
         _clientId = clientId;
         _captureClient = captureClient;
+        _ledger = ledger;
         Recover<SnapshotOffer>(offer =>
         {
             var snapshot = (MqttSessionSnapshot)offer.Snapshot;
@@ -147,6 +151,19 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
                 return;
             }
 
+            foreach (var (seq, packetId) in acked.Assigned)
+            {
+                if (_pending.ContainsKey(seq))
+                {
+                    _packetIds[seq] = packetId;
+                }
+            }
+
+            foreach (var seq in acked.Seqs)
+            {
+                _packetIds.Remove(seq);
+            }
+
             var change = new MqttSessionEvent(MqttSessionEventKind.Acked);
             foreach (var seq in acked.Seqs)
             {
@@ -198,8 +215,8 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
     public override string PersistenceId => "$MQTT/sess/" + _clientId;
 
-    public static Props Props(string clientId, Func<InternalClient> captureClient) =>
-        Akka.Actor.Props.Create(() => new MqttSessionActor(clientId, captureClient));
+    public static Props Props(string clientId, Func<InternalClient> captureClient, MqttCaptureLedger ledger) =>
+        Akka.Actor.Props.Create(() => new MqttSessionActor(clientId, captureClient, ledger));
 
     private void OnAttach(MqttSessions.Protocol.Attach attach)
     {
@@ -229,6 +246,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
                 _subscriptions.Clear();
                 _pending.Clear();
+                _packetIds.Clear();
                 _releasedOut.Clear();
                 _receivedIn.Clear();
                 _exists = false;
@@ -260,6 +278,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
                 _clientId, true, [.. _subscriptions.Select(s => (s.Key, s.Value))], pending)
             {
                 Session = Self,
+                PacketIds = new Dictionary<long, ushort>(_packetIds),
                 Released = [.. _releasedOut],
                 Qos2Received = [.. _receivedIn],
             });
@@ -298,6 +317,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     {
         if (_clean || !_subscriptions.TryGetValue(captured.Filter, out var granted) || granted == 0)
         {
+            _ledger.Resolve(captured.Numbers); // not kept: nothing for a PUBACK to wait for
             return;
         }
 
@@ -317,6 +337,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
         if (change.Messages.Count == 0)
         {
+            _ledger.Resolve(captured.Numbers);
             return;
         }
 
@@ -324,6 +345,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         {
             Apply(e);
             Checkpoint();
+            _ledger.Resolve(captured.Numbers); // journaled: the publishers' PUBACKs may go
             if (_ready)
             {
                 Send(e.Messages);
@@ -337,6 +359,13 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         {
             client.DeliverFromMqttSession(messages);
             _sentUpTo = Math.Max(_sentUpTo, messages[^1].Seq);
+            client.DrainMqttAssignedIds(_assigned);
+            foreach (var (seq, packetId) in _assigned)
+            {
+                _packetIds[seq] = packetId;
+            }
+
+            _assigned.Clear();
         }
     }
 
@@ -427,7 +456,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         sids = [];
         foreach (var subject in subjects)
         {
-            sids.Add(client.Subscribe(subject, null, new CaptureSink(self, filter)));
+            sids.Add(client.Subscribe(subject, null, new CaptureSink(self, filter, _ledger)));
         }
 
         _captureSids[filter] = sids;
@@ -477,9 +506,10 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     /// messages published at QoS 1/2 (QoS 0 ones, most of the traffic, cost nothing here) and hands
     /// them to the session once per read batch.
     /// </summary>
-    private sealed class CaptureSink(IActorRef session, string filter) : FrameSink
+    private sealed class CaptureSink(IActorRef session, string filter, MqttCaptureLedger ledger) : FrameSink
     {
         private List<InternalMessage>? _batch;
+        private List<long>? _numbers;
 
         public override void Add(ref ServerFrame frame)
         {
@@ -496,14 +526,17 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
             var all = frame.Payload.ToArray();
             (_batch ??= []).Add(new InternalMessage(Encoding.UTF8.GetString(frame.Subject), null, all[..frame.HeaderSize], all[frame.HeaderSize..]));
+            (_numbers ??= []).Add(ledger.Capture()); // numbered as it is read: before the PONG of any later barrier
         }
 
         public override void Complete()
         {
             if (_batch is { Count: > 0 } batch)
             {
+                var numbers = _numbers!;
                 _batch = null;
-                session.Tell(new Protocol.Captured(filter, batch));
+                _numbers = null;
+                session.Tell(new Protocol.Captured(filter, batch, numbers));
             }
         }
     }
@@ -534,7 +567,11 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         /// Messages the client acknowledged, by session sequence, and the packet ids of QoS 2
         /// deliveries released (PUBREC) or completed (PUBCOMP): one message per read batch.
         /// </summary>
-        public sealed record Acked(IReadOnlyList<long> Seqs, IReadOnlyList<ushort> Released, IReadOnlyList<ushort> Completed);
+        /// <param name="Seqs">Session sequences of deliveries acknowledged (PUBACK, or PUBREC for QoS 2).</param>
+        /// <param name="Released">Packet ids of QoS 2 deliveries released (PUBREC).</param>
+        /// <param name="Completed">Packet ids of QoS 2 deliveries completed (PUBCOMP).</param>
+        /// <param name="Assigned">The packet ids the connection gave to the session's deliveries, by session sequence.</param>
+        public sealed record Acked(IReadOnlyList<long> Seqs, IReadOnlyList<ushort> Released, IReadOnlyList<ushort> Completed, IReadOnlyList<(long Seq, ushort PacketId)> Assigned);
 
         /// <summary>An inbound QoS 2 packet id was routed (<see cref="Received"/>) or released by PUBREL: journaled, then <see cref="Qos2InStored"/>.</summary>
         public sealed record Qos2In(ushort PacketId, bool Received);
@@ -549,8 +586,8 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             }
         }
 
-        /// <summary>One read batch of the capture subscription of <see cref="Filter"/>.</summary>
-        public sealed record Captured(string Filter, IReadOnlyList<InternalMessage> Messages);
+        /// <summary>One read batch of the capture subscription of <see cref="Filter"/>, with the messages' <see cref="MqttCaptureLedger"/> numbers.</summary>
+        public sealed record Captured(string Filter, IReadOnlyList<InternalMessage> Messages, IReadOnlyList<long> Numbers);
 
         /// <summary>To the parent: recovery is over and the capture subscriptions are requested.</summary>
         public sealed record Recovered(string ClientId);

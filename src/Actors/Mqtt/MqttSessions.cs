@@ -17,6 +17,7 @@ internal sealed class MqttSessions : ReceivePersistentActor
     private const int SnapshotEvery = 1000;
 
     private readonly Func<InternalClient> _newCaptureClient;
+    private readonly MqttCaptureLedger _ledger;
     private readonly Dictionary<string, IActorRef> _sessions = new(StringComparer.Ordinal);
     private readonly Dictionary<IActorRef, string> _ids = [];
     private readonly Dictionary<IActorRef, int> _attachesSent = [];
@@ -28,9 +29,10 @@ internal sealed class MqttSessions : ReceivePersistentActor
     private int _eventsSinceSnapshot;
     private long _created;
 
-    public MqttSessions(Func<InternalClient> newCaptureClient)
+    public MqttSessions(Func<InternalClient> newCaptureClient, MqttCaptureLedger ledger)
     {
         _newCaptureClient = newCaptureClient;
+        _ledger = ledger;
         Recover<SnapshotOffer>(offer => _persistent.UnionWith(((MqttSessionIndexSnapshot)offer.Snapshot).ClientIds));
         Recover<MqttSessionIndexEvent>(Apply);
         Recover<RecoveryCompleted>(_ =>
@@ -100,7 +102,8 @@ internal sealed class MqttSessions : ReceivePersistentActor
 
     public override string PersistenceId => "$MQTT/sessions";
 
-    public static Props Props(Func<InternalClient> newCaptureClient) => Akka.Actor.Props.Create(() => new MqttSessions(newCaptureClient));
+    public static Props Props(Func<InternalClient> newCaptureClient, MqttCaptureLedger ledger) =>
+        Akka.Actor.Props.Create(() => new MqttSessions(newCaptureClient, ledger));
 
     protected override void PostStop()
     {
@@ -119,6 +122,7 @@ internal sealed class MqttSessions : ReceivePersistentActor
         {
             _captureClient = _newCaptureClient();
             _captureClient.Start();
+            _ledger.Attach(_captureClient);
         }
 
         return _captureClient;
@@ -145,7 +149,7 @@ internal sealed class MqttSessions : ReceivePersistentActor
         if (!_sessions.TryGetValue(clientId, out var session))
         {
             // Client ids are any UTF-8: actor names are a counter, the map holds the id.
-            session = Context.ActorOf(MqttSessionActor.Props(clientId, CaptureClient), $"session-{++_created}");
+            session = Context.ActorOf(MqttSessionActor.Props(clientId, CaptureClient, _ledger), $"session-{++_created}");
             Context.Watch(session);
             _sessions.Add(clientId, session);
             _ids.Add(session, clientId);
@@ -237,6 +241,9 @@ internal sealed class MqttSessions : ReceivePersistentActor
 
             /// <summary>QoS 2 deliveries past PUBREC: their PUBREL goes again with the same packet id. [MQTT-4.4.0-1]</summary>
             public IReadOnlyList<ushort> Released { get; init; } = [];
+
+            /// <summary>The packet ids <see cref="Pending"/> messages were sent with, by session sequence: sent again with them. [MQTT-4.4.0-1]</summary>
+            public IReadOnlyDictionary<long, ushort> PacketIds { get; init; } = new Dictionary<long, ushort>();
 
             /// <summary>Inbound QoS 2 packet ids routed and not yet released: a re-sent PUBLISH is not routed again.</summary>
             public IReadOnlyList<ushort> Qos2Received { get; init; } = [];

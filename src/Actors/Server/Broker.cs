@@ -58,6 +58,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         Accounts.Configure(Trust is null ? options.Accounts : [.. options.Accounts, .. Trust.KnownAccounts()]);
         Tls = options.Tls is { } tls ? new TlsTransport(tls) : null;
         MqttTls = options.Mqtt?.Tls is { } mqttTls ? new TlsTransport(mqttTls) : null;
+        RouteTls = options.Cluster.Tls is { } routeTls ? new TlsTransport(routeTls) : null;
         _info = new ServerInfo
         {
             ServerId = ServerId,
@@ -110,7 +111,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             // Retained messages and persistent sessions come back from the journal before the MQTT
             // listener accepts: a subscriber gets what was retained, a session what was kept for it.
             MqttRetainedStore = System.ActorOf(Mqtt.MqttRetainedStore.Props(MqttRetained), "mqtt-retained");
-            MqttSessions = System.ActorOf(Mqtt.MqttSessions.Props(ConnectInternalClient), "mqtt-sessions");
+            MqttSessions = System.ActorOf(Mqtt.MqttSessions.Props(() => new InternalClient(this, Mqtt.MqttCaptureLedger.CaptureClientName), MqttCaptures), "mqtt-sessions");
             await MqttRetainedStore.Ask<Mqtt.MqttRetainedStore.Protocol.Ready>(Mqtt.MqttRetainedStore.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
             await MqttSessions.Ask<Mqtt.MqttSessions.Protocol.Ready>(Mqtt.MqttSessions.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
         }
@@ -191,7 +192,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             }
 
             var settings = JetStreamSettings.ForAccount(Options, account.Name, limits);
-            var api = System!.ActorOf(JetStreamApi.Props(settings, () => new InternalClient(this, account), account.Space), $"jetstream-{++n}");
+            var api = System!.ActorOf(JetStreamApi.Props(settings, () => new InternalClient(this, account: account), account.Space), $"jetstream-{++n}");
             await api.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
             account.JetStream = api;
             JetStream ??= api;
@@ -382,6 +383,9 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// <summary>The node's MQTT retained messages.</summary>
     internal Mqtt.MqttRetainedMessages MqttRetained { get; } = new();
 
+    /// <summary>The persistent sessions' captured QoS 1/2 messages not yet journaled: PUBACK waits for them.</summary>
+    internal Mqtt.MqttCaptureLedger MqttCaptures { get; } = new();
+
     internal ICollection<ClientConnection> Clients => Registry.Clients;
 
     /// <summary>Sets the port listeners actually bound (for INFO when the configured port was -1).</summary>
@@ -472,6 +476,8 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             Port = _routePort,
             Headers = true,
             AuthRequired = cluster.Username is not null,
+            TlsRequired = cluster.Tls is not null, // nats-server: both true with a cluster tls block
+            TlsVerify = cluster.Tls is not null,
             MaxPayload = Options.MaxPayload,
             Proto = 2, // RouteProtoV2: accounts on RS+/RS-/RMSG
             Cluster = Routes!.ClusterName,
@@ -997,6 +1003,9 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
     /// <summary>The MQTT listener's TLS (<c>mqtt.tls</c>), or null for plain TCP.</summary>
     public TlsTransport? MqttTls { get; }
+
+    /// <summary>The <c>cluster { tls { } }</c> transport: both sides of every route link; null for plain routes.</summary>
+    public TlsTransport? RouteTls { get; }
 
     /// <summary>
     /// Checks a CONNECT's credentials. With <c>verify_and_map</c> and users configured, the client

@@ -44,6 +44,14 @@ public sealed class ClusterOptions
     /// <summary><c>cluster.authorization.timeout</c>: time a peer has to send its route CONNECT (2 s, as nats-server).</summary>
     public TimeSpan AuthTimeout { get; set; } = TimeSpan.FromSeconds(2);
 
+    /// <summary>
+    /// <c>cluster.tls</c>: routes are TLS both ways, the handshake first (nats-server's createRoute). As
+    /// nats-server's getTLSConfig for routes, <see cref="TlsOptions.Verify"/> is always on: an accepted
+    /// peer must present a certificate that chains to <c>ca_file</c> (the system's roots without one),
+    /// and a dialled peer's server certificate is checked against the same CAs and the route URL's host.
+    /// </summary>
+    public TlsOptions? Tls { get; set; }
+
     /// <summary>True when the route listener is on (a port was given).</summary>
     public bool Enabled => Port != 0;
 }

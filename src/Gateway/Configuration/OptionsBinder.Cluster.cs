@@ -87,8 +87,8 @@ internal sealed partial class OptionsBinder
 
                     break;
                 case "tls":
-                    // Routes in plain text where the file asks for TLS would be a silent downgrade.
-                    Error(e, "cluster tls is not supported by this build");
+                    // nats-server's getTLSConfig for routes: the peer's certificate is always required and verified.
+                    cluster.Tls = LoadTls(e, alwaysVerify: true) ?? cluster.Tls;
                     break;
                 default:
                     Unknown(e, UnsupportedCluster);

@@ -12,9 +12,6 @@ internal sealed partial class OptionsBinder
         "js_domain", "stream_replicas", "consumer_replicas", "consumer_memory_storage",
         "consumer_inactive_threshold", "consumer_auto_cleanup", "advertise");
 
-    private static readonly FrozenSet<string> UnsupportedMqttAuthorization = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
-        "users");
-
     private void BindMqtt(ConfigEntry entry)
     {
         if (entry.Value is not ConfigMap block)
@@ -61,7 +58,15 @@ internal sealed partial class OptionsBinder
 
                     break;
                 case "authorization" or "authentication":
-                    if (BindSimpleAuthorization(e, other => Unknown(other, UnsupportedMqttAuthorization)) is { } mqttAuth)
+                    // nats-server 2.9.10's parseSimpleAuth knows no "users" (nor any other key) here and
+                    // refuses to start with 'unknown field "users"': so does Courier, whatever the issue hoped.
+                    if (BindSimpleAuthorization(e, other =>
+                        {
+                            if (!other.IsUsedAsVariable)
+                            {
+                                Error(other, $"unknown field \"{other.Key}\"");
+                            }
+                        }) is { } mqttAuth)
                     {
                         (mqtt.Username, mqtt.Password, mqtt.Token) = (mqttAuth.Username ?? mqtt.Username, mqttAuth.Password ?? mqtt.Password, mqttAuth.Token ?? mqtt.Token);
                         mqtt.AuthTimeout = mqttAuth.Timeout ?? mqtt.AuthTimeout; // seconds, as the server's authorization timeout

@@ -78,8 +78,11 @@ internal sealed partial class OptionsBinder
     /// <summary>The top-level <c>tls { }</c>: the client listener's (and HTTPS monitoring's) TLS.</summary>
     private void BindTls(ConfigEntry entry) => _options.Tls = LoadTls(entry) ?? _options.Tls;
 
-    /// <summary>A listener's <c>tls { }</c> block, bound and its files loaded; null (with the error recorded) when it is wrong.</summary>
-    private TlsOptions? LoadTls(ConfigEntry entry)
+    /// <summary>
+    /// A listener's <c>tls { }</c> block, bound and its files loaded; null (with the error recorded) when
+    /// it is wrong. <paramref name="alwaysVerify"/>: peer certificates are required whatever <c>verify</c> says (routes).
+    /// </summary>
+    private TlsOptions? LoadTls(ConfigEntry entry, bool alwaysVerify = false)
     {
         if (BindTlsSettings(entry) is not { } settings)
         {
@@ -88,7 +91,7 @@ internal sealed partial class OptionsBinder
 
         try
         {
-            return settings.Load();
+            return (alwaysVerify ? settings with { Verify = true } : settings).Load();
         }
         catch (InvalidDataException e)
         {

@@ -39,6 +39,10 @@ public sealed class RouteInfo
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public bool TlsRequired { get; set; }
 
+    [JsonPropertyName("tls_verify")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool TlsVerify { get; set; }
+
     [JsonPropertyName("max_payload")]
     public int MaxPayload { get; set; }
 

@@ -39,7 +39,7 @@ public sealed class Mesh : IAsyncDisposable
     /// <summary>
     /// As <see cref="StartAsync(ServerKind[])"/>; with <paramref name="routeCredentials"/> (<c>user:password</c>)
     /// every route listener requires them and every route URL carries them; <paramref name="extraArgs"/> go to every node,
-    /// and <paramref name="configText"/> is every node's config file (its probes connect without credentials).
+    /// and <paramref name="configText"/> (e.g. a <c>cluster { tls { } }</c> block) is every node's config file (its probes connect without credentials).
     /// </summary>
     public static async Task<Mesh> StartAsync(IReadOnlyList<ServerKind> kinds, string? routeCredentials, IReadOnlyList<string> extraArgs, string? configText = null)
     {

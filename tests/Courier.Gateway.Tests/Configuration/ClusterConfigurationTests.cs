@@ -1,5 +1,6 @@
 using Courier.Actors.Server;
 using Courier.Gateway.Configuration;
+using Courier.Testing;
 using Xunit;
 
 namespace Courier.Gateway.Tests.Configuration;
@@ -75,10 +76,27 @@ public sealed class ClusterConfigurationTests
     [InlineData("cluster { port: 6222, authorization { token: abc } }", "Cluster authorization does not support tokens")]
     [InlineData("cluster { port: 6222, routes: [\"not a url\"] }", "error parsing route url")]
     [InlineData("cluster = 6222", "Expected map to define cluster")]
-    [InlineData("cluster { port: 6222, tls { cert_file: a } }", "cluster tls is not supported")]
+    [InlineData("cluster { port: 6222, tls { cert_file: a } }", "missing 'key_file' in TLS configuration")]
     public void Bad_cluster_blocks_are_refused_with_nats_servers_words(string text, string error)
     {
         Assert.Contains(error, BindFails(text), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Cluster_tls_always_verifies_the_peer_as_nats_servers_route_tls_config()
+    {
+        using var certificates = TestCertificates.Create();
+        var (options, _) = Bind($$"""
+            cluster {
+              port: 6222
+              tls { cert_file: "{{certificates.ServerCert}}", key_file: "{{certificates.ServerKey}}", ca_file: "{{certificates.CaFile}}", timeout: 3 }
+            }
+            """);
+
+        var tls = Assert.IsType<TlsOptions>(options.Cluster.Tls);
+        Assert.True(tls.Verify); // no "verify: true" in the block: routes require and check the peer's certificate anyway
+        Assert.NotNull(tls.ClientCas);
+        Assert.Equal(TimeSpan.FromSeconds(3), tls.Timeout);
     }
 
     [Fact]

@@ -95,6 +95,20 @@ public sealed class MqttConfigurationTests
     }
 
     [Fact]
+    public void A_users_list_in_mqtt_authorization_is_refused_as_nats_server_2_9_10_does()
+    {
+        // nats-server 2.9.10 on this file exits 1 with "nats-server: server.conf:4:19: unknown field "users"":
+        // its mqtt authorization is parseSimpleAuth (user, password, token, timeout) and nothing else.
+        using var dir = new TempConfigDirectory();
+        var file = dir.Write("server.conf", "jetstream: enabled\nmqtt {\n  port: 1883\n  authorization { users: [ {user: a, password: b} ] }\n}\n");
+
+        var loaded = ServerConfiguration.Load(["-c", file]);
+
+        Assert.Equal(CommandLineAction.Error, loaded.Action);
+        Assert.Equal($"{file}:4:19: unknown field \"users\"", loaded.Error);
+    }
+
+    [Fact]
     public void An_mqtt_no_auth_user_that_is_not_a_server_user_is_refused_as_nats_server_does()
     {
         using var dir = new TempConfigDirectory();

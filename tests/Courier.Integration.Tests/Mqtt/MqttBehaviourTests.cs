@@ -1,3 +1,4 @@
+using System.Text;
 using Courier.Integration.Tests.Infrastructure;
 using MQTTnet.Protocol;
 
@@ -204,6 +205,56 @@ public abstract class MqttBehaviourTests<TFixture> : IClassFixture<TFixture>
 
         byte[] body = [0, 4, (byte)'M', (byte)'Q', (byte)'T', (byte)'T', 4, 0x06, 0, 60, .. Str(clientId), .. Str(willTopic), .. Str(willMessage)];
         return [0x10, (byte)body.Length, .. body];
+    }
+
+    [Fact]
+    public async Task A_retained_message_published_while_a_subscription_is_made_arrives_exactly_once()
+    {
+        // SUBSCRIBE and a retained PUBLISH on its topic sent at the same moment, 100 times: each time the
+        // message arrives once, live or as retained, never both and never neither.
+        const int Rounds = 100;
+        await using var subscriber = await MqttRawClient.ConnectAsync(Port);
+        await subscriber.SendAsync(MqttRawClient.Connect("race-sub-" + Guid.NewGuid().ToString("N")));
+        Assert.Equal(new byte[] { 0x20, 0x02, 0x00, 0x00 }, await subscriber.ReadAsync(4));
+        await using var publisher = await MqttRawClient.ConnectAsync(Port);
+        await publisher.SendAsync(MqttRawClient.Connect("race-pub-" + Guid.NewGuid().ToString("N")));
+        Assert.Equal(new byte[] { 0x20, 0x02, 0x00, 0x00 }, await publisher.ReadAsync(4));
+        var prefix = Topic("race");
+        for (var round = 1; round <= Rounds; round++)
+        {
+            var topic = Encoding.UTF8.GetBytes($"{prefix}/{round}");
+            byte[] body = [(byte)(round >> 8), (byte)round, 0, (byte)topic.Length, .. topic, 0];
+            await Task.WhenAll(
+                subscriber.SendAsync([0x82, (byte)body.Length, .. body]),
+                publisher.SendAsync(MqttRawClient.Publish($"{prefix}/{round}", $"r{round}", qos: 1, packetId: (ushort)round, retain: true)));
+            Assert.Equal(new byte[] { 0x40, 0x02, (byte)(round >> 8), (byte)round }, await publisher.ReadAsync(4));
+
+            // PUBACK came after the live copy was queued; PINGRESP after SUBACK and the retained copies.
+            await subscriber.SendAsync([0xC0, 0x00]);
+            var copies = 0;
+            var subAcked = false;
+            while (true)
+            {
+                var (first, packet) = await subscriber.ReadPacketAsync();
+                if (first == 0xD0)
+                {
+                    break;
+                }
+
+                if (first == 0x90)
+                {
+                    subAcked = true;
+                    continue;
+                }
+
+                Assert.Equal(0x30, first & 0xF0);
+                Assert.EndsWith($"r{round}", Encoding.UTF8.GetString(packet));
+                copies++;
+            }
+
+            Assert.True(subAcked, $"round {round}: no SUBACK before PINGRESP");
+            Assert.True(copies == 1, $"round {round}: the retained message arrived {copies} times");
+        }
     }
 }
 

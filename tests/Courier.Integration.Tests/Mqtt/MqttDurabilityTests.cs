@@ -71,4 +71,65 @@ public sealed class MqttDurabilityTests
             await broker.DisposeAsync();
         }
     }
+
+    [Fact]
+    public async Task Qos1_messages_acknowledged_for_an_offline_persistent_session_survive_kill_9_right_after_the_last_puback()
+    {
+        // A PUBACK means the server owns the message [MQTT-4.3.2]: the offline session's journal write comes first.
+        const int Count = 2000; // enough that the capture path still has work when the last PUBACK goes
+        var topic = Topic("owned");
+        var id = "owned-" + Guid.NewGuid().ToString("N")[..12];
+        // Every journal write fsynced: the session's write takes long enough that a PUBACK sent before it is seen.
+        var broker = await MqttBrokerProcess.StartAsync(MqttBrokerKind.Courier, jetStreamBlockExtra: "sync_interval: always");
+        try
+        {
+            await using (var raw = await MqttRawClient.ConnectAsync(broker.MqttPort))
+            {
+                await raw.SendAsync(MqttRawClient.Connect(id, clean: false));
+                Assert.Equal(new byte[] { 0x20, 0x02, 0x00, 0x00 }, await raw.ReadAsync(4));
+                await raw.SubscribeAsync(topic, qos: 1);
+                await raw.SendAsync([0xE0, 0x00]); // DISCONNECT: the session is offline from now on
+                await raw.ReadUntilClosedAsync();
+            }
+
+            await using (var publisher = await MqttRawClient.ConnectAsync(broker.MqttPort))
+            {
+                await publisher.SendAsync(MqttRawClient.Connect("pub-" + Guid.NewGuid().ToString("N")));
+                Assert.Equal(new byte[] { 0x20, 0x02, 0x00, 0x00 }, await publisher.ReadAsync(4));
+                var burst = new List<byte>();
+                for (var i = 1; i <= Count; i++)
+                {
+                    burst.AddRange(MqttRawClient.Publish(topic, $"m{i}", qos: 1, packetId: (ushort)i));
+                }
+
+                await publisher.SendAsync([.. burst]);
+                for (var i = 1; i <= Count; i++)
+                {
+                    Assert.Equal(new byte[] { 0x40, 0x02, (byte)(i >> 8), (byte)i }, await publisher.ReadAsync(4)); // in order [MQTT-4.6.0-2]
+                }
+
+                await broker.KillAsync(); // at once: nothing after the last PUBACK
+            }
+
+            await using var restarted = await MqttBrokerProcess.RestartAsync(MqttBrokerKind.Courier, broker.Directory, broker.MqttPort);
+            await using var again = await MqttRawClient.ConnectAsync(restarted.MqttPort);
+            await again.SendAsync(MqttRawClient.Connect(id, clean: false));
+            Assert.Equal(new byte[] { 0x20, 0x02, 0x01, 0x00 }, await again.ReadAsync(4));
+            var received = new List<string>();
+            for (var i = 1; i <= Count; i++)
+            {
+                var (first, body) = await again.ReadPacketAsync();
+                Assert.Equal(0x32, first & 0xF7);
+                received.Add(Encoding.UTF8.GetString(body[(4 + topic.Length)..]));
+                await again.SendAsync([0x40, 0x02, body[2 + topic.Length], body[3 + topic.Length]]);
+            }
+
+            Assert.Equal(Enumerable.Range(1, Count).Select(i => $"m{i}"), received);
+        }
+        finally
+        {
+            await broker.KillAsync();
+            await broker.DisposeAsync();
+        }
+    }
 }

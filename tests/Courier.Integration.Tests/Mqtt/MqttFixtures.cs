@@ -118,9 +118,12 @@ public sealed class MqttBrokerProcess : IAsyncDisposable
     public string Diagnostics() => _server?.Diagnostics() ?? $"mosquitto on {MqttPort}";
 
     /// <summary>The NATS server config that turns MQTT on, as both Courier and nats-server 2.9 accept it.</summary>
-    public static string NatsConfig(string storeDir, int mqttPort, string extraConfig = "", string mqttBlockExtra = "") => $$"""
+    public static string NatsConfig(string storeDir, int mqttPort, string extraConfig = "", string mqttBlockExtra = "", string jetStreamBlockExtra = "") => $$"""
         server_name: mqtt_test
-        jetstream { store_dir: "{{storeDir}}" }
+        jetstream {
+          store_dir: "{{storeDir}}"
+          {{jetStreamBlockExtra}}
+        }
         mqtt {
           host: 127.0.0.1
           port: {{mqttPort}}
@@ -129,7 +132,7 @@ public sealed class MqttBrokerProcess : IAsyncDisposable
         {{extraConfig}}
         """;
 
-    public static async Task<MqttBrokerProcess> StartAsync(MqttBrokerKind kind, string extraConfig = "", string mqttBlockExtra = "")
+    public static async Task<MqttBrokerProcess> StartAsync(MqttBrokerKind kind, string extraConfig = "", string mqttBlockExtra = "", string jetStreamBlockExtra = "")
     {
         var directory = System.IO.Directory.CreateTempSubdirectory("courier-mqtt-").FullName;
         var port = FreePort();
@@ -152,7 +155,7 @@ public sealed class MqttBrokerProcess : IAsyncDisposable
 
         var server = await ServerProcess.StartAsync(
             kind == MqttBrokerKind.Courier ? ServerKind.Courier : ServerKind.NatsServer,
-            NatsConfig(Path.Combine(directory, "js"), port, extraConfig, mqttBlockExtra));
+            NatsConfig(Path.Combine(directory, "js"), port, extraConfig, mqttBlockExtra, jetStreamBlockExtra));
         var started = new MqttBrokerProcess(port, server, null, directory);
         await started.WaitForPortAsync();
         return started;

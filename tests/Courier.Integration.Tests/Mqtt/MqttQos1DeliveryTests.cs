@@ -74,6 +74,37 @@ public abstract class MqttQos1DeliveryTests<TFixture> : IClassFixture<TFixture>
         Assert.Equal(0x32, three.First);
         Assert.EndsWith("m3", Encoding.UTF8.GetString(three.Body));
     }
+
+    [Fact]
+    public async Task Overlapping_subscriptions_get_a_copy_each_one_of_them_at_the_highest_granted_qos()
+    {
+        // [MQTT-3.3.5-1]: a copy at the maximum QoS of the matching subscriptions; further copies, one
+        // per other subscription, MAY follow. nats-server 2.9.10 sends one per subscription (here QoS 0
+        // and QoS 1), and so does Courier. Not run against mosquitto 2.0: it sends one copy at the QoS
+        // of the first subscription its tree walk meets ("a/b" before "a/#"), which breaks 3.3.5-1
+        // when that one is the lower (checked by hand: a/# at 1 and a/b at 0 got a single QoS 0 copy).
+        var prefix = Topic();
+        var wide = Encoding.UTF8.GetBytes(prefix + "/#");
+        var narrow = Encoding.UTF8.GetBytes(prefix + "/b");
+        await using var raw = await MqttRawClient.ConnectAsync(_broker.MqttPort);
+        await raw.SendAsync(MqttRawClient.Connect("overlap-" + Guid.NewGuid().ToString("N")));
+        Assert.Equal(new byte[] { 0x20, 0x02, 0x00, 0x00 }, await raw.ReadAsync(4));
+        byte[] body = [0, 1, 0, (byte)wide.Length, .. wide, 1, 0, (byte)narrow.Length, .. narrow, 0];
+        await raw.SendAsync([0x82, (byte)body.Length, .. body]);
+        Assert.Equal(new byte[] { 0x90, 4, 0, 1, 1, 0 }, await raw.ReadAsync(6));
+        await using var publisher = await MqttTestClient.ConnectAsync(_broker.MqttPort, "pub-" + Guid.NewGuid().ToString("N"));
+
+        await publisher.PublishAsync(prefix + "/b", "both", MqttQualityOfServiceLevel.AtLeastOnce);
+
+        var one = await raw.ReadPacketAsync();
+        var two = await raw.ReadPacketAsync();
+        Assert.Equal(new byte[] { 0x30, 0x32 }, new[] { one.First, two.First }.Order().ToArray()); // QoS 0 for "a/b", QoS 1 for "a/#"
+        Assert.All([one.Body, two.Body], b => Assert.EndsWith("both", Encoding.UTF8.GetString(b)));
+        var qos1 = one.First == 0x32 ? one.Body : two.Body;
+        await raw.SendAsync([0x40, 0x02, qos1[2 + narrow.Length], qos1[3 + narrow.Length]]);
+        await raw.SendAsync([0xC0, 0x00]);
+        Assert.Equal(0xD0, (await raw.ReadPacketAsync()).First); // no third copy
+    }
 }
 
 public sealed class MqttQos1DeliveryTests_Courier(CourierMqttFixture broker) : MqttQos1DeliveryTests<CourierMqttFixture>(broker);

@@ -128,6 +128,52 @@ public abstract class MqttSessionTests<TFixture> : IClassFixture<TFixture>
         await again.SendAsync([0xC0, 0x00]);
         Assert.Equal(0xD0, (await again.ReadPacketAsync()).First);
     }
+
+    [Fact]
+    public async Task A_delivery_sent_again_on_reconnect_keeps_its_packet_id_and_has_dup_set()
+    {
+        // [MQTT-4.4.0-1]: unacknowledged PUBLISHes are sent again "using their original Packet
+        // Identifiers"; the third of three deliveries has an id a fresh connection would not pick first.
+        await using var broker = await _broker.StartAnotherAsync(mqttBlockExtra: "ack_wait: \"2s\"");
+        var port = broker.MqttPort;
+        var topic = Topic("sameid");
+        var id = NewId("sameid");
+        byte[] originalId = [];
+        await using (var raw = await MqttRawClient.ConnectAsync(port))
+        {
+            await raw.SendAsync(MqttRawClient.Connect(id, clean: false));
+            Assert.Equal(new byte[] { 0x20, 0x02, 0x00, 0x00 }, await raw.ReadAsync(4));
+            await raw.SubscribeAsync(topic, qos: 1);
+            await using var publisher = await MqttTestClient.ConnectAsync(port, NewId("pub"));
+            for (var i = 1; i <= 3; i++)
+            {
+                await publisher.PublishAsync(topic, $"m{i}", MqttQualityOfServiceLevel.AtLeastOnce);
+                var (first, body) = await raw.ReadPacketAsync();
+                Assert.Equal(0x32, first);
+                Assert.EndsWith($"m{i}", Encoding.UTF8.GetString(body));
+                var packetId = body[(2 + topic.Length)..(4 + topic.Length)];
+                if (i < 3)
+                {
+                    await raw.SendAsync([0x40, 0x02, packetId[0], packetId[1]]);
+                }
+                else
+                {
+                    originalId = packetId;
+                }
+            }
+        }
+
+        await using var again = await MqttRawClient.ConnectAsync(port);
+        await again.SendAsync(MqttRawClient.Connect(id, clean: false));
+        Assert.Equal(new byte[] { 0x20, 0x02, 0x01, 0x00 }, await again.ReadAsync(4));
+        var (resent, resentBody) = await again.ReadPacketAsync();
+        Assert.Equal(0x3A, resent); // PUBLISH, QoS 1, DUP [MQTT-3.3.1-1]
+        Assert.EndsWith("m3", Encoding.UTF8.GetString(resentBody));
+        Assert.Equal(originalId, resentBody[(2 + topic.Length)..(4 + topic.Length)]);
+        await again.SendAsync([0x40, 0x02, originalId[0], originalId[1]]);
+        await again.SendAsync([0xC0, 0x00]);
+        Assert.Equal(0xD0, (await again.ReadPacketAsync()).First); // acknowledged: nothing is sent again
+    }
 }
 
 public sealed class MqttSessionTests_Courier(CourierMqttFixture broker) : MqttSessionTests<CourierMqttFixture>(broker);
