@@ -135,11 +135,14 @@ public abstract class MqttBehaviourTests<TFixture> : IClassFixture<TFixture>
     public async Task Pingreq_keeps_a_client_alive_and_gets_pingresp()
     {
         await using var raw = await MqttRawClient.ConnectAsync(Port);
-        await raw.SendAsync(MqttRawClient.Connect("ping-" + Guid.NewGuid().ToString("N"), keepAlive: 1));
+        await raw.SendAsync(MqttRawClient.Connect("ping-" + Guid.NewGuid().ToString("N"), keepAlive: 2));
         Assert.Equal(new byte[] { 0x20, 0x02, 0x00, 0x00 }, await raw.ReadAsync(4));
-        for (var i = 0; i < 4; i++)
+
+        // 4.8 s in all, past the 3 s (1.5 x keep-alive) a silent client gets; each gap leaves 2.2 s of
+        // slack, as a loaded CI machine can stretch a delay (1 s keep-alive with 0.7 s gaps was flaky there).
+        for (var i = 0; i < 6; i++)
         {
-            await Task.Delay(700); // under 1.5 x 1 s between packets
+            await Task.Delay(800);
             await raw.SendAsync([0xC0, 0x00]);
             Assert.Equal(new byte[] { 0xD0, 0x00 }, await raw.ReadAsync(2));
         }
