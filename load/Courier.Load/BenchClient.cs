@@ -104,23 +104,21 @@ internal sealed class BenchClient : IDisposable
     /// <summary>Reads one MSG (or HMSG) frame; returns its reply subject (empty if none).</summary>
     public string ReadMsg()
     {
+        var parts = ReadMsgLine().Split(' ');
+        return parts.Length == (parts[0] == "MSG" ? 5 : 6) ? parts[3] : "";
+    }
+
+    /// <summary>Reads one MSG (or HMSG) frame, skipping its payload; returns its control line.</summary>
+    public string ReadMsgLine()
+    {
         while (true)
         {
             var line = ReadLine();
-            if (line.StartsWith("MSG ", StringComparison.Ordinal))
+            if (line.StartsWith("MSG ", StringComparison.Ordinal) || line.StartsWith("HMSG ", StringComparison.Ordinal))
             {
-                var parts = line.Split(' ');
-                var size = int.Parse(parts[^1], System.Globalization.CultureInfo.InvariantCulture);
+                var size = int.Parse(line[(line.LastIndexOf(' ') + 1)..], System.Globalization.CultureInfo.InvariantCulture);
                 Skip(size + 2);
-                return parts.Length == 5 ? parts[3] : "";
-            }
-
-            if (line.StartsWith("HMSG ", StringComparison.Ordinal))
-            {
-                var parts = line.Split(' ');
-                var size = int.Parse(parts[^1], System.Globalization.CultureInfo.InvariantCulture);
-                Skip(size + 2);
-                return parts.Length == 6 ? parts[3] : "";
+                return line;
             }
 
             if (line == "PING")

@@ -60,6 +60,7 @@ internal static class Scenarios
             .. PubSub(s, 16, 4_000_000, publishers: 1, subscribers: 1, publisher: "a", subscriber: "a2").Take(1).Select(m => m with { Name = "in-account delivered msgs/s" }),
             .. PubSub(s, 16, 4_000_000, publishers: 1, subscribers: 1, publisher: "a", subscriber: "b").Take(1).Select(m => m with { Name = "imported delivered msgs/s" }),
         ], () => AccountsConfig),
+        new("route", "a cluster of three nodes (cluster {} routes, full mesh): publisher on one node, subscriber on another, 1:1 16 B", _ => [], Cold: (kind, root) => Route(kind, root, 16, 4_000_000)),
         new("storm", "connection storm: 8 threads open, handshake and close 4,000 connections", s => ConnectionStorm(s, threads: 8, connections: 4_000)),
         new("coldstart", "a fresh server: start to ports file, then the first of each (no-responders reply, stream create, consumer create, push delivery, KV purge); 8 servers started at once", _ => [], Cold: ColdStart),
     ];
@@ -141,14 +142,52 @@ internal static class Scenarios
         return [new("msgs/s", messages / seconds), new("MB/s", messages * (double)size / seconds / 1e6)];
     }
 
-    private static IReadOnlyList<Metric> PubSub(ServerProcess server, int size, int messages, int publishers, int subscribers, bool tls = false, string? publisher = null, string? subscriber = null)
+    /// <summary>
+    /// The route row: three nodes of <paramref name="kind"/> routed to each other as nats-server's docs
+    /// set a cluster up (every node lists every route, its own included), without JetStream; the
+    /// subscriber on node 0, the publisher on node 1. Timing starts once node 1 forwards to node 0.
+    /// </summary>
+    private static IReadOnlyList<Metric> Route(string kind, string root, int size, int messages)
+    {
+        var routePorts = new[] { FreePort(), FreePort(), FreePort() };
+        var routes = string.Join(", ", routePorts.Select(p => $"\"nats-route://127.0.0.1:{p}\""));
+        var nodes = new List<ServerProcess>();
+        try
+        {
+            for (var i = 0; i < routePorts.Length; i++)
+            {
+                var config = $"server_name: node{i}\ncluster {{ name: bench, listen: \"127.0.0.1:{routePorts[i]}\", routes: [{routes}] }}\n";
+                nodes.Add(ServerProcess.Start(kind, root, config, jetStream: false));
+            }
+
+            return PubSub(nodes[0], size, messages, publishers: 1, subscribers: 1, publisherPort: nodes[1].Port);
+        }
+        finally
+        {
+            nodes.ForEach(n => n.Dispose());
+        }
+    }
+
+    private static int FreePort()
+    {
+        using var listener = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, 0);
+        listener.Start();
+        return ((System.Net.IPEndPoint)listener.LocalEndpoint).Port;
+    }
+
+    /// <summary>
+    /// Subscribers on <paramref name="server"/>; publishers there too, or on <paramref name="publisherPort"/>
+    /// (another node of a cluster: then probes on another subject go first, until one arrives, so the
+    /// timed part starts with the route's interest in place).
+    /// </summary>
+    private static IReadOnlyList<Metric> PubSub(ServerProcess server, int size, int messages, int publishers, int subscribers, bool tls = false, string? publisher = null, string? subscriber = null, int? publisherPort = null)
     {
         const string Subject = "bench.ps";
         var subs = new List<BenchClient>();
         for (var i = 0; i < subscribers; i++)
         {
             var sub = new BenchClient(server.Port, tls: tls, user: subscriber);
-            sub.Send($"SUB {Subject} 1\r\n");
+            sub.Send(publisherPort is null ? $"SUB {Subject} 1\r\n" : $"SUB {Subject} 1\r\nSUB bench.probe 2\r\n");
             sub.Flush();
             subs.Add(sub);
         }
@@ -158,9 +197,14 @@ internal static class Scenarios
         var frame = BenchClient.MsgFrameSize(Subject, "1", size);
         var perBatch = Math.Max(1, 64 * 1024 / (size + 20));
         var batch = BenchClient.PubBatch(Subject, size, perBatch);
-        var pubs = Enumerable.Range(0, publishers).Select(_ => new BenchClient(server.Port, tls: tls, user: publisher)).ToList();
+        var pubs = Enumerable.Range(0, publishers).Select(_ => new BenchClient(publisherPort ?? server.Port, tls: tls, user: publisher)).ToList();
         try
         {
+            if (publisherPort is not null)
+            {
+                AwaitRouteInterest(pubs, subs);
+            }
+
             var sw = Stopwatch.StartNew();
             var readers = subs.Select(s => Task.Factory.StartNew(() => s.Drain((long)total * frame), TaskCreationOptions.LongRunning)).ToArray();
             var writers = pubs.Select(p => Task.Factory.StartNew(
@@ -188,6 +232,44 @@ internal static class Scenarios
         {
             subs.ForEach(s => s.Dispose());
             pubs.ForEach(p => p.Dispose());
+        }
+    }
+
+    // Each publisher probes (bench.probe, empty, one every 5 ms, bounded) until a subscriber gets one;
+    // the subjects' RS+ went out together, so the bench subject's interest is in place too. Then each
+    // publisher sends a 3-byte fence after its probes (a route keeps a publisher's order), every
+    // subscriber reads up to the last fence, and drops the probe subscription.
+    private static void AwaitRouteInterest(List<BenchClient> pubs, List<BenchClient> subs)
+    {
+        var clock = Stopwatch.StartNew();
+        var first = Task.Factory.StartNew(() => subs[0].ReadMsgLine(), TaskCreationOptions.LongRunning);
+        while (!first.Wait(5))
+        {
+            if (clock.Elapsed > RunLimit)
+            {
+                throw new TimeoutException("the route never carried the subscription's interest");
+            }
+
+            pubs.ForEach(p => p.Send("PUB bench.probe 0\r\n\r\n"));
+        }
+
+        pubs.ForEach(p => p.Send("PUB bench.probe 3\r\nend\r\n"));
+        foreach (var sub in subs)
+        {
+            var fences = 0;
+            var line = ReferenceEquals(sub, subs[0]) ? first.Result : sub.ReadMsgLine();
+            while (true)
+            {
+                if (line.EndsWith(" 3", StringComparison.Ordinal) && ++fences == pubs.Count)
+                {
+                    break;
+                }
+
+                line = sub.ReadMsgLine();
+            }
+
+            sub.Send("UNSUB 2\r\n");
+            sub.Flush();
         }
     }
 

@@ -81,8 +81,9 @@ internal sealed class ServerProcess : IDisposable
     /// Starts a fresh server of <paramref name="kind"/>; <paramref name="configText"/>, when given, is its
     /// <c>-c</c> file. With <paramref name="mqtt"/> a NATS server also gets an <c>mqtt {}</c> listener on
     /// a free loopback port (and the server name MQTT requires); mosquitto always listens for MQTT only.
+    /// With <paramref name="jetStream"/> false it runs without JetStream (the route row's cluster nodes).
     /// </summary>
-    public static ServerProcess Start(string kind, string repoRoot, string? configText = null, bool mqtt = false)
+    public static ServerProcess Start(string kind, string repoRoot, string? configText = null, bool mqtt = false, bool jetStream = true)
     {
         if (kind == "mosquitto")
         {
@@ -102,7 +103,7 @@ internal sealed class ServerProcess : IDisposable
         }
 
         var dir = Directory.CreateTempSubdirectory("courier-load-").FullName;
-        var args = $"-a 127.0.0.1 -p -1 --ports_file_dir {dir} -js -sd {dir}";
+        var args = $"-a 127.0.0.1 -p -1 --ports_file_dir {dir}" + (jetStream ? $" -js -sd {dir}" : "");
         if (configText is not null)
         {
             var config = Path.Combine(dir, "server.conf");
