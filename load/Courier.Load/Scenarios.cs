@@ -46,6 +46,7 @@ internal static class Scenarios
         new("rr10", "request/reply, 10 clients, 2 services in a queue group, 16 B", s => RequestReply(s, 16, clients: 10, services: 2, requestsPerClient: 5_000)),
         new("jssync", "JetStream publish, wait for each PubAck, memory storage, 16 B", s => JetStreamPublish(s, "memory", 16, 20_000, window: 1)),
         new("jsasync", "JetStream publish, up to 256 PubAcks outstanding, file storage, 128 B", s => JetStreamPublish(s, "file", 128, 200_000, window: 256)),
+        new("jsasync600", "JetStream publish as NATS clients do it: a sliding window of 256 PubAcks, a distinct reply subject per message under one wildcard inbox, 600,000 msgs, file storage, 128 B", s => JetStreamPublishSliding(s, 128, 600_000, window: 256)),
         new("jsord", "JetStream ordered (ack none) pull consumer reading a pre-filled stream, 128 B", s => JetStreamConsume(s, 100_000, ack: false)),
         new("jsfetch", "JetStream durable pull consumer, fetch 256 at a time, ack each, 128 B", s => JetStreamConsume(s, 100_000, ack: true)),
         new("tls", "over TLS (tls {} with a test certificate): publisher + subscriber 1:1, and a single publisher, 128 B", s => [.. PubSub(s, 128, 2_000_000, publishers: 1, subscribers: 1, tls: true).Take(1).Select(m => m with { Name = "pub/sub delivered msgs/s" }), .. PubOnly(s, 128, 3_000_000, tls: true).Take(1).Select(m => m with { Name = "pub-only msgs/s" })], () => BenchTls.Config),
@@ -492,6 +493,66 @@ internal static class Scenarios
         }
 
         return [new("msgs/s", sent / sw.Elapsed.TotalSeconds)];
+    }
+
+    /// <summary>
+    /// The jsasync600 row: one thread publishes whenever the window has room (as many as it has room
+    /// for, in one write), each message with its own reply subject (<c>_INBOX.bench.acks.&lt;n&gt;</c>, as
+    /// client libraries' async publish makes them), while another reads the PubAcks and frees room.
+    /// </summary>
+    private static IReadOnlyList<Metric> JetStreamPublishSliding(ServerProcess server, int size, int messages, int window)
+    {
+        using var client = CreateBenchStream(server, "file");
+        client.Send("SUB _INBOX.bench.acks.> 2\r\n");
+        client.Flush();
+        using var room = new SemaphoreSlim(window);
+        var payload = new byte[size];
+        payload.AsSpan().Fill((byte)'x');
+        var buffer = new byte[window * (size + 64)];
+        var sw = Stopwatch.StartNew();
+        var reader = Task.Factory.StartNew(
+            () =>
+            {
+                for (var i = 0; i < messages; i++)
+                {
+                    client.ReadMsg();
+                    room.Release();
+                }
+            },
+            TaskCreationOptions.LongRunning);
+        var sent = 0;
+        while (sent < messages)
+        {
+            if (!room.Wait(RunLimit - sw.Elapsed > TimeSpan.Zero ? RunLimit - sw.Elapsed : TimeSpan.Zero))
+            {
+                throw new TimeoutException("PubAcks stopped coming");
+            }
+
+            var n = 1;
+            while (sent + n < messages && room.Wait(0))
+            {
+                n++;
+            }
+
+            var length = 0;
+            for (var i = 0; i < n; i++, sent++)
+            {
+                length += System.Text.Encoding.ASCII.GetBytes($"PUB bench.js _INBOX.bench.acks.{sent} {size}\r\n", buffer.AsSpan(length));
+                payload.CopyTo(buffer.AsSpan(length));
+                length += size;
+                buffer[length++] = (byte)'\r';
+                buffer[length++] = (byte)'\n';
+            }
+
+            client.Send(buffer.AsSpan(0, length));
+        }
+
+        if (!reader.Wait(RunLimit))
+        {
+            throw new TimeoutException("not every PubAck arrived");
+        }
+
+        return [new("msgs/s", messages / sw.Elapsed.TotalSeconds)];
     }
 
     private static IReadOnlyList<Metric> JetStreamConsume(ServerProcess server, int messages, bool ack)
