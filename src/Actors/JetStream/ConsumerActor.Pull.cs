@@ -9,9 +9,7 @@ namespace Courier.Actors.JetStream;
 internal sealed partial class ConsumerActor
 {
     /// <summary>How often waiting pull requests are checked for a reply subject nobody listens to any more.</summary>
-    private static readonly TimeSpan InterestSweepInterval = TimeSpan.FromSeconds(1);
 
-    private DateTime _lastInterestSweep = DateTime.UtcNow;
 
     /// <summary>Counts delivery passes, so each waiting request's reply subject is looked up once per pass.</summary>
     private long _deliveryPass;
@@ -193,16 +191,15 @@ internal sealed partial class ConsumerActor
         }
     }
 
-    /// <summary>Per tick: expired requests end with 408, abandoned ones go, the others get their heartbeats.</summary>
+    /// <summary>
+    /// Per tick: expired requests end with 408, the others get their heartbeats. Interest is not
+    /// swept here: as nats-server, a request whose inbox went away is dropped when a message is there
+    /// for it (<see cref="TakeWaiting"/>) or when the waiting list is full, so a client that reconnects
+    /// and subscribes its inbox again within the expiry still gets its messages.
+    /// </summary>
     private void ProcessWaiting(DateTime now)
     {
-        var sweep = now - _lastInterestSweep >= InterestSweepInterval;
-        if (sweep)
-        {
-            _lastInterestSweep = now;
-        }
-
-        DropStaleWaiting(now, sweep);
+        DropStaleWaiting(now, checkInterest: false);
         foreach (var waiting in _waiting)
         {
             if (waiting.Heartbeat > TimeSpan.Zero && now - waiting.LastActivity >= waiting.Heartbeat)

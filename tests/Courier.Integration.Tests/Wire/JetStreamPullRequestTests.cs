@@ -48,6 +48,34 @@ public abstract class JetStreamPullRequestTests<TServer> : IClassFixture<TServer
     }
 
     [Fact]
+    public async Task A_waiting_request_whose_inbox_comes_back_before_a_message_does_still_gets_it()
+    {
+        await _server.WithJetStreamAsync(async server =>
+        {
+            await using var c = await ConnectAsync(server);
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.R", """{"name":"R","subjects":["r.>"],"storage":"memory"}""")) { }
+            using (await RequestAsync(c, "$JS.API.CONSUMER.DURABLE.CREATE.R.D", """{"stream_name":"R","config":{"durable_name":"D","ack_policy":"explicit"}}""")) { }
+
+            // As a client whose connection drops and comes back: the inbox goes away for a while (longer
+            // than any housekeeping tick), then is subscribed again, all within the request's expiry.
+            await c.SendAsync("SUB _INBOX.back 7\r\n");
+            await NextAsync(c, "R", "D", "_INBOX.back", """{"batch":1,"expires":30000000000}""");
+            await c.PingPongAsync();
+            await c.SendAsync("UNSUB 7\r\n");
+            await c.PingPongAsync();
+            await Task.Delay(TimeSpan.FromSeconds(2.5));
+            await c.SendAsync("SUB _INBOX.back 9\r\n");
+            await c.PingPongAsync();
+
+            // nats-server checks the request's interest when a message is there for it: it has some again.
+            await c.SendAsync("PUB r.1 1\r\nx\r\n");
+            var m = await c.ExpectMsgAsync();
+            Assert.Equal(("r.1", "9", "x"), (m.Subject, m.Sid, m.PayloadText));
+            Assert.StartsWith("$JS.ACK.R.D.1.1.1.", m.Reply, StringComparison.Ordinal);
+        });
+    }
+
+    [Fact]
     public async Task A_no_wait_request_with_expires_held_up_by_max_ack_pending_gets_heartbeats_then_408_at_its_expiry()
     {
         await _server.WithJetStreamAsync(async server =>
