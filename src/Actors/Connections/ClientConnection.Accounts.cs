@@ -163,17 +163,7 @@ internal sealed partial class ClientConnection
             return false;
         }
 
-        if (target._permissions is { TracksReplies: true } permissions && !templates.ReplyTo.IsEmpty)
-        {
-            permissions.TrackReply(templates.ReplyTo);
-        }
-
-        Touch(target.Outbound);
-        if (claim > 0)
-        {
-            target.RemoveAfterLastDelivery(primary);
-        }
-
+        Delivered(target, primary, claim, templates.ReplyTo);
         return true;
     }
 

@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Runtime.CompilerServices;
 using System.Text;
 using Courier.Actors.Routing;
 using Courier.Protocols.Nats;
@@ -280,9 +281,21 @@ internal sealed partial class ClientConnection
             return false;
         }
 
-        if (target._permissions is { TracksReplies: true } permissions && !templates.ReplyTo.IsEmpty)
+        Delivered(target, sub, claim, templates.ReplyTo);
+        return true;
+    }
+
+    /// <summary>
+    /// What follows a written delivery, directly or through an import: the reply tracked for
+    /// allow_responses, the target marked for this batch's flush, an auto-unsubscribe's last message
+    /// removing its subscription, and an MQTT publisher's acks held for a persistent session's journal.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void Delivered(ClientConnection target, Subscription sub, int claim, ReadOnlySpan<byte> replyTo)
+    {
+        if (target._permissions is { TracksReplies: true } permissions && !replyTo.IsEmpty)
         {
-            permissions.TrackReply(templates.ReplyTo);
+            permissions.TrackReply(replyTo);
         }
 
         Touch(target.Outbound);
@@ -295,8 +308,6 @@ internal sealed partial class ClientConnection
         {
             _mqtt.CaptureTouched = true; // a persistent session keeps it: PUBACK after its journal write
         }
-
-        return true;
     }
 
     // HMSG <reply> <sid> 16 16\r\nNATS/1.0 503\r\n\r\n\r\n to this client's own subscription on the reply subject.
