@@ -167,6 +167,8 @@ public sealed class StreamInfoResponse : ApiResponse
     [JsonPropertyName("ts")] public DateTime Ts { get; set; }
     [JsonPropertyName("did_create")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool DidCreate { get; set; }
     [JsonPropertyName("domain")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Domain { get; set; }
+    [JsonPropertyName("mirror")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public StreamSourceInfo? Mirror { get; set; }
+    [JsonPropertyName("sources")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<StreamSourceInfo>? Sources { get; set; }
 
     // STREAM.INFO's page of state.subjects (nats-server's ApiPaged; absent from other answers).
     [JsonPropertyName("total")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public int? Total { get; set; }
@@ -274,4 +276,5 @@ public sealed class PubAck
 [JsonSerializable(typeof(PubAck))]
 [JsonSerializable(typeof(StreamInfoRequest))]
 [JsonSerializable(typeof(RePublish))]
+[JsonSerializable(typeof(StreamSource))]
 public sealed partial class JetStreamJsonContext : JsonSerializerContext;
