@@ -2,6 +2,7 @@ using Courier.Integration.Tests.Infrastructure;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
+using NATS.Client.KeyValueStore;
 
 namespace Courier.Integration.Tests.Clients;
 
@@ -133,6 +134,30 @@ public abstract class NatsNetMirrorSourceTests<TServer> : IClassFixture<TServer>
             Assert.Equal([name + "_A", name + "_B"], sources.Sources!.Select(s => s.Name).Order());
             Assert.All(sources.Sources!, s => Assert.Equal(0L, s.Lag));
             Assert.Null(sources.Mirror);
+        });
+
+    [Fact]
+    public Task A_key_value_bucket_mirroring_another_holds_its_latest_values_and_follows_later_puts() =>
+        WithJetStreamAsync(async (_, js, p, ct) =>
+        {
+            var bucket = NatsNetClient.NameFor(p);
+            var buckets = new NatsKVContext(js);
+            var origin = await buckets.CreateStoreAsync(new NatsKVConfig(bucket) { History = 3 }, ct);
+            await origin.PutAsync("colour", "red", cancellationToken: ct);
+            await origin.PutAsync("size", "small", cancellationToken: ct);
+
+            // NATS.Net makes the mirror bucket's stream mirror KV_<origin>, with direct gets.
+            await buckets.CreateStoreAsync(new NatsKVConfig(bucket + "_copy") { Mirror = new StreamSource { Name = bucket } }, ct);
+            await origin.PutAsync("colour", "green", cancellationToken: ct);
+
+            // The copy keeps one value per key (history 1): colour's first value is gone, at the origin's sequences.
+            var info = await WaitForAsync(js, $"KV_{bucket}_copy", i => i.State.LastSeq == 3, ct);
+            Assert.Equal((2L, 2UL), (info.State.Messages, info.State.FirstSeq));
+            var copy = await js.GetStreamAsync($"KV_{bucket}_copy", cancellationToken: ct);
+            var colour = await copy.GetDirectAsync<string>(new StreamMsgGetRequest { LastBySubj = $"$KV.{bucket}.colour" }, cancellationToken: ct);
+            Assert.Equal("green", colour.Data);
+            var size = await copy.GetDirectAsync<string>(new StreamMsgGetRequest { LastBySubj = $"$KV.{bucket}.size" }, cancellationToken: ct);
+            Assert.Equal("small", size.Data);
         });
 
     [Fact]
