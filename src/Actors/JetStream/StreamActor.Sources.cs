@@ -265,7 +265,7 @@ internal sealed partial class StreamActor
     private void StoreSourced(Origin origin, StoredMessage m)
     {
         var headers = NatsHeaders.Set(m.Headers.Span, StreamSourceHeader, origin.Name + " " + m.Sequence.ToString(CultureInfo.InvariantCulture));
-        if (AppendChecked(new InternalMessage(m.Subject, null, headers, m.Payload.ToArray()), out _) is { Error: { } error })
+        if (AppendChecked(Ingested(new InternalMessage(m.Subject, null, headers, m.Payload.ToArray())), out _) is { Error: { } error })
         {
             _log.Warning("stream {0} could not store {1} #{2} from source {3}: {4}", _config.Name, m.Subject, m.Sequence, origin.Name, error.Description);
         }

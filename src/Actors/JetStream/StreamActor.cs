@@ -54,6 +54,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
             ? $"{{\"stream\":\"{JsonEncodedText.Encode(config.Name)}\", \"seq\":"
             : $"{{\"stream\":\"{JsonEncodedText.Encode(config.Name)}\", \"domain\":\"{JsonEncodedText.Encode(domain)}\", \"seq\":");
         _republish = RePublisher(config);
+        _ingest = IngestTransform(config);
         _created = created;
         _store = store;
         _directory = directory;
@@ -65,6 +66,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         {
             // Subjects, limits and flags may change; the store applies the new limits at once.
             _config = update.Config;
+            _ingest = IngestTransform(update.Config);
             _store.UpdateConfig(JetStreamApi.ToStoreConfig(update.Config));
             if (_directory is not null)
             {
@@ -668,7 +670,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     {
         var results = new StoreResult[batch.Count];
         var acks = new PubAck?[batch.Count];
-        var plain = !_config.Sealed && _republish is null;
+        var plain = !_config.Sealed && _republish is null && _ingest is null;
         for (var i = 0; i < batch.Count && plain; i++)
         {
             plain = batch[i].HeadersLength == 0;
@@ -689,7 +691,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         {
             for (var i = 0; i < batch.Count; i++)
             {
-                acks[i] = AppendChecked(batch.ToMessage(i), out results[i]);
+                acks[i] = AppendChecked(Ingested(batch.ToMessage(i)), out results[i]);
             }
         }
 

@@ -130,6 +130,13 @@ internal static class StreamConfigRules
             return invalid;
         }
 
+        if (config.SubjectTransform is { } transform &&
+            SubjectTransform.TryCreate(string.IsNullOrEmpty(transform.Source) ? ">" : transform.Source, transform.Destination) is null)
+        {
+            // nats-server 2.10 refuses it when it starts the stream (a stream create error).
+            return new ApiError(500, 10049, $"stream subject transform from '{transform.Source}' to '{transform.Destination}': invalid mapping destination");
+        }
+
         return CheckRePublish(config);
     }
 

@@ -135,8 +135,11 @@ public sealed class StreamConfig
     [JsonPropertyName("sources")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<StreamSource>? Sources { get; set; }
     [JsonPropertyName("republish")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public RePublish? RePublish { get; set; }
 
+    /// <summary>2.10's input transform: a published subject matching <c>src</c> is stored under the mapped <c>dest</c>.</summary>
+    [JsonPropertyName("subject_transform")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public SubjectTransformConfig? SubjectTransform { get; set; }
+
     /// <summary>
-    /// Fields Courier does not act on (placement, 2.10's subject_transform, ...): kept as the client
+    /// Fields Courier does not act on (placement, ...): kept as the client
     /// sent them, stored with the stream and echoed in its info, as a client expects what it set.
     /// </summary>
     [JsonExtensionData] public Dictionary<string, System.Text.Json.JsonElement>? Unknown { get; set; }

@@ -29,6 +29,13 @@ public sealed class StreamSourceInfo
     [JsonPropertyName("error")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public ApiError? Error { get; set; }
 }
 
+/// <summary>A stream's <c>subject_transform</c> (nats-server 2.10's SubjectTransformConfig).</summary>
+public sealed class SubjectTransformConfig
+{
+    [JsonPropertyName("src")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Source { get; set; }
+    [JsonPropertyName("dest")] public string Destination { get; set; } = "";
+}
+
 /// <summary>A stream's <c>republish</c>: each stored message matching <c>src</c> is published again on <c>dest</c>.</summary>
 public sealed class RePublish
 {

@@ -78,7 +78,7 @@ public abstract class JetStreamStreamRulesTests<TServer> : IClassFixture<TServer
             Assert.Equal(("e.>", "echo.>", true), (republish.GetProperty("src").GetString(), republish.GetProperty("dest").GetString(), republish.GetProperty("headers_only").GetBoolean()));
 
             // 2.10's subject_transform: nats-server 2.9.10 does not know it and drops it; Courier keeps
-            // what it does not act on and echoes it (a 2.10 client failed on its absence). Courier does not apply it.
+            // it and echoes it (a 2.10 client failed on its absence), and applies it (see the subject_transform test).
             var echoed = config.TryGetProperty("subject_transform", out var transform);
             Assert.Equal(_server.Kind == ServerKind.Courier, echoed);
             if (echoed)
@@ -141,6 +141,33 @@ public abstract class JetStreamStreamRulesTests<TServer> : IClassFixture<TServer
             {
                 AssertError(changed, 400, 10055, "stream mirror configuration can not be updated");
             }
+        });
+    }
+
+    [Fact]
+    public async Task A_subject_transform_stores_published_subjects_mapped_on_courier_while_nats_server_2_9_ignores_it()
+    {
+        await _server.WithJetStreamAsync(async server =>
+        {
+            await using var c = await ConnectAsync(server);
+            using (var refused = await RequestAsync(c, "$JS.API.STREAM.CREATE.B", """{"name":"B","subjects":["b.*"],"storage":"memory","subject_transform":{"src":"b.*","dest":"mapped.$2"}}"""))
+            {
+                // nats-server 2.9.10 does not know the field; 2.10 refuses a destination it cannot build, as Courier does.
+                Assert.Equal(_server.Kind == ServerKind.Courier, refused.RootElement.TryGetProperty("error", out _));
+            }
+
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.T", """{"name":"T","subjects":["in.*","other"],"storage":"memory","subject_transform":{"src":"in.*","dest":"mapped.$1"}}""")) { }
+            foreach (var subject in new[] { "in.a", "other" })
+            {
+                await c.SendAsync($"PUB {subject} _INBOX.api 1\r\nx\r\n");
+                await c.ExpectMsgAsync();
+            }
+
+            // 2.10's input transform maps a matching subject before it is stored; others are stored as published.
+            using var first = await RequestAsync(c, "$JS.API.STREAM.MSG.GET.T", """{"seq":1}""");
+            Assert.Equal(_server.Kind == ServerKind.Courier ? "mapped.a" : "in.a", first.RootElement.GetProperty("message").GetProperty("subject").GetString());
+            using var second = await RequestAsync(c, "$JS.API.STREAM.MSG.GET.T", """{"seq":2}""");
+            Assert.Equal("other", second.RootElement.GetProperty("message").GetProperty("subject").GetString());
         });
     }
 
