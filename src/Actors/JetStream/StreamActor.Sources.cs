@@ -40,9 +40,14 @@ internal sealed partial class StreamActor
     /// <summary>True when <paramref name="config"/> copies from other streams (a mirror, or sources).</summary>
     internal static bool IsCopying(StreamConfig config) => config.Mirror is not null || config.Sources is { Count: > 0 };
 
-    /// <summary>Starts following the origins of the current configuration, each from where this stream left off.</summary>
-    private void StartOrigins()
+    /// <summary>
+    /// Starts following the origins of the current configuration. On start (<paramref name="fromStore"/>)
+    /// each resumes from where the store says this stream left off; on an update the sources kept go
+    /// on from where they are and an added one starts afresh, as nats-server's update does.
+    /// </summary>
+    private void StartOrigins(bool fromStore)
     {
+        Dictionary<string, Origin> previous = fromStore ? new(StringComparer.Ordinal) : _sources.ToDictionary(o => o.Name, StringComparer.Ordinal);
         StopOrigins();
         if (_config.Mirror is { } mirror)
         {
@@ -53,12 +58,17 @@ internal sealed partial class StreamActor
 
         if (_config.Sources is { Count: > 0 } sources)
         {
-            var resumed = LastSourcedSequences(sources);
-            var lastTime = _store.State().LastTime;
+            var resumed = fromStore ? LastSourcedSequences(sources) : new Dictionary<string, ulong>(StringComparer.Ordinal);
+            var lastTime = fromStore ? _store.State().LastTime : 0;
             foreach (var source in sources)
             {
                 var origin = new Origin(source);
-                if (resumed.TryGetValue(source.Name, out var sequence))
+                if (previous.TryGetValue(source.Name, out var kept))
+                {
+                    origin.Next = kept.Next;
+                    origin.StartTime = kept.StartTime;
+                }
+                else if (resumed.TryGetValue(source.Name, out var sequence))
                 {
                     origin.Next = sequence + 1;
                 }

@@ -76,7 +76,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
 
             Unsubscribe();
             Subscribe();
-            StartOrigins(); // sources may have changed (a mirror may not)
+            StartOrigins(fromStore: false); // sources may have changed (a mirror may not)
             await _client.FlushAsync().ConfigureAwait(true); // new subjects in effect before the reply
             Reply(update.ReplyTo, Info(update.Type), JetStreamJsonContext.Default.StreamInfoResponse);
         });
@@ -201,7 +201,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
 
         RecoverConsumers();
         _streams.Open(_config.Name, _store);
-        StartOrigins();
+        StartOrigins(fromStore: true);
     }
 
     private void Subscribe()

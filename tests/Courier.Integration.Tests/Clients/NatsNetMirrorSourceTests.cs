@@ -137,6 +137,30 @@ public abstract class NatsNetMirrorSourceTests<TServer> : IClassFixture<TServer>
         });
 
     [Fact]
+    public Task A_mirror_of_a_mirror_follows_too_and_an_update_adds_a_source() =>
+        WithJetStreamAsync(async (_, js, p, ct) =>
+        {
+            var name = NatsNetClient.NameFor(p);
+            await js.CreateStreamAsync(new StreamConfig(name + "_A", [$"{p}.a"]), ct);
+            await js.CreateStreamAsync(new StreamConfig(name + "_B", [$"{p}.b"]), ct);
+            await js.CreateStreamAsync(new StreamConfig { Name = name + "_M", Mirror = new StreamSource { Name = name + "_A" } }, ct);
+            await js.CreateStreamAsync(new StreamConfig { Name = name + "_MM", Mirror = new StreamSource { Name = name + "_M" } }, ct);
+            await js.CreateStreamAsync(new StreamConfig { Name = name + "_S", Sources = [new StreamSource { Name = name + "_A" }] }, ct);
+            (await js.PublishAsync($"{p}.a", "a1", cancellationToken: ct)).EnsureSuccess();
+            (await js.PublishAsync($"{p}.b", "b1", cancellationToken: ct)).EnsureSuccess();
+
+            await WaitForAsync(js, name + "_MM", i => i.State.LastSeq == 1, ct);
+            await WaitForAsync(js, name + "_S", i => i.State.Messages == 1, ct);
+
+            await js.UpdateStreamAsync(new StreamConfig { Name = name + "_S", Sources = [new StreamSource { Name = name + "_A" }, new StreamSource { Name = name + "_B" }] }, ct);
+            (await js.PublishAsync($"{p}.a", "a2", cancellationToken: ct)).EnsureSuccess();
+            await WaitForAsync(js, name + "_MM", i => i.State.LastSeq == 2, ct);
+            await WaitForAsync(js, name + "_S", i => i.State.Messages == 3, ct);
+            var sourced = await ReadAllAsync(js, name + "_S", 3, ct);
+            Assert.Equal([$"{name}_A 1", $"{name}_A 2", $"{name}_B 1"], sourced.Select(m => m.Source).Order());
+        });
+
+    [Fact]
     public Task A_key_value_bucket_mirroring_another_holds_its_latest_values_and_follows_later_puts() =>
         WithJetStreamAsync(async (_, js, p, ct) =>
         {
