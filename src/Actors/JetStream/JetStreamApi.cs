@@ -41,6 +41,7 @@ internal sealed class JetStreamApi : ReceiveActor
     private readonly FileStoreOptions _fileStoreOptions;
     private InternalClient _client = null!;
     private readonly ApiCounters _counters = new();
+    private readonly LocalStreams _localStreams = new();
     private long _incarnation;
 
     public JetStreamApi(JetStreamSettings settings, Func<InternalClient> connect, SubjectSpace space)
@@ -53,9 +54,11 @@ internal sealed class JetStreamApi : ReceiveActor
         Receive<Protocol.Requests>(requests => Handle(requests.Messages));
         Receive<Protocol.AwaitReady>(_ =>
         {
-            // PreStart subscribed to $JS.API.>: once the broker has answered a PING after it, the
-            // subscription is in effect and no request can meet "no responders".
-            _client.FlushAsync().PipeTo(Sender, success: () => Protocol.Ready.Instance);
+            // PreStart subscribed to $JS.API.> and started the recovered streams: once each stream
+            // has run its PreStart (it answers a Started after it) and the broker has answered a PING
+            // after that, their subscriptions are in effect and no request or publish to a recovered
+            // stream can meet "no responders".
+            WhenStreamsStartedAsync([.. _streams.Values.Select(s => s.Actor)], _client).PipeTo(Sender, success: () => Protocol.Ready.Instance);
         });
         Receive<Protocol.GetStream>(get => Sender.Tell(_streams.TryGetValue(get.Name, out var entry) ? entry.Actor : ActorRefs.Nobody));
         Receive<Protocol.StreamDeleted>(OnStreamDeleted);
@@ -73,6 +76,12 @@ internal sealed class JetStreamApi : ReceiveActor
             };
             GatherStatsAsync(stats, [.. _streams.Values]).PipeTo(Sender);
         });
+    }
+
+    private static async Task WhenStreamsStartedAsync(IReadOnlyList<IActorRef> streams, InternalClient client)
+    {
+        await Task.WhenAll(streams.Select(s => s.Ask<StreamActor.Protocol.Started>(StreamActor.Protocol.AwaitStarted.Instance, InfoTimeout))).ConfigureAwait(false);
+        await client.FlushAsync().ConfigureAwait(false);
     }
 
     public static Props Props(JetStreamSettings settings, Func<InternalClient> connect, SubjectSpace space) =>
@@ -409,14 +418,7 @@ internal sealed class JetStreamApi : ReceiveActor
             return;
         }
 
-        if (config.Mirror is not null || config.Sources is { Count: > 0 })
-        {
-            // Refused rather than created as a stream that never fills (it listened on its name).
-            Fail(reply, type, new ApiError(400, 10003, "mirror and sources streams are not supported by Courier yet"));
-            return;
-        }
-
-        if (StreamConfigRules.ApplyDefaultsAndCheck(config) is { } invalid)
+        if (StreamConfigRules.ApplyDefaultsAndCheck(config, other => other != name && _streams.TryGetValue(other, out var entry) ? entry.Config : null) is { } invalid)
         {
             Fail(reply, type, invalid);
             return;
@@ -509,6 +511,12 @@ internal sealed class JetStreamApi : ReceiveActor
             return;
         }
 
+        if (JsonSerializer.Serialize(config.Mirror, JetStreamJsonContext.Default.StreamSource) != JsonSerializer.Serialize(current.Mirror, JetStreamJsonContext.Default.StreamSource))
+        {
+            Fail(reply, type, new ApiError(400, 10055, "stream mirror configuration can not be updated"));
+            return;
+        }
+
         if (JsonSerializer.Serialize(config.RePublish, JetStreamJsonContext.Default.RePublish) != JsonSerializer.Serialize(current.RePublish, JetStreamJsonContext.Default.RePublish))
         {
             Fail(reply, type, ApiError.StreamInvalidConfig("stream configuration update can not change RePublish"));
@@ -588,7 +596,7 @@ internal sealed class JetStreamApi : ReceiveActor
     {
         var directory = config.Storage == "memory" ? null : Path.Combine(_streamsDirectory, config.Name);
         // A unique child name: a deleted stream's actor may still be stopping when its name is reused.
-        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest, _settings.Domain, _counters), $"stream-{Uri.EscapeDataString(config.Name)}-{++_incarnation}");
+        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest, _settings.Domain, _counters, _localStreams), $"stream-{Uri.EscapeDataString(config.Name)}-{++_incarnation}");
         Context.Watch(actor);
         _streams[config.Name] = new StreamEntry(config, actor, created);
         return actor;
@@ -703,7 +711,8 @@ internal sealed class JetStreamApi : ReceiveActor
         return StreamStores.OpenFile(directory, storeConfig, _fileStoreOptions);
     }
 
-    private static IEnumerable<string> Subjects(StreamConfig config) => config.Subjects is { Count: > 0 } s ? s : [config.Name];
+    private static IEnumerable<string> Subjects(StreamConfig config) =>
+        config.Subjects is { Count: > 0 } s ? s : StreamActor.IsCopying(config) ? [] : [config.Name];
 
     /// <summary>The request's subject after <c>$JS.API.</c> or <c>$JS.&lt;domain&gt;.API.</c>.</summary>
     private string ApiName(string subject) =>

@@ -20,6 +20,16 @@ internal sealed partial class StreamActor
     private SubjectTransform? _republish;
     private readonly List<(string Subject, byte[] Headers, byte[] Payload)> _republishing = [];
 
+    /// <summary>The stream's 2.10 <c>subject_transform</c>, applied to a published or sourced subject before anything else (null: none).</summary>
+    private SubjectTransform? _ingest;
+
+    private static SubjectTransform? IngestTransform(StreamConfig config) =>
+        config.SubjectTransform is { Destination.Length: > 0 } transform ? SubjectTransform.TryCreate(string.IsNullOrEmpty(transform.Source) ? ">" : transform.Source, transform.Destination) : null;
+
+    /// <summary>The message with its subject mapped by <c>subject_transform</c> when it matches.</summary>
+    private InternalMessage Ingested(InternalMessage m) =>
+        _ingest?.Apply(m.Subject) is { } mapped ? m with { Subject = mapped } : m;
+
     private static SubjectTransform? RePublisher(StreamConfig config) =>
         config.RePublish is { Destination.Length: > 0 } republish ? SubjectTransform.TryCreate(republish.Source is { Length: > 0 } source ? source : ">", republish.Destination) : null;
 

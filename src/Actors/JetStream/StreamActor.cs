@@ -40,8 +40,9 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     private readonly List<UnflushedBatch> _unflushed = [];
     private bool _flushQueued;
 
-    public StreamActor(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain, ApiCounters counters)
+    public StreamActor(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain, ApiCounters counters, LocalStreams streams)
     {
+        _streams = streams;
         _domain = domain;
         _counters = counters;
         _consumerContext = new ConsumerContext(config.Retention == "workqueue", hasInterest);
@@ -53,6 +54,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
             ? $"{{\"stream\":\"{JsonEncodedText.Encode(config.Name)}\", \"seq\":"
             : $"{{\"stream\":\"{JsonEncodedText.Encode(config.Name)}\", \"domain\":\"{JsonEncodedText.Encode(domain)}\", \"seq\":");
         _republish = RePublisher(config);
+        _ingest = IngestTransform(config);
         _created = created;
         _store = store;
         _directory = directory;
@@ -64,6 +66,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         {
             // Subjects, limits and flags may change; the store applies the new limits at once.
             _config = update.Config;
+            _ingest = IngestTransform(update.Config);
             _store.UpdateConfig(JetStreamApi.ToStoreConfig(update.Config));
             if (_directory is not null)
             {
@@ -73,6 +76,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
 
             Unsubscribe();
             Subscribe();
+            StartOrigins(fromStore: false); // sources may have changed (a mirror may not)
             await _client.FlushAsync().ConfigureAwait(true); // new subjects in effect before the reply
             Reply(update.ReplyTo, Info(update.Type), JetStreamJsonContext.Default.StreamInfoResponse);
         });
@@ -105,6 +109,9 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         Receive<Protocol.ExpireByAge>(_ => _store.ExpireByAge((DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100));
         Receive<Protocol.SyncStore>(_ => _store.Sync());
 
+        Receive<Protocol.AwaitStarted>(_ => Sender.Tell(Protocol.Started.Instance));
+        Receive<Protocol.OriginAdvanced>(_ => QueueCopy());
+        Receive<Protocol.CopyFromOrigins>(_ => CopyFromOrigins());
         Receive<Protocol.Append>(Append);
         Receive<Protocol.FlushAppends>(_ => FlushAppends());
         Receive<Protocol.GetInfo>(_ => Sender.Tell(Info("")));
@@ -117,7 +124,9 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
             }
 
             Unsubscribe();
+            StopOrigins();
             FlushAppends(); // what was stored before the delete is acknowledged, as it was stored
+            _streams.Close(_config.Name, _store);
             _store.Delete();
             Sender.Tell(Protocol.Deleted.Instance);
             Context.Stop(Self);
@@ -129,10 +138,11 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     /// PubAcks; a memory stream never blocks, so it stays on the default dispatcher with the connections'
     /// pumps, saving a hand-over between thread pools on each publish-to-PubAck round trip.
     /// </summary>
-    public static Props Props(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain = null, ApiCounters? counters = null)
+    public static Props Props(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain = null, ApiCounters? counters = null, LocalStreams? streams = null)
     {
         counters ??= new ApiCounters();
-        var props = Akka.Actor.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest, domain, counters));
+        streams ??= new LocalStreams();
+        var props = Akka.Actor.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest, domain, counters, streams));
         return store.Type == StorageType.Memory ? props : props.WithDispatcher(IoDispatcher);
     }
 
@@ -190,12 +200,15 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         }
 
         RecoverConsumers();
+        _streams.Open(_config.Name, _store);
+        StartOrigins(fromStore: true);
     }
 
     private void Subscribe()
     {
         var self = Self;
-        var subjects = _config.Subjects is { Count: > 0 } s ? s : [_config.Name];
+        // A mirror, or a sources stream without subjects of its own, takes no publishes.
+        var subjects = _config.Subjects is { Count: > 0 } s ? s : IsCopying(_config) ? [] : [_config.Name];
         foreach (var subject in subjects)
         {
             // One actor message per read batch of the internal client, never one per NATS message.
@@ -558,6 +571,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         _consumerStarts.Clear();
         ReleaseUnflushed();
         Unsubscribe();
+        StopOrigins();
     }
 
     /// <summary>A consumer that fails restarts from its state file.</summary>
@@ -568,6 +582,8 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     {
         ReleaseUnflushed();
         Unsubscribe();
+        StopOrigins();
+        _streams.Close(_config.Name, _store);
         _store.Stop();
     }
 
@@ -624,6 +640,8 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
                 consumer.Tell(ConsumerActor.Protocol.NewMessages.Instance);
             }
 
+            _streams.Notify(_config.Name); // mirrors and sources of this stream copy it
+
             SendRepublished();
             foreach (var unflushed in _unflushed)
             {
@@ -652,7 +670,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     {
         var results = new StoreResult[batch.Count];
         var acks = new PubAck?[batch.Count];
-        var plain = !_config.Sealed && _republish is null;
+        var plain = !_config.Sealed && _republish is null && _ingest is null;
         for (var i = 0; i < batch.Count && plain; i++)
         {
             plain = batch[i].HeadersLength == 0;
@@ -673,7 +691,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         {
             for (var i = 0; i < batch.Count; i++)
             {
-                acks[i] = AppendChecked(batch.ToMessage(i), out results[i]);
+                acks[i] = AppendChecked(Ingested(batch.ToMessage(i)), out results[i]);
             }
         }
 
@@ -1039,7 +1057,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     private StreamInfoResponse Info(string type)
     {
         var state = _store.State();
-        return new StreamInfoResponse
+        var info = new StreamInfoResponse
         {
             Type = type,
             Config = _config,
@@ -1059,6 +1077,8 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
                 ConsumerCount = _consumers.Count,
             },
         };
+        AddOriginInfo(info);
+        return info;
     }
 
     private void Reply<T>(string? replyTo, T response, System.Text.Json.Serialization.Metadata.JsonTypeInfo<T> typeInfo)
@@ -1124,6 +1144,46 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
 
         /// <summary>Answer <paramref name="ReplyTo"/> with the stream info of response type <paramref name="Type"/>; for a new stream, once its subscriptions are in effect.</summary>
         public sealed record ReplyInfo(string ReplyTo, string Type, bool DidCreate);
+
+        /// <summary>Asks for <see cref="Started"/>: answered once the stream's PreStart (its subscriptions) has run.</summary>
+        public sealed class AwaitStarted
+        {
+            public static readonly AwaitStarted Instance = new();
+
+            private AwaitStarted()
+            {
+            }
+        }
+
+        /// <summary>The stream has subscribed to its subjects.</summary>
+        public sealed class Started
+        {
+            public static readonly Started Instance = new();
+
+            private Started()
+            {
+            }
+        }
+
+        /// <summary>An origin of this mirror or sources stream flushed new messages (or the 1 s check): copy what is new.</summary>
+        public sealed class OriginAdvanced
+        {
+            public static readonly OriginAdvanced Instance = new();
+
+            private OriginAdvanced()
+            {
+            }
+        }
+
+        /// <summary>Copy a batch from each origin (queued once, however many origins advanced).</summary>
+        public sealed class CopyFromOrigins
+        {
+            public static readonly CopyFromOrigins Instance = new();
+
+            private CopyFromOrigins()
+            {
+            }
+        }
 
         /// <summary>Remove messages older than max_age.</summary>
         public sealed class ExpireByAge

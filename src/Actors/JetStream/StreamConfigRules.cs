@@ -32,8 +32,12 @@ internal static class StreamConfigRules
         return null;
     }
 
-    /// <summary>Fills nats-server's defaults into <paramref name="config"/> and checks it (checkStreamCfg); null when it is valid.</summary>
-    public static ApiError? ApplyDefaultsAndCheck(StreamConfig config)
+    /// <summary>
+    /// Fills nats-server's defaults into <paramref name="config"/> and checks it (checkStreamCfg); null
+    /// when it is valid. <paramref name="streams"/> finds the account's other streams' configurations
+    /// (for the mirror and sources checks; null when there is none of that name).
+    /// </summary>
+    public static ApiError? ApplyDefaultsAndCheck(StreamConfig config, Func<string, StreamConfig?>? streams = null)
     {
         if (config.Name.Length == 0 || config.Name.IndexOfAny([' ', '\t', '\r', '\n', '.', '*', '>']) >= 0)
         {
@@ -109,6 +113,11 @@ internal static class StreamConfigRules
             }
         }
 
+        if (CheckOrigins(config, streams ?? (_ => null)) is { } badOrigin)
+        {
+            return badOrigin;
+        }
+
         if (config.Subjects is not { Count: > 0 })
         {
             if (config.Mirror is null && config.Sources is not { Count: > 0 })
@@ -121,6 +130,13 @@ internal static class StreamConfigRules
             return invalid;
         }
 
+        if (config.SubjectTransform is { } transform &&
+            SubjectTransform.TryCreate(string.IsNullOrEmpty(transform.Source) ? ">" : transform.Source, transform.Destination) is null)
+        {
+            // nats-server 2.10 refuses it when it starts the stream (a stream create error).
+            return new ApiError(500, 10049, $"stream subject transform from '{transform.Source}' to '{transform.Destination}': invalid mapping destination");
+        }
+
         return CheckRePublish(config);
     }
 
@@ -129,7 +145,7 @@ internal static class StreamConfigRules
         var subjects = config.Subjects!;
         if (config.Mirror is not null)
         {
-            return new ApiError(400, 10034, "stream mirrors can not contain subjects");
+            return MirrorWithSubjects;
         }
 
         var seen = new HashSet<string>(StringComparer.Ordinal);
@@ -164,6 +180,91 @@ internal static class StreamConfigRules
 
         return null;
     }
+
+    /// <summary>
+    /// nats-server's mirror and sources checks: a mirror has no subjects and no sources; an origin that
+    /// exists must not allow larger messages than this stream, and a filter must overlap its subjects
+    /// (for sources, any subject of the sources seen so far, as nats-server gathers them); no stream
+    /// may reach itself through sources and mirrors. An origin that does not exist yet is allowed.
+    /// </summary>
+    private static ApiError? CheckOrigins(StreamConfig config, Func<string, StreamConfig?> streams)
+    {
+        if (config.Mirror is { } mirror)
+        {
+            if (config.Subjects is { Count: > 0 })
+            {
+                return MirrorWithSubjects;
+            }
+
+            if (config.Sources is { Count: > 0 })
+            {
+                return new ApiError(400, 10031, "stream mirrors can not also contain other sources");
+            }
+
+            if (streams(mirror.Name) is { } origin)
+            {
+                if (config.MaxMsgSize > 0 && origin.MaxMsgSize > 0 && config.MaxMsgSize < origin.MaxMsgSize)
+                {
+                    return new ApiError(400, 10030, "stream mirror must have max message size >= source");
+                }
+
+                if (!FilterOverlaps(mirror.FilterSubject, origin.Subjects))
+                {
+                    return ApiError.StreamInvalidConfig($"mirror '{mirror.Name}' filter subject '{mirror.FilterSubject}' does not overlap with any origin stream subject");
+                }
+
+                // nats-server's mirror inherits direct gets from its origin.
+                config.MirrorDirect = origin.AllowDirect;
+            }
+        }
+
+        var seen = new List<string>();
+        foreach (var source in config.Sources ?? [])
+        {
+            if (streams(source.Name) is not { } origin)
+            {
+                continue;
+            }
+
+            seen.AddRange(origin.Subjects ?? []);
+            if (config.MaxMsgSize > 0 && origin.MaxMsgSize > 0 && config.MaxMsgSize < origin.MaxMsgSize)
+            {
+                return new ApiError(400, 10046, "stream source must have max message size >= target");
+            }
+
+            if (!FilterOverlaps(source.FilterSubject, seen))
+            {
+                return ApiError.StreamInvalidConfig($"source '{source.Name}' filter subject '{source.FilterSubject}' does not overlap with any origin stream subject");
+            }
+        }
+
+        // Cycles, through sources and through mirrors, breadth first as nats-server walks them.
+        var toVisit = new Queue<StreamConfig>([config]);
+        var visited = new HashSet<string>(StringComparer.Ordinal);
+        while (toVisit.TryDequeue(out var next))
+        {
+            visited.Add(next.Name);
+            foreach (var origin in (next.Sources ?? []).Select(s => s.Name).Concat(next.Mirror is { } m ? [m.Name] : []))
+            {
+                if (visited.Contains(origin))
+                {
+                    return ApiError.StreamInvalidConfig("detected cycle");
+                }
+
+                if (streams(origin) is { } found)
+                {
+                    toVisit.Enqueue(found);
+                }
+            }
+        }
+
+        return null;
+    }
+
+    private static ApiError MirrorWithSubjects => new(400, 10034, "stream mirrors can not contain subjects");
+
+    private static bool FilterOverlaps(string? filter, IReadOnlyCollection<string>? subjects) =>
+        string.IsNullOrEmpty(filter) || subjects is not { Count: > 0 } || subjects.Any(s => SubjectRules.Collide(s, filter));
 
     // republish: src (">" when empty) must overlap the stream's subjects, dest must not (a cycle), and the mapping must be valid.
     private static ApiError? CheckRePublish(StreamConfig config)

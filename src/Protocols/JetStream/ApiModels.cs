@@ -135,8 +135,11 @@ public sealed class StreamConfig
     [JsonPropertyName("sources")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<StreamSource>? Sources { get; set; }
     [JsonPropertyName("republish")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public RePublish? RePublish { get; set; }
 
+    /// <summary>2.10's input transform: a published subject matching <c>src</c> is stored under the mapped <c>dest</c>.</summary>
+    [JsonPropertyName("subject_transform")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public SubjectTransformConfig? SubjectTransform { get; set; }
+
     /// <summary>
-    /// Fields Courier does not act on (placement, 2.10's subject_transform, ...): kept as the client
+    /// Fields Courier does not act on (placement, ...): kept as the client
     /// sent them, stored with the stream and echoed in its info, as a client expects what it set.
     /// </summary>
     [JsonExtensionData] public Dictionary<string, System.Text.Json.JsonElement>? Unknown { get; set; }
@@ -167,6 +170,8 @@ public sealed class StreamInfoResponse : ApiResponse
     [JsonPropertyName("ts")] public DateTime Ts { get; set; }
     [JsonPropertyName("did_create")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool DidCreate { get; set; }
     [JsonPropertyName("domain")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Domain { get; set; }
+    [JsonPropertyName("mirror")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public StreamSourceInfo? Mirror { get; set; }
+    [JsonPropertyName("sources")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<StreamSourceInfo>? Sources { get; set; }
 
     // STREAM.INFO's page of state.subjects (nats-server's ApiPaged; absent from other answers).
     [JsonPropertyName("total")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public int? Total { get; set; }
@@ -274,4 +279,5 @@ public sealed class PubAck
 [JsonSerializable(typeof(PubAck))]
 [JsonSerializable(typeof(StreamInfoRequest))]
 [JsonSerializable(typeof(RePublish))]
+[JsonSerializable(typeof(StreamSource))]
 public sealed partial class JetStreamJsonContext : JsonSerializerContext;

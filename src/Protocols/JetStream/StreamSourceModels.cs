@@ -15,6 +15,27 @@ public sealed class StreamSource
     [JsonExtensionData] public Dictionary<string, System.Text.Json.JsonElement>? Unknown { get; set; }
 }
 
+/// <summary>
+/// How far a mirror or source has come (nats-server's StreamSourceInfo): <c>lag</c> is how many
+/// origin messages are still to copy, <c>active</c> the nanoseconds since the origin was last
+/// reached (-1 when never).
+/// </summary>
+public sealed class StreamSourceInfo
+{
+    [JsonPropertyName("name")] public string Name { get; set; } = "";
+    [JsonPropertyName("external")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public System.Text.Json.JsonElement? External { get; set; }
+    [JsonPropertyName("lag")] public ulong Lag { get; set; }
+    [JsonPropertyName("active")] public long Active { get; set; }
+    [JsonPropertyName("error")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public ApiError? Error { get; set; }
+}
+
+/// <summary>A stream's <c>subject_transform</c> (nats-server 2.10's SubjectTransformConfig).</summary>
+public sealed class SubjectTransformConfig
+{
+    [JsonPropertyName("src")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Source { get; set; }
+    [JsonPropertyName("dest")] public string Destination { get; set; } = "";
+}
+
 /// <summary>A stream's <c>republish</c>: each stored message matching <c>src</c> is published again on <c>dest</c>.</summary>
 public sealed class RePublish
 {

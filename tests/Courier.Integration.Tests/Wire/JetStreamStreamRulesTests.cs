@@ -78,7 +78,7 @@ public abstract class JetStreamStreamRulesTests<TServer> : IClassFixture<TServer
             Assert.Equal(("e.>", "echo.>", true), (republish.GetProperty("src").GetString(), republish.GetProperty("dest").GetString(), republish.GetProperty("headers_only").GetBoolean()));
 
             // 2.10's subject_transform: nats-server 2.9.10 does not know it and drops it; Courier keeps
-            // what it does not act on and echoes it (a 2.10 client failed on its absence). Courier does not apply it.
+            // it and echoes it (a 2.10 client failed on its absence), and applies it (see the subject_transform test).
             var echoed = config.TryGetProperty("subject_transform", out var transform);
             Assert.Equal(_server.Kind == ServerKind.Courier, echoed);
             if (echoed)
@@ -92,24 +92,107 @@ public abstract class JetStreamStreamRulesTests<TServer> : IClassFixture<TServer
     }
 
     [Fact]
-    public async Task Mirror_and_sources_streams_are_refused_by_courier_which_does_not_keep_them_up_to_date_yet()
+    public async Task Mirror_and_sources_creates_are_checked_as_nats_server_checks_them_and_a_mirror_cannot_be_changed()
     {
         await _server.WithJetStreamAsync(async server =>
         {
             await using var c = await ConnectAsync(server);
-            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.O", """{"name":"O","subjects":["o.>"],"storage":"memory"}""")) { }
-            foreach (var (name, config) in new[] { ("M", """{"name":"M","storage":"memory","mirror":{"name":"O"}}"""), ("A", """{"name":"A","storage":"memory","sources":[{"name":"O"}]}""") })
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.O", """{"name":"O","subjects":["o.>"],"storage":"memory","max_msg_size":1024}""")) { }
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.P", """{"name":"P","subjects":["p.>"],"storage":"memory"}""")) { }
+
+            async Task AssertRefusedAsync(string name, string config, int status, int code, string description)
             {
                 using var reply = await RequestAsync(c, $"$JS.API.STREAM.CREATE.{name}", config);
-                if (_server.Kind == ServerKind.Courier)
-                {
-                    AssertError(reply, 400, 10003, "mirror and sources streams are not supported by Courier yet");
-                }
-                else
-                {
-                    Assert.False(reply.RootElement.TryGetProperty("error", out _), reply.RootElement.ToString()); // nats-server 2.9.10 has them
-                }
+                AssertError(reply, status, code, description);
             }
+
+            await AssertRefusedAsync("M", """{"name":"M","storage":"memory","subjects":["m.>"],"mirror":{"name":"O"}}""", 400, 10034, "stream mirrors can not contain subjects");
+            await AssertRefusedAsync("M", """{"name":"M","storage":"memory","mirror":{"name":"O"},"sources":[{"name":"P"}]}""", 400, 10031, "stream mirrors can not also contain other sources");
+            await AssertRefusedAsync("M", """{"name":"M","storage":"memory","mirror":{"name":"O"},"max_msg_size":512}""", 400, 10030, "stream mirror must have max message size >= source");
+            await AssertRefusedAsync("M", """{"name":"M","storage":"memory","mirror":{"name":"O","filter_subject":"x.y"}}""",
+                500, 10052, "mirror 'O' filter subject 'x.y' does not overlap with any origin stream subject");
+            await AssertRefusedAsync("M", """{"name":"M","storage":"memory","mirror":{"name":"M"}}""", 500, 10052, "detected cycle");
+            await AssertRefusedAsync("S", """{"name":"S","storage":"memory","sources":[{"name":"O"}],"max_msg_size":100}""", 400, 10046, "stream source must have max message size >= target");
+            await AssertRefusedAsync("S", """{"name":"S","storage":"memory","sources":[{"name":"P","filter_subject":"o.x"}]}""",
+                500, 10052, "source 'P' filter subject 'o.x' does not overlap with any origin stream subject");
+
+            // Within the rules both are created, with no subjects of their own; a mirror of a stream that does not exist yet too.
+            using (var mirror = await RequestAsync(c, "$JS.API.STREAM.CREATE.M", """{"name":"M","storage":"memory","mirror":{"name":"O","filter_subject":"o.a"}}"""))
+            {
+                Assert.False(mirror.RootElement.TryGetProperty("error", out _), mirror.RootElement.ToString());
+                Assert.False(mirror.RootElement.GetProperty("config").TryGetProperty("subjects", out _));
+                Assert.Equal("O", mirror.RootElement.GetProperty("config").GetProperty("mirror").GetProperty("name").GetString());
+            }
+
+            using (var sources = await RequestAsync(c, "$JS.API.STREAM.CREATE.S", """{"name":"S","storage":"memory","sources":[{"name":"O"},{"name":"LATER"}]}"""))
+            {
+                Assert.False(sources.RootElement.TryGetProperty("error", out _), sources.RootElement.ToString());
+                Assert.Equal(2, sources.RootElement.GetProperty("config").GetProperty("sources").GetArrayLength());
+            }
+
+            // A stream sourcing S, which S then sources back, is a cycle.
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.T", """{"name":"T","storage":"memory","sources":[{"name":"S"}]}""")) { }
+            using (var cycle = await RequestAsync(c, "$JS.API.STREAM.UPDATE.S", """{"name":"S","storage":"memory","sources":[{"name":"O"},{"name":"T"}]}"""))
+            {
+                AssertError(cycle, 500, 10052, "detected cycle");
+            }
+
+            using (var changed = await RequestAsync(c, "$JS.API.STREAM.UPDATE.M", """{"name":"M","storage":"memory","mirror":{"name":"P"}}"""))
+            {
+                AssertError(changed, 400, 10055, "stream mirror configuration can not be updated");
+            }
+        });
+    }
+
+    [Fact]
+    public async Task A_subject_transform_stores_published_subjects_mapped_on_courier_while_nats_server_2_9_ignores_it()
+    {
+        await _server.WithJetStreamAsync(async server =>
+        {
+            await using var c = await ConnectAsync(server);
+            using (var refused = await RequestAsync(c, "$JS.API.STREAM.CREATE.B", """{"name":"B","subjects":["b.*"],"storage":"memory","subject_transform":{"src":"b.*","dest":"mapped.$2"}}"""))
+            {
+                // nats-server 2.9.10 does not know the field; 2.10 refuses a destination it cannot build, as Courier does.
+                Assert.Equal(_server.Kind == ServerKind.Courier, refused.RootElement.TryGetProperty("error", out _));
+            }
+
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.T", """{"name":"T","subjects":["in.*","other"],"storage":"memory","subject_transform":{"src":"in.*","dest":"mapped.$1"}}""")) { }
+            foreach (var subject in new[] { "in.a", "other" })
+            {
+                await c.SendAsync($"PUB {subject} _INBOX.api 1\r\nx\r\n");
+                await c.ExpectMsgAsync();
+            }
+
+            // 2.10's input transform maps a matching subject before it is stored; others are stored as published.
+            using var first = await RequestAsync(c, "$JS.API.STREAM.MSG.GET.T", """{"seq":1}""");
+            Assert.Equal(_server.Kind == ServerKind.Courier ? "mapped.a" : "in.a", first.RootElement.GetProperty("message").GetProperty("subject").GetString());
+            using var second = await RequestAsync(c, "$JS.API.STREAM.MSG.GET.T", """{"seq":2}""");
+            Assert.Equal("other", second.RootElement.GetProperty("message").GetProperty("subject").GetString());
+        });
+    }
+
+    [Fact]
+    public async Task A_mirror_of_a_stream_that_does_not_exist_reports_it_in_stream_info_and_fills_once_it_is_created()
+    {
+        await _server.WithJetStreamAsync(async server =>
+        {
+            await using var c = await ConnectAsync(server);
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.M", """{"name":"M","storage":"memory","mirror":{"name":"O"}}""")) { }
+
+            var missing = await PollInfoAsync(c, "M", i => i.GetProperty("mirror").TryGetProperty("error", out _));
+            var mirror = missing.GetProperty("mirror");
+            Assert.Equal(("O", 0UL, -1L), (mirror.GetProperty("name").GetString(), mirror.GetProperty("lag").GetUInt64(), mirror.GetProperty("active").GetInt64()));
+            var error = mirror.GetProperty("error");
+            Assert.Equal((404, 10059, "stream not found"), (error.GetProperty("code").GetInt32(), error.GetProperty("err_code").GetInt32(), error.GetProperty("description").GetString()));
+            Assert.False(mirror.TryGetProperty("external", out _));
+
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.O", """{"name":"O","subjects":["o.>"],"storage":"memory"}""")) { }
+            await c.SendAsync("PUB o.1 _INBOX.api 3\r\none\r\nPUB o.2 _INBOX.api 3\r\ntwo\r\n");
+            await c.ExpectMsgAsync();
+            await c.ExpectMsgAsync();
+
+            var filled = await PollInfoAsync(c, "M", i => i.GetProperty("state").GetProperty("messages").GetUInt64() == 2 && !i.GetProperty("mirror").TryGetProperty("error", out _));
+            Assert.True(filled.GetProperty("mirror").GetProperty("active").GetInt64() >= 0);
         });
     }
 
@@ -364,6 +447,22 @@ public abstract class JetStreamStreamRulesTests<TServer> : IClassFixture<TServer
                 Assert.Equal((kept, 7 - kept), (state.GetProperty("messages").GetUInt64(), state.GetProperty("first_seq").GetUInt64())); // the last ones
             }
         });
+    }
+
+    /// <summary>Asks STREAM.INFO until <paramref name="done"/> holds, up to 20 s (nats-server retries a missing origin every few seconds).</summary>
+    private static async Task<JsonElement> PollInfoAsync(WireClient c, string stream, Func<JsonElement, bool> done)
+    {
+        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(20);
+        while (true)
+        {
+            using var info = await RequestAsync(c, $"$JS.API.STREAM.INFO.{stream}", "");
+            if (done(info.RootElement) || DateTime.UtcNow > deadline)
+            {
+                return info.RootElement.Clone();
+            }
+
+            await Task.Delay(100);
+        }
     }
 
     private static (long Total, long Errors) ApiCounts(JsonDocument info)

@@ -1,0 +1,319 @@
+using System.Globalization;
+using System.Text;
+using Akka.Actor;
+using Akka.Event;
+using Courier.Protocols.JetStream;
+using Courier.Protocols.Nats;
+using Courier.Storage;
+
+namespace Courier.Actors.JetStream;
+
+/// <summary>
+/// <c>mirror</c> and <c>sources</c> (nats-server setupMirrorConsumer, setupSourceConsumers,
+/// processInboundMirrorMsg, processInboundSourceMsg). The origin streams are local (same account,
+/// same node), so the stream reads each origin's store directly instead of through a consumer: on
+/// each flush of an origin (<see cref="LocalStreams.Notify"/>) and on a 1 s tick, it copies what is
+/// new in bounded batches, one store flush per batch.
+/// </summary>
+/// <remarks>
+/// A mirror keeps the origin's sequences and timestamps: gaps (messages the origin deleted, or the
+/// filter skipped) are skipped here too, and it resumes after its own last sequence. A source
+/// message gets a <c>Nats-Stream-Source: &lt;origin&gt; &lt;origin sequence&gt;</c> header, as
+/// nats-server adds it, and goes through the stream's publish checks (dedupe, rollup, republish);
+/// on start each source resumes after the last origin sequence its header records.
+/// </remarks>
+internal sealed partial class StreamActor
+{
+    /// <summary>How often origins are read without being told (nats-server's sourceHealthCheckInterval).</summary>
+    private static readonly TimeSpan OriginCheckInterval = TimeSpan.FromSeconds(1);
+
+    /// <summary>Most messages copied from one origin per turn (other requests are answered in between).</summary>
+    private const int CopyBatch = 1024;
+
+    private const string StreamSourceHeader = "Nats-Stream-Source";
+
+    private readonly LocalStreams _streams;
+    private Origin? _mirror;
+    private readonly List<Origin> _sources = [];
+    private bool _copyQueued;
+
+    /// <summary>True when <paramref name="config"/> copies from other streams (a mirror, or sources).</summary>
+    internal static bool IsCopying(StreamConfig config) => config.Mirror is not null || config.Sources is { Count: > 0 };
+
+    /// <summary>
+    /// Starts following the origins of the current configuration. On start (<paramref name="fromStore"/>)
+    /// each resumes from where the store says this stream left off; on an update the sources kept go
+    /// on from where they are and an added one starts afresh, as nats-server's update does.
+    /// </summary>
+    private void StartOrigins(bool fromStore)
+    {
+        Dictionary<string, Origin> previous = fromStore ? new(StringComparer.Ordinal) : _sources.ToDictionary(o => o.Name, StringComparer.Ordinal);
+        StopOrigins();
+        if (_config.Mirror is { } mirror)
+        {
+            var last = _store.State().LastSeq;
+            _mirror = new Origin(mirror) { Next = last > 0 ? last + 1 : 0 };
+            _streams.Follow(mirror.Name, Self);
+        }
+
+        if (_config.Sources is { Count: > 0 } sources)
+        {
+            var resumed = fromStore ? LastSourcedSequences(sources) : new Dictionary<string, ulong>(StringComparer.Ordinal);
+            var lastTime = fromStore ? _store.State().LastTime : 0;
+            foreach (var source in sources)
+            {
+                var origin = new Origin(source);
+                if (previous.TryGetValue(source.Name, out var kept))
+                {
+                    origin.Next = kept.Next;
+                    origin.StartTime = kept.StartTime;
+                }
+                else if (resumed.TryGetValue(source.Name, out var sequence))
+                {
+                    origin.Next = sequence + 1;
+                }
+                else if (source.OptStartSeq == 0 && source.OptStartTime is null && lastTime > 0)
+                {
+                    // As nats-server: a source with nothing of its own left here starts from this stream's last time.
+                    origin.StartTime = lastTime;
+                }
+
+                _sources.Add(origin);
+                _streams.Follow(source.Name, Self);
+            }
+        }
+
+        if (_mirror is not null || _sources.Count > 0)
+        {
+            Timers.StartPeriodicTimer("origins", Protocol.OriginAdvanced.Instance, OriginCheckInterval);
+            QueueCopy();
+        }
+    }
+
+    private void StopOrigins()
+    {
+        if (_mirror is not null)
+        {
+            _streams.Unfollow(_mirror.Name, Self);
+            _mirror = null;
+        }
+
+        foreach (var source in _sources)
+        {
+            _streams.Unfollow(source.Name, Self);
+        }
+
+        _sources.Clear();
+        Timers.Cancel("origins");
+    }
+
+    /// <summary>
+    /// The last origin sequence each source's <c>Nats-Stream-Source</c> header records, newest first
+    /// (nats-server's startingSequenceForSources: a reverse scan that stops once every source is found).
+    /// </summary>
+    private Dictionary<string, ulong> LastSourcedSequences(List<StreamSource> sources)
+    {
+        var found = new Dictionary<string, ulong>(StringComparer.Ordinal);
+        var state = _store.State();
+        if (state.Msgs == 0)
+        {
+            return found;
+        }
+
+        var wanted = sources.Select(s => s.Name).ToHashSet(StringComparer.Ordinal);
+        for (var seq = state.LastSeq; seq >= state.FirstSeq && seq > 0 && found.Count < wanted.Count; seq--)
+        {
+            if (_store.LoadMessage(seq) is not { Found: true, Message: { Headers.IsEmpty: false } m } ||
+                NatsHeaders.Get(m.Headers.Span, StreamSourceHeader) is not { } header)
+            {
+                continue;
+            }
+
+            var space = header.IndexOf(' ', StringComparison.Ordinal);
+            if (space > 0 && wanted.Contains(header[..space]) && !found.ContainsKey(header[..space]) &&
+                ulong.TryParse(header.AsSpan(space + 1), NumberStyles.None, CultureInfo.InvariantCulture, out var sequence))
+            {
+                found[header[..space]] = sequence;
+            }
+        }
+
+        return found;
+    }
+
+    private void QueueCopy()
+    {
+        if (!_copyQueued)
+        {
+            _copyQueued = true;
+            Self.Tell(Protocol.CopyFromOrigins.Instance);
+        }
+    }
+
+    /// <summary>Copies what is new in each origin (a bounded batch each), then flushes once and tells who follows this stream.</summary>
+    private void CopyFromOrigins()
+    {
+        _copyQueued = false;
+        var copied = 0;
+        var more = false;
+        if (_mirror is { } mirror)
+        {
+            more |= Copy(mirror, isMirror: true, ref copied);
+        }
+
+        foreach (var source in _sources)
+        {
+            more |= Copy(source, isMirror: false, ref copied);
+        }
+
+        if (copied > 0)
+        {
+            _store.Flush();
+            foreach (var consumer in _consumers.Values)
+            {
+                consumer.Tell(ConsumerActor.Protocol.NewMessages.Instance);
+            }
+
+            SendRepublished();
+            _streams.Notify(_config.Name);
+        }
+
+        if (more)
+        {
+            QueueCopy();
+        }
+    }
+
+    /// <summary>Copies up to <see cref="CopyBatch"/> new messages of <paramref name="origin"/>; true when it has more.</summary>
+    private bool Copy(Origin origin, bool isMirror, ref int copied)
+    {
+        if (_streams.Find(origin.Name) is not { } store)
+        {
+            origin.Error = ApiError.StreamNotFound; // as nats-server reports a consumer create on a missing origin
+            return false;
+        }
+
+        origin.Error = null;
+        origin.LastActive = DateTime.UtcNow;
+        if (origin.Next == 0)
+        {
+            origin.Next = origin.Config.OptStartSeq > 0 ? origin.Config.OptStartSeq
+                : origin.Config.OptStartTime is { } time ? store.GetSequenceFromTime((time.ToUniversalTime() - DateTime.UnixEpoch).Ticks * 100)
+                : origin.StartTime > 0 ? store.GetSequenceFromTime(origin.StartTime)
+                : 1;
+        }
+
+        var filter = string.IsNullOrEmpty(origin.Config.FilterSubject) ? null : origin.Config.FilterSubject;
+        for (var n = 0; n < CopyBatch; n++)
+        {
+            var next = store.LoadNextMessage(filter, origin.Next);
+            if (next is not { Found: true, Message: { } m })
+            {
+                origin.Lag = 0;
+                return false;
+            }
+
+            if (isMirror)
+            {
+                StoreMirrored(m);
+            }
+            else
+            {
+                StoreSourced(origin, m);
+            }
+
+            origin.Next = m.Sequence + 1;
+            copied++;
+        }
+
+        origin.Lag = store.FilteredState(origin.Next, filter).Msgs;
+        return origin.Lag > 0;
+    }
+
+    /// <summary>
+    /// Stores an origin message at the origin's sequence (processInboundMirrorMsg): an empty mirror
+    /// starts at it; a gap is skipped as nats-server's skipMsgs does (the store has no skip record, so
+    /// each skipped sequence is appended and removed before the flush, as interest retention does).
+    /// </summary>
+    private void StoreMirrored(StoredMessage m)
+    {
+        var state = _store.State();
+        if (m.Sequence <= state.LastSeq)
+        {
+            return; // already here
+        }
+
+        var subject = Encoding.UTF8.GetBytes(m.Subject);
+        if (m.Sequence > state.LastSeq + 1)
+        {
+            if (state.Msgs == 0)
+            {
+                _store.Compact(m.Sequence);
+            }
+            else
+            {
+                for (var skip = state.LastSeq + 1; skip < m.Sequence; skip++)
+                {
+                    var placeholder = _store.Append(subject, default, default, m.Timestamp);
+                    if (!placeholder.Ok)
+                    {
+                        break;
+                    }
+
+                    _store.RemoveMessage(placeholder.Sequence);
+                }
+            }
+        }
+
+        var result = _store.Append(subject, m.Headers.Span, m.Payload.Span, m.Timestamp);
+        if (!result.Ok)
+        {
+            _log.Warning("mirror {0} could not store {1} #{2}: {3}", _config.Name, m.Subject, m.Sequence, result.Error.Describe());
+        }
+    }
+
+    /// <summary>Stores an origin message with its <c>Nats-Stream-Source</c> header through the publish checks (processInboundSourceMsg).</summary>
+    private void StoreSourced(Origin origin, StoredMessage m)
+    {
+        var headers = NatsHeaders.Set(m.Headers.Span, StreamSourceHeader, origin.Name + " " + m.Sequence.ToString(CultureInfo.InvariantCulture));
+        if (AppendChecked(Ingested(new InternalMessage(m.Subject, null, headers, m.Payload.ToArray())), out _) is { Error: { } error })
+        {
+            _log.Warning("stream {0} could not store {1} #{2} from source {3}: {4}", _config.Name, m.Subject, m.Sequence, origin.Name, error.Description);
+        }
+    }
+
+    /// <summary>STREAM.INFO's <c>mirror</c> / <c>sources</c> entry.</summary>
+    private static StreamSourceInfo SourceInfo(Origin origin) => new()
+    {
+        Name = origin.Name,
+        Lag = origin.Lag,
+        Active = origin.LastActive == default ? -1 : (DateTime.UtcNow - origin.LastActive).Ticks * 100,
+        Error = origin.Error,
+        External = origin.Config.External,
+    };
+
+    private void AddOriginInfo(StreamInfoResponse info)
+    {
+        info.Mirror = _mirror is null ? null : SourceInfo(_mirror);
+        info.Sources = _sources.Count == 0 ? null : [.. _sources.Select(SourceInfo)];
+    }
+
+    /// <summary>Where a mirror or a source has got to.</summary>
+    private sealed class Origin(StreamSource config)
+    {
+        public StreamSource Config { get; } = config;
+
+        public string Name => Config.Name;
+
+        /// <summary>The origin sequence to read next; 0 until the start is resolved against the origin's store.</summary>
+        public ulong Next { get; set; }
+
+        /// <summary>Unix ns to start from when nothing else says where (a restart that finds none of this source's messages).</summary>
+        public long StartTime { get; set; }
+
+        public ulong Lag { get; set; }
+
+        public DateTime LastActive { get; set; }
+
+        public ApiError? Error { get; set; }
+    }
+}
