@@ -331,6 +331,10 @@ internal sealed partial class ClientConnection
         {
             _connectReceived = true;
             _owner.Tell(ConnectionActor.Protocol.Connected.Instance);
+            if (!IsInternal)
+            {
+                _broker.Events?.ClientConnected(this); // once per connection: the system account's CONNECT event
+            }
         }
 
         if (_verbose)

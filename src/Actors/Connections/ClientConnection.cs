@@ -233,6 +233,10 @@ internal sealed partial class ClientConnection
         var subscriptions = RemoveAllSubscriptions();
         _broker.Unregister(this, subscriptions);
         ReleaseAccountAdmission();
+        if (!IsInternal && _route is null && ConnectOptions is not null && _mqtt is null)
+        {
+            _broker.Events?.ClientClosed(this); // the system account's DISCONNECT event
+        }
 
         Outbound.Complete();
         _ = CloseTransportAsync();
