@@ -273,6 +273,12 @@ internal sealed partial class ClientConnection
             return Fatal(null, "Protocol Violation");
         }
 
+        if (_stream is WebSocketStream { Upgrade.CookieJwt: { Length: > 0 } cookieJwt } && string.IsNullOrEmpty(options.Jwt) && _broker.Trust is not null)
+        {
+            // websocket.jwt_cookie: a CONNECT without a JWT uses the cookie's (nats-server's processConnect).
+            options.Jwt = cookieJwt;
+        }
+
         if (!_connectReceived)
         {
             // In-process clients are Courier's own services (JetStream): never subject to client auth,
