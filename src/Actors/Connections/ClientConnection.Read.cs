@@ -308,6 +308,8 @@ internal sealed partial class ClientConnection
 
             AuthorizedUser = auth.User;
             AuthExpires = auth.Expires;
+            var rtt = DateTime.UtcNow - Started;
+            Rtt = rtt > TimeSpan.Zero ? rtt : TimeSpan.FromMicroseconds(1); // as nats-server's computeRTT
             _permissions = auth.Permissions is null ? null : new ClientPermissions(auth.Permissions);
             DeliveryFilter = _permissions is { FiltersDeliveries: true } ? _permissions : null;
             if (!IsInternal)

@@ -213,6 +213,7 @@ internal sealed class SystemEvents : IAsyncDisposable
         Name = NullIfEmpty(c.ConnectOptions?.Name),
         Lang = NullIfEmpty(c.ConnectOptions?.Lang),
         Version = NullIfEmpty(c.ConnectOptions?.Version),
+        Rtt = stop is null ? 0 : c.Rtt.Ticks * 100, // nats-server's connect event goes out before its estimate
         Stop = stop,
         Jwt = NullIfEmpty(c.ConnectOptions?.Jwt),
         ClientType = c.IsMqtt ? ConnectionTypes.Mqtt : c.IsWebSocket ? ConnectionTypes.WebSocket : ConnectionTypes.Nats,

@@ -1249,4 +1249,5 @@ public sealed record ConnectionInfo(
     string? TlsCipherSuite = null,
     string Type = ConnectionTypes.Nats,
     string? MqttClient = null,
-    string Account = "$G");
+    string Account = "$G",
+    TimeSpan Rtt = default);

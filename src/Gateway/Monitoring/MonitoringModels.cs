@@ -52,6 +52,7 @@ internal sealed class Varz
     [JsonPropertyName("slow_consumers")] public long SlowConsumers { get; init; }
     [JsonPropertyName("subscriptions")] public int Subscriptions { get; init; }
     [JsonPropertyName("config_load_time")] public DateTime ConfigLoadTime { get; init; }
+    [JsonPropertyName("system_account")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? SystemAccount { get; init; }
 }
 
 /// <summary>The <c>cluster</c> part of /varz (nats-server's ClusterOptsVarz; empty without a cluster).</summary>
@@ -149,6 +150,7 @@ internal sealed class ConnzConnection
     [JsonPropertyName("last_activity")] public DateTime LastActivity { get; init; }
     [JsonPropertyName("uptime")] public string Uptime { get; init; } = "";
     [JsonPropertyName("idle")] public string Idle { get; init; } = "";
+    [JsonPropertyName("rtt")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Rtt { get; init; }
     [JsonPropertyName("pending_bytes")] public long PendingBytes { get; init; }
     [JsonPropertyName("in_msgs")] public long InMsgs { get; init; }
     [JsonPropertyName("out_msgs")] public long OutMsgs { get; init; }
@@ -182,6 +184,7 @@ internal sealed class Accountz
 internal sealed class AccountzDetail
 {
     [JsonPropertyName("account_name")] public string Name { get; init; } = "";
+    [JsonPropertyName("update_time")] public DateTime UpdateTime { get; init; }
     [JsonPropertyName("is_system")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool IsSystem { get; init; }
     [JsonPropertyName("expired")] public bool Expired { get; init; }
     [JsonPropertyName("complete")] public bool Complete { get; init; } = true;

@@ -16,6 +16,9 @@ internal sealed class MonitoringPages
     /// <summary>/connz page size when none is asked for (nats-server DefaultConnListSize).</summary>
     private const int DefaultConnzLimit = 1024;
 
+    /// <summary>/subsz page size when none is asked for (nats-server DefaultSubListSize).</summary>
+    internal const int DefaultSubszLimit = 1024;
+
     private readonly Broker _broker;
     private readonly DateTime _configLoadTime = DateTime.UtcNow;
 
@@ -42,6 +45,7 @@ internal sealed class MonitoringPages
         return new AccountzDetail
         {
             Name = account.Name,
+            UpdateTime = _broker.Started,
             IsSystem = _broker.SystemAccount?.Name == account.Name,
             JetStream = account.JetStream,
             ClientConnections = account.ClientConnections,
@@ -160,6 +164,7 @@ internal sealed class MonitoringPages
             SlowConsumers = _broker.Stats.SlowConsumers,
             Subscriptions = _broker.SubscriptionCount,
             ConfigLoadTime = _configLoadTime,
+            SystemAccount = _broker.SystemAccount?.Name,
         };
     }
 
@@ -195,6 +200,7 @@ internal sealed class MonitoringPages
                 LastActivity = c.LastActivity,
                 Uptime = GoDurationText(now - c.Start),
                 Idle = GoDurationText(now - c.LastActivity),
+                Rtt = c.Rtt > TimeSpan.Zero ? Courier.Protocols.JetStream.GoDuration.Format(c.Rtt.Ticks * 100) : null,
                 PendingBytes = c.PendingBytes,
                 InMsgs = c.InMsgs,
                 OutMsgs = c.OutMsgs,
@@ -258,6 +264,9 @@ internal sealed class MonitoringPages
         ServerId = _broker.ServerId,
         Now = DateTime.UtcNow,
         NumSubscriptions = _broker.SubscriptionCount,
+        Total = 0, // nats-server: the listed subscriptions, none without ?subs=1
+        Offset = 0,
+        Limit = DefaultSubszLimit,
     };
 
     /// <summary>A duration the way nats-server prints uptime: <c>1d2h3m4s</c>, largest units first.</summary>

@@ -172,7 +172,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
                 }
                 else
                 {
-                    Reply(reply, Error(500, $"Account {account} does not exist"));
+                    Reply(reply, Failure($"Account {account} does not exist"));
                 }
 
                 break;
@@ -193,7 +193,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
         }
         catch (Exception e) when (e is Akka.Actor.AskTimeoutException or TaskCanceledException)
         {
-            Reply(reply, Error(500, e.Message));
+            Reply(reply, Failure(e.Message));
         }
     }
 
@@ -246,7 +246,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
                 }
                 else
                 {
-                    Reply(reply, Error(500, $"Account {accountName} does not exist"));
+                    Reply(reply, Failure($"Account {accountName} does not exist"));
                 }
 
                 break;
@@ -259,7 +259,24 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
 
                 break;
             case "JSZ":
-                _ = ReplyJszAsync(reply);
+                // As nats-server's JszAccount: the errors; an enabled account gets the server's usage.
+                if (!_broker.Options.JetStream)
+                {
+                    Reply(reply, Failure("jetstream not enabled"));
+                }
+                else if (_broker.Accounts.Find(accountName) is not { } jsAccount)
+                {
+                    Reply(reply, Failure($"account \"{accountName}\" not found"));
+                }
+                else if (jsAccount.JetStream is null)
+                {
+                    Reply(reply, Failure($"account \"{accountName}\" not jetstream enabled"));
+                }
+                else
+                {
+                    _ = ReplyJszAsync(reply);
+                }
+
                 break;
             default:
                 return;
@@ -297,7 +314,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
             NumSubscriptions = _broker.Accounts.Find(accountName)?.Space.Count ?? 0,
             Total = details.Count,
             Offset = 0,
-            Limit = 1024,
+            Limit = MonitoringPages.DefaultSubszLimit,
             Subscriptions = details,
         };
     }
@@ -407,6 +424,13 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
 
     private byte[] Data<T>(T value, JsonTypeInfo<T> type) =>
         Envelope(JsonSerializer.SerializeToUtf8Bytes(_events.NextServer(), EventsJsonContext.Default.EventServer), "data", JsonSerializer.SerializeToUtf8Bytes(value, type));
+
+    // A handler's failure: nats-server's zReq then sends "data":null beside the error.
+    private byte[] Failure(string description)
+    {
+        var error = JsonSerializer.SerializeToUtf8Bytes(new EventError { Code = 500, Description = description }, EventsJsonContext.Default.EventError);
+        return Envelope(JsonSerializer.SerializeToUtf8Bytes(_events.NextServer(), EventsJsonContext.Default.EventServer), "data", [.. "null,\"error\":"u8, .. error]);
+    }
 
     private byte[] Error(int code, string description) =>
         Envelope(JsonSerializer.SerializeToUtf8Bytes(_events.NextServer(), EventsJsonContext.Default.EventServer), "error",

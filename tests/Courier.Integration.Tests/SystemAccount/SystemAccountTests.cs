@@ -98,6 +98,7 @@ public abstract class SystemAccountTests<TServer> : IClassFixture<TServer>
         Assert.Equal("Client", info.GetProperty("kind").GetString());
         Assert.Equal("nats", info.GetProperty("client_type").GetString());
         Assert.False(info.TryGetProperty("stop", out _));
+        Assert.False(info.TryGetProperty("rtt", out _)); // estimated at CONNECT, after this event
 
         await client.DisposeAsync();
         var disconnect = await NextJsonAsync(disconnects, cts.Token);
@@ -105,7 +106,8 @@ public abstract class SystemAccountTests<TServer> : IClassFixture<TServer>
         AssertServer(disconnect.GetProperty("server"));
         AssertFields(disconnect, ("sent", JsonValueKind.Object), ("received", JsonValueKind.Object), ("reason", JsonValueKind.String));
         var closed = disconnect.GetProperty("client");
-        AssertFields(closed, ("start", JsonValueKind.String), ("stop", JsonValueKind.String), ("id", JsonValueKind.Number), ("acc", JsonValueKind.String));
+        AssertFields(closed, ("start", JsonValueKind.String), ("stop", JsonValueKind.String), ("id", JsonValueKind.Number), ("acc", JsonValueKind.String),
+            ("rtt", JsonValueKind.Number));
         Assert.Equal(info.GetProperty("id").GetUInt64(), closed.GetProperty("id").GetUInt64());
         Assert.Equal("Client Closed", disconnect.GetProperty("reason").GetString());
         AssertFields(disconnect.GetProperty("sent"), ("msgs", JsonValueKind.Number), ("bytes", JsonValueKind.Number));
@@ -158,6 +160,9 @@ public abstract class SystemAccountTests<TServer> : IClassFixture<TServer>
 
         var connz = await RequestJsonAsync(sys, "$SYS.REQ.SERVER.PING.CONNZ");
         Assert.Equal(2, connz.GetProperty("data").GetProperty("num_connections").GetInt32());
+        Assert.All(connz.GetProperty("data").GetProperty("connections").EnumerateArray(), c => AssertFields(c, ("rtt", JsonValueKind.String)));
+
+        Assert.Equal("SYS", varz.GetProperty("data").GetProperty("system_account").GetString());
 
         var healthz = await RequestJsonAsync(sys, $"$SYS.REQ.SERVER.{id}.HEALTHZ");
         Assert.Equal("ok", healthz.GetProperty("data").GetProperty("status").GetString());
@@ -213,6 +218,10 @@ public abstract class SystemAccountTests<TServer> : IClassFixture<TServer>
         var subsz = await RequestJsonAsync(sys, "$SYS.REQ.ACCOUNT.A.SUBSZ");
         var list = subsz.GetProperty("data").GetProperty("subscriptions_list").EnumerateArray().ToList();
         Assert.Contains(list, s => s.GetProperty("subject").GetString() == "a.things");
+
+        var jsz = await RequestJsonAsync(sys, "$SYS.REQ.ACCOUNT.A.JSZ");
+        Assert.Equal(500, jsz.GetProperty("error").GetProperty("code").GetInt32());
+        Assert.Equal("jetstream not enabled", jsz.GetProperty("error").GetProperty("description").GetString());
 
         var statz = await RequestJsonAsync(sys, "$SYS.REQ.ACCOUNT.A.STATZ");
         var stat = Assert.Single(statz.GetProperty("data").GetProperty("account_statz").EnumerateArray());
