@@ -71,7 +71,47 @@ internal static class ClaimsUpdates
             return Error(events, key, $"jwt update{cache} resulted in error", saveError);
         }
 
+        CloseRevoked(broker, trust, key);
+
         return Ok(events, key, "jwt updated");
+    }
+
+    /// <summary>
+    /// As nats-server's updateAccountClaims: the account's connected users that its JWT (the one the
+    /// resolver holds now) revokes, or whose bearer token it no longer allows, are closed.
+    /// </summary>
+    private static void CloseRevoked(Broker broker, OperatorTrust trust, string account)
+    {
+        if (trust.LookupAccount(account, out _) is not { Nats: var nats })
+        {
+            return;
+        }
+
+        var disallowBearer = nats.Limits is { DisallowBearer: true };
+        if (nats.Revocations is not { Count: > 0 } && !disallowBearer)
+        {
+            return;
+        }
+
+        foreach (var client in broker.Registry.Clients)
+        {
+            if (client.IsClosed || client.JwtAccount != account || client.ConnectOptions?.Jwt is not { Length: > 0 } userJwt)
+            {
+                continue;
+            }
+
+            var user = NatsJwt.Decode(userJwt, IdentityJsonContext.Default.UserClaims, PrefixByte.Account, PrefixByte.User, out _);
+            if (user?.Nats is null || (user.Nats.BearerToken && disallowBearer))
+            {
+                client.SendError(Protocols.Nats.NatsErrors.AuthorizationViolation);
+                client.RequestClose("Authentication Failure");
+            }
+            else if (OperatorTrust.IsRevoked(nats.Revocations, user.Subject, user.IssuedAt))
+            {
+                client.SendError(Protocols.Nats.NatsErrors.UserAuthenticationRevoked);
+                client.RequestClose("Credentials Revoked");
+            }
+        }
     }
 
     private static ClaimsUpdateResponse Ok(SystemEvents events, string account, string message) => new()

@@ -110,20 +110,21 @@ public abstract class ClaimsUpdateTests<TServer> : IClassFixture<TServer>
     });
 
     [Fact]
-    public Task A_pushed_JWT_that_revokes_a_user_refuses_that_users_next_connection() => WithDirectoryServerAsync(async (server, unusedDir) =>
+    public Task A_pushed_JWT_that_revokes_a_user_closes_its_connection_and_refuses_the_next() => WithDirectoryServerAsync(async (server, unusedDir) =>
     {
         var account = _operator.NewAccount("REV");
         await using var sys = await ConnectAsync(server, TestOperator.NewUser(_operator.System));
         Assert.Equal(200, (await RequestJsonAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", account.Jwt)).GetProperty("data").GetProperty("code").GetInt32());
         var user = TestOperator.NewUser(account, issuedAt: TestJwt.Now - 60);
-        await using (await ConnectAsync(server, user))
-        {
-        }
+        await using var connected = await WireClient.ConnectAsync(server);
+        await connected.SendAsync($"CONNECT {user.Connect(connected.Info.GetProperty("nonce").GetString()!)}\r\n");
+        await connected.PingPongAsync();
 
         // The same account key, a newer JWT that revokes the user (issued before now).
         var revoking = _operator.ReissueAccount(account, "REV", nats => nats["revocations"] = new System.Text.Json.Nodes.JsonObject { [user.PublicKey] = TestJwt.Now });
         Assert.Equal(200, (await RequestJsonAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", revoking.Jwt)).GetProperty("data").GetProperty("code").GetInt32());
 
+        await connected.ExpectAsync("-ERR 'User Authentication Revoked'\r\n");
         await Assert.ThrowsAnyAsync<NatsException>(async () => await ConnectAsync(server, user));
     });
 }

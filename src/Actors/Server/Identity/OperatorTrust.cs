@@ -267,7 +267,7 @@ internal sealed class OperatorTrust
     }
 
     /// <summary>nats-server's isRevoked: revoked when the user's (or <c>*</c>'s) revocation time is at or after the JWT's issue time.</summary>
-    private static bool IsRevoked(Dictionary<string, long>? revocations, string subject, long issuedAt)
+    internal static bool IsRevoked(Dictionary<string, long>? revocations, string subject, long issuedAt)
     {
         if (revocations is null || revocations.Count == 0)
         {
