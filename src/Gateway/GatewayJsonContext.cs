@@ -12,5 +12,7 @@ namespace Courier.Gateway;
 [JsonSerializable(typeof(Subsz))]
 [JsonSerializable(typeof(Healthz))]
 [JsonSerializable(typeof(Jsz))]
+[JsonSerializable(typeof(Statsz))]
+[JsonSerializable(typeof(AccountStatz))]
 [JsonSerializable(typeof(PortsFile))]
 internal sealed partial class GatewayJsonContext : JsonSerializerContext;

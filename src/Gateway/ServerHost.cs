@@ -14,11 +14,13 @@ internal sealed partial class ServerHost : IAsyncDisposable
     private readonly ServerOptions _options;
     private readonly ILoggerFactory _loggerFactory;
     private readonly ILogger _log;
+    private readonly MonitoringPages _pages;
     private NatsListener? _listener;
     private WebSocketListener? _webSocket;
     private NatsListener? _mqttListener;
     private TcpAcceptor? _routeListener;
     private MonitoringServer? _monitoring;
+    private SystemAccountService? _systemAccount;
     private string? _portsFile;
     private Task _warmup = Task.CompletedTask;
 
@@ -28,6 +30,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
         _loggerFactory = loggerFactory;
         _log = loggerFactory.CreateLogger("courier");
         Broker = new Broker(options, loggerFactory);
+        _pages = new MonitoringPages(Broker);
     }
 
     public Broker Broker { get; }
@@ -91,13 +94,13 @@ internal sealed partial class ServerHost : IAsyncDisposable
 
             if (_options.HttpPort != 0)
             {
-                _monitoring = new MonitoringServer(Broker, _options.HttpHost ?? _options.Host, _options.HttpPort, _loggerFactory);
+                _monitoring = new MonitoringServer(Broker, _pages, _options.HttpHost ?? _options.Host, _options.HttpPort, _loggerFactory);
                 await _monitoring.StartAsync().ConfigureAwait(false);
                 Log.Monitoring(_log, _monitoring.LocalEndPoint!.ToString());
             }
             else if (_options.HttpsPort != 0 && Broker.Tls is { } tls)
             {
-                _monitoring = new MonitoringServer(Broker, _options.HttpHost ?? _options.Host, _options.HttpsPort, _loggerFactory, tls);
+                _monitoring = new MonitoringServer(Broker, _pages, _options.HttpHost ?? _options.Host, _options.HttpsPort, _loggerFactory, tls);
                 await _monitoring.StartAsync().ConfigureAwait(false);
                 Log.HttpsMonitoring(_log, _monitoring.LocalEndPoint!.ToString());
             }
@@ -107,6 +110,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
             await actors.ConfigureAwait(false);
         }
 
+        _systemAccount = await SystemAccountService.StartAsync(Broker, _pages, _log).ConfigureAwait(false);
         _listener.Start();
         if (_options.Tls is { } clientTls)
         {
@@ -191,6 +195,11 @@ internal sealed partial class ServerHost : IAsyncDisposable
         }
 
         await _warmup.ConfigureAwait(false); // it may be writing in the store directory
+
+        if (_systemAccount is not null)
+        {
+            await _systemAccount.DisposeAsync().ConfigureAwait(false);
+        }
 
         await Broker.DisposeAsync().ConfigureAwait(false);
         if (_portsFile is not null)

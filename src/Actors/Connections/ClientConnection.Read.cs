@@ -273,6 +273,12 @@ internal sealed partial class ClientConnection
             return Fatal(null, "Protocol Violation");
         }
 
+        if (_stream is WebSocketStream { Upgrade.CookieJwt: { Length: > 0 } cookieJwt } && string.IsNullOrEmpty(options.Jwt) && _broker.Trust is not null)
+        {
+            // websocket.jwt_cookie: a CONNECT without a JWT uses the cookie's (nats-server's processConnect).
+            options.Jwt = cookieJwt;
+        }
+
         if (!_connectReceived)
         {
             // In-process clients are Courier's own services (JetStream): never subject to client auth,
@@ -302,6 +308,8 @@ internal sealed partial class ClientConnection
 
             AuthorizedUser = auth.User;
             AuthExpires = auth.Expires;
+            var rtt = DateTime.UtcNow - Started;
+            Rtt = rtt > TimeSpan.Zero ? rtt : TimeSpan.FromMicroseconds(1); // as nats-server's computeRTT
             _permissions = auth.Permissions is null ? null : new ClientPermissions(auth.Permissions);
             DeliveryFilter = _permissions is { FiltersDeliveries: true } ? _permissions : null;
             if (!IsInternal)
@@ -331,6 +339,10 @@ internal sealed partial class ClientConnection
         {
             _connectReceived = true;
             _owner.Tell(ConnectionActor.Protocol.Connected.Instance);
+            if (!IsInternal)
+            {
+                _broker.Events?.ClientConnected(this); // once per connection: the system account's CONNECT event
+            }
         }
 
         if (_verbose)

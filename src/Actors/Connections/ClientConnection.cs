@@ -100,6 +100,12 @@ internal sealed partial class ClientConnection
     /// </summary>
     public DateTime LastActivity => Started.AddMilliseconds(Volatile.Read(ref _lastActivityTick) - _startedTick);
 
+    /// <summary>
+    /// The round-trip time, estimated as nats-server does at CONNECT: from the connection's start to its
+    /// CONNECT (the INFO went out and the CONNECT came back). Zero before CONNECT.
+    /// </summary>
+    public TimeSpan Rtt { get; private set; }
+
     /// <summary>The CONNECT options; null until CONNECT.</summary>
     public ConnectOptions? ConnectOptions { get; private set; }
 
@@ -233,6 +239,10 @@ internal sealed partial class ClientConnection
         var subscriptions = RemoveAllSubscriptions();
         _broker.Unregister(this, subscriptions);
         ReleaseAccountAdmission();
+        if (!IsInternal && _route is null && ConnectOptions is not null && _mqtt is null)
+        {
+            _broker.Events?.ClientClosed(this); // the system account's DISCONNECT event
+        }
 
         Outbound.Complete();
         _ = CloseTransportAsync();

@@ -56,6 +56,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
         // Operator mode: the accounts the resolver holds at startup, with their JWTs' exports and imports.
         Accounts.Configure(Trust is null ? options.Accounts : [.. options.Accounts, .. Trust.KnownAccounts()]);
+        SystemAccount = SystemAccountName() is { } systemName ? Accounts.GetOrCreate(systemName) : null;
         Tls = options.Tls is { } tls ? new TlsTransport(tls) : null;
         MqttTls = options.Mqtt?.Tls is { } mqttTls ? new TlsTransport(mqttTls) : null;
         RouteTls = options.Cluster.Tls is { } routeTls ? new TlsTransport(routeTls) : null;
@@ -101,6 +102,13 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         await Accounts.Start(System).ConfigureAwait(false);
         await StartImportsAsync().ConfigureAwait(false);
         _connections = System.ActorOf(ConnectionSupervisor.Props(Options, Registry, Stats, this), "connections");
+        if (SystemAccount is { } systemAccount)
+        {
+            var events = new Events.SystemEvents(this, systemAccount);
+            await events.StartAsync().ConfigureAwait(false);
+            Events = events;
+        }
+
         if (Options.JetStream)
         {
             await StartJetStreamAsync().ConfigureAwait(false);
@@ -215,6 +223,26 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         Register(client);
         return client;
     }
+
+    /// <summary>
+    /// The system account's name, as nats-server 2.9 picks it: the operator's (configured or in its
+    /// JWT); else <c>system_account</c>; else an account named <c>$SYS</c>, made when not configured,
+    /// unless <c>no_system_account</c>.
+    /// </summary>
+    private string? SystemAccountName() =>
+        Trust?.SystemAccount is { Length: > 0 } operatorSystem ? operatorSystem
+        : Options.SystemAccount is { Length: > 0 } configured ? configured
+        : Options.NoSystemAccount ? null
+        : DefaultSystemAccount;
+
+    /// <summary>nats-server's DEFAULT_SYSTEM_ACCOUNT.</summary>
+    internal const string DefaultSystemAccount = "$SYS";
+
+    /// <summary>The system account; null with <c>no_system_account</c> or an operator without one.</summary>
+    internal Account? SystemAccount { get; }
+
+    /// <summary>The system account's events and its client; null until started, or without a system account.</summary>
+    internal Events.SystemEvents? Events { get; private set; }
 
     /// <summary>This node's Akka.Cluster address (told to peers in the route INFO); null without a cluster.</summary>
     internal string? AkkaAddress { get; private set; }
@@ -777,6 +805,11 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             return;
         }
 
+        if (Events is { } events)
+        {
+            await events.DisposeAsync().ConfigureAwait(false);
+        }
+
         if (_ownsSystem)
         {
             await system.Terminate().ConfigureAwait(false);
@@ -1216,4 +1249,5 @@ public sealed record ConnectionInfo(
     string? TlsCipherSuite = null,
     string Type = ConnectionTypes.Nats,
     string? MqttClient = null,
-    string Account = "$G");
+    string Account = "$G",
+    TimeSpan Rtt = default);

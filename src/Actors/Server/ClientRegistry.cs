@@ -65,6 +65,6 @@ internal sealed class ClientRegistry
             c.Id, c.RemoteIp, c.RemotePort, c.Started, c.LastActivity, c.ConnectOptions?.Name, c.ConnectOptions?.Lang,
             c.ConnectOptions?.Version, c.AuthorizedUser, c.InMsgs, c.InBytes, c.Outbound.OutMsgs, c.Outbound.OutBytes,
             c.Outbound.PendingBytes, subjects, stop, stop is null ? null : c.CloseReason, c.TlsVersion, c.TlsCipherSuiteName,
-            c.IsMqtt ? ConnectionTypes.Mqtt : c.IsWebSocket ? ConnectionTypes.WebSocket : ConnectionTypes.Nats, c.MqttClientId, c.Account.Name);
+            c.IsMqtt ? ConnectionTypes.Mqtt : c.IsWebSocket ? ConnectionTypes.WebSocket : ConnectionTypes.Nats, c.MqttClientId, c.Account.Name, c.Rtt);
     }
 }

@@ -77,6 +77,12 @@ public sealed class ServerOptions
     /// <summary><c>no_auth_user</c>: the user a client that sends no credentials logs in as.</summary>
     public string? NoAuthUser { get; set; }
 
+    /// <summary><c>system_account</c> outside operator mode: the account of the system events and requests (default <c>$SYS</c>).</summary>
+    public string? SystemAccount { get; set; }
+
+    /// <summary><c>no_system_account</c>: no system account is made when none is configured.</summary>
+    public bool NoSystemAccount { get; set; }
+
     /// <summary><c>authorization.permissions</c>: permissions for the single user/token form.</summary>
     public Permissions? DefaultPermissions { get; set; }
 

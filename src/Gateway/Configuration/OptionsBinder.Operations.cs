@@ -29,7 +29,7 @@ internal sealed partial class OptionsBinder
                 {
                     if (duration < MinLameDuckDuration)
                     {
-                        Error(entry, $"invalid lame_duck_duration of {Monitoring.MonitoringServer.GoDurationText(duration)}, minimum is 30 seconds");
+                        Error(entry, $"invalid lame_duck_duration of {Monitoring.MonitoringPages.GoDurationText(duration)}, minimum is 30 seconds");
                     }
                     else
                     {

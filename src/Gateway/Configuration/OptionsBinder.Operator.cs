@@ -203,6 +203,7 @@ internal sealed partial class OptionsBinder
     {
         if (_options.Operator is not { } op)
         {
+            _options.SystemAccount = _configuredSystemAccount; // the account of that name (nats-server: $SYS when none)
             return;
         }
 

@@ -178,7 +178,7 @@ internal sealed partial class OptionsBinder
             Error(entry, "websocket authentication token not compatible with presence of users/nkeys");
         }
 
-        if (ws.JwtCookie is { } cookie)
+        if (ws.JwtCookie is { } cookie && _options.Operator is not { OperatorJwts.Count: > 0 })
         {
             Error(entry, $"trusted operators or trusted keys configuration is required for JWT authentication via cookie \"{cookie}\"");
         }

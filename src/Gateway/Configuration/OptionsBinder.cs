@@ -24,8 +24,7 @@ internal sealed partial class OptionsBinder
         "gateway", "leaf", "leafnodes", "logfile_max_num", "log_max_num",
         "syslog", "remote_syslog", "prof_port", "prof_block_rate", "proxy_protocol", "max_traced_msg_len",
         "max_sub_tokens", "max_subscription_tokens", "ocsp", "allow_non_tls", "write_timeout",
-        "resolver_tls", "resolver_pinned_accounts", "no_system_account", "no_system",
-        "no_sys_acc", "no_header_support", "trusted", "trusted_keys", "connect_error_reports",
+        "resolver_tls", "resolver_pinned_accounts", "no_header_support", "trusted", "trusted_keys", "connect_error_reports",
         "reconnect_error_reports", "server_tags", "server_metadata", "feature_flags",
         "default_js_domain", "ocsp_cache", "no_fast_producer_stall", "max_closed_clients", "proxies");
 
@@ -252,6 +251,13 @@ internal sealed partial class OptionsBinder
                 break;
             case "system_account" or "system":
                 BindSystemAccount(entry);
+                break;
+            case "no_system_account" or "no_system" or "no_sys_acc":
+                if (TryBool(entry, out var noSystem))
+                {
+                    _options.NoSystemAccount = noSystem;
+                }
+
                 break;
             case "accounts":
                 BindAccounts(entry);

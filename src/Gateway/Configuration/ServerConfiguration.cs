@@ -147,7 +147,7 @@ internal sealed class ServerConfiguration
         if (options.LameDuckGracePeriod >= options.LameDuckDuration)
         {
             // nats-server's validateOptions, with Go's duration text.
-            return $"lame duck grace period ({Monitoring.MonitoringServer.GoDurationText(options.LameDuckGracePeriod)}) should be strictly lower than lame duck duration ({Monitoring.MonitoringServer.GoDurationText(options.LameDuckDuration)})";
+            return $"lame duck grace period ({Monitoring.MonitoringPages.GoDurationText(options.LameDuckGracePeriod)}) should be strictly lower than lame duck duration ({Monitoring.MonitoringPages.GoDurationText(options.LameDuckDuration)})";
         }
 
         if (options.Port is < -1 or > MaxPort)

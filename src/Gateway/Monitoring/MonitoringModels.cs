@@ -52,6 +52,7 @@ internal sealed class Varz
     [JsonPropertyName("slow_consumers")] public long SlowConsumers { get; init; }
     [JsonPropertyName("subscriptions")] public int Subscriptions { get; init; }
     [JsonPropertyName("config_load_time")] public DateTime ConfigLoadTime { get; init; }
+    [JsonPropertyName("system_account")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? SystemAccount { get; init; }
 }
 
 /// <summary>The <c>cluster</c> part of /varz (nats-server's ClusterOptsVarz; empty without a cluster).</summary>
@@ -149,6 +150,7 @@ internal sealed class ConnzConnection
     [JsonPropertyName("last_activity")] public DateTime LastActivity { get; init; }
     [JsonPropertyName("uptime")] public string Uptime { get; init; } = "";
     [JsonPropertyName("idle")] public string Idle { get; init; } = "";
+    [JsonPropertyName("rtt")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Rtt { get; init; }
     [JsonPropertyName("pending_bytes")] public long PendingBytes { get; init; }
     [JsonPropertyName("in_msgs")] public long InMsgs { get; init; }
     [JsonPropertyName("out_msgs")] public long OutMsgs { get; init; }
@@ -182,6 +184,8 @@ internal sealed class Accountz
 internal sealed class AccountzDetail
 {
     [JsonPropertyName("account_name")] public string Name { get; init; } = "";
+    [JsonPropertyName("update_time")] public DateTime UpdateTime { get; init; }
+    [JsonPropertyName("is_system")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool IsSystem { get; init; }
     [JsonPropertyName("expired")] public bool Expired { get; init; }
     [JsonPropertyName("complete")] public bool Complete { get; init; } = true;
     [JsonPropertyName("jetstream_enabled")] public bool JetStream { get; init; }
@@ -227,6 +231,10 @@ internal sealed class Subsz
     [JsonPropertyName("cache_hit_rate")] public double CacheHitRate { get; init; }
     [JsonPropertyName("max_fanout")] public int MaxFanout { get; init; }
     [JsonPropertyName("avg_fanout")] public double AvgFanout { get; init; }
+    [JsonPropertyName("total")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public int? Total { get; init; }
+    [JsonPropertyName("offset")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public int? Offset { get; init; }
+    [JsonPropertyName("limit")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public int? Limit { get; init; }
+    [JsonPropertyName("subscriptions_list")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<SubszDetail>? Subscriptions { get; init; }
 }
 
 /// <summary>/jsz, with nats-server's field names for the fields Courier implements.</summary>
@@ -258,4 +266,71 @@ internal sealed class Healthz
 {
     [JsonPropertyName("status")] public string Status { get; init; } = "ok";
     [JsonPropertyName("error")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Error { get; init; }
+}
+
+/// <summary>The <c>statsz</c> of <c>$SYS.SERVER.&lt;id&gt;.STATSZ</c> and <c>$SYS.REQ.SERVER.PING</c> (nats-server's ServerStats).</summary>
+internal sealed class Statsz
+{
+    [JsonPropertyName("start")] public DateTime Start { get; init; }
+    [JsonPropertyName("mem")] public long Mem { get; init; }
+    [JsonPropertyName("cores")] public int Cores { get; init; }
+    [JsonPropertyName("cpu")] public double Cpu { get; init; }
+    [JsonPropertyName("connections")] public int Connections { get; init; }
+    [JsonPropertyName("total_connections")] public long TotalConnections { get; init; }
+    [JsonPropertyName("active_accounts")] public int ActiveAccounts { get; init; }
+    [JsonPropertyName("subscriptions")] public int Subscriptions { get; init; }
+    [JsonPropertyName("sent")] public StatszData Sent { get; init; } = new();
+    [JsonPropertyName("received")] public StatszData Received { get; init; } = new();
+    [JsonPropertyName("slow_consumers")] public long SlowConsumers { get; init; }
+    [JsonPropertyName("routes")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<StatszRoute>? Routes { get; init; }
+    [JsonPropertyName("active_servers")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int ActiveServers { get; init; }
+    [JsonPropertyName("jetstream")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public VarzJetStream? JetStream { get; init; }
+}
+
+/// <summary>Messages and bytes, one way (nats-server's DataStats).</summary>
+internal sealed class StatszData
+{
+    [JsonPropertyName("msgs")] public long Msgs { get; init; }
+    [JsonPropertyName("bytes")] public long Bytes { get; init; }
+}
+
+/// <summary>A route in statsz (nats-server's RouteStat).</summary>
+internal sealed class StatszRoute
+{
+    [JsonPropertyName("rid")] public ulong Rid { get; init; }
+    [JsonPropertyName("name")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Name { get; init; }
+    [JsonPropertyName("sent")] public StatszData Sent { get; init; } = new();
+    [JsonPropertyName("received")] public StatszData Received { get; init; } = new();
+    [JsonPropertyName("pending")] public long Pending { get; init; }
+}
+
+/// <summary>The <c>data</c> of <c>$SYS.REQ.ACCOUNT.&lt;account&gt;.STATZ</c> (nats-server's AccountStatz).</summary>
+internal sealed class AccountStatz
+{
+    [JsonPropertyName("server_id")] public string ServerId { get; init; } = "";
+    [JsonPropertyName("now")] public DateTime Now { get; init; }
+    [JsonPropertyName("account_statz")] public IReadOnlyList<AccountStat> Accounts { get; init; } = [];
+}
+
+/// <summary>One account's connections and traffic on this server (nats-server's AccountStat).</summary>
+internal sealed class AccountStat
+{
+    [JsonPropertyName("acc")] public string Account { get; init; } = "";
+    [JsonPropertyName("conns")] public int Connections { get; init; }
+    [JsonPropertyName("leafnodes")] public int LeafNodes { get; init; }
+    [JsonPropertyName("total_conns")] public int TotalConnections { get; init; }
+    [JsonPropertyName("sent")] public StatszData Sent { get; init; } = new();
+    [JsonPropertyName("received")] public StatszData Received { get; init; } = new();
+    [JsonPropertyName("slow_consumers")] public long SlowConsumers { get; init; }
+}
+
+/// <summary>One subscription in <c>subscriptions_list</c> of an account's subsz (nats-server's SubDetail).</summary>
+internal sealed class SubszDetail
+{
+    [JsonPropertyName("account")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Account { get; init; }
+    [JsonPropertyName("subject")] public string Subject { get; init; } = "";
+    [JsonPropertyName("qgroup")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Queue { get; init; }
+    [JsonPropertyName("sid")] public string Sid { get; init; } = "";
+    [JsonPropertyName("msgs")] public long Msgs { get; init; }
+    [JsonPropertyName("cid")] public ulong Cid { get; init; }
 }

@@ -9,6 +9,7 @@ public static class NatsErrors
     public const string AuthorizationViolation = "Authorization Violation";
     public const string AuthenticationTimeout = "Authentication Timeout";
     public const string UserAuthenticationExpired = "User Authentication Expired";
+    public const string UserAuthenticationRevoked = "User Authentication Revoked";
     public const string StaleConnection = "Stale Connection";
     public const string SlowConsumer = "Slow Consumer";
     public const string InvalidSubject = "Invalid Subject";

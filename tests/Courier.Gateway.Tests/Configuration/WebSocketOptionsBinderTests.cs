@@ -85,7 +85,7 @@ public sealed class WebSocketOptionsBinderTests
     }
 
     [Fact]
-    public void A_jwt_cookie_needs_trusted_operators_which_courier_does_not_have()
+    public void A_jwt_cookie_needs_trusted_operators()
     {
         Assert.Contains("trusted operators or trusted keys configuration is required for JWT authentication via cookie \"jwt\"",
             BindFails("websocket { port: 8080, no_tls: true, jwt_cookie: jwt }"), StringComparison.Ordinal);

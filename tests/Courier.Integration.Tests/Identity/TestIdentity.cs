@@ -104,9 +104,15 @@ public sealed class TestOperator
     public TestAccount System { get; }
 
     /// <summary>An account issued by the operator; <paramref name="nats"/> adds to its <c>nats</c> claims.</summary>
-    public TestAccount NewAccount(string name, Action<JsonObject>? nats = null, long expires = 0)
+    public TestAccount NewAccount(string name, Action<JsonObject>? nats = null, long expires = 0) =>
+        IssueAccount(KeyPair.CreatePair(PrefixByte.Account), name, nats, expires);
+
+    /// <summary>A new JWT (a new <c>jti</c>) for <paramref name="account"/>'s key, as <c>nsc</c> writes after an edit.</summary>
+    public TestAccount ReissueAccount(TestAccount account, string name, Action<JsonObject>? nats = null) =>
+        IssueAccount(account.Key, name, nats, 0);
+
+    private TestAccount IssueAccount(KeyPair key, string name, Action<JsonObject>? nats, long expires)
     {
-        var key = KeyPair.CreatePair(PrefixByte.Account);
         var claims = new JsonObject
         {
             // nsc's defaults: nats-server reads a missing limit as 0 (no connections, no subscriptions).

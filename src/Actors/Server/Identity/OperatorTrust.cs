@@ -267,7 +267,7 @@ internal sealed class OperatorTrust
     }
 
     /// <summary>nats-server's isRevoked: revoked when the user's (or <c>*</c>'s) revocation time is at or after the JWT's issue time.</summary>
-    private static bool IsRevoked(Dictionary<string, long>? revocations, string subject, long issuedAt)
+    internal static bool IsRevoked(Dictionary<string, long>? revocations, string subject, long issuedAt)
     {
         if (revocations is null || revocations.Count == 0)
         {
@@ -464,11 +464,52 @@ internal sealed class OperatorTrust
         return account;
     }
 
+    /// <summary>The resolver: MEMORY, or a full or cache directory.</summary>
+    public AccountResolverKind Resolver => _options.Resolver;
+
+    /// <summary>Whether the resolver holds a JWT for <paramref name="publicKey"/>.</summary>
+    public bool Holds(string publicKey) => Fetch(publicKey) is not null;
+
+    /// <summary>
+    /// Stores a pushed account JWT unless the resolver holds the same one or a newer one (nats-server's
+    /// DirJWTStore.saveIfNewer). Null when stored or kept, else why not.
+    /// </summary>
+    public string? SaveIfNewer(string publicKey, string jwt, AccountClaims claims)
+    {
+        if (Fetch(publicKey) is { } existing &&
+            NatsJwt.Decode(existing, IdentityJsonContext.Default.AccountClaims, PrefixByte.Operator, PrefixByte.Account, out _) is { } current)
+        {
+            if (current.Id == claims.Id || current.IssuedAt > claims.IssuedAt)
+            {
+                return null;
+            }
+
+            if (current.Subject != claims.Subject)
+            {
+                return "subject of existing and new jwt do not match";
+            }
+        }
+
+        try
+        {
+            Store(publicKey, jwt);
+            return null;
+        }
+        catch (IOException e)
+        {
+            return e.Message;
+        }
+        catch (UnauthorizedAccessException e)
+        {
+            return e.Message;
+        }
+    }
+
     /// <summary>Stores an account JWT pushed at runtime (the full directory resolver writes it to its directory).</summary>
     public void Store(string publicKey, string jwt)
     {
         _stored[publicKey] = jwt;
-        if (_options is { Resolver: AccountResolverKind.Full, ResolverDirectory: { } dir })
+        if (_options is { Resolver: AccountResolverKind.Full or AccountResolverKind.Cache, ResolverDirectory: { } dir })
         {
             File.WriteAllText(Path.Combine(dir, publicKey + ".jwt"), jwt, Encoding.ASCII);
         }

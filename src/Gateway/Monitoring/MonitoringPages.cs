@@ -1,0 +1,298 @@
+using System.Diagnostics;
+using Courier.Actors.Server;
+
+namespace Courier.Gateway.Monitoring;
+
+/// <summary>A <c>/connz</c> request: from the HTTP query, or from a system-account request's JSON.</summary>
+internal sealed record ConnzQuery(bool Subscriptions = false, bool Auth = false, int Offset = 0, int Limit = 0, string? User = null, string? Account = null, bool Closed = false);
+
+/// <summary>
+/// The monitoring pages (varz, connz, routez, subsz, jsz, accountz) with nats-server's JSON shapes,
+/// built from the broker's state: served over HTTP by <see cref="MonitoringServer"/> and, as the
+/// <c>data</c> of <c>$SYS.REQ.SERVER.*</c> answers, by <see cref="SystemAccountService"/>.
+/// </summary>
+internal sealed class MonitoringPages
+{
+    /// <summary>/connz page size when none is asked for (nats-server DefaultConnListSize).</summary>
+    private const int DefaultConnzLimit = 1024;
+
+    /// <summary>/subsz page size when none is asked for (nats-server DefaultSubListSize).</summary>
+    internal const int DefaultSubszLimit = 1024;
+
+    private readonly Broker _broker;
+    private readonly DateTime _configLoadTime = DateTime.UtcNow;
+
+    public MonitoringPages(Broker broker) => _broker = broker;
+
+    /// <summary>The HTTP monitoring port bound, once it is (varz <c>http_port</c>).</summary>
+    public int? HttpListenPort { get; set; }
+
+    /// <summary>Whether monitoring is served over HTTPS (varz then shows no <c>http_port</c>).</summary>
+    public bool Https { get; set; }
+
+    /// <summary>/accountz: the account names (and the system account).</summary>
+    public Accountz AccountList() =>
+        new() { ServerId = _broker.ServerId, Now = DateTime.UtcNow, SystemAccount = _broker.SystemAccount?.Name, Accounts = _broker.GetAccountNames() };
+
+    /// <summary>/accountz?acc=: one account's detail (nats-server's AccountInfo); null when there is no such account.</summary>
+    public AccountzDetail? AccountDetail(string name)
+    {
+        if (_broker.GetAccount(name) is not { } account)
+        {
+            return null;
+        }
+
+        return new AccountzDetail
+        {
+            Name = account.Name,
+            UpdateTime = _broker.Started,
+            IsSystem = _broker.SystemAccount?.Name == account.Name,
+            JetStream = account.JetStream,
+            ClientConnections = account.ClientConnections,
+            Subscriptions = account.Subscriptions,
+            Exports = [.. account.Exports.Select(e => new AccountzExport
+            {
+                Subject = e.Subject,
+                Type = e.IsService ? "service" : "stream",
+                ResponseType = e.IsService ? e.ResponseType switch { ServiceResponseType.Streamed => "Streamed", ServiceResponseType.Chunked => "Chunked", _ => "Singleton" } : null,
+                ApprovedAccounts = e.Accounts is { Count: > 0 } approved ? approved : null,
+            })],
+            Imports = [.. account.Imports.Select(i => new AccountzImport
+            {
+                // A service import as nats-server shows it: the local subject, and "to" the exporter's.
+                Subject = i.IsService ? i.To ?? i.Subject : i.Subject,
+                Account = i.Account,
+                To = i.IsService ? i.Subject : null,
+                LocalSubject = i.IsService ? null : i.Prefix is { } prefix ? $"{prefix.TrimEnd('.')}.{i.Subject}" : i.To ?? i.Subject,
+                Type = i.IsService ? "service" : "stream",
+            })],
+        };
+    }
+
+    public Routez Routez()
+    {
+        var now = DateTime.UtcNow;
+        var routes = _broker.GetRoutes();
+        return new Routez
+        {
+            ServerId = _broker.ServerId,
+            ServerName = _broker.ServerName,
+            Now = now,
+            NumRoutes = routes.Count,
+            Routes = [.. routes.Select(r => new RoutezRoute
+            {
+                Rid = r.Rid,
+                RemoteId = r.RemoteId,
+                RemoteName = r.RemoteName,
+                DidSolicit = r.DidSolicit,
+                IsConfigured = r.IsConfigured,
+                Ip = r.Ip,
+                Port = r.Port,
+                Start = r.Start,
+                LastActivity = r.LastActivity,
+                Uptime = GoDurationText(now - r.Start),
+                Idle = GoDurationText(now - r.LastActivity),
+                Pending = r.PendingBytes,
+                InMsgs = r.InMsgs,
+                OutMsgs = r.OutMsgs,
+                InBytes = r.InBytes,
+                OutBytes = r.OutBytes,
+                Subscriptions = r.Subscriptions,
+            })],
+        };
+    }
+
+    public Varz Varz()
+    {
+        var o = _broker.Options;
+        var now = DateTime.UtcNow;
+        var totals = _broker.GetTotals();
+        using var process = Process.GetCurrentProcess();
+        return new Varz
+        {
+            ServerId = _broker.ServerId,
+            ServerName = _broker.ServerName,
+            Version = o.NatsServerVersion,
+            CourierVersion = Broker.CourierVersion,
+            Proto = 1,
+            Go = "courier " + Broker.CourierVersion,
+            Host = o.Host,
+            Port = _broker.ListenPort,
+            AuthRequired = o.AuthRequired,
+            MaxConnections = o.MaxConnections,
+            MaxSubscriptions = o.MaxSubscriptions,
+            PingInterval = o.PingInterval.Ticks * 100, // nanoseconds, as Go's time.Duration
+            PingMax = o.MaxPingsOut,
+            HttpHost = o.HttpHost ?? o.Host,
+            HttpPort = Https ? 0 : HttpListenPort ?? o.HttpPort,
+            HttpsPort = o.HttpsPort, // as configured (-1 stays -1), as nats-server reports it
+            TlsRequired = o.Tls is not null,
+            TlsVerify = o.Tls is { Verify: true },
+            TlsTimeout = (o.Tls?.Timeout ?? TlsOptions.DefaultTimeout).TotalSeconds,
+            AuthTimeout = o.AuthTimeout.TotalSeconds,
+            MaxControlLine = o.MaxControlLine,
+            MaxPayload = o.MaxPayload,
+            MaxPending = o.MaxPending,
+            WriteDeadline = o.WriteDeadline.Ticks * 100,
+            Cluster = _broker.Routes is { } table
+                ? new VarzCluster
+                {
+                    Name = table.ClusterName,
+                    Host = o.Cluster.Host,
+                    Port = _broker.RoutePort,
+                    AuthTimeout = o.Cluster.AuthTimeout.TotalSeconds,
+                    Urls = o.Cluster.Routes.Count == 0 ? null : [.. o.Cluster.Routes.Select(u => $"{u.Host}:{u.Port}")],
+                }
+                : new VarzCluster(),
+            ConnectUrls = _broker.Routes is null || o.Cluster.NoAdvertise ? null : _broker.ConnectUrls,
+            Routes = _broker.Routes?.Routes.Length ?? 0,
+            JetStream = o.JetStream
+                ? new VarzJetStream { Config = VarzJetStreamConfig.From(o, o.StoreDir ?? "") }
+                : null,
+            Start = _broker.Started,
+            Now = now,
+            Uptime = GoDurationText(now - _broker.Started),
+            Mem = process.WorkingSet64,
+            Cores = Environment.ProcessorCount,
+            MaxProcs = Environment.ProcessorCount,
+            Connections = _broker.ConnectionCount,
+            TotalConnections = _broker.Stats.TotalConnections,
+            InMsgs = totals.InMsgs,
+            OutMsgs = totals.OutMsgs,
+            InBytes = totals.InBytes,
+            OutBytes = totals.OutBytes,
+            SlowConsumers = _broker.Stats.SlowConsumers,
+            Subscriptions = _broker.SubscriptionCount,
+            ConfigLoadTime = _configLoadTime,
+            SystemAccount = _broker.SystemAccount?.Name,
+        };
+    }
+
+    public Connz Connz(ConnzQuery query)
+    {
+        var now = DateTime.UtcNow;
+        var withSubs = query.Subscriptions;
+        var withAuth = query.Auth;
+        var offset = Math.Max(0, query.Offset);
+        var limit = query.Limit > 0 ? query.Limit : DefaultConnzLimit;
+        // As nats-server 2.9.10: ?acc= filters with or without auth, ?user= only with auth=true.
+        var user = withAuth ? query.User ?? "" : "";
+        var account = query.Account ?? "";
+
+        var all = _broker.GetConnections(closed: query.Closed);
+        if (user.Length > 0 || account.Length > 0)
+        {
+            // Only that account's (and that user's) connections: nothing of another account shows.
+            all = [.. all.Where(c => (account.Length == 0 || c.Account == account) && (user.Length == 0 || c.AuthorizedUser == user))];
+        }
+
+        var page = new List<ConnzConnection>();
+        for (var i = offset; i < all.Count && page.Count < limit; i++)
+        {
+            var c = all[i];
+            page.Add(new ConnzConnection
+            {
+                Cid = c.Cid,
+                Type = c.Type,
+                Ip = c.Ip,
+                Port = c.Port,
+                Start = c.Start,
+                LastActivity = c.LastActivity,
+                Uptime = GoDurationText(now - c.Start),
+                Idle = GoDurationText(now - c.LastActivity),
+                Rtt = c.Rtt > TimeSpan.Zero ? Courier.Protocols.JetStream.GoDuration.Format(c.Rtt.Ticks * 100) : null,
+                PendingBytes = c.PendingBytes,
+                InMsgs = c.InMsgs,
+                OutMsgs = c.OutMsgs,
+                InBytes = c.InBytes,
+                OutBytes = c.OutBytes,
+                Subscriptions = c.Subscriptions.Count,
+                Name = c.Name,
+                Lang = c.Lang,
+                Version = c.Version,
+                AuthorizedUser = withAuth ? c.AuthorizedUser : null,
+                Account = withAuth && c.Account != "$G" ? c.Account : null,
+                TlsVersion = c.TlsVersion,
+                TlsCipherSuite = c.TlsCipherSuite,
+                SubscriptionsList = withSubs ? c.Subscriptions : null,
+                Stop = c.Stop,
+                Reason = c.Reason,
+                MqttClient = c.MqttClient,
+            });
+        }
+
+        return new Connz
+        {
+            ServerId = _broker.ServerId,
+            Now = now,
+            NumConnections = page.Count,
+            Total = all.Count,
+            Offset = offset,
+            Limit = limit,
+            Connections = page,
+        };
+    }
+
+    public async Task<Jsz> JszAsync()
+    {
+        var stats = await _broker.GetJetStreamStatsAsync().ConfigureAwait(false);
+        if (stats is null)
+        {
+            return new Jsz { ServerId = _broker.ServerId, Now = DateTime.UtcNow, Disabled = true };
+        }
+
+        var o = _broker.Options;
+        return new Jsz
+        {
+            ServerId = _broker.ServerId,
+            Now = DateTime.UtcNow,
+            Config = VarzJetStreamConfig.From(o, stats.StoreDirectory),
+            Memory = stats.Memory,
+            Storage = stats.Storage,
+            ReservedMemory = stats.ReservedMemory,
+            ReservedStorage = stats.ReservedStorage,
+            Streams = stats.Streams,
+            Consumers = stats.Consumers,
+            Messages = stats.Messages,
+            Bytes = stats.Bytes,
+            Api = new JszApi { Total = stats.ApiTotal, Errors = stats.ApiErrors },
+        };
+    }
+
+    public Subsz Subsz() => new()
+    {
+        ServerId = _broker.ServerId,
+        Now = DateTime.UtcNow,
+        NumSubscriptions = _broker.SubscriptionCount,
+        Total = 0, // nats-server: the listed subscriptions, none without ?subs=1
+        Offset = 0,
+        Limit = DefaultSubszLimit,
+    };
+
+    /// <summary>A duration the way nats-server prints uptime: <c>1d2h3m4s</c>, largest units first.</summary>
+    internal static string GoDurationText(TimeSpan d)
+    {
+        if (d < TimeSpan.Zero)
+        {
+            d = TimeSpan.Zero;
+        }
+
+        var text = "";
+        if (d.Days > 0)
+        {
+            text += $"{d.Days}d";
+        }
+
+        if (d.Hours > 0 || text.Length > 0)
+        {
+            text += $"{d.Hours}h";
+        }
+
+        if (d.Minutes > 0 || text.Length > 0)
+        {
+            text += $"{d.Minutes}m";
+        }
+
+        return text + $"{d.Seconds}s";
+    }
+}

@@ -1,0 +1,542 @@
+using System.Diagnostics;
+using System.Text;
+using System.Text.Json;
+using System.Text.Json.Serialization.Metadata;
+using Courier.Actors.Events;
+using Courier.Actors.JetStream;
+using Courier.Actors.Server;
+using Microsoft.Extensions.Logging;
+
+namespace Courier.Gateway.Monitoring;
+
+/// <summary>
+/// The system account's requests and the periodic statsz, as nats-server 2.9.10 answers them
+/// (server/events.go initEventTracking): <c>$SYS.REQ.SERVER.PING</c> (statsz of every server),
+/// <c>$SYS.REQ.SERVER.PING.&lt;kind&gt;</c> and <c>$SYS.REQ.SERVER.&lt;id&gt;.&lt;kind&gt;</c> for STATSZ,
+/// VARZ, CONNZ, SUBSZ, ROUTEZ, JSZ, HEALTHZ, ACCOUNTZ, and <c>$SYS.REQ.ACCOUNT.&lt;account&gt;.&lt;kind&gt;</c>
+/// for CONNZ, SUBSZ, JSZ, INFO, STATZ, CONNS. Answers are <c>{"server":...,"data":...}</c> (statsz:
+/// <c>{"server":...,"statsz":...}</c>) with the monitoring pages' JSON as data. <c>$SYS.SERVER.&lt;id&gt;.STATSZ</c>
+/// goes out 250 ms after start, then at doubling intervals up to every 30 s, when someone listens.
+/// </summary>
+internal sealed partial class SystemAccountService : IAsyncDisposable
+{
+    private static readonly TimeSpan FirstStatsz = TimeSpan.FromMilliseconds(250); // nats-server's first cstatsz
+    private static readonly TimeSpan StatszInterval = TimeSpan.FromSeconds(30); // nats-server's eventsHBInterval
+
+    private readonly Broker _broker;
+    private readonly SystemEvents _events;
+    private readonly MonitoringPages _pages;
+    private readonly ILogger _log;
+    private readonly Timer _statszTimer;
+    private readonly string _statszSubject;
+    private TimeSpan _statszDelay = FirstStatsz;
+
+    private SystemAccountService(Broker broker, SystemEvents events, MonitoringPages pages, ILogger log)
+    {
+        _broker = broker;
+        _events = events;
+        _pages = pages;
+        _log = log;
+        _statszSubject = $"$SYS.SERVER.{broker.ServerId}.STATSZ";
+        _statszTimer = new Timer(_ => OnStatszTimer(), null, Timeout.Infinite, Timeout.Infinite);
+    }
+
+    /// <summary>Subscribes the system account's requests; null when the server has no system account.</summary>
+    public static async Task<SystemAccountService?> StartAsync(Broker broker, MonitoringPages pages, ILogger log)
+    {
+        if (broker.Events is not { } events)
+        {
+            return null;
+        }
+
+        var service = new SystemAccountService(broker, events, pages, log);
+        var client = events.Client;
+        client.Subscribe("$SYS.REQ.SERVER.PING", null, service.OnRequests);
+        client.Subscribe("$SYS.REQ.SERVER.PING.*", null, service.OnRequests);
+        client.Subscribe($"$SYS.REQ.SERVER.{broker.ServerId}.*", null, service.OnRequests);
+        client.Subscribe("$SYS.REQ.ACCOUNT.*.*", null, service.OnRequests);
+        await client.FlushAsync().ConfigureAwait(false);
+        service._statszTimer.Change(FirstStatsz, Timeout.InfiniteTimeSpan);
+        return service;
+    }
+
+    private void OnRequests(IReadOnlyList<InternalMessage> messages)
+    {
+        foreach (var m in messages)
+        {
+            try
+            {
+                Handle(m);
+            }
+            catch (Exception e) when (e is JsonException or InvalidOperationException or IOException)
+            {
+                Log.RequestFailed(_log, m.Subject, e.Message);
+            }
+        }
+    }
+
+    private void Handle(InternalMessage m)
+    {
+        var tokens = m.Subject.Split('.');
+        if (m.Subject == "$SYS.REQ.SERVER.PING")
+        {
+            StatszRequest(m);
+            return;
+        }
+
+        if (tokens is ["$SYS", "REQ", "SERVER", var target, var kind])
+        {
+            if (target != "PING" && target != _broker.ServerId)
+            {
+                return;
+            }
+
+            ServerRequest(kind, m);
+            return;
+        }
+
+        if (tokens is ["$SYS", "REQ", "ACCOUNT", var account, var accountKind])
+        {
+            AccountRequest(account, accountKind, m);
+        }
+    }
+
+    // $SYS.REQ.SERVER.PING and ...STATSZ: {"server":...,"statsz":...}; no reply means the broadcast subject.
+    private void StatszRequest(InternalMessage m)
+    {
+        if (!TryOptions(m, out var options, out var error))
+        {
+            Reply(m.ReplyTo ?? _statszSubject, error!);
+            return;
+        }
+
+        if (Filtered(options))
+        {
+            return;
+        }
+
+        PublishStatsz(m.ReplyTo ?? _statszSubject);
+    }
+
+    private void ServerRequest(string kind, InternalMessage m)
+    {
+        if (kind == "STATSZ")
+        {
+            StatszRequest(m);
+            return;
+        }
+
+        if (string.IsNullOrEmpty(m.ReplyTo))
+        {
+            return;
+        }
+
+        if (!TryOptions(m, out var options, out var error))
+        {
+            Reply(m.ReplyTo, error!);
+            return;
+        }
+
+        if (Filtered(options))
+        {
+            return;
+        }
+
+        var reply = m.ReplyTo;
+        switch (kind)
+        {
+            case "VARZ":
+                Reply(reply, Data(_pages.Varz(), GatewayJsonContext.Default.Varz));
+                break;
+            case "CONNZ":
+                Reply(reply, Data(_pages.Connz(ConnzQueryOf(options, null)), GatewayJsonContext.Default.Connz));
+                break;
+            case "SUBSZ":
+                Reply(reply, Data(_pages.Subsz(), GatewayJsonContext.Default.Subsz));
+                break;
+            case "ROUTEZ":
+                Reply(reply, Data(_pages.Routez(), GatewayJsonContext.Default.Routez));
+                break;
+            case "HEALTHZ":
+                Reply(reply, Data(new Healthz(), GatewayJsonContext.Default.Healthz));
+                break;
+            case "ACCOUNTZ":
+                var account = StringOption(options, "account");
+                if (string.IsNullOrEmpty(account))
+                {
+                    Reply(reply, Data(_pages.AccountList(), GatewayJsonContext.Default.Accountz));
+                }
+                else if (_pages.AccountDetail(account) is { } detail)
+                {
+                    Reply(reply, Data(new Accountz { ServerId = _broker.ServerId, Now = DateTime.UtcNow, Account = detail }, GatewayJsonContext.Default.Accountz));
+                }
+                else
+                {
+                    Reply(reply, Failure($"Account {account} does not exist"));
+                }
+
+                break;
+            case "JSZ":
+                _ = ReplyJszAsync(reply);
+                break;
+            default:
+                return; // GATEWAYZ, LEAFZ: Courier has neither
+        }
+    }
+
+    private async Task ReplyJszAsync(string reply)
+    {
+        try
+        {
+            var jsz = await _pages.JszAsync().ConfigureAwait(false);
+            Reply(reply, Data(jsz, GatewayJsonContext.Default.Jsz));
+        }
+        catch (Exception e) when (e is Akka.Actor.AskTimeoutException or TaskCanceledException)
+        {
+            Reply(reply, Failure(e.Message));
+        }
+    }
+
+    private void AccountRequest(string accountName, string kind, InternalMessage m)
+    {
+        if (kind == "CONNS")
+        {
+            // As nats-server's connsRequest: only a server with local connections of the account answers.
+            if (_broker.Accounts.Find(accountName) is { } tracked && !string.IsNullOrEmpty(m.ReplyTo))
+            {
+                var conns = _events.AccountConnections(tracked);
+                if (conns.Connections > 0)
+                {
+                    _events.Publish(m.ReplyTo, conns, EventsJsonContext.Default.AccountConnections);
+                }
+            }
+
+            return;
+        }
+
+        if (string.IsNullOrEmpty(m.ReplyTo))
+        {
+            return;
+        }
+
+        if (!TryOptions(m, out var options, out var error))
+        {
+            Reply(m.ReplyTo, error!);
+            return;
+        }
+
+        if (Filtered(options))
+        {
+            return;
+        }
+
+        var reply = m.ReplyTo;
+        switch (kind)
+        {
+            case "CONNZ":
+                Reply(reply, Data(_pages.Connz(ConnzQueryOf(options, accountName)), GatewayJsonContext.Default.Connz));
+                break;
+            case "SUBSZ":
+                Reply(reply, Data(AccountSubsz(accountName), GatewayJsonContext.Default.Subsz));
+                break;
+            case "INFO":
+                if (_pages.AccountDetail(accountName) is { } detail)
+                {
+                    Reply(reply, Data(detail, GatewayJsonContext.Default.AccountzDetail));
+                }
+                else
+                {
+                    Reply(reply, Failure($"Account {accountName} does not exist"));
+                }
+
+                break;
+            case "STATZ":
+                var statz = AccountStatzOf(accountName == "PING" ? null : accountName, BoolOption(options, "include_unused"));
+                if (statz.Accounts.Count > 0)
+                {
+                    Reply(reply, Data(statz, GatewayJsonContext.Default.AccountStatz));
+                }
+
+                break;
+            case "JSZ":
+                // As nats-server's JszAccount: the errors; an enabled account gets the server's usage.
+                if (!_broker.Options.JetStream)
+                {
+                    Reply(reply, Failure("jetstream not enabled"));
+                }
+                else if (_broker.Accounts.Find(accountName) is not { } jsAccount)
+                {
+                    Reply(reply, Failure($"account \"{accountName}\" not found"));
+                }
+                else if (jsAccount.JetStream is null)
+                {
+                    Reply(reply, Failure($"account \"{accountName}\" not jetstream enabled"));
+                }
+                else
+                {
+                    _ = ReplyJszAsync(reply);
+                }
+
+                break;
+            default:
+                return;
+        }
+    }
+
+    private Subsz AccountSubsz(string accountName)
+    {
+        var details = new List<SubszDetail>();
+        foreach (var c in _broker.Clients)
+        {
+            if (c.IsInternal || c.IsRoute || c.Account.Name != accountName)
+            {
+                continue;
+            }
+
+            foreach (var sub in c.SubscriptionsSnapshot())
+            {
+                details.Add(new SubszDetail
+                {
+                    Account = accountName,
+                    Subject = sub.Subject,
+                    Queue = sub.Queue,
+                    Sid = Encoding.ASCII.GetString(sub.Sid),
+                    Msgs = sub.Delivered,
+                    Cid = c.Id,
+                });
+            }
+        }
+
+        return new Subsz
+        {
+            ServerId = _broker.ServerId,
+            Now = DateTime.UtcNow,
+            NumSubscriptions = _broker.Accounts.Find(accountName)?.Space.Count ?? 0,
+            Total = details.Count,
+            Offset = 0,
+            Limit = MonitoringPages.DefaultSubszLimit,
+            Subscriptions = details,
+        };
+    }
+
+    private AccountStatz AccountStatzOf(string? accountName, bool includeUnused)
+    {
+        var list = new List<AccountStat>();
+        foreach (var account in _broker.Accounts.All)
+        {
+            if (accountName is not null && account.Name != accountName)
+            {
+                continue;
+            }
+
+            var conns = _events.AccountConnections(account);
+            if (conns.Connections == 0 && !includeUnused)
+            {
+                continue;
+            }
+
+            list.Add(new AccountStat
+            {
+                Account = account.Name,
+                Connections = conns.Connections,
+                TotalConnections = conns.TotalConnections,
+                Sent = new StatszData { Msgs = conns.Sent.Msgs, Bytes = conns.Sent.Bytes },
+                Received = new StatszData { Msgs = conns.Received.Msgs, Bytes = conns.Received.Bytes },
+            });
+        }
+
+        list.Sort((a, b) => string.CompareOrdinal(a.Account, b.Account));
+        return new AccountStatz { ServerId = _broker.ServerId, Now = DateTime.UtcNow, Accounts = list };
+    }
+
+    private void OnStatszTimer()
+    {
+        try
+        {
+            if (_events.HasInterest(_statszSubject))
+            {
+                PublishStatsz(_statszSubject);
+            }
+        }
+        catch (Exception e) when (e is InvalidOperationException or ObjectDisposedException)
+        {
+            return;
+        }
+
+        // As nats-server's heartbeatStatsz: 250 ms, then doubling up to the 30 s heartbeat.
+        _statszDelay = _statszDelay * 2 > StatszInterval ? StatszInterval : _statszDelay * 2;
+        try
+        {
+            _statszTimer.Change(_statszDelay, Timeout.InfiniteTimeSpan);
+        }
+        catch (ObjectDisposedException)
+        {
+        }
+    }
+
+    private void PublishStatsz(string subject)
+    {
+        var server = JsonSerializer.SerializeToUtf8Bytes(_events.NextServer(), EventsJsonContext.Default.EventServer);
+        var statsz = JsonSerializer.SerializeToUtf8Bytes(BuildStatsz(), GatewayJsonContext.Default.Statsz);
+        _events.Client.Publish(subject, null, default, Envelope(server, "statsz", statsz));
+    }
+
+    private Statsz BuildStatsz()
+    {
+        var totals = _broker.GetTotals();
+        using var process = Process.GetCurrentProcess();
+        var uptime = DateTime.UtcNow - _broker.Started;
+        var active = new HashSet<string>(StringComparer.Ordinal);
+        foreach (var c in _broker.Clients)
+        {
+            if (!c.IsInternal && !c.IsRoute)
+            {
+                active.Add(c.Account.Name);
+            }
+        }
+
+        var routes = _broker.GetRoutes();
+        return new Statsz
+        {
+            Start = _broker.Started,
+            Mem = process.WorkingSet64,
+            Cores = Environment.ProcessorCount,
+            Cpu = uptime.TotalSeconds <= 0 ? 0 : Math.Round(100 * process.TotalProcessorTime.TotalSeconds / uptime.TotalSeconds, 2),
+            Connections = _broker.ConnectionCount,
+            TotalConnections = _broker.Stats.TotalConnections,
+            ActiveAccounts = active.Count,
+            Subscriptions = _broker.SubscriptionCount,
+            Sent = new StatszData { Msgs = totals.OutMsgs, Bytes = totals.OutBytes },
+            Received = new StatszData { Msgs = totals.InMsgs, Bytes = totals.InBytes },
+            SlowConsumers = _broker.Stats.SlowConsumers,
+            Routes = routes.Count == 0 ? null : [.. routes.Select(r => new StatszRoute
+            {
+                Rid = r.Rid,
+                Name = string.IsNullOrEmpty(r.RemoteName) ? null : r.RemoteName,
+                Sent = new StatszData { Msgs = r.OutMsgs, Bytes = r.OutBytes },
+                Received = new StatszData { Msgs = r.InMsgs, Bytes = r.InBytes },
+                Pending = r.PendingBytes,
+            })],
+            ActiveServers = 1 + routes.Count,
+            JetStream = _broker.Options.JetStream ? new VarzJetStream { Config = VarzJetStreamConfig.From(_broker.Options, "") } : null,
+        };
+    }
+
+    private byte[] Data<T>(T value, JsonTypeInfo<T> type) =>
+        Envelope(JsonSerializer.SerializeToUtf8Bytes(_events.NextServer(), EventsJsonContext.Default.EventServer), "data", JsonSerializer.SerializeToUtf8Bytes(value, type));
+
+    // A handler's failure: nats-server's zReq then sends "data":null beside the error.
+    private byte[] Failure(string description)
+    {
+        var error = JsonSerializer.SerializeToUtf8Bytes(new EventError { Code = 500, Description = description }, EventsJsonContext.Default.EventError);
+        return Envelope(JsonSerializer.SerializeToUtf8Bytes(_events.NextServer(), EventsJsonContext.Default.EventServer), "data", [.. "null,\"error\":"u8, .. error]);
+    }
+
+    private byte[] Error(int code, string description) =>
+        Envelope(JsonSerializer.SerializeToUtf8Bytes(_events.NextServer(), EventsJsonContext.Default.EventServer), "error",
+            JsonSerializer.SerializeToUtf8Bytes(new EventError { Code = code, Description = description }, EventsJsonContext.Default.EventError));
+
+    // {"server":<server>,"<key>":<value>}
+    private static byte[] Envelope(byte[] server, string key, byte[] value)
+    {
+        var buffer = new byte[server.Length + value.Length + key.Length + 16];
+        var p = 0;
+        p += Copy("{\"server\":"u8, buffer, p);
+        p += Copy(server, buffer, p);
+        p += Copy(",\""u8, buffer, p);
+        p += Encoding.ASCII.GetBytes(key, buffer.AsSpan(p));
+        p += Copy("\":"u8, buffer, p);
+        p += Copy(value, buffer, p);
+        buffer[p++] = (byte)'}';
+        return buffer[..p];
+    }
+
+    private static int Copy(ReadOnlySpan<byte> source, byte[] destination, int at)
+    {
+        source.CopyTo(destination.AsSpan(at));
+        return source.Length;
+    }
+
+    private void Reply(string subject, byte[] payload) => _events.Client.Publish(subject, null, default, payload);
+
+    // The request's JSON options (nats-server's *EventOptions); an empty body is no options.
+    private bool TryOptions(InternalMessage m, out JsonElement options, out byte[]? error)
+    {
+        options = default;
+        error = null;
+        if (m.Payload.Length == 0)
+        {
+            return true;
+        }
+
+        try
+        {
+            using var document = JsonDocument.Parse(m.Payload);
+            options = document.RootElement.Clone();
+            if (options.ValueKind != JsonValueKind.Object)
+            {
+                error = Error(400, $"json: cannot unmarshal {options.ValueKind.ToString().ToLowerInvariant()} into Go value");
+                return false;
+            }
+
+            return true;
+        }
+        catch (JsonException e)
+        {
+            error = Error(400, e.Message);
+            return false;
+        }
+    }
+
+    // nats-server's filterRequest: server_name, host, cluster contained in ours; domain equal.
+    private bool Filtered(JsonElement options)
+    {
+        if (options.ValueKind != JsonValueKind.Object)
+        {
+            return false;
+        }
+
+        if (StringOption(options, "server_name") is { Length: > 0 } name && !_broker.ServerName.Contains(name, StringComparison.Ordinal))
+        {
+            return true;
+        }
+
+        if (StringOption(options, "host") is { Length: > 0 } host && !_broker.Options.Host.Contains(host, StringComparison.Ordinal))
+        {
+            return true;
+        }
+
+        if (StringOption(options, "cluster") is { Length: > 0 } cluster && !(_broker.Routes?.ClusterName ?? "").Contains(cluster, StringComparison.Ordinal))
+        {
+            return true;
+        }
+
+        return StringOption(options, "domain") is { Length: > 0 } domain && domain != _broker.Options.JetStreamDomain;
+    }
+
+    private static ConnzQuery ConnzQueryOf(JsonElement options, string? account) => new(
+        Subscriptions: BoolOption(options, "subscriptions"),
+        Auth: BoolOption(options, "auth"),
+        Offset: IntOption(options, "offset"),
+        Limit: IntOption(options, "limit"),
+        User: StringOption(options, "user"),
+        Account: account ?? StringOption(options, "acc"),
+        Closed: IntOption(options, "state") == 1); // ConnState: 0 open, 1 closed
+
+    private static string? StringOption(JsonElement options, string name) =>
+        options.ValueKind == JsonValueKind.Object && options.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.String ? v.GetString() : null;
+
+    private static bool BoolOption(JsonElement options, string name) =>
+        options.ValueKind == JsonValueKind.Object && options.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.True;
+
+    private static int IntOption(JsonElement options, string name) =>
+        options.ValueKind == JsonValueKind.Object && options.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.Number && v.TryGetInt32(out var i) ? i : 0;
+
+    public async ValueTask DisposeAsync() => await _statszTimer.DisposeAsync().ConfigureAwait(false);
+
+    private static partial class Log
+    {
+        [LoggerMessage(EventId = 1, Level = LogLevel.Error, Message = "Error answering the system account request on {Subject}: {Reason}")]
+        public static partial void RequestFailed(ILogger logger, string subject, string reason);
+    }
+}
