@@ -204,6 +204,7 @@ internal sealed class SoakRun
             set ylabel 'count'
             plot '{csvPath}' skip 1 using 2:6 with lines title 'server fds', '' skip 1 using 2:8 with lines title 'server connections (/varz)', '' skip 1 using 2:9 with lines title 'subscribers held (client)'
             set ylabel 'threads'
+            set yrange [0:*]
             plot '{csvPath}' skip 1 using 2:7 with lines title 'server threads'
             unset multiplot
             """;

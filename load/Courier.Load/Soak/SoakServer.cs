@@ -16,6 +16,7 @@ internal sealed class SoakServer : IDisposable
     private readonly string _dir;
     private readonly HttpClient _http = new() { Timeout = TimeSpan.FromSeconds(5) };
     private Process? _process;
+    private volatile int _pid; // read by the sampler while a restart replaces _process
     private StreamWriter? _log;
 
     public SoakServer(string root)
@@ -36,7 +37,7 @@ internal sealed class SoakServer : IDisposable
 
     public string StoreDir => Path.Combine(_dir, "store");
 
-    public int Pid => _process?.Id ?? 0;
+    public int Pid => _pid;
 
     /// <summary>Restarts so far (kill -9 then start on the same store).</summary>
     public int Incarnation { get; private set; }
@@ -73,6 +74,7 @@ internal sealed class SoakServer : IDisposable
                 if (File.Exists(ports))
                 {
                     _process = process;
+                    _pid = process.Id;
                     return started.Elapsed;
                 }
 
@@ -122,6 +124,7 @@ internal sealed class SoakServer : IDisposable
             return;
         }
 
+        _pid = 0;
         if (!_process.HasExited)
         {
             _process.Kill(); // SIGKILL on Linux
