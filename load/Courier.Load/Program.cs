@@ -7,6 +7,19 @@ using Courier.Load;
 // the median and spread of the per-round ratios.
 // Usage: dotnet run -c Release --project load/Courier.Load -- [--rounds 3] [--scenarios pub16,ps16] [--out load/results]
 //        ... -- --scenarios pub128 --attach 4222   (once, against a running server: for profiling)
+//        ... -- soak --connections 10000 --minutes 10 --kill-every 3   (through load/soak.sh, which raises the fd limit)
+var root = AppContext.BaseDirectory;
+while (!File.Exists(Path.Combine(root, "Courier.slnx")))
+{
+    root = Path.GetDirectoryName(root.TrimEnd('/')) ?? throw new InvalidOperationException("repository root not found");
+}
+
+// The soak (load/soak.sh): many connections, core and JetStream load, kill -9 and restart; see Soak/SoakRun.cs.
+if (args.Length > 0 && args[0] == "soak")
+{
+    return await Courier.Load.Soak.SoakRun.MainAsync(args.AsMemory(1), root);
+}
+
 var rounds = 3;
 string[]? only = null;
 string? outDir = null;
@@ -49,12 +62,6 @@ for (var i = 0; i < args.Length; i++)
             Console.Error.WriteLine($"unknown argument {args[i]}; use --rounds N, --scenarios a,b, --out DIR, --list");
             return 2;
     }
-}
-
-var root = AppContext.BaseDirectory;
-while (!File.Exists(Path.Combine(root, "Courier.slnx")))
-{
-    root = Path.GetDirectoryName(root.TrimEnd('/')) ?? throw new InvalidOperationException("repository root not found");
 }
 
 outDir ??= Path.Combine(root, "load", "results");

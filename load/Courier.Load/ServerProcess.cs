@@ -70,7 +70,7 @@ internal sealed class ServerProcess : IDisposable
     }
 
     // The precompiled (ReadyToRun) copy a Release build writes, as users run it; else the plain build output.
-    private static string CourierDll(string repoRoot) =>
+    internal static string CourierDll(string repoRoot) =>
         File.Exists(Path.Combine(repoRoot, "src/Gateway/bin/Release/net10.0/r2r/courier.dll"))
             ? Path.Combine(repoRoot, "src/Gateway/bin/Release/net10.0/r2r/courier.dll")
             : Path.Combine(repoRoot, "src/Gateway/bin/Release/net10.0/courier.dll");

@@ -187,6 +187,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
 
     protected override void PreStart()
     {
+        LogNewDamage();
         Subscribe();
         if (_config.MaxAge > 0)
         {
@@ -1074,6 +1075,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
                 LastTs = FromUnixNanos(state.LastTime),
                 NumDeleted = state.NumDeleted,
                 NumSubjects = state.NumSubjects,
+                Lost = LostInfo(state),
                 ConsumerCount = _consumers.Count,
             },
         };

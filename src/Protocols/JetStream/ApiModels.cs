@@ -158,7 +158,15 @@ public sealed class StreamStateInfo
     [JsonPropertyName("subjects")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public SortedDictionary<string, ulong>? Subjects { get; set; }
     [JsonPropertyName("num_deleted")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public ulong NumDeleted { get; set; }
     [JsonPropertyName("deleted")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public ulong[]? Deleted { get; set; }
+    [JsonPropertyName("lost")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public LostStreamData? Lost { get; set; }
     [JsonPropertyName("consumer_count")] public int ConsumerCount { get; set; }
+}
+
+/// <summary>Messages the store lost to damage, as nats-server's <c>LostStreamData</c> in a stream's state.</summary>
+public sealed class LostStreamData
+{
+    [JsonPropertyName("msgs")] public ulong[] Msgs { get; set; } = [];
+    [JsonPropertyName("bytes")] public ulong Bytes { get; set; }
 }
 
 /// <summary>STREAM.CREATE / UPDATE / INFO response, and an entry of STREAM.LIST.</summary>
