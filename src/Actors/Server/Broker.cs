@@ -1,4 +1,5 @@
 using System.Buffers.Text;
+using System.Globalization;
 using System.Net.Sockets;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
@@ -294,12 +295,30 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         var host = ClusterPublicHost();
         var bind = Options.Cluster.Host is "" or "::" or "[::]" ? "0.0.0.0" : Options.Cluster.Host;
         var routePort = _routePort;
-        return new ClusterMember(bind, host,
+        if (Options.Cluster.Advertise is { } advertise && advertise.LastIndexOf(':') is var colon and > 0
+            && int.TryParse(advertise.AsSpan(colon + 1), NumberStyles.None, CultureInfo.InvariantCulture, out var advertisedPort))
+        {
+            routePort = advertisedPort; // members dial the advertised route URL, as peers told of it in INFO do
+        }
+
+        // akka_advertise: peers reach Akka.Remote through another address (a proxy); by default the cluster host.
+        var akkaHost = host;
+        var akkaPublicPort = 0;
+        if (Options.Cluster.AkkaAdvertise is { } akkaAdvertise && akkaAdvertise.LastIndexOf(':') is var akkaColon and > 0
+            && int.TryParse(akkaAdvertise.AsSpan(akkaColon + 1), NumberStyles.None, CultureInfo.InvariantCulture, out var akkaPort))
+        {
+            akkaHost = akkaAdvertise[..akkaColon];
+            akkaPublicPort = akkaPort;
+        }
+
+        return new ClusterMember(bind, akkaHost,
         [
             Cluster.ClusterNode.ServerRole + ServerId,
             Cluster.ClusterNode.NameRole + ServerName,
             Cluster.ClusterNode.RouteRole + $"nats-route://{host}:{routePort}",
-        ]);
+        ],
+            Options.Cluster.AkkaPort,
+            akkaPublicPort);
     }
 
     /// <summary>The route listener is bound on <paramref name="port"/> (before <see cref="StartAsync"/>: the Akka roles name it).</summary>
