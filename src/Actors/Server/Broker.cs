@@ -477,9 +477,15 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// the route listener's (or advertised) host and port, cluster name, headers, and unless
     /// <c>no_advertise</c> the client URLs. Cached until the cluster name or the URLs change.
     /// </summary>
-    internal byte[] RouteInfoLine()
+    internal byte[] RouteInfoLine() => RouteInfoLine(lameDuck: false);
+
+    /// <summary>
+    /// As <see cref="RouteInfoLine()"/>; with <paramref name="lameDuck"/> the one INFO a node in lame duck
+    /// mode sends its routes, with <c>"ldm":true</c> (nats-server's sendLDMToRoutes), never cached.
+    /// </summary>
+    internal byte[] RouteInfoLine(bool lameDuck)
     {
-        if (_routeInfoLine is { } line)
+        if (!lameDuck && _routeInfoLine is { } line)
         {
             return line;
         }
@@ -511,6 +517,12 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             info.Host = colon < 0 ? advertise : advertise[..colon];
             info.Port = colon < 0 ? _routePort : int.Parse(advertise.AsSpan(colon + 1), global::System.Globalization.CultureInfo.InvariantCulture);
             info.Ip = $"nats-route://{info.Host}:{info.Port}/";
+        }
+
+        if (lameDuck)
+        {
+            info.LameDuckMode = true;
+            return ProtocolWriter.Info(info);
         }
 
         return _routeInfoLine = ProtocolWriter.Info(info);
@@ -586,18 +598,26 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// INFO <c>connect_urls</c>: this node's client URLs and those its routes advertised, unless
     /// <c>no_advertise</c>. When they change, clients that understand async INFO (CONNECT protocol 1)
     /// get a new INFO, so they learn of nodes that came or went (nats-server's
-    /// addConnectURLsAndSendINFOToClients).
+    /// addConnectURLsAndSendINFOToClients). A node in lame duck mode leaves its own URLs out, and the
+    /// URLs of a peer that said it is in lame duck mode are left out (nats-server's sendLDMToClients and
+    /// removeConnectURLsAndSendINFOToClients), so clients move to the nodes that stay. With
+    /// <paramref name="notify"/> false only the INFO is updated (lame duck mode sends its own).
     /// </summary>
-    private void UpdateConnectUrls()
+    private void UpdateConnectUrls(bool notify = true)
     {
         if (Options.Cluster.NoAdvertise || Routes is null)
         {
             return;
         }
 
-        var urls = new List<string>(OwnClientUrls());
+        var urls = IsLameDuck ? new List<string>() : new List<string>(OwnClientUrls());
         foreach (var route in Routes.Routes)
         {
+            if (route.Route is { LameDuck: true })
+            {
+                continue;
+            }
+
             foreach (var url in route.Route?.ConnectUrls ?? [])
             {
                 if (!urls.Contains(url))
@@ -617,6 +637,11 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             _info.ConnectUrls = urls;
             _infoJson = null;
             _webSocketInfoJson = null;
+        }
+
+        if (!notify)
+        {
+            return;
         }
 
         Span<byte> line = stackalloc byte[4096]; // bytes: an INFO with a few dozen URLs
