@@ -53,7 +53,9 @@ public sealed class KillRestartTests
             ReconnectWaitMax = TimeSpan.FromMilliseconds(200),
         });
         await onC.ConnectAsync();
-        Assert.True(await Poll.UntilAsync(() => onC.ServerInfo?.ClientConnectUrls?.Length == 3, Timeout), "sub-c never learned the three nodes");
+        Assert.True(
+            await Poll.UntilAsync(() => onC.ServerInfo?.ClientConnectUrls?.Length == 3, Timeout),
+            $"sub-c never learned the three nodes: {string.Join(", ", onC.ServerInfo?.ClientConnectUrls ?? [])}\n{mesh.Diagnostics()}");
         await using var sequenceC = await Collect.SubscribeAsync(onC, Subject);
         foreach (var connection in (NatsConnection[])[onB, workerB, workerC, onC])
         {

@@ -610,25 +610,29 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             return;
         }
 
-        var urls = IsLameDuck ? new List<string>() : new List<string>(OwnClientUrls());
-        foreach (var route in Routes.Routes)
-        {
-            if (route.Route is { LameDuck: true })
-            {
-                continue;
-            }
-
-            foreach (var url in route.Route?.ConnectUrls ?? [])
-            {
-                if (!urls.Contains(url))
-                {
-                    urls.Add(url);
-                }
-            }
-        }
-
+        // Computed, set and sent under one lock: two routes registering at once on different threads
+        // must not let the one that read the routes first set (and send) its older list last, which
+        // left a node advertising fewer URLs than it routes to. Route changes are rare; the lock is
+        // held while INFO lines are queued on client outbounds, which never call back.
         lock (_connectUrlsLock)
         {
+            var urls = IsLameDuck ? new List<string>() : new List<string>(OwnClientUrls());
+            foreach (var route in Routes.Routes)
+            {
+                if (route.Route is { LameDuck: true })
+                {
+                    continue;
+                }
+
+                foreach (var url in route.Route?.ConnectUrls ?? [])
+                {
+                    if (!urls.Contains(url))
+                    {
+                        urls.Add(url);
+                    }
+                }
+            }
+
             if (_info.ConnectUrls is { } current && current.SequenceEqual(urls))
             {
                 return;
@@ -637,13 +641,16 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             _info.ConnectUrls = urls;
             _infoJson = null;
             _webSocketInfoJson = null;
+            if (notify)
+            {
+                SendInfoToClients();
+            }
         }
+    }
 
-        if (!notify)
-        {
-            return;
-        }
-
+    /// <summary>An async INFO (the current one) to every client that understands it (CONNECT protocol 1).</summary>
+    private void SendInfoToClients()
+    {
         Span<byte> line = stackalloc byte[4096]; // bytes: an INFO with a few dozen URLs
         foreach (var client in Registry.Clients)
         {
