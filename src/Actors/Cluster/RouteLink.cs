@@ -55,6 +55,9 @@ internal sealed class RouteLink
     /// <summary>The link is the node's route to <see cref="RemoteId"/> (not a duplicate being dropped).</summary>
     public bool Registered { get; set; }
 
+    /// <summary>The peer said it is in lame duck mode (a route INFO with <c>"ldm":true</c>): its client URLs are no longer advertised.</summary>
+    public bool LameDuck { get; set; }
+
     /// <summary>The peer accepts HMSG.</summary>
     public bool Headers { get; set; } = true;
 

@@ -84,6 +84,10 @@ internal sealed partial class RouteManager : ReceiveActor, IWithTimers
 
     private void Dial(Uri url, bool isExplicit, int attempt)
     {
+        // A URL of cluster.routes stays explicit (re-dialled forever) whatever made this dial: a member's
+        // route that dropped is dialled by its member URL, and when that link fails and the member is
+        // removed meanwhile (a partition), an implicit dial would be given up and the route lost for good.
+        isExplicit |= IsConfigured(url);
         var key = Key(url);
         if (attempt == 0 && !_dialing.Add(key))
         {
@@ -206,6 +210,19 @@ internal sealed partial class RouteManager : ReceiveActor, IWithTimers
         {
             Dial(url, isExplicit: false, attempt: 0);
         }
+    }
+
+    private bool IsConfigured(Uri url)
+    {
+        foreach (var configured in _explicit)
+        {
+            if (Key(configured) == Key(url))
+            {
+                return true;
+            }
+        }
+
+        return false;
     }
 
     private bool IsMember(Uri url)

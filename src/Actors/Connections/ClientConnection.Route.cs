@@ -259,6 +259,12 @@ internal sealed partial class ClientConnection
                 route.RemoteInfo = info;
                 _broker.OnRoutesChanged();
             }
+            else if (!route.LameDuck)
+            {
+                // The peer is in lame duck mode: stop advertising its client URLs, tell our clients (nats-server's processRouteInfo).
+                route.LameDuck = true;
+                _broker.OnRoutesChanged();
+            }
 
             return ReadOutcome.Continue;
         }

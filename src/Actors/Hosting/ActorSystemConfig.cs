@@ -47,6 +47,8 @@ public static class ActorSystemConfig
             overrides.Add("akka.actor.provider = cluster");
             overrides.Add($"akka.remote.dot-netty.tcp.hostname = {Quote(member.BindHost)}");
             overrides.Add($"akka.remote.dot-netty.tcp.public-hostname = {Quote(member.PublicHost)}");
+            overrides.Add($"akka.remote.dot-netty.tcp.port = {member.Port.ToString(CultureInfo.InvariantCulture)}");
+            overrides.Add($"akka.remote.dot-netty.tcp.public-port = {member.PublicPort.ToString(CultureInfo.InvariantCulture)}");
             overrides.Add($"akka.cluster.roles = [{string.Join(", ", member.Roles.Select(Quote))}]");
         }
 
@@ -76,7 +78,9 @@ public static class ActorSystemConfig
 /// <param name="BindHost">The address Akka.Remote listens on: the cluster host.</param>
 /// <param name="PublicHost">The address peers reach it on (the cluster host, or a local address when that is 0.0.0.0).</param>
 /// <param name="Roles">Member roles: the server id, name and route URL (Cluster.ClusterNode reads them).</param>
-public sealed record ClusterMember(string BindHost, string PublicHost, IReadOnlyList<string> Roles);
+/// <param name="Port">The port Akka.Remote listens on; 0, an ephemeral one.</param>
+/// <param name="PublicPort">The port peers reach it on; 0, the listen port.</param>
+public sealed record ClusterMember(string BindHost, string PublicHost, IReadOnlyList<string> Roles, int Port = 0, int PublicPort = 0);
 
 /// <summary>Hands the server's <see cref="ILoggerFactory"/> to <see cref="AkkaLogBridge"/> (Akka creates loggers by type).</summary>
 public sealed class LoggerFactorySetup : Setup

@@ -10,17 +10,32 @@ public sealed partial class Broker
     public bool IsLameDuck { get; private set; }
 
     /// <summary>
-    /// Marks the broker as in lame duck mode and sends every NATS client that accepts async INFO
-    /// (CONNECT protocol 1, as nats-server's sendAsyncInfoToClients) an INFO with <c>"ldm":true</c>.
-    /// Returns the clients open at that moment, for the host to close gradually.
+    /// Marks the broker as in lame duck mode, tells its routes (a route INFO with <c>"ldm":true</c>:
+    /// peers stop advertising this node's client URLs, nats-server's sendLDMToRoutes), and sends every
+    /// NATS client that accepts async INFO (CONNECT protocol 1, as nats-server's sendAsyncInfoToClients)
+    /// an INFO with <c>"ldm":true</c> whose <c>connect_urls</c> are the other nodes' only, so clients
+    /// reconnect there. Returns the clients open at that moment, for the host to close gradually.
     /// </summary>
     internal IReadOnlyList<ClientConnection> EnterLameDuckMode()
     {
         IsLameDuck = true;
+        if (Routes is { } routes)
+        {
+            // INFO {json}\r\n, with "ldm":true
+            var line = RouteInfoLine(lameDuck: true);
+            foreach (var route in routes.Routes)
+            {
+                route.Outbound.Write(line);
+                route.Outbound.Signal();
+            }
+
+            UpdateConnectUrls(notify: false); // without this node's URLs; the INFO below tells the clients
+        }
+
         var clients = new List<ClientConnection>();
         foreach (var client in Clients)
         {
-            if (client.IsClosed)
+            if (client.IsClosed || client.IsRoute)
             {
                 continue;
             }
@@ -38,5 +53,4 @@ public sealed partial class Broker
 
         return clients;
     }
-
 }

@@ -1,4 +1,5 @@
 using System.Buffers.Text;
+using System.Globalization;
 using System.Net.Sockets;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
@@ -322,12 +323,30 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         var host = ClusterPublicHost();
         var bind = Options.Cluster.Host is "" or "::" or "[::]" ? "0.0.0.0" : Options.Cluster.Host;
         var routePort = _routePort;
-        return new ClusterMember(bind, host,
+        if (Options.Cluster.Advertise is { } advertise && advertise.LastIndexOf(':') is var colon and > 0
+            && int.TryParse(advertise.AsSpan(colon + 1), NumberStyles.None, CultureInfo.InvariantCulture, out var advertisedPort))
+        {
+            routePort = advertisedPort; // members dial the advertised route URL, as peers told of it in INFO do
+        }
+
+        // akka_advertise: peers reach Akka.Remote through another address (a proxy); by default the cluster host.
+        var akkaHost = host;
+        var akkaPublicPort = 0;
+        if (Options.Cluster.AkkaAdvertise is { } akkaAdvertise && akkaAdvertise.LastIndexOf(':') is var akkaColon and > 0
+            && int.TryParse(akkaAdvertise.AsSpan(akkaColon + 1), NumberStyles.None, CultureInfo.InvariantCulture, out var akkaPort))
+        {
+            akkaHost = akkaAdvertise[..akkaColon];
+            akkaPublicPort = akkaPort;
+        }
+
+        return new ClusterMember(bind, akkaHost,
         [
             Cluster.ClusterNode.ServerRole + ServerId,
             Cluster.ClusterNode.NameRole + ServerName,
             Cluster.ClusterNode.RouteRole + $"nats-route://{host}:{routePort}",
-        ]);
+        ],
+            Options.Cluster.AkkaPort,
+            akkaPublicPort);
     }
 
     /// <summary>The route listener is bound on <paramref name="port"/> (before <see cref="StartAsync"/>: the Akka roles name it).</summary>
@@ -486,9 +505,15 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// the route listener's (or advertised) host and port, cluster name, headers, and unless
     /// <c>no_advertise</c> the client URLs. Cached until the cluster name or the URLs change.
     /// </summary>
-    internal byte[] RouteInfoLine()
+    internal byte[] RouteInfoLine() => RouteInfoLine(lameDuck: false);
+
+    /// <summary>
+    /// As <see cref="RouteInfoLine()"/>; with <paramref name="lameDuck"/> the one INFO a node in lame duck
+    /// mode sends its routes, with <c>"ldm":true</c> (nats-server's sendLDMToRoutes), never cached.
+    /// </summary>
+    internal byte[] RouteInfoLine(bool lameDuck)
     {
-        if (_routeInfoLine is { } line)
+        if (!lameDuck && _routeInfoLine is { } line)
         {
             return line;
         }
@@ -520,6 +545,12 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             info.Host = colon < 0 ? advertise : advertise[..colon];
             info.Port = colon < 0 ? _routePort : int.Parse(advertise.AsSpan(colon + 1), global::System.Globalization.CultureInfo.InvariantCulture);
             info.Ip = $"nats-route://{info.Host}:{info.Port}/";
+        }
+
+        if (lameDuck)
+        {
+            info.LameDuckMode = true;
+            return ProtocolWriter.Info(info);
         }
 
         return _routeInfoLine = ProtocolWriter.Info(info);
@@ -595,29 +626,41 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// INFO <c>connect_urls</c>: this node's client URLs and those its routes advertised, unless
     /// <c>no_advertise</c>. When they change, clients that understand async INFO (CONNECT protocol 1)
     /// get a new INFO, so they learn of nodes that came or went (nats-server's
-    /// addConnectURLsAndSendINFOToClients).
+    /// addConnectURLsAndSendINFOToClients). A node in lame duck mode leaves its own URLs out, and the
+    /// URLs of a peer that said it is in lame duck mode are left out (nats-server's sendLDMToClients and
+    /// removeConnectURLsAndSendINFOToClients), so clients move to the nodes that stay. With
+    /// <paramref name="notify"/> false only the INFO is updated (lame duck mode sends its own).
     /// </summary>
-    private void UpdateConnectUrls()
+    private void UpdateConnectUrls(bool notify = true)
     {
         if (Options.Cluster.NoAdvertise || Routes is null)
         {
             return;
         }
 
-        var urls = new List<string>(OwnClientUrls());
-        foreach (var route in Routes.Routes)
-        {
-            foreach (var url in route.Route?.ConnectUrls ?? [])
-            {
-                if (!urls.Contains(url))
-                {
-                    urls.Add(url);
-                }
-            }
-        }
-
+        // Computed, set and sent under one lock: two routes registering at once on different threads
+        // must not let the one that read the routes first set (and send) its older list last, which
+        // left a node advertising fewer URLs than it routes to. Route changes are rare; the lock is
+        // held while INFO lines are queued on client outbounds, which never call back.
         lock (_connectUrlsLock)
         {
+            var urls = IsLameDuck ? new List<string>() : new List<string>(OwnClientUrls());
+            foreach (var route in Routes.Routes)
+            {
+                if (route.Route is { LameDuck: true })
+                {
+                    continue;
+                }
+
+                foreach (var url in route.Route?.ConnectUrls ?? [])
+                {
+                    if (!urls.Contains(url))
+                    {
+                        urls.Add(url);
+                    }
+                }
+            }
+
             if (_info.ConnectUrls is { } current && current.SequenceEqual(urls))
             {
                 return;
@@ -626,8 +669,16 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             _info.ConnectUrls = urls;
             _infoJson = null;
             _webSocketInfoJson = null;
+            if (notify)
+            {
+                SendInfoToClients();
+            }
         }
+    }
 
+    /// <summary>An async INFO (the current one) to every client that understands it (CONNECT protocol 1).</summary>
+    private void SendInfoToClients()
+    {
         Span<byte> line = stackalloc byte[4096]; // bytes: an INFO with a few dozen URLs
         foreach (var client in Registry.Clients)
         {

@@ -35,6 +35,18 @@ public sealed class ClusterOptions
     /// <summary><c>cluster.advertise</c>: the route URL (host:port) this node gives its peers instead of its listen address.</summary>
     public string? Advertise { get; set; }
 
+    /// <summary>
+    /// <c>cluster.akka_port</c> (Courier's own, not nats-server's): the port Akka.Remote (membership
+    /// gossip and heartbeats) listens on; 0, the default, an ephemeral port.
+    /// </summary>
+    public int AkkaPort { get; set; }
+
+    /// <summary>
+    /// <c>cluster.akka_advertise</c> (Courier's own): the <c>host:port</c> peers reach Akka.Remote on, when
+    /// that is not the listen address (a proxy, a port forward), as <see cref="Advertise"/> is for routes.
+    /// </summary>
+    public string? AkkaAdvertise { get; set; }
+
     /// <summary><c>cluster.authorization.user</c>: peers must send this in their route CONNECT.</summary>
     public string? Username { get; set; }
 

@@ -72,6 +72,29 @@ internal sealed partial class OptionsBinder
                     }
 
                     break;
+                case "akka_port":
+                    // Courier's own: Akka.Remote's listen port (default 0, ephemeral).
+                    if (TryPort(e, out port))
+                    {
+                        cluster.AkkaPort = Math.Max(port, 0);
+                    }
+
+                    break;
+                case "akka_advertise":
+                    // Courier's own: host:port peers reach Akka.Remote on (a proxy or port forward).
+                    if (TryHostPort(e, out host, out port))
+                    {
+                        if (host is null || port <= 0)
+                        {
+                            Error(e, "akka_advertise must be host:port");
+                        }
+                        else
+                        {
+                            cluster.AkkaAdvertise = $"{host}:{port}";
+                        }
+                    }
+
+                    break;
                 case "no_advertise":
                     if (TryBool(e, out var b))
                     {

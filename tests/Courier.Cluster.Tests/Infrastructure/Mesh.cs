@@ -20,15 +20,20 @@ public sealed class Mesh : IAsyncDisposable
     public static readonly TimeSpan ConvergeTimeout = TimeSpan.FromSeconds(20);
 
     private readonly List<NatsConnection> _probeConnections = [];
+    private readonly List<ServerProcess> _nodes;
+    private readonly List<string[]> _args;
+    private readonly string? _configText;
 
-    private Mesh(IReadOnlyList<ServerProcess> nodes, IReadOnlyList<int> routePorts)
+    private Mesh(List<ServerProcess> nodes, IReadOnlyList<int> routePorts, List<string[]> args, string? configText)
     {
-        Nodes = nodes;
+        _nodes = nodes;
         RoutePorts = routePorts;
+        _args = args;
+        _configText = configText;
     }
 
-    /// <summary>The node processes, in the order asked for.</summary>
-    public IReadOnlyList<ServerProcess> Nodes { get; }
+    /// <summary>The node processes, in the order asked for (a restarted node replaces its old process).</summary>
+    public IReadOnlyList<ServerProcess> Nodes => _nodes;
 
     /// <summary>Each node's route port.</summary>
     public IReadOnlyList<int> RoutePorts { get; }
@@ -47,11 +52,13 @@ public sealed class Mesh : IAsyncDisposable
         var auth = routeCredentials is null ? "" : routeCredentials + "@";
         var routes = string.Join(',', routePorts.Select(p => $"nats-route://{auth}127.0.0.1:{p}"));
         var nodes = new List<ServerProcess>();
+        var allArgs = new List<string[]>();
         try
         {
             for (var i = 0; i < kinds.Count; i++)
             {
                 string[] args = ["-n", $"node-{i}", "--cluster", $"nats://{auth}127.0.0.1:{routePorts[i]}", "--routes", routes, "--cluster_name", ClusterName, .. extraArgs];
+                allArgs.Add(args);
                 nodes.Add(await ServerProcess.StartAsync(kinds[i], configText, args));
             }
         }
@@ -65,7 +72,7 @@ public sealed class Mesh : IAsyncDisposable
             throw;
         }
 
-        var mesh = new Mesh(nodes, routePorts);
+        var mesh = new Mesh(nodes, routePorts, allArgs, configText);
         try
         {
             await mesh.StartProbesAsync();
@@ -106,6 +113,20 @@ public sealed class Mesh : IAsyncDisposable
     {
         await from.PingAsync(cancellationToken);
         await from.RequestAsync<string, string>($"_probe.{to}", "barrier", cancellationToken: cancellationToken);
+    }
+
+    /// <summary>
+    /// Starts node <paramref name="index"/> again (after the test killed it) with the same name, routes
+    /// and route port, and the same client and monitoring ports as before, as an operator restarts a node.
+    /// </summary>
+    public async Task<ServerProcess> RestartAsync(int index)
+    {
+        var old = _nodes[index];
+        await old.DisposeAsync();
+        string[] args = [.. _args[index], "-p", old.Port.ToString(System.Globalization.CultureInfo.InvariantCulture), "-m", old.MonitorPort.ToString(System.Globalization.CultureInfo.InvariantCulture)];
+        var node = await ServerProcess.StartAsync(old.Kind, _configText, args);
+        _nodes[index] = node;
+        return node;
     }
 
     /// <summary>Diagnostics of every node for an assertion message.</summary>

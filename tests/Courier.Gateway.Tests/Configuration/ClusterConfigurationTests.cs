@@ -64,6 +64,20 @@ public sealed class ClusterConfigurationTests
     }
 
     [Fact]
+    public void Akka_port_and_akka_advertise_set_where_akka_remote_listens_and_what_peers_are_told()
+    {
+        var (options, warnings) = Bind("cluster { port: 6222, akka_port: 7222, akka_advertise: \"127.0.0.9:17222\" }");
+        Assert.Empty(warnings);
+        Assert.Equal(7222, options.Cluster.AkkaPort);
+        Assert.Equal("127.0.0.9:17222", options.Cluster.AkkaAdvertise);
+
+        var (defaults, _) = Bind("cluster { port: 6222 }");
+        Assert.Equal(0, defaults.Cluster.AkkaPort); // ephemeral
+        Assert.Null(defaults.Cluster.AkkaAdvertise);
+        Assert.Contains("akka_advertise must be host:port", BindFails("cluster { port: 6222, akka_advertise: 17222 }"), StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void A_duplicate_route_is_a_warning_and_kept_once()
     {
         var (options, warnings) = Bind("cluster { port: 6222, routes: [\"nats://127.0.0.1:6223\", \"nats://127.0.0.1:6223\"] }");
