@@ -126,23 +126,11 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
             return;
         }
 
-        if (string.IsNullOrEmpty(m.ReplyTo))
+        if (!TryAccept(m, out var reply, out var options))
         {
             return;
         }
 
-        if (!TryOptions(m, out var options, out var error))
-        {
-            Reply(m.ReplyTo, error!);
-            return;
-        }
-
-        if (Filtered(options))
-        {
-            return;
-        }
-
-        var reply = m.ReplyTo;
         switch (kind)
         {
             case "VARZ":
@@ -214,23 +202,11 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
             return;
         }
 
-        if (string.IsNullOrEmpty(m.ReplyTo))
+        if (!TryAccept(m, out var reply, out var options))
         {
             return;
         }
 
-        if (!TryOptions(m, out var options, out var error))
-        {
-            Reply(m.ReplyTo, error!);
-            return;
-        }
-
-        if (Filtered(options))
-        {
-            return;
-        }
-
-        var reply = m.ReplyTo;
         switch (kind)
         {
             case "CONNZ":
@@ -458,6 +434,26 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
     }
 
     private void Reply(string subject, byte[] payload) => _events.Client.Publish(subject, null, default, payload);
+
+    // A request to answer: it has a reply subject, its options parse (else the error is the answer)
+    // and its server filter (nats-server's EventFilterOptions) selects this server.
+    private bool TryAccept(InternalMessage m, out string reply, out JsonElement options)
+    {
+        reply = m.ReplyTo ?? "";
+        options = default;
+        if (reply.Length == 0)
+        {
+            return false;
+        }
+
+        if (!TryOptions(m, out options, out var error))
+        {
+            Reply(reply, error!);
+            return false;
+        }
+
+        return !Filtered(options);
+    }
 
     // The request's JSON options (nats-server's *EventOptions); an empty body is no options.
     private bool TryOptions(InternalMessage m, out JsonElement options, out byte[]? error)
