@@ -1,7 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
 using System.Net;
-using System.Text.Json;
 using Courier.Cluster.Tests.Infrastructure;
 using Courier.Integration.Tests.Infrastructure;
 using NATS.Client.Core;
@@ -30,7 +29,7 @@ public sealed class KillRestartTests
         using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
         foreach (var node in mesh.Nodes)
         {
-            Assert.True(await HealthyAsync(http, node, Timeout), $"{node.Url} never became a healthy member\n{mesh.Diagnostics()}");
+            Assert.True(await NodeMonitor.HealthAsync(http, node, HttpStatusCode.OK, Timeout), $"{node.Url} never became a healthy member\n{mesh.Diagnostics()}");
         }
 
         await using var publisher = await mesh.ConnectAsync(0, "publisher");
@@ -101,11 +100,11 @@ public sealed class KillRestartTests
         var failedOverAt = Volatile.Read(ref published);
 
         var restarted = await mesh.RestartAsync(2);
-        Assert.True(await HealthyAsync(http, restarted, Timeout), $"the restarted node never became a healthy member again\n{mesh.Diagnostics()}");
+        Assert.True(await NodeMonitor.HealthAsync(http, restarted, HttpStatusCode.OK, Timeout), $"the restarted node never became a healthy member again\n{mesh.Diagnostics()}");
         foreach (var (node, peers) in ((int, string[])[])[(0, ["node-1", "node-2"]), (1, ["node-0", "node-2"]), (2, ["node-0", "node-1"])])
         {
             Assert.True(
-                await Poll.UntilAsync(async () => (await RouteNamesAsync(http, mesh.Nodes[node])).SequenceEqual(peers), Timeout),
+                await Poll.UntilAsync(async () => (await NodeMonitor.RouteNamesAsync(http, mesh.Nodes[node])).SequenceEqual(peers), Timeout),
                 $"node-{node}'s /routez never listed {string.Join(", ", peers)}\n{mesh.Diagnostics()}");
         }
 
@@ -181,34 +180,6 @@ public sealed class KillRestartTests
         for (var i = 1; i < numbers.Count; i++)
         {
             Assert.True(numbers[i] > numbers[i - 1], $"{who} got {numbers[i]} after {numbers[i - 1]}");
-        }
-    }
-
-    private static async Task<bool> HealthyAsync(HttpClient http, ServerProcess node, TimeSpan timeout) =>
-        await Poll.UntilAsync(
-            async () =>
-            {
-                try
-                {
-                    return (await http.GetAsync(new Uri(node.MonitorUri, "healthz"))).StatusCode == HttpStatusCode.OK;
-                }
-                catch (HttpRequestException)
-                {
-                    return false;
-                }
-            },
-            timeout);
-
-    private static async Task<IReadOnlyList<string?>> RouteNamesAsync(HttpClient http, ServerProcess node)
-    {
-        try
-        {
-            using var routez = JsonDocument.Parse(await http.GetStringAsync(new Uri(node.MonitorUri, "routez")));
-            return [.. routez.RootElement.GetProperty("routes").EnumerateArray().Select(r => r.GetProperty("remote_name").GetString()).Order()];
-        }
-        catch (HttpRequestException)
-        {
-            return [];
         }
     }
 }

@@ -1,7 +1,6 @@
 using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
-using System.Text.Json;
 using Courier.Cluster.Tests.Infrastructure;
 using Courier.Integration.Tests.Infrastructure;
 using NATS.Client.Core;
@@ -28,7 +27,7 @@ public sealed class PartitionTests
         using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
         foreach (var node in cluster.Nodes)
         {
-            Assert.True(await HealthAsync(http, node, HttpStatusCode.OK, Timeout), $"{node.Url} never became a healthy member\n{cluster.Diagnostics()}");
+            Assert.True(await NodeMonitor.HealthAsync(http, node, HttpStatusCode.OK, Timeout), $"{node.Url} never became a healthy member\n{cluster.Diagnostics()}");
         }
 
         await using var publisher = await cluster.ConnectAsync(0, "publisher");
@@ -56,7 +55,7 @@ public sealed class PartitionTests
         // The cut: node 2 alone is the minority, and downs itself; the two others down it.
         cluster.CutOff(Cut);
         Assert.True(
-            await HealthAsync(http, cluster.Nodes[Cut], HttpStatusCode.ServiceUnavailable, Timeout),
+            await NodeMonitor.HealthAsync(http, cluster.Nodes[Cut], HttpStatusCode.ServiceUnavailable, Timeout),
             $"the cut-off node still says it is healthy\n{cluster.Diagnostics()}");
         using var downed = await http.GetAsync(new Uri(cluster.Nodes[Cut].MonitorUri, "healthz"));
         var health = await downed.Content.ReadAsStringAsync();
@@ -70,9 +69,9 @@ public sealed class PartitionTests
             Assert.True(
                 await Poll.UntilAsync(() => node.Log.All().Contains("Cluster member removed:", StringComparison.Ordinal) && node.Log.All().Contains("(node-2, was ", StringComparison.Ordinal), Timeout),
                 $"node-{i} never removed node-2\n{node.Diagnostics(80)}");
-            Assert.True(await HealthAsync(http, node, HttpStatusCode.OK, Timeout), $"node-{i} of the majority is not healthy\n{cluster.Diagnostics()}");
+            Assert.True(await NodeMonitor.HealthAsync(http, node, HttpStatusCode.OK, Timeout), $"node-{i} of the majority is not healthy\n{cluster.Diagnostics()}");
             Assert.True(
-                await Poll.UntilAsync(async () => (await RouteNamesAsync(http, node)).SequenceEqual([i == 0 ? "node-1" : "node-0"]), Timeout),
+                await Poll.UntilAsync(async () => (await NodeMonitor.RouteNamesAsync(http, node)).SequenceEqual([i == 0 ? "node-1" : "node-0"]), Timeout),
                 $"node-{i} still routes to the cut-off node\n{cluster.Diagnostics()}");
         }
 
@@ -92,7 +91,7 @@ public sealed class PartitionTests
             var node = cluster.Nodes[i];
             string[] peers = [.. Enumerable.Range(0, 3).Where(j => j != i).Select(j => $"node-{j}")];
             Assert.True(
-                await Poll.UntilAsync(async () => (await RouteNamesAsync(http, node)).SequenceEqual(peers), Timeout),
+                await Poll.UntilAsync(async () => (await NodeMonitor.RouteNamesAsync(http, node)).SequenceEqual(peers), Timeout),
                 $"node-{i}'s routes did not come back\n{cluster.Diagnostics()}");
         }
 
@@ -131,34 +130,6 @@ public sealed class PartitionTests
     private static int Number(NatsMsg<string> message) => int.Parse(message.Data!, CultureInfo.InvariantCulture);
 
     private static int Count(params Collect[] members) => members.Sum(m => m.Messages.Count);
-
-    private static async Task<bool> HealthAsync(HttpClient http, ServerProcess node, HttpStatusCode expected, TimeSpan timeout) =>
-        await Poll.UntilAsync(
-            async () =>
-            {
-                try
-                {
-                    return (await http.GetAsync(new Uri(node.MonitorUri, "healthz"))).StatusCode == expected;
-                }
-                catch (HttpRequestException)
-                {
-                    return false;
-                }
-            },
-            timeout);
-
-    private static async Task<IReadOnlyList<string?>> RouteNamesAsync(HttpClient http, ServerProcess node)
-    {
-        try
-        {
-            using var routez = JsonDocument.Parse(await http.GetStringAsync(new Uri(node.MonitorUri, "routez")));
-            return [.. routez.RootElement.GetProperty("routes").EnumerateArray().Select(r => r.GetProperty("remote_name").GetString()).Order()];
-        }
-        catch (HttpRequestException)
-        {
-            return [];
-        }
-    }
 
     /// <summary>
     /// Courier nodes whose route and Akka.Remote listeners are each behind a <see cref="PartitionProxy"/>:
