@@ -198,8 +198,13 @@ internal sealed partial class ClientConnection
         }
 
         Outbound.Signal();
-        _writePump = Task.Run(RunWritePumpAsync);
-        _readPump = Task.Run(RunReadPumpAsync);
+
+        // Both pumps start on this thread rather than through the thread pool: the write pump sends the
+        // INFO at once (a non-blocking socket send) and the read pump runs to its first pending read, so
+        // a connection costs no thread-pool hand-over before the client sees INFO (a connection storm
+        // opens thousands a second). Everything after their first await runs where the socket completes.
+        _writePump = RunWritePumpAsync();
+        _readPump = RunReadPumpAsync();
     }
 
     /// <summary>Queues <c>-ERR '&lt;text&gt;'</c> and flushes it.</summary>
