@@ -10,7 +10,7 @@ namespace Courier.Actors.Connections;
 /// PING/PONG keepalive, and shuts the connection down when it stops, whatever stopped it (the
 /// client, a protocol error, a slow consumer, or its supervisor). It never sees a NATS message.
 /// </summary>
-internal sealed class ConnectionActor : ReceiveActor, IWithTimers
+internal sealed class ConnectionActor : UntypedActor, IWithTimers
 {
     private const string AuthTimerKey = "auth";
     private const string PingTimerKey = "ping";
@@ -26,42 +26,6 @@ internal sealed class ConnectionActor : ReceiveActor, IWithTimers
         _options = options;
         _registry = registry;
         _connection = factory.Create(stream, socket, id, Self);
-
-        Receive<Protocol.Connected>(_ =>
-        {
-            Timers.Cancel(AuthTimerKey);
-            if (_connection.AuthExpires is { } expires)
-            {
-                // A user JWT's exp: the connection ends when the JWT does (nats-server's setExpiration).
-                var left = expires - DateTimeOffset.UtcNow;
-                Timers.StartSingleTimer(ExpiryTimerKey, Protocol.AuthExpired.Instance, left > TimeSpan.Zero ? left : TimeSpan.Zero);
-            }
-        });
-        Receive<Protocol.AuthExpired>(_ =>
-        {
-            _connection.SendError(NatsErrors.UserAuthenticationExpired);
-            StopWith("Authentication Expired");
-        });
-        Receive<Protocol.AuthTimeout>(_ =>
-        {
-            if (_connection.ConnectOptions is null)
-            {
-                _connection.SendError(NatsErrors.AuthenticationTimeout);
-                StopWith("Authentication Timeout");
-            }
-        });
-        Receive<Protocol.PingTick>(_ =>
-        {
-            if (_connection.PingsOut + 1 > _options.MaxPingsOut)
-            {
-                _connection.SendError(NatsErrors.StaleConnection);
-                StopWith("Stale Connection");
-                return;
-            }
-
-            _connection.SendPing();
-        });
-        Receive<Protocol.Close>(close => StopWith(close.Reason));
     }
 
     /// <inheritdoc />
@@ -93,6 +57,56 @@ internal sealed class ConnectionActor : ReceiveActor, IWithTimers
     }
 
     protected override void PostStop() => _connection.Shutdown(_closeReason);
+
+    /// <remarks>
+    /// An <see cref="UntypedActor"/> with one switch rather than a <see cref="ReceiveActor"/>: a
+    /// ReceiveActor builds its handler table per instance (delegates, lists, a matcher), which is
+    /// memory per idle connection and work per accepted connection.
+    /// </remarks>
+    protected override void OnReceive(object message)
+    {
+        switch (message)
+        {
+            case Protocol.Connected:
+                Timers.Cancel(AuthTimerKey);
+                if (_connection.AuthExpires is { } expires)
+                {
+                    // A user JWT's exp: the connection ends when the JWT does (nats-server's setExpiration).
+                    var left = expires - DateTimeOffset.UtcNow;
+                    Timers.StartSingleTimer(ExpiryTimerKey, Protocol.AuthExpired.Instance, left > TimeSpan.Zero ? left : TimeSpan.Zero);
+                }
+
+                break;
+            case Protocol.AuthExpired:
+                _connection.SendError(NatsErrors.UserAuthenticationExpired);
+                StopWith("Authentication Expired");
+                break;
+            case Protocol.AuthTimeout:
+                if (_connection.ConnectOptions is null)
+                {
+                    _connection.SendError(NatsErrors.AuthenticationTimeout);
+                    StopWith("Authentication Timeout");
+                }
+
+                break;
+            case Protocol.PingTick:
+                if (_connection.PingsOut + 1 > _options.MaxPingsOut)
+                {
+                    _connection.SendError(NatsErrors.StaleConnection);
+                    StopWith("Stale Connection");
+                    break;
+                }
+
+                _connection.SendPing();
+                break;
+            case Protocol.Close close:
+                StopWith(close.Reason);
+                break;
+            default:
+                Unhandled(message);
+                break;
+        }
+    }
 
     private void StopWith(string reason)
     {
