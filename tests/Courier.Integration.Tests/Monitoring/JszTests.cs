@@ -167,6 +167,26 @@ public abstract class JszTests<TServer> : IClassFixture<TServer>
             },
             Config);
 
+    [Fact]
+    public async Task Jsz_without_jetstream_says_disabled_with_a_zero_config_and_refuses_leader_only()
+    {
+        await using var server = await _server.StartServerAsync();
+        using var monitor = new MonitorClient(server);
+
+        // Go never omits the config struct: zero limits, no store_dir.
+        var jsz = await monitor.GetJsonAsync("/jsz?accounts=true");
+        AssertFieldSet(jsz, [.. TopFields, "disabled"]);
+        Assert.True(jsz.GetProperty("disabled").GetBoolean());
+        AssertFieldSet(jsz.GetProperty("config"), ["max_memory", "max_storage"], ["sync_interval", "sync_always"]);
+        Assert.Equal(0, jsz.GetProperty("config").GetProperty("max_memory").GetInt64());
+        Assert.Equal(0, jsz.GetProperty("streams").GetInt32());
+        Assert.Equal(0, jsz.GetProperty("accounts").GetInt32());
+
+        var (status, body, _) = await monitor.GetAsync("/jsz?leader-only=true");
+        Assert.Equal(System.Net.HttpStatusCode.BadRequest, status);
+        Assert.Equal("filtered response: not leader", body);
+    }
+
     /// <summary>
     /// A: a file stream ORDERS (3 messages, a durable C1) and a memory stream MEMO with max_bytes
     /// (2 messages); B: a file stream SECRET (1 message, a durable BC).
