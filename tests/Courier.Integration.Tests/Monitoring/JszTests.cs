@@ -144,6 +144,11 @@ public abstract class JszTests<TServer> : IClassFixture<TServer>
                 Assert.DoesNotContain("secret.", fullText, StringComparison.Ordinal);
                 Assert.DoesNotContain("\"BC\"", fullText, StringComparison.Ordinal);
 
+                // The account is the subject's: an "account" in the body does not reach another one.
+                var (steered, steeredText) = await RequestAsync(sys, "$SYS.REQ.ACCOUNT.A.JSZ", """{"account":"B","streams":true}""");
+                Assert.Equal("A", steered.GetProperty("data").GetProperty("name").GetString());
+                Assert.DoesNotContain("SECRET", steeredText, StringComparison.Ordinal);
+
                 var (other, otherText) = await RequestAsync(sys, "$SYS.REQ.ACCOUNT.B.JSZ", """{"streams":true}""");
                 Assert.Equal("B", other.GetProperty("data").GetProperty("name").GetString());
                 Assert.Equal(1048576UL, other.GetProperty("data").GetProperty("reserved_memory").GetUInt64());
