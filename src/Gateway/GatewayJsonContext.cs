@@ -12,6 +12,7 @@ namespace Courier.Gateway;
 [JsonSerializable(typeof(Subsz))]
 [JsonSerializable(typeof(Healthz))]
 [JsonSerializable(typeof(Jsz))]
+[JsonSerializable(typeof(JszAccountDetail))]
 [JsonSerializable(typeof(Statsz))]
 [JsonSerializable(typeof(AccountStatz))]
 [JsonSerializable(typeof(PortsFile))]

@@ -20,7 +20,7 @@ namespace Courier.Actors.JetStream;
 /// STREAM.LIST, /jsz) are gathered off the actor. So one slow stream (a long purge, an fsync)
 /// never holds up API calls for the others.
 /// </remarks>
-internal sealed class JetStreamApi : ReceiveActor
+internal sealed partial class JetStreamApi : ReceiveActor
 {
     private const string ApiPrefix = "$JS.API.";
 
@@ -63,19 +63,8 @@ internal sealed class JetStreamApi : ReceiveActor
         Receive<Protocol.GetStream>(get => Sender.Tell(_streams.TryGetValue(get.Name, out var entry) ? entry.Actor : ActorRefs.Nobody));
         Receive<Protocol.StreamDeleted>(OnStreamDeleted);
         Receive<Terminated>(OnStreamTerminated);
-        Receive<Protocol.GetStats>(_ =>
-        {
-            var stats = new JetStreamStats
-            {
-                Streams = _streams.Count,
-                ApiTotal = _counters.Total,
-                ApiErrors = _counters.Errors,
-                StoreDirectory = _settings.StoreDirectory,
-                ReservedMemory = Reserved("memory"),
-                ReservedStorage = Reserved("file"),
-            };
-            GatherStatsAsync(stats, [.. _streams.Values]).PipeTo(Sender);
-        });
+        Receive<Protocol.GetStats>(_ => GatherStatsAsync(NewStats(), [.. _streams.Values]).PipeTo(Sender));
+        Receive<Protocol.GetDetail>(OnGetDetail);
     }
 
     private static async Task WhenStreamsStartedAsync(IReadOnlyList<IActorRef> streams, InternalClient client)
@@ -342,18 +331,7 @@ internal sealed class JetStreamApi : ReceiveActor
     {
         foreach (var (entry, info) in await GatherInfosAsync(streams).ConfigureAwait(false))
         {
-            var bytes = info?.State?.Bytes ?? 0;
-            stats.Messages += info?.State?.Messages ?? 0;
-            stats.Bytes += bytes;
-            stats.Consumers += info?.State?.ConsumerCount ?? 0;
-            if (entry.Config.Storage == "memory")
-            {
-                stats.Memory += bytes;
-            }
-            else
-            {
-                stats.Storage += bytes;
-            }
+            Count(stats, entry.Config.Storage, info);
         }
 
         return stats;
@@ -753,7 +731,7 @@ internal sealed class JetStreamApi : ReceiveActor
     private sealed record StreamEntry(StreamConfig Config, IActorRef Actor, DateTime Created);
 
     /// <summary>The messages this actor understands.</summary>
-    public static class Protocol
+    public static partial class Protocol
     {
         /// <summary>Asks for a stream's actor (<see cref="ActorRefs.Nobody"/> when there is none); for fault-injection tests.</summary>
         public sealed record GetStream(string Name);

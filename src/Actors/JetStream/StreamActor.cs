@@ -115,6 +115,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         Receive<Protocol.Append>(Append);
         Receive<Protocol.FlushAppends>(_ => FlushAppends());
         Receive<Protocol.GetInfo>(_ => Sender.Tell(Info("")));
+        Receive<Protocol.GetDetail>(_ => OnGetDetail());
         Receive<Protocol.Request>(HandleRequest);
         Receive<Protocol.Delete>(_ =>
         {
@@ -1097,7 +1098,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         nanos <= 0 ? DateTime.MinValue.ToUniversalTime() : DateTime.UnixEpoch.AddTicks(nanos / 100);
 
     /// <summary>The messages this actor understands.</summary>
-    public static class Protocol
+    public static partial class Protocol
     {
         /// <summary>A read batch of messages published to the stream's subjects.</summary>
         public sealed class Append

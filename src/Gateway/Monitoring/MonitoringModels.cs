@@ -108,7 +108,8 @@ internal sealed class VarzJetStreamConfig
 {
     [JsonPropertyName("max_memory")] public long MaxMemory { get; init; }
     [JsonPropertyName("max_storage")] public long MaxStorage { get; init; }
-    [JsonPropertyName("store_dir")] public string StoreDir { get; init; } = "";
+    [JsonPropertyName("store_dir")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? StoreDir { get; init; }
+    [JsonPropertyName("domain")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Domain { get; init; }
 
     /// <summary>Nanoseconds between fsyncs under a sync_interval; absent with sync always (nats-server 2.10 names).</summary>
     [JsonPropertyName("sync_interval")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long SyncInterval { get; init; }
@@ -121,7 +122,8 @@ internal sealed class VarzJetStreamConfig
     {
         MaxMemory = o.MaxMemoryStore,
         MaxStorage = o.MaxFileStore,
-        StoreDir = storeDir,
+        StoreDir = storeDir.Length == 0 ? null : storeDir, // omitempty, as nats-server
+        Domain = string.IsNullOrEmpty(o.JetStreamDomain) ? null : o.JetStreamDomain,
         SyncInterval = o.JetStreamSync.IsAlways ? 0 : o.JetStreamSync.Period.Ticks * 100,
         SyncAlways = o.JetStreamSync.IsAlways,
     };
@@ -235,30 +237,6 @@ internal sealed class Subsz
     [JsonPropertyName("offset")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public int? Offset { get; init; }
     [JsonPropertyName("limit")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public int? Limit { get; init; }
     [JsonPropertyName("subscriptions_list")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<SubszDetail>? Subscriptions { get; init; }
-}
-
-/// <summary>/jsz, with nats-server's field names for the fields Courier implements.</summary>
-internal sealed class Jsz
-{
-    [JsonPropertyName("server_id")] public string ServerId { get; init; } = "";
-    [JsonPropertyName("now")] public DateTime Now { get; init; }
-    [JsonPropertyName("disabled")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool Disabled { get; init; }
-    [JsonPropertyName("config")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public VarzJetStreamConfig? Config { get; init; }
-    [JsonPropertyName("memory")] public ulong Memory { get; init; }
-    [JsonPropertyName("storage")] public ulong Storage { get; init; }
-    [JsonPropertyName("reserved_memory")] public long ReservedMemory { get; init; }
-    [JsonPropertyName("reserved_storage")] public long ReservedStorage { get; init; }
-    [JsonPropertyName("streams")] public int Streams { get; init; }
-    [JsonPropertyName("consumers")] public int Consumers { get; init; }
-    [JsonPropertyName("messages")] public ulong Messages { get; init; }
-    [JsonPropertyName("bytes")] public ulong Bytes { get; init; }
-    [JsonPropertyName("api")] public JszApi Api { get; init; } = new();
-}
-
-internal sealed class JszApi
-{
-    [JsonPropertyName("total")] public long Total { get; init; }
-    [JsonPropertyName("errors")] public long Errors { get; init; }
 }
 
 /// <summary>/healthz.</summary>

@@ -11,7 +11,7 @@ internal sealed record ConnzQuery(bool Subscriptions = false, bool Auth = false,
 /// built from the broker's state: served over HTTP by <see cref="MonitoringServer"/> and, as the
 /// <c>data</c> of <c>$SYS.REQ.SERVER.*</c> answers, by <see cref="SystemAccountService"/>.
 /// </summary>
-internal sealed class MonitoringPages
+internal sealed partial class MonitoringPages
 {
     /// <summary>/connz page size when none is asked for (nats-server DefaultConnListSize).</summary>
     private const int DefaultConnzLimit = 1024;
@@ -230,32 +230,6 @@ internal sealed class MonitoringPages
             Offset = offset,
             Limit = limit,
             Connections = page,
-        };
-    }
-
-    public async Task<Jsz> JszAsync()
-    {
-        var stats = await _broker.GetJetStreamStatsAsync().ConfigureAwait(false);
-        if (stats is null)
-        {
-            return new Jsz { ServerId = _broker.ServerId, Now = DateTime.UtcNow, Disabled = true };
-        }
-
-        var o = _broker.Options;
-        return new Jsz
-        {
-            ServerId = _broker.ServerId,
-            Now = DateTime.UtcNow,
-            Config = VarzJetStreamConfig.From(o, stats.StoreDirectory),
-            Memory = stats.Memory,
-            Storage = stats.Storage,
-            ReservedMemory = stats.ReservedMemory,
-            ReservedStorage = stats.ReservedStorage,
-            Streams = stats.Streams,
-            Consumers = stats.Consumers,
-            Messages = stats.Messages,
-            Bytes = stats.Bytes,
-            Api = new JszApi { Total = stats.ApiTotal, Errors = stats.ApiErrors },
         };
     }
 

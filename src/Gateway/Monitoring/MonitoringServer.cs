@@ -55,7 +55,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
         _app.MapGet("/accountz", (HttpContext http) => Accountz(http.Request.Query["acc"].ToString()));
         _app.MapGet("/routez", (HttpContext _) => Json(_pages.Routez(), GatewayJsonContext.Default.Routez));
         _app.MapGet("/subsz", (HttpContext _) => Json(_pages.Subsz(), GatewayJsonContext.Default.Subsz));
-        _app.MapGet("/jsz", async () => Json(await _pages.JszAsync().ConfigureAwait(false), GatewayJsonContext.Default.Jsz));
+        _app.MapGet("/jsz", (Func<HttpContext, Task<IResult>>)(http => JszAsync(http.Request.Query)));
     }
 
     /// <summary>Where it listens, known after <see cref="StartAsync"/>.</summary>
@@ -110,6 +110,66 @@ internal sealed class MonitoringServer : IAsyncDisposable
         }
 
         return Json(new Accountz { ServerId = _broker.ServerId, Now = DateTime.UtcNow, Account = detail }, GatewayJsonContext.Default.Accountz);
+    }
+
+    /// <summary>
+    /// /jsz (nats-server's HandleJsz): <c>acc</c>, <c>accounts</c>, <c>streams</c>, <c>consumers</c>,
+    /// <c>config</c>, <c>leader-only</c>, <c>offset</c>, <c>limit</c>; a value Go cannot parse is a 400
+    /// with Go's message, and so is <c>leader-only</c> on a server that is not the leader.
+    /// </summary>
+    private async Task<IResult> JszAsync(IQueryCollection query)
+    {
+        if (!TryGoBool(query, "accounts", out var accounts, out var error)
+            || !TryGoBool(query, "streams", out var streams, out error)
+            || !TryGoBool(query, "consumers", out var consumers, out error)
+            || !TryGoBool(query, "config", out var config, out error)
+            || !TryGoInt(query, "offset", out var offset, out error)
+            || !TryGoInt(query, "limit", out var limit, out error)
+            || !TryGoBool(query, "leader-only", out var leaderOnly, out error))
+        {
+            return BadRequest(error);
+        }
+
+        var jsz = await _pages.JszAsync(new JszQuery(query["acc"].ToString(), accounts, streams, consumers, config, leaderOnly, offset, limit)).ConfigureAwait(false);
+        return jsz is null ? BadRequest("filtered response: not leader") : Json(jsz, GatewayJsonContext.Default.Jsz);
+    }
+
+    private static IResult BadRequest(string text) => Results.Text(text, "text/plain", System.Text.Encoding.UTF8, StatusCodes.Status400BadRequest);
+
+    // Go's strconv.ParseBool, as nats-server's decodeBool: absent or empty is false.
+    private static bool TryGoBool(IQueryCollection query, string name, out bool value, out string error)
+    {
+        var text = query[name].ToString();
+        error = "";
+        switch (text)
+        {
+            case "":
+            case "0" or "f" or "F" or "false" or "FALSE" or "False":
+                value = false;
+                return true;
+            case "1" or "t" or "T" or "true" or "TRUE" or "True":
+                value = true;
+                return true;
+            default:
+                value = false;
+                error = $"Error decoding boolean for '{name}': strconv.ParseBool: parsing \"{text}\": invalid syntax";
+                return false;
+        }
+    }
+
+    // Go's strconv.Atoi, as nats-server's decodeInt: absent or empty is 0.
+    private static bool TryGoInt(IQueryCollection query, string name, out int value, out string error)
+    {
+        var text = query[name].ToString();
+        error = "";
+        value = 0;
+        if (text.Length == 0 || int.TryParse(text, System.Globalization.NumberStyles.AllowLeadingSign, System.Globalization.CultureInfo.InvariantCulture, out value))
+        {
+            return true;
+        }
+
+        error = $"Error decoding int for '{name}': strconv.Atoi: parsing \"{text}\": invalid syntax";
+        return false;
     }
 
     // ?subs=1|true|detail&auth=1|true&offset=&limit=&user=&acc=&state=closed

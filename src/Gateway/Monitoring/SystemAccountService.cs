@@ -165,19 +165,36 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
 
                 break;
             case "JSZ":
-                _ = ReplyJszAsync(reply);
+                _ = ReplyJszAsync(reply, JszQueryOf(options));
                 break;
             default:
                 return; // GATEWAYZ, LEAFZ: Courier has neither
         }
     }
 
-    private async Task ReplyJszAsync(string reply)
+    private async Task ReplyJszAsync(string reply, JszQuery query)
     {
         try
         {
-            var jsz = await _pages.JszAsync().ConfigureAwait(false);
-            Reply(reply, Data(jsz, GatewayJsonContext.Default.Jsz));
+            // No answer at all to leader_only where JetStream is off (nats-server's errSkipZreq).
+            if (await _pages.JszAsync(query).ConfigureAwait(false) is { } jsz)
+            {
+                Reply(reply, Data(jsz, GatewayJsonContext.Default.Jsz));
+            }
+        }
+        catch (Exception e) when (e is Akka.Actor.AskTimeoutException or TaskCanceledException)
+        {
+            Reply(reply, Failure(e.Message));
+        }
+    }
+
+    // The account's own detail only: nothing of another account is asked for, so none can leak.
+    private async Task ReplyAccountJszAsync(string reply, Courier.Actors.Accounts.Account account, JszQuery query)
+    {
+        try
+        {
+            var detail = await _pages.JszAccountAsync(account, query).ConfigureAwait(false);
+            Reply(reply, Data(detail, GatewayJsonContext.Default.JszAccountDetail));
         }
         catch (Exception e) when (e is Akka.Actor.AskTimeoutException or TaskCanceledException)
         {
@@ -235,7 +252,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
 
                 break;
             case "JSZ":
-                // As nats-server's JszAccount: the errors; an enabled account gets the server's usage.
+                // As nats-server's JszAccount: the errors, else the account's AccountDetail.
                 if (!_broker.Options.JetStream)
                 {
                     Reply(reply, Failure("jetstream not enabled"));
@@ -250,7 +267,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
                 }
                 else
                 {
-                    _ = ReplyJszAsync(reply);
+                    _ = ReplyAccountJszAsync(reply, jsAccount, JszQueryOf(options));
                 }
 
                 break;
@@ -518,6 +535,17 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
         User: StringOption(options, "user"),
         Account: account ?? StringOption(options, "acc"),
         Closed: IntOption(options, "state") == 1); // ConnState: 0 open, 1 closed
+
+    // nats-server's JSzOptions as JSON: account, accounts, streams, consumer, config, leader_only, offset, limit.
+    private static JszQuery JszQueryOf(JsonElement options) => new(
+        Account: StringOption(options, "account"),
+        Accounts: BoolOption(options, "accounts"),
+        Streams: BoolOption(options, "streams"),
+        Consumers: BoolOption(options, "consumer"),
+        Config: BoolOption(options, "config"),
+        LeaderOnly: BoolOption(options, "leader_only"),
+        Offset: IntOption(options, "offset"),
+        Limit: IntOption(options, "limit"));
 
     private static string? StringOption(JsonElement options, string name) =>
         options.ValueKind == JsonValueKind.Object && options.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.String ? v.GetString() : null;

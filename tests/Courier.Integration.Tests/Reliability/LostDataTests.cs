@@ -87,10 +87,10 @@ public sealed class LostDataTests_Courier(CourierFixture server) : IClassFixture
         }
     }
 
-    private static byte[] Payload(int i) => Encoding.ASCII.GetBytes($"lost-payload-{i:D3}-{new string('x', 40)}");
+    internal static byte[] Payload(int i) => Encoding.ASCII.GetBytes($"lost-payload-{i:D3}-{new string('x', 40)}");
 
     // As the corruption campaign does on real files: one bit of one record's payload, found by its bytes.
-    private static void FlipOneByteOfPayload(string storeDir, int seq)
+    internal static void FlipOneByteOfPayload(string storeDir, int seq)
     {
         var marker = Payload(seq);
         foreach (var file in Directory.GetFiles(storeDir, "*.blk", SearchOption.AllDirectories))
