@@ -9,8 +9,11 @@ public sealed class AccountOptions
         Name = name;
     }
 
-    /// <summary>The account's name (the key in <c>accounts { }</c>).</summary>
+    /// <summary>The account's name (the key in <c>accounts { }</c>; in operator mode its public key).</summary>
     public string Name { get; }
+
+    /// <summary>Operator mode: the <c>name</c> of the account's JWT (nats-server's nameTag); null otherwise.</summary>
+    public string? NameTag { get; init; }
 
     /// <summary><c>exports</c>: the streams and services other accounts may import.</summary>
     public List<ExportOptions> Exports { get; } = [];

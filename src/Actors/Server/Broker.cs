@@ -181,7 +181,9 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// </summary>
     private async Task StartJetStreamAsync()
     {
-        if (Options.Accounts.Count == 0)
+        // Without accounts (and not in operator mode, whose accounts come from the resolver): one
+        // JetStream, the global account's.
+        if (Options.Accounts.Count == 0 && Trust is null)
         {
             var global = System!.ActorOf(JetStreamApi.Props(JetStreamSettings.From(Options), ConnectInternalClient, Space), "jetstream");
             await global.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);

@@ -137,7 +137,7 @@ internal sealed partial class MonitoringPages
 
         return new JszAccountDetail
         {
-            Name = account.Name,
+            Name = account.Options?.NameTag ?? account.Name, // nats-server: the JWT's name when there is one
             Id = account.Name,
             Memory = detail.Stats.Memory,
             Storage = detail.Stats.Storage,

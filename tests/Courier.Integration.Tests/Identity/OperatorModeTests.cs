@@ -443,6 +443,41 @@ public abstract class OperatorModeTests<TServer> : IClassFixture<TServer>
             Directory.Delete(dir, recursive: true);
         }
     }
+
+    [Fact]
+    public async Task An_account_JWT_with_JetStream_limits_gets_streams_and_jsz_names_it_by_its_JWT_name()
+    {
+        // nsc's "unlimited" JetStream limits in the account JWT enable JetStream for the account.
+        var account = _operator.NewAccount("TeamA", nats =>
+        {
+            var limits = nats["limits"]!.AsObject();
+            limits["mem_storage"] = -1;
+            limits["disk_storage"] = -1;
+            limits["streams"] = -1;
+            limits["consumer"] = -1;
+        });
+        await _server.WithJetStreamAsync(
+            async server =>
+            {
+                var p = Subjects.NewPrefix();
+                await using var c = await ConnectAsync(server, TestOperator.NewUser(account));
+                await c.SendAsync($"SUB {p}.reply 1\r\n");
+                var create = $$"""{"name":"ORDERS","subjects":["{{p}}.orders.>"],"storage":"file"}""";
+                await c.SendAsync($"PUB $JS.API.STREAM.CREATE.ORDERS {p}.reply {create.Length}\r\n{create}\r\n");
+                var created = await c.ExpectMsgAsync();
+                Assert.Contains("io.nats.jetstream.api.v1.stream_create_response", created.PayloadText, StringComparison.Ordinal);
+                Assert.DoesNotContain("\"error\"", created.PayloadText, StringComparison.Ordinal);
+
+                // nats-server's accountDetail: the JWT's name as name, the public key as id.
+                using var monitor = new MonitorClient(server);
+                var jsz = await monitor.GetJsonAsync("/jsz?accounts=true&streams=true");
+                var detail = Assert.Single(jsz.GetProperty("account_details").EnumerateArray());
+                Assert.Equal("TeamA", detail.GetProperty("name").GetString());
+                Assert.Equal(account.PublicKey, detail.GetProperty("id").GetString());
+                Assert.Equal("ORDERS", Assert.Single(detail.GetProperty("stream_detail").EnumerateArray()).GetProperty("name").GetString());
+            },
+            _operator.Config([account]));
+    }
 }
 
 [Trait("server", "nats-server")]

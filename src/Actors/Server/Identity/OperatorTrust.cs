@@ -419,6 +419,7 @@ internal sealed class OperatorTrust
     {
         var account = new AccountOptions(claims.Subject)
         {
+            NameTag = string.IsNullOrEmpty(claims.Name) ? null : claims.Name,
             DefaultPermissions = ToPermissions(claims.Nats.DefaultPermissions?.Pub, claims.Nats.DefaultPermissions?.Sub),
         };
         foreach (var export in claims.Nats.Exports ?? [])
