@@ -51,13 +51,13 @@ internal sealed partial class StreamActor
     /// </summary>
     private void StartOrigins(bool fromStore)
     {
-        Dictionary<string, Origin> previous = fromStore ? new(StringComparer.Ordinal) : _sources.ToDictionary(o => o.Name, StringComparer.Ordinal);
+        Dictionary<string, Origin> previous = fromStore ? new(StringComparer.Ordinal) : _sources.ToDictionary(o => o.IndexName, StringComparer.Ordinal);
         StopOrigins();
         if (_config.Mirror is { } mirror)
         {
             var last = _store.State().LastSeq;
             _mirror = new Origin(mirror) { Next = last > 0 ? last + 1 : 0 };
-            _streams.Follow(mirror.Name, Self);
+            OriginStreams(mirror)?.Follow(mirror.Name, Self);
         }
 
         if (_config.Sources is { Count: > 0 } sources)
@@ -67,12 +67,12 @@ internal sealed partial class StreamActor
             foreach (var source in sources)
             {
                 var origin = new Origin(source);
-                if (previous.TryGetValue(source.Name, out var kept))
+                if (previous.TryGetValue(origin.IndexName, out var kept))
                 {
                     origin.Next = kept.Next;
                     origin.StartTime = kept.StartTime;
                 }
-                else if (resumed.TryGetValue(source.Name, out var sequence))
+                else if (resumed.TryGetValue(origin.IndexName, out var sequence))
                 {
                     origin.Next = sequence + 1;
                 }
@@ -83,7 +83,7 @@ internal sealed partial class StreamActor
                 }
 
                 _sources.Add(origin);
-                _streams.Follow(source.Name, Self);
+                OriginStreams(source)?.Follow(source.Name, Self);
             }
         }
 
@@ -98,13 +98,13 @@ internal sealed partial class StreamActor
     {
         if (_mirror is not null)
         {
-            _streams.Unfollow(_mirror.Name, Self);
+            OriginStreams(_mirror.Config)?.Unfollow(_mirror.Name, Self);
             _mirror = null;
         }
 
         foreach (var source in _sources)
         {
-            _streams.Unfollow(source.Name, Self);
+            OriginStreams(source.Config)?.Unfollow(source.Name, Self);
         }
 
         _sources.Clear();
@@ -124,7 +124,7 @@ internal sealed partial class StreamActor
             return found;
         }
 
-        var wanted = sources.Select(s => s.Name).ToHashSet(StringComparer.Ordinal);
+        var wanted = sources.Select(IndexNameOf).ToHashSet(StringComparer.Ordinal);
         for (var seq = state.LastSeq; seq >= state.FirstSeq && seq > 0 && found.Count < wanted.Count; seq--)
         {
             if (_store.LoadMessage(seq) is not { Found: true, Message: { Headers.IsEmpty: false } m } ||
@@ -190,15 +190,14 @@ internal sealed partial class StreamActor
     /// <summary>Copies up to <see cref="CopyBatch"/> new messages of <paramref name="origin"/>; true when it has more.</summary>
     private bool Copy(Origin origin, bool isMirror, ref int copied)
     {
-        if (!IsLocal(origin.Config))
+        if (OriginStreams(origin.Config) is not { } streams)
         {
-            // Another account's or domain's stream: nats-server reaches it with a consumer through the
-            // external API prefix, which Courier does not do yet. As nats-server shows an origin whose
-            // API does not answer: no error, never active, nothing copied.
+            // An external API prefix that reaches no account here: as nats-server shows an origin whose
+            // API does not answer (its consumer create goes unanswered): no error, never active, nothing copied.
             return false;
         }
 
-        if (_streams.Find(origin.Name) is not { } store)
+        if (streams.Find(origin.Name) is not { } store)
         {
             origin.Error = ApiError.StreamNotFound; // as nats-server reports a consumer create on a missing origin
             return false;
@@ -254,9 +253,14 @@ internal sealed partial class StreamActor
         return origin.Lag > 0;
     }
 
-    /// <summary>True when the origin is this account's own stream here: not external, or external through this server's own domain API.</summary>
-    private bool IsLocal(StreamSource config) =>
-        config.External is not { } external || (_domain is not null && external.ApiPrefix == $"$JS.{_domain}.API");
+    /// <summary>
+    /// Where the origin's store is found: this account's streams, or for an <c>external</c> origin the
+    /// streams of the account whose <c>$JS.API.&gt;</c> this account imports under the API prefix (where
+    /// nats-server would create its consumer); null when the prefix reaches no account here. As
+    /// nats-server 2.9, a prefix of this server's own domain is not served to a stream's requests.
+    /// </summary>
+    private LocalStreams? OriginStreams(StreamSource config) =>
+        config.External is not { } external ? _streams : _streams.External(external.ApiPrefix);
 
     /// <summary>
     /// <c>mirror_direct</c> (nats-server subscribeToMirrorDirect): once the mirror has nearly caught
@@ -315,12 +319,35 @@ internal sealed partial class StreamActor
     /// <summary>Stores an origin message with its <c>Nats-Stream-Source</c> header through the publish checks (processInboundSourceMsg).</summary>
     private void StoreSourced(Origin origin, StoredMessage m, string mapped)
     {
-        var headers = NatsHeaders.Set(m.Headers.Span, StreamSourceHeader, origin.Name + " " + m.Sequence.ToString(CultureInfo.InvariantCulture));
+        var headers = NatsHeaders.Set(m.Headers.Span, StreamSourceHeader, origin.IndexName + " " + m.Sequence.ToString(CultureInfo.InvariantCulture));
         // The source's transform first, then the stream's own subject_transform (nats-server 2.10's order).
         if (AppendChecked(Ingested(new InternalMessage(mapped, null, headers, m.Payload.ToArray())), out _) is { Error: { } error })
         {
             _log.Warning("stream {0} could not store {1} #{2} from source {3}: {4}", _config.Name, m.Subject, m.Sequence, origin.Name, error.Description);
         }
+    }
+
+    /// <summary>
+    /// How a source names itself in the <c>Nats-Stream-Source</c> header (nats-server 2.9's iname): the
+    /// stream's name, and for an external one <c>:</c> and an 8-character hash of the API prefix, since
+    /// the same name may stand for streams of several domains.
+    /// </summary>
+    private static string IndexNameOf(StreamSource source) =>
+        source.External is { } external ? source.Name + ":" + PrefixHash(external.ApiPrefix) : source.Name;
+
+    // nats-server's getHash: the first 8 bytes of the name's SHA-256, each as a base-62 digit.
+    private static string PrefixHash(string name)
+    {
+        const string Digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+        Span<byte> sha = stackalloc byte[32];
+        System.Security.Cryptography.SHA256.HashData(Encoding.UTF8.GetBytes(name), sha);
+        Span<char> hash = stackalloc char[8];
+        for (var i = 0; i < hash.Length; i++)
+        {
+            hash[i] = Digits[sha[i] % Digits.Length];
+        }
+
+        return new string(hash);
     }
 
     /// <summary>STREAM.INFO's <c>mirror</c> / <c>sources</c> entry.</summary>
@@ -349,6 +376,9 @@ internal sealed partial class StreamActor
         public StreamSource Config { get; } = config;
 
         public string Name => Config.Name;
+
+        /// <summary>The source's name in its <c>Nats-Stream-Source</c> headers.</summary>
+        public string IndexName { get; } = IndexNameOf(config);
 
         /// <summary>
         /// What is copied: none (everything), the <c>filter_subject</c>, or one per 2.10 <c>subject_transforms</c>

@@ -116,6 +116,85 @@ public abstract class NatsNetSourceFidelityTests<TServer> : IClassFixture<TServe
             Assert.Equal(("$JS.far.API", "dlv.m"), (external.GetProperty("api").GetString(), external.GetProperty("deliver").GetString()));
         });
 
+    [Fact]
+    public async Task An_external_source_and_mirror_in_another_account_copy_through_its_imported_api_with_the_prefix_hash_in_the_source_header()
+    {
+        // Account A exports its JetStream API and the delivery subjects; B imports the API under $JS.A.API.
+        const string Config = """
+            accounts {
+              A: { jetstream: enabled, users: [{user: a, password: a}], exports: [{service: "$JS.API.>"}, {stream: "deliver.>"}] }
+              B: { jetstream: enabled, users: [{user: b, password: b}], imports: [{service: {account: A, subject: "$JS.API.>"}, to: "$JS.A.API.>"}, {stream: {account: A, subject: "deliver.>"}}] }
+            }
+            """;
+        await _server.WithJetStreamAsync(
+            async server =>
+            {
+                using var cts = new CancellationTokenSource(NatsNetClient.TestTimeout);
+                var ct = cts.Token;
+                var p = Subjects.NewPrefix();
+                await using var a = await Accounts.AccountConfig.ConnectAsync(server.Url, "a");
+                await using var b = await Accounts.AccountConfig.ConnectAsync(server.Url, "b");
+                var inA = new NatsJSContext(a);
+                var inB = new NatsJSContext(b);
+                await inA.CreateStreamAsync(new StreamConfig("O", [$"{p}.>"]) { Storage = StreamConfigStorage.Memory }, ct);
+                (await inA.PublishAsync($"{p}.a", "one", cancellationToken: ct)).EnsureSuccess();
+                foreach (var (name, config) in new[]
+                {
+                    ("S", """{"name":"S","storage":"memory","sources":[{"name":"O","external":{"api":"$JS.A.API","deliver":"deliver.s"}}]}"""),
+                    ("M", """{"name":"M","storage":"memory","mirror":{"name":"O","external":{"api":"$JS.A.API","deliver":"deliver.m"}}}"""),
+                })
+                {
+                    using var created = await RequestAsync(b, $"$JS.API.STREAM.CREATE.{name}", config, ct);
+                    Assert.False(created.RootElement.TryGetProperty("error", out _), created.RootElement.ToString());
+                }
+
+                (await inA.PublishAsync($"{p}.b", "two", cancellationToken: ct)).EnsureSuccess();
+                var mirror = await WaitForAsync(inB, "M", i => i.State.LastSeq == 2 && i.Mirror is { Active: { } active } && active >= TimeSpan.Zero, ct);
+                Assert.Equal(2L, mirror.State.Messages);
+                await WaitForAsync(inB, "S", i => i.State.Messages == 2, ct);
+
+                // nats-server names an external source "<stream>:<8-character hash of the API prefix>" in the header.
+                var consumer = await inB.CreateOrUpdateConsumerAsync("S", new ConsumerConfig { AckPolicy = ConsumerConfigAckPolicy.None }, ct);
+                var headers = new List<(string Subject, string Source)>();
+                await foreach (var m in consumer.FetchAsync<string>(new NatsJSFetchOpts { MaxMsgs = 2, Expires = TimeSpan.FromSeconds(5) }, cancellationToken: ct))
+                {
+                    headers.Add((m.Subject, m.Headers!["Nats-Stream-Source"].ToString()));
+                }
+
+                Assert.Equal([($"{p}.a", "O:z0zeNTHp 1"), ($"{p}.b", "O:z0zeNTHp 2")], headers);
+            },
+            Config);
+    }
+
+    [Fact]
+    public async Task An_external_source_through_the_servers_own_domain_api_copies_nothing_as_on_nats_server_2_9()
+    {
+        await _server.WithJetStreamAsync(
+            async server =>
+            {
+                using var cts = new CancellationTokenSource(NatsNetClient.TestTimeout);
+                var ct = cts.Token;
+                var p = Subjects.NewPrefix();
+                await using var nats = await NatsNetClient.ConnectAsync(server.Url);
+                var js = new NatsJSContext(nats);
+                await js.CreateStreamAsync(new StreamConfig("O", [$"{p}.>"]) { Storage = StreamConfigStorage.Memory }, ct);
+                (await js.PublishAsync($"{p}.a", "one", cancellationToken: ct)).EnsureSuccess();
+                using (var created = await RequestAsync(nats, "$JS.API.STREAM.CREATE.S", """{"name":"S","storage":"memory","sources":[{"name":"O","external":{"api":"$JS.hub.API"}}]}""", ct))
+                {
+                    Assert.False(created.RootElement.TryGetProperty("error", out _), created.RootElement.ToString());
+                }
+
+                // A local source of the same origin, created after it, has copied the message: the external one has had its chance.
+                await js.CreateStreamAsync(new StreamConfig { Name = "L", Sources = [new StreamSource { Name = "O" }], Storage = StreamConfigStorage.Memory }, ct);
+                await WaitForAsync(js, "L", i => i.State.Messages == 1, ct);
+                using var info = await RequestAsync(nats, "$JS.API.STREAM.INFO.S", "", ct);
+                Assert.Equal(0UL, info.RootElement.GetProperty("state").GetProperty("messages").GetUInt64());
+                var source = info.RootElement.GetProperty("sources")[0];
+                Assert.Equal((-1L, false), (source.GetProperty("active").GetInt64(), source.TryGetProperty("error", out _)));
+            },
+            "jetstream { domain: hub }\n");
+    }
+
     /// <summary>Polls STREAM.INFO until <paramref name="done"/> holds (bounded), and returns that info.</summary>
     internal static async Task<StreamInfo> WaitForAsync(INatsJSContext js, string stream, Func<StreamInfo, bool> done, CancellationToken ct)
     {
