@@ -167,6 +167,65 @@ public abstract class NatsNetSourceFidelityTests<TServer> : IClassFixture<TServe
     }
 
     [Fact]
+    public async Task After_a_restart_an_external_source_in_another_account_resumes_after_its_last_header_without_copying_twice()
+    {
+        const string Config = """
+            accounts {
+              A: { jetstream: enabled, users: [{user: a, password: a}], exports: [{service: "$JS.API.>"}, {stream: "deliver.>"}] }
+              B: { jetstream: enabled, users: [{user: b, password: b}], imports: [{service: {account: A, subject: "$JS.API.>"}, to: "$JS.A.API.>"}, {stream: {account: A, subject: "deliver.>"}}] }
+            }
+            """;
+        using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(90));
+        var ct = cts.Token;
+        var storeDir = Directory.CreateTempSubdirectory("courier-js-").FullName;
+        try
+        {
+            var p = Subjects.NewPrefix();
+            await using (var server = await _server.StartServerAsync(Config, "-js", "-sd", storeDir))
+            {
+                await using var a = await Accounts.AccountConfig.ConnectAsync(server.Url, "a");
+                await using var b = await Accounts.AccountConfig.ConnectAsync(server.Url, "b");
+                await new NatsJSContext(a).CreateStreamAsync(new StreamConfig("O", [$"{p}.>"]), ct);
+                using (var created = await RequestAsync(b, "$JS.API.STREAM.CREATE.S", """{"name":"S","sources":[{"name":"O","external":{"api":"$JS.A.API","deliver":"deliver.s"}}]}""", ct))
+                {
+                    Assert.False(created.RootElement.TryGetProperty("error", out _), created.RootElement.ToString());
+                }
+
+                for (var i = 1; i <= 2; i++)
+                {
+                    (await new NatsJSContext(a).PublishAsync($"{p}.n", i, cancellationToken: ct)).EnsureSuccess();
+                }
+
+                await WaitForAsync(new NatsJSContext(b), "S", i => i.State.Messages == 2, ct);
+                await server.SignalAsync("TERM");
+                Assert.NotNull(await server.WaitForExitAsync(TimeSpan.FromSeconds(20)));
+            }
+
+            await using (var server = await _server.StartServerAsync(Config, "-js", "-sd", storeDir))
+            {
+                await using var a = await Accounts.AccountConfig.ConnectAsync(server.Url, "a");
+                await using var b = await Accounts.AccountConfig.ConnectAsync(server.Url, "b");
+                (await new NatsJSContext(a).PublishAsync($"{p}.n", 3, cancellationToken: ct)).EnsureSuccess();
+                var inB = new NatsJSContext(b);
+                await WaitForAsync(inB, "S", i => i.State.Messages >= 3, ct);
+                var consumer = await inB.CreateOrUpdateConsumerAsync("S", new ConsumerConfig { AckPolicy = ConsumerConfigAckPolicy.None }, ct);
+                var sources = new List<string>();
+                await foreach (var m in consumer.FetchAsync<int>(new NatsJSFetchOpts { MaxMsgs = 3, Expires = TimeSpan.FromSeconds(5) }, cancellationToken: ct))
+                {
+                    sources.Add(m.Headers!["Nats-Stream-Source"].ToString());
+                }
+
+                Assert.Equal(["O:z0zeNTHp 1", "O:z0zeNTHp 2", "O:z0zeNTHp 3"], sources);
+                Assert.Equal(3L, (await inB.GetStreamAsync("S", cancellationToken: ct)).Info.State.Messages); // nothing copied twice
+            }
+        }
+        finally
+        {
+            Directory.Delete(storeDir, recursive: true);
+        }
+    }
+
+    [Fact]
     public async Task An_external_source_through_the_servers_own_domain_api_copies_nothing_as_on_nats_server_2_9()
     {
         await _server.WithJetStreamAsync(
