@@ -45,6 +45,26 @@ internal sealed class Account
     /// <summary>The account's JetStream API actor; null when JetStream is not enabled for the account.</summary>
     public IActorRef? JetStream { get; internal set; }
 
+    /// <summary>The account's open streams (for other accounts' mirrors and sources that import its JetStream API); null without JetStream.</summary>
+    internal JetStream.LocalStreams? Streams { get; set; }
+
+    /// <summary>
+    /// The account whose JetStream API <paramref name="apiPrefix"/> reaches from here: a service import
+    /// of the exporter's <c>$JS.API.&gt;</c> to <c>&lt;apiPrefix&gt;.&gt;</c> (nats-server's usual external setup).
+    /// </summary>
+    internal Account? JetStreamExporterFor(string apiPrefix)
+    {
+        foreach (var import in ServiceImports)
+        {
+            if (import.From == "$JS.API.>" && import.To.Length == apiPrefix.Length + 2 && import.To.StartsWith(apiPrefix, StringComparison.Ordinal) && import.To.EndsWith(".>", StringComparison.Ordinal))
+            {
+                return import.Exporter;
+            }
+        }
+
+        return null;
+    }
+
     /// <summary>
     /// The account's own in-process client: it holds the subscriptions of its service imports and of
     /// its <c>_R_.</c> replies (never started; publishers deliver to these subscriptions inline).

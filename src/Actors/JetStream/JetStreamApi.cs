@@ -41,11 +41,12 @@ internal sealed partial class JetStreamApi : ReceiveActor
     private readonly FileStoreOptions _fileStoreOptions;
     private InternalClient _client = null!;
     private readonly ApiCounters _counters = new();
-    private readonly LocalStreams _localStreams = new();
+    private readonly LocalStreams _localStreams;
     private long _incarnation;
 
-    public JetStreamApi(JetStreamSettings settings, Func<InternalClient> connect, SubjectSpace space)
+    public JetStreamApi(JetStreamSettings settings, Func<InternalClient> connect, SubjectSpace space, LocalStreams? streams = null)
     {
+        _localStreams = streams ?? new LocalStreams();
         _settings = settings;
         _connect = connect;
         _space = space;
@@ -73,8 +74,8 @@ internal sealed partial class JetStreamApi : ReceiveActor
         await client.FlushAsync().ConfigureAwait(false);
     }
 
-    public static Props Props(JetStreamSettings settings, Func<InternalClient> connect, SubjectSpace space) =>
-        Akka.Actor.Props.Create(() => new JetStreamApi(settings, connect, space));
+    public static Props Props(JetStreamSettings settings, Func<InternalClient> connect, SubjectSpace space, LocalStreams? streams = null) =>
+        Akka.Actor.Props.Create(() => new JetStreamApi(settings, connect, space, streams));
 
     protected override void PreStart()
     {

@@ -15,6 +15,19 @@ internal sealed class LocalStreams
     private readonly Lock _lock = new();
     private readonly Dictionary<string, IStreamStore> _stores = new(StringComparer.Ordinal);
     private readonly Dictionary<string, ImmutableArray<IActorRef>> _followers = new(StringComparer.Ordinal);
+    private readonly Func<string, LocalStreams?> _external;
+
+    /// <param name="external">
+    /// The streams an external origin's API prefix reaches (another account's, through a service
+    /// import of its <c>$JS.API.&gt;</c>); null when the prefix reaches none on this node.
+    /// </param>
+    public LocalStreams(Func<string, LocalStreams?>? external = null)
+    {
+        _external = external ?? (_ => null);
+    }
+
+    /// <summary>The streams that <paramref name="apiPrefix"/> (an origin's <c>external.api</c>) reaches, or null.</summary>
+    public LocalStreams? External(string apiPrefix) => _external(apiPrefix);
 
     /// <summary>The stream <paramref name="name"/> is open with <paramref name="store"/>.</summary>
     public void Open(string name, IStreamStore store)

@@ -4,6 +4,7 @@ using Akka.Actor;
 using Akka.Event;
 using Courier.Protocols.JetStream;
 using Courier.Protocols.Nats;
+using Courier.Protocols.Subjects;
 using Courier.Storage;
 
 namespace Courier.Actors.JetStream;
@@ -32,6 +33,9 @@ internal sealed partial class StreamActor
 
     private const string StreamSourceHeader = "Nats-Stream-Source";
 
+    /// <summary>A mirror with fewer messages than this still to copy answers its origin's direct gets (nats-server's dgetCaughtUpThresh).</summary>
+    private const ulong MirrorDirectCaughtUp = 10;
+
     private readonly LocalStreams _streams;
     private Origin? _mirror;
     private readonly List<Origin> _sources = [];
@@ -47,13 +51,13 @@ internal sealed partial class StreamActor
     /// </summary>
     private void StartOrigins(bool fromStore)
     {
-        Dictionary<string, Origin> previous = fromStore ? new(StringComparer.Ordinal) : _sources.ToDictionary(o => o.Name, StringComparer.Ordinal);
+        Dictionary<string, Origin> previous = fromStore ? new(StringComparer.Ordinal) : _sources.ToDictionary(o => o.IndexName, StringComparer.Ordinal);
         StopOrigins();
         if (_config.Mirror is { } mirror)
         {
             var last = _store.State().LastSeq;
             _mirror = new Origin(mirror) { Next = last > 0 ? last + 1 : 0 };
-            _streams.Follow(mirror.Name, Self);
+            OriginStreams(mirror)?.Follow(mirror.Name, Self);
         }
 
         if (_config.Sources is { Count: > 0 } sources)
@@ -63,12 +67,12 @@ internal sealed partial class StreamActor
             foreach (var source in sources)
             {
                 var origin = new Origin(source);
-                if (previous.TryGetValue(source.Name, out var kept))
+                if (previous.TryGetValue(origin.IndexName, out var kept))
                 {
                     origin.Next = kept.Next;
                     origin.StartTime = kept.StartTime;
                 }
-                else if (resumed.TryGetValue(source.Name, out var sequence))
+                else if (resumed.TryGetValue(origin.IndexName, out var sequence))
                 {
                     origin.Next = sequence + 1;
                 }
@@ -79,7 +83,7 @@ internal sealed partial class StreamActor
                 }
 
                 _sources.Add(origin);
-                _streams.Follow(source.Name, Self);
+                OriginStreams(source)?.Follow(source.Name, Self);
             }
         }
 
@@ -94,13 +98,13 @@ internal sealed partial class StreamActor
     {
         if (_mirror is not null)
         {
-            _streams.Unfollow(_mirror.Name, Self);
+            OriginStreams(_mirror.Config)?.Unfollow(_mirror.Name, Self);
             _mirror = null;
         }
 
         foreach (var source in _sources)
         {
-            _streams.Unfollow(source.Name, Self);
+            OriginStreams(source.Config)?.Unfollow(source.Name, Self);
         }
 
         _sources.Clear();
@@ -120,7 +124,7 @@ internal sealed partial class StreamActor
             return found;
         }
 
-        var wanted = sources.Select(s => s.Name).ToHashSet(StringComparer.Ordinal);
+        var wanted = sources.Select(IndexNameOf).ToHashSet(StringComparer.Ordinal);
         for (var seq = state.LastSeq; seq >= state.FirstSeq && seq > 0 && found.Count < wanted.Count; seq--)
         {
             if (_store.LoadMessage(seq) is not { Found: true, Message: { Headers.IsEmpty: false } m } ||
@@ -186,7 +190,14 @@ internal sealed partial class StreamActor
     /// <summary>Copies up to <see cref="CopyBatch"/> new messages of <paramref name="origin"/>; true when it has more.</summary>
     private bool Copy(Origin origin, bool isMirror, ref int copied)
     {
-        if (_streams.Find(origin.Name) is not { } store)
+        if (OriginStreams(origin.Config) is not { } streams)
+        {
+            // An external API prefix that reaches no account here: as nats-server shows an origin whose
+            // API does not answer (its consumer create goes unanswered): no error, never active, nothing copied.
+            return false;
+        }
+
+        if (streams.Find(origin.Name) is not { } store)
         {
             origin.Error = ApiError.StreamNotFound; // as nats-server reports a consumer create on a missing origin
             return false;
@@ -202,31 +213,65 @@ internal sealed partial class StreamActor
                 : 1;
         }
 
-        var filter = string.IsNullOrEmpty(origin.Config.FilterSubject) ? null : origin.Config.FilterSubject;
+        // One filter is the store's to apply; several (2.10's subject_transforms) are matched here.
+        var filters = origin.Filters;
+        var filter = filters.Length == 1 ? filters[0].Filter : null;
+        var more = true;
         for (var n = 0; n < CopyBatch; n++)
         {
             var next = store.LoadNextMessage(filter, origin.Next);
             if (next is not { Found: true, Message: { } m })
             {
-                origin.Lag = 0;
-                return false;
+                more = false;
+                break;
+            }
+
+            origin.Next = m.Sequence + 1;
+            if (origin.Map(m.Subject) is not { } subject)
+            {
+                continue;
             }
 
             if (isMirror)
             {
-                StoreMirrored(m);
+                StoreMirrored(m, subject);
             }
             else
             {
-                StoreSourced(origin, m);
+                StoreSourced(origin, m, subject);
             }
 
-            origin.Next = m.Sequence + 1;
             copied++;
         }
 
-        origin.Lag = store.FilteredState(origin.Next, filter).Msgs;
+        origin.Lag = !more ? 0 : filters.Length == 0 ? store.FilteredState(origin.Next, null).Msgs : filters.Aggregate(0UL, (sum, f) => sum + store.FilteredState(origin.Next, f.Filter).Msgs);
+        if (isMirror && _config.MirrorDirect && !origin.AnswersDirectGets && origin.Lag < MirrorDirectCaughtUp && _store.State().LastSeq > 0)
+        {
+            SubscribeMirrorDirect(origin);
+        }
+
         return origin.Lag > 0;
+    }
+
+    /// <summary>
+    /// Where the origin's store is found: this account's streams, or for an <c>external</c> origin the
+    /// streams of the account whose <c>$JS.API.&gt;</c> this account imports under the API prefix (where
+    /// nats-server would create its consumer); null when the prefix reaches no account here. As
+    /// nats-server 2.9, a prefix of this server's own domain is not served to a stream's requests.
+    /// </summary>
+    private LocalStreams? OriginStreams(StreamSource config) =>
+        config.External is not { } external ? _streams : _streams.External(external.ApiPrefix);
+
+    /// <summary>
+    /// <c>mirror_direct</c> (nats-server subscribeToMirrorDirect): once the mirror has nearly caught
+    /// up, it answers its origin's direct gets too, as another member of the origin's <c>_dg</c>
+    /// queue group, from its own store (the reply's Nats-Stream names the mirror). It keeps answering
+    /// while it runs, even when the origin is gone.
+    /// </summary>
+    private void SubscribeMirrorDirect(Origin mirror)
+    {
+        mirror.AnswersDirectGets = true;
+        SubscribeDirectGets(mirror.Name);
     }
 
     /// <summary>
@@ -234,7 +279,7 @@ internal sealed partial class StreamActor
     /// starts at it; a gap is skipped as nats-server's skipMsgs does (the store has no skip record, so
     /// each skipped sequence is appended and removed before the flush, as interest retention does).
     /// </summary>
-    private void StoreMirrored(StoredMessage m)
+    private void StoreMirrored(StoredMessage m, string mapped)
     {
         var state = _store.State();
         if (m.Sequence <= state.LastSeq)
@@ -242,7 +287,7 @@ internal sealed partial class StreamActor
             return; // already here
         }
 
-        var subject = Encoding.UTF8.GetBytes(m.Subject);
+        var subject = Encoding.UTF8.GetBytes(mapped);
         if (m.Sequence > state.LastSeq + 1)
         {
             if (state.Msgs == 0)
@@ -272,13 +317,37 @@ internal sealed partial class StreamActor
     }
 
     /// <summary>Stores an origin message with its <c>Nats-Stream-Source</c> header through the publish checks (processInboundSourceMsg).</summary>
-    private void StoreSourced(Origin origin, StoredMessage m)
+    private void StoreSourced(Origin origin, StoredMessage m, string mapped)
     {
-        var headers = NatsHeaders.Set(m.Headers.Span, StreamSourceHeader, origin.Name + " " + m.Sequence.ToString(CultureInfo.InvariantCulture));
-        if (AppendChecked(Ingested(new InternalMessage(m.Subject, null, headers, m.Payload.ToArray())), out _) is { Error: { } error })
+        var headers = NatsHeaders.Set(m.Headers.Span, StreamSourceHeader, origin.IndexName + " " + m.Sequence.ToString(CultureInfo.InvariantCulture));
+        // The source's transform first, then the stream's own subject_transform (nats-server 2.10's order).
+        if (AppendChecked(Ingested(new InternalMessage(mapped, null, headers, m.Payload.ToArray())), out _) is { Error: { } error })
         {
             _log.Warning("stream {0} could not store {1} #{2} from source {3}: {4}", _config.Name, m.Subject, m.Sequence, origin.Name, error.Description);
         }
+    }
+
+    /// <summary>
+    /// How a source names itself in the <c>Nats-Stream-Source</c> header (nats-server 2.9's iname): the
+    /// stream's name, and for an external one <c>:</c> and an 8-character hash of the API prefix, since
+    /// the same name may stand for streams of several domains.
+    /// </summary>
+    private static string IndexNameOf(StreamSource source) =>
+        source.External is { } external ? source.Name + ":" + PrefixHash(external.ApiPrefix) : source.Name;
+
+    // nats-server's getHash: the first 8 bytes of the name's SHA-256, each as a base-62 digit.
+    private static string PrefixHash(string name)
+    {
+        const string Digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+        Span<byte> sha = stackalloc byte[32];
+        System.Security.Cryptography.SHA256.HashData(Encoding.UTF8.GetBytes(name), sha);
+        Span<char> hash = stackalloc char[8];
+        for (var i = 0; i < hash.Length; i++)
+        {
+            hash[i] = Digits[sha[i] % Digits.Length];
+        }
+
+        return new string(hash);
     }
 
     /// <summary>STREAM.INFO's <c>mirror</c> / <c>sources</c> entry.</summary>
@@ -288,7 +357,11 @@ internal sealed partial class StreamActor
         Lag = origin.Lag,
         Active = origin.LastActive == default ? -1 : (DateTime.UtcNow - origin.LastActive).Ticks * 100,
         Error = origin.Error,
-        External = origin.Config.External,
+        External = origin.Config.External is { } external ? new ExternalStream { ApiPrefix = external.ApiPrefix, DeliverPrefix = external.DeliverPrefix } : null,
+        FilterSubject = string.IsNullOrEmpty(origin.Config.FilterSubject) ? null : origin.Config.FilterSubject,
+        SubjectTransforms = origin.Config.SubjectTransforms is { Count: > 0 } transforms
+            ? [.. transforms.Select(t => new SubjectTransformConfig { Source = t.Source ?? "", Destination = t.Destination })]
+            : null,
     };
 
     private void AddOriginInfo(StreamInfoResponse info)
@@ -303,6 +376,40 @@ internal sealed partial class StreamActor
         public StreamSource Config { get; } = config;
 
         public string Name => Config.Name;
+
+        /// <summary>The source's name in its <c>Nats-Stream-Source</c> headers.</summary>
+        public string IndexName { get; } = IndexNameOf(config);
+
+        /// <summary>
+        /// What is copied: none (everything), the <c>filter_subject</c>, or one per 2.10 <c>subject_transforms</c>
+        /// entry, each with the transform that maps what it takes (null: kept as it is).
+        /// </summary>
+        public (string Filter, SubjectTransform? Transform)[] Filters { get; } =
+            config.SubjectTransforms is { Count: > 0 } transforms
+                ? [.. transforms.Select(t => (string.IsNullOrEmpty(t.Source) ? ">" : t.Source, t.Destination.Length > 0 ? StreamConfigRules.TransformOf(t) : null))]
+                : string.IsNullOrEmpty(config.FilterSubject) ? [] : [(config.FilterSubject, null)];
+
+        /// <summary>True once this mirror answers its origin's direct gets (<c>mirror_direct</c>).</summary>
+        public bool AnswersDirectGets { get; set; }
+
+        /// <summary>The subject <paramref name="subject"/> is stored under here, or null when no filter takes it.</summary>
+        public string? Map(string subject)
+        {
+            if (Filters.Length == 0)
+            {
+                return subject;
+            }
+
+            foreach (var (filter, transform) in Filters)
+            {
+                if (SubjectRules.Matches(subject, filter))
+                {
+                    return transform?.Apply(subject) ?? subject;
+                }
+            }
+
+            return null;
+        }
 
         /// <summary>The origin sequence to read next; 0 until the start is resolved against the origin's store.</summary>
         public ulong Next { get; set; }

@@ -25,6 +25,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     private StreamConfig _config;
     private readonly DateTime _created;
     private readonly List<string> _sids = [];
+    private readonly List<string> _directPrefixes = []; // the DIRECT.GET subjects this stream answers, without the subject part
     private readonly string? _directory;
     private readonly Dictionary<string, IActorRef> _consumers = new(StringComparer.Ordinal);
     private readonly ConsumerContext _consumerContext;
@@ -222,13 +223,24 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
 
         if (_config.AllowDirect)
         {
-            _sids.Add(_client.Subscribe($"$JS.API.DIRECT.GET.{_config.Name}", "_dg", batch => self.Tell(new Protocol.DirectGets(batch))));
-            _sids.Add(_client.Subscribe($"$JS.API.DIRECT.GET.{_config.Name}.>", "_dg", batch => self.Tell(new Protocol.DirectGets(batch))));
-            if (_domain is not null)
+            SubscribeDirectGets(_config.Name);
+        }
+    }
+
+    /// <summary>Answers <c>$JS.API.DIRECT.GET.&lt;stream&gt;[.&lt;subject&gt;]</c> (and its domain form) in the <c>_dg</c> queue group, from this stream's store.</summary>
+    private void SubscribeDirectGets(string stream)
+    {
+        var self = Self;
+        foreach (var prefix in (string?[])[$"$JS.API.DIRECT.GET.{stream}", _domain is null ? null : $"$JS.{_domain}.API.DIRECT.GET.{stream}"])
+        {
+            if (prefix is null)
             {
-                _sids.Add(_client.Subscribe($"$JS.{_domain}.API.DIRECT.GET.{_config.Name}", "_dg", batch => self.Tell(new Protocol.DirectGets(batch))));
-                _sids.Add(_client.Subscribe($"$JS.{_domain}.API.DIRECT.GET.{_config.Name}.>", "_dg", batch => self.Tell(new Protocol.DirectGets(batch))));
+                continue;
             }
+
+            _directPrefixes.Add(prefix);
+            _sids.Add(_client.Subscribe(prefix, "_dg", batch => self.Tell(new Protocol.DirectGets(batch))));
+            _sids.Add(_client.Subscribe(prefix + ".>", "_dg", batch => self.Tell(new Protocol.DirectGets(batch))));
         }
     }
 
@@ -597,6 +609,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         }
 
         _sids.Clear();
+        _directPrefixes.Clear();
     }
 
     /// <summary>
@@ -889,7 +902,6 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     // Nats-Subject, Nats-Sequence and Nats-Time-Stamp headers; 404 when there is none.
     private void DirectGet(IReadOnlyList<InternalMessage> requests)
     {
-        var plainPrefix = $"$JS.API.DIRECT.GET.{_config.Name}";
         foreach (var request in requests)
         {
             if (request.ReplyTo is not { } reply)
@@ -897,7 +909,21 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
                 continue;
             }
 
-            var prefix = request.Subject.StartsWith(plainPrefix, StringComparison.Ordinal) ? plainPrefix : $"$JS.{_domain}.API.DIRECT.GET.{_config.Name}";
+            // The stream's own prefix, or its origin's when it is a mirror that answers for it (mirror_direct).
+            var prefix = "";
+            foreach (var candidate in _directPrefixes)
+            {
+                if (request.Subject.StartsWith(candidate, StringComparison.Ordinal) && (request.Subject.Length == candidate.Length || request.Subject[candidate.Length] == '.'))
+                {
+                    prefix = candidate;
+                    break;
+                }
+            }
+
+            if (prefix.Length == 0)
+            {
+                continue; // queued before the stream stopped answering these
+            }
 
             LoadResult result;
             if (request.Subject.Length > prefix.Length + 1)

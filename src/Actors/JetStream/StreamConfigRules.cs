@@ -201,6 +201,11 @@ internal static class StreamConfigRules
                 return new ApiError(400, 10031, "stream mirrors can not also contain other sources");
             }
 
+            if (CheckMirrorTransforms(mirror) is { } badTransform)
+            {
+                return badTransform;
+            }
+
             if (streams(mirror.Name) is { } origin)
             {
                 if (config.MaxMsgSize > 0 && origin.MaxMsgSize > 0 && config.MaxMsgSize < origin.MaxMsgSize)
@@ -213,14 +218,22 @@ internal static class StreamConfigRules
                     return ApiError.StreamInvalidConfig($"mirror '{mirror.Name}' filter subject '{mirror.FilterSubject}' does not overlap with any origin stream subject");
                 }
 
-                // nats-server's mirror inherits direct gets from its origin.
-                config.MirrorDirect = origin.AllowDirect;
+                // nats-server's mirror inherits direct gets from its origin (2.10: only from one of this account's own).
+                if (mirror.External is null)
+                {
+                    config.MirrorDirect = origin.AllowDirect;
+                }
             }
         }
 
         var seen = new List<string>();
         foreach (var source in config.Sources ?? [])
         {
+            if (CheckSourceTransforms(source) is { } badTransform)
+            {
+                return badTransform;
+            }
+
             if (streams(source.Name) is not { } origin)
             {
                 continue;
@@ -238,13 +251,19 @@ internal static class StreamConfigRules
             }
         }
 
-        // Cycles, through sources and through mirrors, breadth first as nats-server walks them.
+        if (CheckExternal(config, streams) is { } badExternal)
+        {
+            return badExternal;
+        }
+
+        // Cycles, through sources and through mirrors, breadth first as nats-server walks them
+        // (an external origin is another account's or domain's stream: not followed).
         var toVisit = new Queue<StreamConfig>([config]);
         var visited = new HashSet<string>(StringComparer.Ordinal);
         while (toVisit.TryDequeue(out var next))
         {
             visited.Add(next.Name);
-            foreach (var origin in (next.Sources ?? []).Select(s => s.Name).Concat(next.Mirror is { } m ? [m.Name] : []))
+            foreach (var origin in (next.Sources ?? []).Where(s => s.External is null).Select(s => s.Name).Concat(next.Mirror is { External: null } m ? [m.Name] : []))
             {
                 if (visited.Contains(origin))
                 {
@@ -255,6 +274,150 @@ internal static class StreamConfigRules
                 {
                     toVisit.Enqueue(found);
                 }
+            }
+        }
+
+        return null;
+    }
+
+    // 2.10 (checkStreamCfg): a mirror's transforms replace its filter; each src is a valid subject, none overlaps another.
+    private static ApiError? CheckMirrorTransforms(StreamSource mirror)
+    {
+        if (mirror.SubjectTransforms is not { Count: > 0 } transforms)
+        {
+            return null;
+        }
+
+        if (!string.IsNullOrEmpty(mirror.FilterSubject))
+        {
+            return new ApiError(400, 10150, "mirror with multiple subject transforms cannot also have a single subject filter");
+        }
+
+        foreach (var transform in transforms)
+        {
+            if (!SubjectRules.IsValidSubject(transform.Source ?? ""))
+            {
+                return new ApiError(400, 10151, "mirror subject filter is invalid");
+            }
+
+            if (transforms.Any(other => !ReferenceEquals(other, transform) && SubjectRules.Collide(transform.Source!, other.Source ?? "")))
+            {
+                return new ApiError(400, 10152, "mirror subject filters can not overlap");
+            }
+        }
+
+        return CheckTransformMappings(transforms, "mirror");
+    }
+
+    // 2.10 (checkStreamCfg): the same for a source, whose destinations are checked first and whose filters may not contain one another.
+    private static ApiError? CheckSourceTransforms(StreamSource source)
+    {
+        if (source.SubjectTransforms is not { Count: > 0 } transforms || source.External is not null)
+        {
+            return null;
+        }
+
+        if (!string.IsNullOrEmpty(source.FilterSubject))
+        {
+            return new ApiError(400, 10144, "source with multiple subject transforms cannot also have a single subject filter");
+        }
+
+        if (transforms.Any(t => !IsMappingDestination(t.Destination)))
+        {
+            return new ApiError(400, 10146, "source transform destination is invalid");
+        }
+
+        foreach (var transform in transforms)
+        {
+            if (!SubjectRules.IsValidSubject(transform.Source ?? ""))
+            {
+                return new ApiError(400, 10145, "source subject filter is invalid");
+            }
+
+            if (transforms.Any(other => !ReferenceEquals(other, transform) && other.Source is { } o && SubjectRules.IsValidSubject(o) && SubjectRules.IsSubsetOf(transform.Source!, o)))
+            {
+                return new ApiError(400, 10147, "source filters can not overlap");
+            }
+        }
+
+        return CheckTransformMappings(transforms, "source");
+    }
+
+    /// <summary>A mirror's or source's transform (src "" is ">"), or null when it cannot be built.</summary>
+    internal static SubjectTransform? TransformOf(SubjectTransformConfig transform) =>
+        SubjectTransform.TryCreate(string.IsNullOrEmpty(transform.Source) ? ">" : transform.Source, transform.Destination);
+
+    // nats-server's ValidateMappingDestination: no empty token, nothing after '>', no white space.
+    private static bool IsMappingDestination(string destination)
+    {
+        if (destination.Length == 0)
+        {
+            return true;
+        }
+
+        var tokens = destination.Split('.');
+        for (var i = 0; i < tokens.Length; i++)
+        {
+            if (tokens[i].Length == 0 || (i > 0 && tokens[i - 1] == ">") || tokens[i].AsSpan().IndexOfAny(" \t\r\n\f") >= 0)
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
+
+    // nats-server builds each transform when it starts the stream, and a create fails (500/10049) on one it cannot build.
+    private static ApiError? CheckTransformMappings(List<SubjectTransformConfig> transforms, string what)
+    {
+        foreach (var transform in transforms)
+        {
+            if (transform.Destination.Length > 0 && TransformOf(transform) is null)
+            {
+                return new ApiError(500, 10049, $"subject transform from '{transform.Source}' to '{transform.Destination}' for the {what}: invalid mapping destination");
+            }
+        }
+
+        return null;
+    }
+
+    // nats-server: a delivery prefix is a subject without wildcards that cannot receive the origins' subjects
+    // (of the origins it can see); an API prefix is one too, and may not overlap $JS.API.
+    private static ApiError? CheckExternal(StreamConfig config, Func<string, StreamConfig?> streams)
+    {
+        var origins = (config.Sources ?? []).Append(config.Mirror).OfType<StreamSource>().ToList();
+        var externals = origins.Select(s => s.External).OfType<ExternalStream>().ToList();
+        if (externals.Count == 0)
+        {
+            return null;
+        }
+
+        var subjects = origins.SelectMany(o => streams(o.Name)?.Subjects ?? []).ToList();
+        foreach (var external in externals.Where(e => e.DeliverPrefix.Length > 0))
+        {
+            var prefix = external.DeliverPrefix;
+            if (!SubjectRules.IsValidLiteralSubject(System.Text.Encoding.UTF8.GetBytes(prefix)))
+            {
+                return new ApiError(400, 10024, $"stream external delivery prefix {prefix} must not contain wildcards");
+            }
+
+            if (subjects.FirstOrDefault(s => SubjectRules.Collide(s, prefix + "." + s)) is { } overlapped)
+            {
+                return new ApiError(400, 10022, $"stream external delivery prefix {prefix} overlaps with stream subject {overlapped}");
+            }
+        }
+
+        foreach (var external in externals.Where(e => e.ApiPrefix.Length > 0))
+        {
+            var prefix = external.ApiPrefix;
+            if (!SubjectRules.IsValidLiteralSubject(System.Text.Encoding.UTF8.GetBytes(prefix)))
+            {
+                return ApiError.StreamInvalidConfig($"stream external api prefix \"{prefix}\" must be a valid subject without wildcards");
+            }
+
+            if (SubjectRules.Collide(prefix, "$JS.API"))
+            {
+                return new ApiError(400, 10021, $"stream external api prefix {prefix} must not overlap with $JS.API");
             }
         }
 

@@ -203,7 +203,9 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             }
 
             var settings = JetStreamSettings.ForAccount(Options, account.Name, limits);
-            var api = System!.ActorOf(JetStreamApi.Props(settings, () => new InternalClient(this, account: account), account.Space), $"jetstream-{++n}");
+            var importer = account;
+            account.Streams = new LocalStreams(prefix => importer.JetStreamExporterFor(prefix)?.Streams);
+            var api = System!.ActorOf(JetStreamApi.Props(settings, () => new InternalClient(this, account: account), account.Space, account.Streams), $"jetstream-{++n}");
             await api.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
             account.JetStream = api;
             JetStream ??= api;

@@ -9,7 +9,10 @@ public sealed class StreamSource
     [JsonPropertyName("opt_start_seq")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public ulong OptStartSeq { get; set; }
     [JsonPropertyName("opt_start_time")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public DateTime? OptStartTime { get; set; }
     [JsonPropertyName("filter_subject")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? FilterSubject { get; set; }
-    [JsonPropertyName("external")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public System.Text.Json.JsonElement? External { get; set; }
+
+    /// <summary>2.10: each transform takes the origin subjects matching its <c>src</c> and maps them to <c>dest</c> (kept as they are when <c>dest</c> is empty).</summary>
+    [JsonPropertyName("subject_transforms")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<SubjectTransformConfig>? SubjectTransforms { get; set; }
+    [JsonPropertyName("external")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public ExternalStream? External { get; set; }
 
     /// <summary>Fields Courier does not act on, echoed as sent.</summary>
     [JsonExtensionData] public Dictionary<string, System.Text.Json.JsonElement>? Unknown { get; set; }
@@ -23,10 +26,27 @@ public sealed class StreamSource
 public sealed class StreamSourceInfo
 {
     [JsonPropertyName("name")] public string Name { get; set; } = "";
-    [JsonPropertyName("external")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public System.Text.Json.JsonElement? External { get; set; }
+    [JsonPropertyName("external")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public ExternalStream? External { get; set; }
     [JsonPropertyName("lag")] public ulong Lag { get; set; }
     [JsonPropertyName("active")] public long Active { get; set; }
     [JsonPropertyName("error")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public ApiError? Error { get; set; }
+
+    /// <summary>2.10: the source's <c>filter_subject</c>, when it has one.</summary>
+    [JsonPropertyName("filter_subject")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? FilterSubject { get; set; }
+
+    /// <summary>2.10: the source's transforms, each with its <c>src</c> as given and its <c>dest</c> ("" when it only filters).</summary>
+    [JsonPropertyName("subject_transforms")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<SubjectTransformConfig>? SubjectTransforms { get; set; }
+}
+
+/// <summary>
+/// Where a mirror's or source's origin lives when it is not in this account's own JetStream
+/// (nats-server's ExternalStream): the API prefix to reach it and the prefix of the delivery
+/// subjects. nats-server prints both, empty or not.
+/// </summary>
+public sealed class ExternalStream
+{
+    [JsonPropertyName("api")] public string ApiPrefix { get; set; } = "";
+    [JsonPropertyName("deliver")] public string DeliverPrefix { get; set; } = "";
 }
 
 /// <summary>A stream's <c>subject_transform</c> (nats-server 2.10's SubjectTransformConfig).</summary>
