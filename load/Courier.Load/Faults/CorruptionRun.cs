@@ -30,6 +30,7 @@ internal static class CorruptionRun
         var seed = 1;
         var minutes = 20.0;
         string? outFile = null;
+        var verbose = false;
         for (var i = 0; i < args.Length; i++)
         {
             var value = i + 1 < args.Length ? args[i + 1] : "";
@@ -41,8 +42,9 @@ internal static class CorruptionRun
                 case "--seed": seed = int.Parse(value, CultureInfo.InvariantCulture); break;
                 case "--minutes": minutes = double.Parse(value, CultureInfo.InvariantCulture); break;
                 case "--out": outFile = value; break;
+                case "--verbose": verbose = true; i--; break;
                 default:
-                    Console.Error.WriteLine($"unknown argument {args[i]}; use --servers courier,nats-server --trials N --messages N --seed N --minutes M --out FILE");
+                    Console.Error.WriteLine($"unknown argument {args[i]}; use --servers courier,nats-server --trials N --messages N --seed N --minutes M --out FILE [--verbose]");
                     return 2;
             }
 
@@ -54,7 +56,7 @@ internal static class CorruptionRun
         table.AppendLine("|---|---|---|---|---|---|---|---|---|");
         foreach (var kind in servers)
         {
-            var t = await RunServerAsync(kind, root, trials, messages, seed, TimeSpan.FromMinutes(minutes)).ConfigureAwait(false);
+            var t = await RunServerAsync(kind, root, trials, messages, seed, TimeSpan.FromMinutes(minutes), verbose).ConfigureAwait(false);
             table.AppendLine(CultureInfo.InvariantCulture,
                 $"| {PowerLossRun.Describe(kind, root)} | {t.Trials} ({string.Join(" / ", Faults.Select(f => t.ByFault.GetValueOrDefault(f)))}) | {t.Detected} | {t.UndetectedHarmless} | {t.UndetectedHarmful} | {t.CorruptServed:N0} | {t.IntactLost:N0} | {t.DamagedLost:N0} | {t.RestartsFailed} |");
         }
@@ -98,7 +100,7 @@ internal static class CorruptionRun
         return bytes;
     }
 
-    private static async Task<Tally> RunServerAsync(string kind, string root, int trials, int messages, int seed, TimeSpan bound)
+    private static async Task<Tally> RunServerAsync(string kind, string root, int trials, int messages, int seed, TimeSpan bound, bool verbose)
     {
         var tally = new Tally();
         var clock = Stopwatch.StartNew();
@@ -156,8 +158,8 @@ internal static class CorruptionRun
             }
 
             var target = blocks[random.Next(blocks.Length)];
-            var where = Inject(target, fault, random);
-            var damaged = blocks.Select(File.ReadAllBytes).ToArray();
+            var original = File.ReadAllBytes(target);
+            var (where, from, to) = Inject(target, fault, random);
             tally.Trials++;
             tally.ByFault[fault] = tally.ByFault.GetValueOrDefault(fault) + 1;
 
@@ -168,9 +170,10 @@ internal static class CorruptionRun
             if (server is null)
             {
                 tally.RestartsFailed++;
+                failure = failure.Split('\n').LastOrDefault() ?? "";
                 detected = true;
                 missing = [.. Enumerable.Range(1, messages)];
-                Console.WriteLine($"{kind} trial {trial} ({fault} {where}): did not start: {failure.Split('\n').LastOrDefault()}");
+                Console.WriteLine($"{kind} trial {trial} ({fault} {where}): did not start: {failure}");
             }
             else
             {
@@ -179,13 +182,20 @@ internal static class CorruptionRun
                 server.Stop();
                 var added = Warnings(server.Log()).Where(w => !baseline.Contains(w)).ToList();
                 detected = reported || added.Count > 0;
-                if (corrupt > 0 || (!detected && missing.Count > 0))
+                if (verbose || corrupt > 0 || (!detected && missing.Count > 0))
                 {
-                    Console.WriteLine($"{kind} trial {trial} ({fault} {where}): detected {detected}, {corrupt} corrupt served, {missing.Count} missing");
+                    Console.WriteLine($"{kind} trial {trial} ({fault} {where}): detected {detected} ({(reported ? "stream state reports lost data" : added.FirstOrDefault() ?? "nothing")}), {corrupt} corrupt served, {missing.Count} missing");
                 }
             }
 
-            var intact = missing.Count(seq => damaged.Any(bytes => bytes.AsSpan().IndexOf(Payload(seq)) >= 0));
+            // A lost message was intact when no byte of its record was damaged: its payload is not in the
+            // damaged file, or the damage is clear of it and of the record's header (at most 32 bytes
+            // plus the subject) and checksum (4 bytes in Courier, 8 in nats-server).
+            var intact = missing.Count(seq =>
+            {
+                var p = original.AsSpan().IndexOf(Payload(seq));
+                return p < 0 || p + Payload(seq).Length + 8 <= from || p - 40 >= to;
+            });
             tally.IntactLost += intact;
             tally.DamagedLost += missing.Count - intact;
             tally.CorruptServed += corrupt;
@@ -210,8 +220,8 @@ internal static class CorruptionRun
         return tally;
     }
 
-    /// <summary>Puts one fault into <paramref name="path"/>; says where.</summary>
-    private static string Inject(string path, string fault, Random random)
+    /// <summary>Puts one fault into <paramref name="path"/>; says where, and which bytes it damaged.</summary>
+    private static (string Where, int From, int To) Inject(string path, string fault, Random random)
     {
         var bytes = File.ReadAllBytes(path);
         var at = random.Next(bytes.Length);
@@ -220,20 +230,20 @@ internal static class CorruptionRun
             case "bitflip":
                 bytes[at] ^= (byte)(1 << random.Next(8));
                 File.WriteAllBytes(path, bytes);
-                return $"bit at byte {at} of {Path.GetFileName(path)} ({bytes.Length} bytes)";
+                return ($"bit at byte {at} of {Path.GetFileName(path)} ({bytes.Length} bytes)", at, at + 1);
             case "truncate":
                 File.WriteAllBytes(path, bytes[..at]);
-                return $"{Path.GetFileName(path)} cut to {at} of {bytes.Length} bytes";
+                return ($"{Path.GetFileName(path)} cut to {at} of {bytes.Length} bytes", at, bytes.Length);
             case "zeropage":
                 var page = at / 4096 * 4096;
                 Array.Clear(bytes, page, Math.Min(4096, bytes.Length - page));
                 File.WriteAllBytes(path, bytes);
-                return $"page at {page} of {Path.GetFileName(path)} zeroed";
+                return ($"page at {page} of {Path.GetFileName(path)} zeroed", page, page + 4096);
             default:
                 var start = Math.Min(at, Math.Max(0, bytes.Length - 512));
                 random.NextBytes(bytes.AsSpan(start, Math.Min(512, bytes.Length - start)));
                 File.WriteAllBytes(path, bytes);
-                return $"512 random bytes at {start} of {Path.GetFileName(path)}";
+                return ($"512 random bytes at {start} of {Path.GetFileName(path)}", start, start + 512);
         }
     }
 

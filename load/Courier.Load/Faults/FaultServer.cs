@@ -72,7 +72,6 @@ internal sealed class FaultServer : IDisposable
                 {
                     using var doc = JsonDocument.Parse(File.ReadAllText(file));
                     var port = new Uri(doc.RootElement.GetProperty("nats")[0].GetString()!).Port;
-                    File.Delete(file);
                     var server = new FaultServer(process, port);
                     lock (lines)
                     {
