@@ -8,6 +8,7 @@ using Courier.Load;
 // Usage: dotnet run -c Release --project load/Courier.Load -- [--rounds 3] [--scenarios pub16,ps16] [--out load/results]
 //        ... -- --scenarios pub128 --attach 4222   (once, against a running server: for profiling)
 //        ... -- soak --connections 10000 --minutes 10 --kill-every 3   (through load/soak.sh, which raises the fd limit)
+//        ... -- powerloss --mount DIR ... / corruption ...   (through load/powerloss.sh and load/corruption.sh)
 var root = AppContext.BaseDirectory;
 while (!File.Exists(Path.Combine(root, "Courier.slnx")))
 {
@@ -18,6 +19,17 @@ while (!File.Exists(Path.Combine(root, "Courier.slnx")))
 if (args.Length > 0 && args[0] == "soak")
 {
     return await Courier.Load.Soak.SoakRun.MainAsync(args.AsMemory(1), root);
+}
+
+// Power loss and corruption side by side with nats-server (load/powerloss.sh, load/corruption.sh); see Faults/.
+if (args.Length > 0 && args[0] == "powerloss")
+{
+    return await Courier.Load.Faults.PowerLossRun.MainAsync(args.AsMemory(1), root);
+}
+
+if (args.Length > 0 && args[0] == "corruption")
+{
+    return await Courier.Load.Faults.CorruptionRun.MainAsync(args.AsMemory(1), root);
 }
 
 var rounds = 3;

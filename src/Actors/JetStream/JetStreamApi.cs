@@ -460,7 +460,9 @@ internal sealed partial class JetStreamApi : ReceiveActor
             if (config.Storage != "memory")
             {
                 var meta = new StreamInfoResponse { Config = config, Created = created };
-                File.WriteAllBytes(Path.Combine(directory, MetaFile), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse));
+                // Durably: lazyfs power cuts (load/powerloss.sh --strict) left an empty meta.json behind
+                // a plain write, and the restart failed on it.
+                StreamActor.WriteDurably(Path.Combine(directory, MetaFile), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse));
             }
         }
         catch (IOException e)

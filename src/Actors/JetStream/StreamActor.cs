@@ -72,7 +72,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
             if (_directory is not null)
             {
                 var meta = new StreamInfoResponse { Config = update.Config, Created = _created };
-                File.WriteAllBytes(Path.Combine(_directory, "meta.json"), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse));
+                WriteDurably(Path.Combine(_directory, "meta.json"), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse));
             }
 
             Unsubscribe();
@@ -158,7 +158,8 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
 
     private string? ConsumersDirectory => _directory is null ? null : Path.Combine(_directory, "obs");
 
-    private static void WriteDurably(string path, byte[] bytes)
+    /// <summary>Writes a meta file so that a power cut leaves the old or the new one whole, never an empty or torn one.</summary>
+    internal static void WriteDurably(string path, byte[] bytes)
     {
         var temp = path + ".tmp";
         using (var file = new FileStream(temp, FileMode.Create, FileAccess.Write, FileShare.None))
