@@ -20,7 +20,7 @@ namespace Courier.Actors.JetStream;
 /// STREAM.LIST, /jsz) are gathered off the actor. So one slow stream (a long purge, an fsync)
 /// never holds up API calls for the others.
 /// </remarks>
-internal sealed class JetStreamApi : ReceiveActor
+internal sealed partial class JetStreamApi : ReceiveActor
 {
     private const string ApiPrefix = "$JS.API.";
 
@@ -42,13 +42,17 @@ internal sealed class JetStreamApi : ReceiveActor
     private InternalClient _client = null!;
     private readonly ApiCounters _counters = new();
     private readonly LocalStreams _localStreams = new();
+    private readonly JetStreamCluster? _cluster;
+    private readonly string _account;
     private long _incarnation;
 
-    public JetStreamApi(JetStreamSettings settings, Func<InternalClient> connect, SubjectSpace space)
+    public JetStreamApi(JetStreamSettings settings, Func<InternalClient> connect, SubjectSpace space, JetStreamCluster? cluster, string account)
     {
         _settings = settings;
         _connect = connect;
         _space = space;
+        _cluster = cluster;
+        _account = account;
         _streamsDirectory = settings.StreamsDirectory;
         _fileStoreOptions = new FileStoreOptions { Sync = settings.Sync };
         Receive<Protocol.Requests>(requests => Handle(requests.Messages));
@@ -76,6 +80,13 @@ internal sealed class JetStreamApi : ReceiveActor
             };
             GatherStatsAsync(stats, [.. _streams.Values]).PipeTo(Sender);
         });
+        if (cluster is not null)
+        {
+            Receive<Protocol.Forwarded>(forwarded => HandleForwarded(cluster, forwarded.Messages));
+            Receive<Protocol.Refreshed>(refreshed => OnRefreshed(cluster, refreshed));
+            Receive<Akka.DistributedData.Changed>(OnPlacementChanged);
+            Receive<Akka.DistributedData.IUpdateResponse>(_ => { });
+        }
     }
 
     private static async Task WhenStreamsStartedAsync(IReadOnlyList<IActorRef> streams, InternalClient client)
@@ -84,8 +95,13 @@ internal sealed class JetStreamApi : ReceiveActor
         await client.FlushAsync().ConfigureAwait(false);
     }
 
-    public static Props Props(JetStreamSettings settings, Func<InternalClient> connect, SubjectSpace space) =>
-        Akka.Actor.Props.Create(() => new JetStreamApi(settings, connect, space));
+    /// <param name="settings">The account's JetStream settings.</param>
+    /// <param name="connect">Makes the API's in-process client.</param>
+    /// <param name="space">The account's subject space (interest checks).</param>
+    /// <param name="cluster">The node's cluster view when it has a <c>cluster { }</c>; null: every stream is local.</param>
+    /// <param name="account">The account's name (its streams' entries in the cluster's placement map).</param>
+    public static Props Props(JetStreamSettings settings, Func<InternalClient> connect, SubjectSpace space, JetStreamCluster? cluster = null, string account = "$G") =>
+        Akka.Actor.Props.Create(() => new JetStreamApi(settings, connect, space, cluster, account));
 
     protected override void PreStart()
     {
@@ -99,6 +115,12 @@ internal sealed class JetStreamApi : ReceiveActor
             // jetstream { domain: D }: nats-server maps $JS.D.API.> onto $JS.API.> for the account.
             _client.Subscribe($"$JS.{domain}.API.>", null, batch => self.Tell(new Protocol.Requests(batch)));
         }
+
+        if (_cluster is { } cluster)
+        {
+            StartCluster(cluster);
+        }
+
         RecoverStreams();
     }
 
@@ -140,6 +162,7 @@ internal sealed class JetStreamApi : ReceiveActor
             if (stored?.Config is { } config)
             {
                 Start(config, stored.Created, OpenStore(config, directory));
+                Announce(config); // a restarted node takes its streams back in the placement map
             }
         }
     }
@@ -155,7 +178,14 @@ internal sealed class JetStreamApi : ReceiveActor
 
             try
             {
-                Dispatch(ApiName(request.Subject), request);
+                if (_cluster is { } cluster)
+                {
+                    Route(cluster, ApiName(request.Subject), request);
+                }
+                else
+                {
+                    Dispatch(ApiName(request.Subject), request);
+                }
             }
             catch (JsonException)
             {
@@ -253,6 +283,23 @@ internal sealed class JetStreamApi : ReceiveActor
     // CONSUMER.{INFO,DELETE,MSG.NEXT}.<stream>.<consumer>, CONSUMER.{NAMES,LIST}.<stream>
     private void RouteConsumerRequest(string api, InternalMessage request)
     {
+        var (operation, stream, consumer, filter) = ConsumerTarget(api);
+        if (!_streams.TryGetValue(stream, out var entry))
+        {
+            if (operation == "MSG.NEXT")
+            {
+                return; // nats-server: no reply to a pull request for an unknown stream; the client times out
+            }
+
+            Fail(request.ReplyTo!, "io.nats.jetstream.api.v1.consumer_" + operation.ToLowerInvariant().Replace('.', '_') + "_response", ApiError.StreamNotFound);
+            return;
+        }
+
+        entry.Actor.Tell(new StreamActor.Protocol.ConsumerRequest(operation, consumer, filter, request.ReplyTo, request.Payload));
+    }
+
+    private static (string Operation, string Stream, string Consumer, string? Filter) ConsumerTarget(string api)
+    {
         var tokens = api.Split('.');
         string operation;
         int streamAt;
@@ -272,18 +319,7 @@ internal sealed class JetStreamApi : ReceiveActor
         var stream = tokens.Length > streamAt ? tokens[streamAt] : "";
         var consumer = tokens.Length > streamAt + 1 ? tokens[streamAt + 1] : "";
         var filter = tokens.Length > streamAt + 2 ? string.Join('.', tokens[(streamAt + 2)..]) : null;
-        if (!_streams.TryGetValue(stream, out var entry))
-        {
-            if (operation == "MSG.NEXT")
-            {
-                return; // nats-server: no reply to a pull request for an unknown stream; the client times out
-            }
-
-            Fail(request.ReplyTo!, "io.nats.jetstream.api.v1.consumer_" + operation.ToLowerInvariant().Replace('.', '_') + "_response", ApiError.StreamNotFound);
-            return;
-        }
-
-        entry.Actor.Tell(new StreamActor.Protocol.ConsumerRequest(operation, consumer, filter, request.ReplyTo, request.Payload));
+        return (operation, stream, consumer, filter);
     }
 
     /// <summary>$JS.API.INFO, gathered off the actor from every stream's info.</summary>
@@ -303,21 +339,24 @@ internal sealed class JetStreamApi : ReceiveActor
             }
         }
 
-        // Limits: the global account has nats-server's dynamic limits, all -1, whatever max_memory_store
-        // and max_file_store say (those are the server's, in /jsz config; nats-server 2.9.10 checked).
-        Reply(reply, new AccountInfoResponse
+        Reply(reply, AccountInfo(memory, storage, streams.Length, apiTotal, apiErrors), JetStreamJsonContext.Default.AccountInfoResponse);
+    }
+
+    // Limits: the global account has nats-server's dynamic limits, all -1, whatever max_memory_store
+    // and max_file_store say (those are the server's, in /jsz config; nats-server 2.9.10 checked).
+    private AccountInfoResponse AccountInfo(long memory, long storage, int streams, long apiTotal, long apiErrors) =>
+        new()
         {
             Type = "io.nats.jetstream.api.v1.account_info_response",
             Memory = memory,
             Storage = storage,
-            Streams = streams.Length,
+            Streams = streams,
             Limits = _settings.Limits is { } limits
                 ? new AccountLimits { MaxMemory = limits.MaxMemory, MaxStorage = limits.MaxFile, MaxStreams = limits.MaxStreams, MaxConsumers = limits.MaxConsumers, MaxBytesRequired = limits.MaxBytesRequired }
                 : new AccountLimits(),
             Api = new ApiStats { Total = apiTotal, Errors = apiErrors },
             Domain = _settings.Domain,
-        }, JetStreamJsonContext.Default.AccountInfoResponse);
-    }
+        };
 
     /// <summary>STREAM.LIST's page, gathered off the actor; a stream that does not answer in time is listed as missing.</summary>
     private async Task ListStreamsAsync(string reply, List<StreamEntry> page, int total, int offset, int limit)
@@ -490,8 +529,10 @@ internal sealed class JetStreamApi : ReceiveActor
             return;
         }
 
-        // The new stream answers the creator once its SUB is in effect: the creator publishes next.
-        Start(config, created, store).Tell(new StreamActor.Protocol.ReplyInfo(reply, type, DidCreate: true));
+        // The new stream answers the creator once its SUB is in effect (the creator publishes next)
+        // and, in a cluster, once every member knows where it is (the creator may ask any node next).
+        var actor = Start(config, created, store);
+        Announce(config, () => actor.Tell(new StreamActor.Protocol.ReplyInfo(reply, type, DidCreate: true)));
     }
 
     // STREAM.UPDATE: storage and retention are fixed, a sealed stream stays sealed, subjects must
@@ -556,6 +597,7 @@ internal sealed class JetStreamApi : ReceiveActor
 
         _streams[config.Name] = existing with { Config = config };
         existing.Actor.Tell(new StreamActor.Protocol.Update(config, reply, type));
+        Announce(config); // its subjects may have changed
     }
 
     private void Delete(string name, string reply)
@@ -569,6 +611,7 @@ internal sealed class JetStreamApi : ReceiveActor
 
         // Requests for this name wait until its files are gone (a create right after must not meet them).
         _deleting[name] = [];
+        Unannounce(name);
         var self = Self;
         entry.Actor.Ask<StreamActor.Protocol.Deleted>(StreamActor.Protocol.Delete.Instance, TimeSpan.FromSeconds(30))
             .PipeTo(self, success: _ => new Protocol.StreamDeleted(name, reply, Ok: true), failure: _ => new Protocol.StreamDeleted(name, reply, Ok: false));
@@ -790,6 +833,17 @@ internal sealed class JetStreamApi : ReceiveActor
 
         /// <summary>A stream's delete finished (or failed): answer the client, then the requests that waited for it.</summary>
         public sealed record StreamDeleted(string Name, string ReplyTo, bool Ok);
+
+        /// <summary>One read batch of requests other nodes forwarded to this one (<see cref="JetStreamCluster"/>).</summary>
+        public sealed class Forwarded(IReadOnlyList<InternalMessage> messages)
+        {
+            public IReadOnlyList<InternalMessage> Messages { get; } = messages;
+
+            public override string ToString() => $"Forwarded({Messages.Count})";
+        }
+
+        /// <summary>A request put off until the replicator's placement map was read (<paramref name="Map"/> null: it was not).</summary>
+        public sealed record Refreshed(string Api, InternalMessage Request, Akka.DistributedData.LWWDictionary<string, string>? Map);
 
         /// <summary>One read batch of API requests.</summary>
         public sealed class Requests
