@@ -208,6 +208,25 @@ public sealed class JetStreamClusterTests(JetStreamMeshFixture fixture) : IClass
         }
     }
 
+    [Fact]
+    public async Task Every_nodes_jsz_names_the_same_meta_leader_of_a_three_member_cluster()
+    {
+        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
+        var leaders = new List<string?>();
+        foreach (var node in _mesh.Nodes)
+        {
+            using var jsz = JsonDocument.Parse(await http.GetStringAsync(new Uri(node.MonitorUri, "jsz")));
+            var meta = jsz.RootElement.GetProperty("meta_cluster");
+            Assert.Equal(Mesh.ClusterName, meta.GetProperty("name").GetString());
+            Assert.Equal(3, meta.GetProperty("cluster_size").GetInt32());
+            Assert.Equal(8, meta.GetProperty("peer").GetString()!.Length);
+            leaders.Add(meta.GetProperty("leader").GetString());
+        }
+
+        Assert.Single(leaders.Distinct());
+        Assert.Contains(leaders[0], new[] { "node-0", "node-1", "node-2" });
+    }
+
     /// <summary>Each node's own stream count (/jsz <c>streams</c>).</summary>
     private async Task<int[]> StreamCountsAsync(HttpClient http)
     {

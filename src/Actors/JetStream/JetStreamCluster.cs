@@ -99,36 +99,54 @@ internal sealed class JetStreamCluster
         return ids;
     }
 
-    /// <summary>The members up now, by server id, with this node first: /jsz's meta_cluster peers.</summary>
-    public (string? Leader, List<string> Peers) MetaView()
+    /// <summary>
+    /// /jsz's <c>meta_cluster</c>: the leader's server name (the node that places streams, as
+    /// nats-server's meta leader) and how many members the cluster has; null before this node is one.
+    /// </summary>
+    public (string Leader, int Size)? MetaView()
     {
         var state = _cluster.State;
-        var peers = new List<string>();
-        string? leader = null;
+        if (state.Leader is not { } leader)
+        {
+            return null;
+        }
+
+        string? name = null;
         foreach (var member in state.Members)
         {
-            if (ServerIdOf(member) is not { } id)
+            if (member.Address.Equals(leader))
             {
-                continue;
-            }
-
-            peers.Add(id);
-            if (state.Leader is { } address && member.Address.Equals(address))
-            {
-                leader = id;
+                name = RoleOf(member, ClusterNode.NameRole);
             }
         }
 
-        return (leader, peers);
+        return name is null ? null : (name, state.Members.Count);
     }
 
-    private static string? ServerIdOf(Member member)
+    /// <summary>nats-server's getHash: the first 8 bytes of a name's SHA-256, each as a base-62 digit (a peer's id in /jsz).</summary>
+    public static string NameHash(string name)
+    {
+        const string Digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+        const int Length = 8; // nats-server's sysHashLen
+        var sha = System.Security.Cryptography.SHA256.HashData(System.Text.Encoding.UTF8.GetBytes(name));
+        Span<char> hash = stackalloc char[Length];
+        for (var i = 0; i < Length; i++)
+        {
+            hash[i] = Digits[sha[i] % Digits.Length];
+        }
+
+        return new string(hash);
+    }
+
+    private static string? ServerIdOf(Member member) => RoleOf(member, ClusterNode.ServerRole);
+
+    private static string? RoleOf(Member member, string prefix)
     {
         foreach (var role in member.Roles)
         {
-            if (role.StartsWith(ClusterNode.ServerRole, StringComparison.Ordinal))
+            if (role.StartsWith(prefix, StringComparison.Ordinal))
             {
-                return role[ClusterNode.ServerRole.Length..];
+                return role[prefix.Length..];
             }
         }
 

@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using Courier.Actors.JetStream;
 using Courier.Actors.Server;
 
 namespace Courier.Gateway.Monitoring;
@@ -256,6 +257,9 @@ internal sealed class MonitoringPages
             Messages = stats.Messages,
             Bytes = stats.Bytes,
             Api = new JszApi { Total = stats.ApiTotal, Errors = stats.ApiErrors },
+            MetaCluster = _broker.JetStreamCluster?.MetaView() is { } meta
+                ? new JszMetaCluster { Name = _broker.Routes?.ClusterName, Leader = meta.Leader, Peer = JetStreamCluster.NameHash(meta.Leader), ClusterSize = meta.Size }
+                : null,
         };
     }
 
