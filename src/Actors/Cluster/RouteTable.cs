@@ -160,7 +160,10 @@ internal sealed class RouteTable
     /// <summary>
     /// Updates the interest told to routes for a batch of local subscription changes: RS+ when a
     /// subject gains its first subscriber or a queue group changes size, RS- when the last one goes.
-    /// Route links' own subscriptions and Courier's in-process services' are not told.
+    /// Route links' own subscriptions and Courier's in-process services' are not told, except
+    /// JetStream's: a stream lives on one node and is reached from the others through its interest
+    /// (the API subscriptions every node has are not told: requests are forwarded explicitly,
+    /// see <see cref="JetStream.JetStreamCluster"/>).
     /// </summary>
     public void OnLocalChanges(IReadOnlyList<SubChange> changes)
     {
@@ -171,7 +174,9 @@ internal sealed class RouteTable
             {
                 var sub = change.Sub;
                 // An account's reply subscription (service exports) is told: responses from other nodes reach it.
-                if (sub.Client.IsRoute || (sub.Client.IsInternal && sub.Import is not { Kind: ImportKind.ServiceResponse }))
+                if (sub.Client.IsRoute
+                    || (sub.Client.IsInternal && sub.Import is not { Kind: ImportKind.ServiceResponse } && !sub.Client.IsJetStream)
+                    || (sub.Client.IsJetStream && JetStream.JetStreamCluster.IsNodeLocal(sub.Subject)))
                 {
                     continue;
                 }

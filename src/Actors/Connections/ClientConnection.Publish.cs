@@ -114,8 +114,8 @@ internal sealed partial class ClientConnection
         var delivered = false;
 
         // Routes get a message once each, whatever number of their subscriptions match; never one
-        // that came from a route (one hop), nor a JetStream delivery (its MSG subject is not its route).
-        var toRoutes = _route is null && messageSubject == subject;
+        // that came from a route (one hop).
+        var toRoutes = _route is null;
         foreach (var sub in match.Plain)
         {
             if (sub.Client._route is not null)
@@ -148,7 +148,11 @@ internal sealed partial class ClientConnection
 
         if (_routeTargets.Count > 0)
         {
-            delivered |= SendToRoutes(subject, replyTo, headerSize, payload);
+            // A JetStream delivery matches on its deliver subject but shows the message's own subject:
+            // routes get it at the end of the reply, <reply>@<subject>, as nats-server's processMsgResults.
+            delivered |= messageSubject == subject || replyTo.IsEmpty
+                ? SendToRoutes(subject, replyTo, headerSize, payload)
+                : SendToRoutes(subject, JetStreamRouteReply(replyTo, messageSubject), headerSize, payload);
         }
 
         if (_importHits.Count > 0)

@@ -330,6 +330,7 @@ internal sealed partial class ClientConnection
 
         ConnectOptions = options;
         _isMqttCapture = IsInternal && options.Name == Mqtt.MqttCaptureLedger.CaptureClientName;
+        IsJetStream = IsInternal && options.Name == JetStream.InternalClient.JetStreamName;
         _headers = options.Headers;
         _noResponders = options.NoResponders;
         _echo = options.Echo;

@@ -27,6 +27,10 @@ internal sealed partial class ClientConnection
     private readonly List<ClientConnection> _routeTargets = [];
     private readonly List<(ClientConnection Route, QueueGroup Group)> _routedGroups = [];
 
+    // A JetStream delivery's reply with its subject appended (per thread; see JetStreamRouteReply).
+    [ThreadStatic]
+    private static byte[]? _threadJetStreamReply;
+
     // The RMSG line of one publish (per thread, as the MSG template).
     [ThreadStatic]
     private static byte[]? _threadRouteLine;
@@ -131,7 +135,18 @@ internal sealed partial class ClientConnection
                     // RMSG <account> ...: into that account's space (the last one is kept: usually the next is the same).
                     if (command.Account.SequenceEqual(_account.NameUtf8) || RouteAccount(command.Account) is not null)
                     {
-                        ProcessPublish(command.Subject, command.Subject, command.ReplyTo, command.HeaderSize, command.Payload, command.Queues);
+                        // RMSG <account> <deliver subject> $JS.ACK.<...>@<subject> ...: a JetStream delivery whose
+                        // MSG line shows <subject> (nats-server's processMsgResults, jsAckPre remap).
+                        var reply = command.ReplyTo;
+                        var messageSubject = command.Subject;
+                        var at = reply.LastIndexOf((byte)'@');
+                        if (at > 0 && at < reply.Length - 1 && reply.StartsWith("$JS.ACK"u8))
+                        {
+                            messageSubject = reply[(at + 1)..];
+                            reply = reply[..at];
+                        }
+
+                        ProcessPublish(command.Subject, messageSubject, reply, command.HeaderSize, command.Payload, command.Queues);
                     }
 
                     break;
@@ -438,6 +453,17 @@ internal sealed partial class ClientConnection
         _routeTargets.Clear();
         _routedGroups.Clear();
         return delivered;
+    }
+
+    /// <summary><c>&lt;reply&gt;@&lt;subject&gt;</c> in a buffer of the thread's: a JetStream delivery's reply on a route.</summary>
+    private static ReadOnlySpan<byte> JetStreamRouteReply(ReadOnlySpan<byte> replyTo, ReadOnlySpan<byte> messageSubject)
+    {
+        var length = replyTo.Length + 1 + messageSubject.Length;
+        var buffer = _threadJetStreamReply is { } existing && existing.Length >= length ? existing : (_threadJetStreamReply = new byte[length * 2]);
+        replyTo.CopyTo(buffer);
+        buffer[replyTo.Length] = (byte)'@';
+        messageSubject.CopyTo(buffer.AsSpan(replyTo.Length + 1));
+        return buffer.AsSpan(0, length);
     }
 
     /// <summary>Whether an RMSG's queue list names <paramref name="name"/>.</summary>

@@ -85,6 +85,13 @@ internal sealed partial class ClientConnection
     /// <summary>An in-process connection of one of Courier's own services (no socket).</summary>
     public bool IsInternal => _socket is null;
 
+    /// <summary>
+    /// The in-process client of a JetStream API (<see cref="JetStream.InternalClient.JetStreamName"/>): unlike
+    /// Courier's other services its subscriptions (streams, acks, flow control, cluster forwarding) are
+    /// told to routes, all but the API's own node-local ones.
+    /// </summary>
+    public bool IsJetStream { get; private set; }
+
     /// <summary>The actor that owns this connection's lifetime.</summary>
     public IActorRef Owner => _owner;
 

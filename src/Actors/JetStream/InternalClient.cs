@@ -18,6 +18,9 @@ internal sealed record InternalMessage(string Subject, string? ReplyTo, byte[]? 
 /// </summary>
 internal sealed class InternalClient : IAsyncDisposable
 {
+    /// <summary>The CONNECT name of a JetStream API's client, whose subscriptions are told to routes (<see cref="ClientConnection.IsJetStream"/>).</summary>
+    public const string JetStreamName = "courier-jetstream";
+
     private readonly PipeReader _input;
     private readonly PipeWriter _output;
     private readonly string _name;

@@ -42,14 +42,18 @@ internal sealed partial class JetStreamApi : ReceiveActor
     private InternalClient _client = null!;
     private readonly ApiCounters _counters = new();
     private readonly LocalStreams _localStreams;
+    private readonly JetStreamCluster? _cluster;
+    private readonly string _account;
     private long _incarnation;
 
-    public JetStreamApi(JetStreamSettings settings, Func<InternalClient> connect, SubjectSpace space, LocalStreams? streams = null)
+    public JetStreamApi(JetStreamSettings settings, Func<InternalClient> connect, SubjectSpace space, LocalStreams? streams, JetStreamCluster? cluster, string account)
     {
         _localStreams = streams ?? new LocalStreams();
         _settings = settings;
         _connect = connect;
         _space = space;
+        _cluster = cluster;
+        _account = account;
         _streamsDirectory = settings.StreamsDirectory;
         _fileStoreOptions = new FileStoreOptions { Sync = settings.Sync };
         Receive<Protocol.Requests>(requests => Handle(requests.Messages));
@@ -66,6 +70,13 @@ internal sealed partial class JetStreamApi : ReceiveActor
         Receive<Terminated>(OnStreamTerminated);
         Receive<Protocol.GetStats>(_ => GatherStatsAsync(NewStats(), [.. _streams.Values]).PipeTo(Sender));
         Receive<Protocol.GetDetail>(OnGetDetail);
+        if (cluster is not null)
+        {
+            Receive<Protocol.Forwarded>(forwarded => HandleForwarded(cluster, forwarded.Messages));
+            Receive<Protocol.Refreshed>(refreshed => OnRefreshed(cluster, refreshed));
+            Receive<Akka.DistributedData.Changed>(OnPlacementChanged);
+            Receive<Akka.DistributedData.IUpdateResponse>(_ => { });
+        }
     }
 
     private static async Task WhenStreamsStartedAsync(IReadOnlyList<IActorRef> streams, InternalClient client)
@@ -74,8 +85,14 @@ internal sealed partial class JetStreamApi : ReceiveActor
         await client.FlushAsync().ConfigureAwait(false);
     }
 
-    public static Props Props(JetStreamSettings settings, Func<InternalClient> connect, SubjectSpace space, LocalStreams? streams = null) =>
-        Akka.Actor.Props.Create(() => new JetStreamApi(settings, connect, space, streams));
+    /// <param name="settings">The account's JetStream settings.</param>
+    /// <param name="connect">Makes the API's in-process client.</param>
+    /// <param name="space">The account's subject space (interest checks).</param>
+    /// <param name="streams">The account's streams as other streams' sources see them; null: a registry of its own.</param>
+    /// <param name="cluster">The node's cluster view when it has a <c>cluster { }</c>; null: every stream is local.</param>
+    /// <param name="account">The account's name (its streams' entries in the cluster's placement map).</param>
+    public static Props Props(JetStreamSettings settings, Func<InternalClient> connect, SubjectSpace space, LocalStreams? streams = null, JetStreamCluster? cluster = null, string account = "$G") =>
+        Akka.Actor.Props.Create(() => new JetStreamApi(settings, connect, space, streams, cluster, account));
 
     protected override void PreStart()
     {
@@ -89,6 +106,12 @@ internal sealed partial class JetStreamApi : ReceiveActor
             // jetstream { domain: D }: nats-server maps $JS.D.API.> onto $JS.API.> for the account.
             _client.Subscribe($"$JS.{domain}.API.>", null, batch => self.Tell(new Protocol.Requests(batch)));
         }
+
+        if (_cluster is { } cluster)
+        {
+            StartCluster(cluster);
+        }
+
         RecoverStreams();
     }
 
@@ -130,6 +153,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
             if (stored?.Config is { } config)
             {
                 Start(config, stored.Created, OpenStore(config, directory));
+                Announce(config); // a restarted node takes its streams back in the placement map
             }
         }
     }
@@ -145,7 +169,14 @@ internal sealed partial class JetStreamApi : ReceiveActor
 
             try
             {
-                Dispatch(ApiName(request.Subject), request);
+                if (_cluster is { } cluster)
+                {
+                    Route(cluster, ApiName(request.Subject), request);
+                }
+                else
+                {
+                    Dispatch(ApiName(request.Subject), request);
+                }
             }
             catch (JsonException)
             {
@@ -243,6 +274,23 @@ internal sealed partial class JetStreamApi : ReceiveActor
     // CONSUMER.{INFO,DELETE,MSG.NEXT}.<stream>.<consumer>, CONSUMER.{NAMES,LIST}.<stream>
     private void RouteConsumerRequest(string api, InternalMessage request)
     {
+        var (operation, stream, consumer, filter) = ConsumerTarget(api);
+        if (!_streams.TryGetValue(stream, out var entry))
+        {
+            if (operation == "MSG.NEXT")
+            {
+                return; // nats-server: no reply to a pull request for an unknown stream; the client times out
+            }
+
+            Fail(request.ReplyTo!, "io.nats.jetstream.api.v1.consumer_" + operation.ToLowerInvariant().Replace('.', '_') + "_response", ApiError.StreamNotFound);
+            return;
+        }
+
+        entry.Actor.Tell(new StreamActor.Protocol.ConsumerRequest(operation, consumer, filter, request.ReplyTo, request.Payload));
+    }
+
+    private static (string Operation, string Stream, string Consumer, string? Filter) ConsumerTarget(string api)
+    {
         var tokens = api.Split('.');
         string operation;
         int streamAt;
@@ -262,18 +310,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         var stream = tokens.Length > streamAt ? tokens[streamAt] : "";
         var consumer = tokens.Length > streamAt + 1 ? tokens[streamAt + 1] : "";
         var filter = tokens.Length > streamAt + 2 ? string.Join('.', tokens[(streamAt + 2)..]) : null;
-        if (!_streams.TryGetValue(stream, out var entry))
-        {
-            if (operation == "MSG.NEXT")
-            {
-                return; // nats-server: no reply to a pull request for an unknown stream; the client times out
-            }
-
-            Fail(request.ReplyTo!, "io.nats.jetstream.api.v1.consumer_" + operation.ToLowerInvariant().Replace('.', '_') + "_response", ApiError.StreamNotFound);
-            return;
-        }
-
-        entry.Actor.Tell(new StreamActor.Protocol.ConsumerRequest(operation, consumer, filter, request.ReplyTo, request.Payload));
+        return (operation, stream, consumer, filter);
     }
 
     /// <summary>$JS.API.INFO, gathered off the actor from every stream's info.</summary>
@@ -293,21 +330,24 @@ internal sealed partial class JetStreamApi : ReceiveActor
             }
         }
 
-        // Limits: the global account has nats-server's dynamic limits, all -1, whatever max_memory_store
-        // and max_file_store say (those are the server's, in /jsz config; nats-server 2.9.10 checked).
-        Reply(reply, new AccountInfoResponse
+        Reply(reply, AccountInfo(memory, storage, streams.Length, apiTotal, apiErrors), JetStreamJsonContext.Default.AccountInfoResponse);
+    }
+
+    // Limits: the global account has nats-server's dynamic limits, all -1, whatever max_memory_store
+    // and max_file_store say (those are the server's, in /jsz config; nats-server 2.9.10 checked).
+    private AccountInfoResponse AccountInfo(long memory, long storage, int streams, long apiTotal, long apiErrors) =>
+        new()
         {
             Type = "io.nats.jetstream.api.v1.account_info_response",
             Memory = memory,
             Storage = storage,
-            Streams = streams.Length,
+            Streams = streams,
             Limits = _settings.Limits is { } limits
                 ? new AccountLimits { MaxMemory = limits.MaxMemory, MaxStorage = limits.MaxFile, MaxStreams = limits.MaxStreams, MaxConsumers = limits.MaxConsumers, MaxBytesRequired = limits.MaxBytesRequired }
                 : new AccountLimits(),
             Api = new ApiStats { Total = apiTotal, Errors = apiErrors },
             Domain = _settings.Domain,
-        }, JetStreamJsonContext.Default.AccountInfoResponse);
-    }
+        };
 
     /// <summary>STREAM.LIST's page, gathered off the actor; a stream that does not answer in time is listed as missing.</summary>
     private async Task ListStreamsAsync(string reply, List<StreamEntry> page, int total, int offset, int limit)
@@ -471,8 +511,10 @@ internal sealed partial class JetStreamApi : ReceiveActor
             return;
         }
 
-        // The new stream answers the creator once its SUB is in effect: the creator publishes next.
-        Start(config, created, store).Tell(new StreamActor.Protocol.ReplyInfo(reply, type, DidCreate: true));
+        // The new stream answers the creator once its SUB is in effect (the creator publishes next)
+        // and, in a cluster, once every member knows where it is (the creator may ask any node next).
+        var actor = Start(config, created, store);
+        Announce(config, () => actor.Tell(new StreamActor.Protocol.ReplyInfo(reply, type, DidCreate: true)));
     }
 
     // STREAM.UPDATE: storage and retention are fixed, a sealed stream stays sealed, subjects must
@@ -537,6 +579,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
 
         _streams[config.Name] = existing with { Config = config };
         existing.Actor.Tell(new StreamActor.Protocol.Update(config, reply, type));
+        Announce(config); // its subjects may have changed
     }
 
     private void Delete(string name, string reply)
@@ -550,6 +593,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
 
         // Requests for this name wait until its files are gone (a create right after must not meet them).
         _deleting[name] = [];
+        Unannounce(name);
         var self = Self;
         entry.Actor.Ask<StreamActor.Protocol.Deleted>(StreamActor.Protocol.Delete.Instance, TimeSpan.FromSeconds(30))
             .PipeTo(self, success: _ => new Protocol.StreamDeleted(name, reply, Ok: true), failure: _ => new Protocol.StreamDeleted(name, reply, Ok: false));
@@ -771,6 +815,17 @@ internal sealed partial class JetStreamApi : ReceiveActor
 
         /// <summary>A stream's delete finished (or failed): answer the client, then the requests that waited for it.</summary>
         public sealed record StreamDeleted(string Name, string ReplyTo, bool Ok);
+
+        /// <summary>One read batch of requests other nodes forwarded to this one (<see cref="JetStreamCluster"/>).</summary>
+        public sealed class Forwarded(IReadOnlyList<InternalMessage> messages)
+        {
+            public IReadOnlyList<InternalMessage> Messages { get; } = messages;
+
+            public override string ToString() => $"Forwarded({Messages.Count})";
+        }
+
+        /// <summary>A request put off until the replicator's placement map was read (<paramref name="Map"/> null: it was not).</summary>
+        public sealed record Refreshed(string Api, InternalMessage Request, Akka.DistributedData.LWWDictionary<string, string>? Map);
 
         /// <summary>One read batch of API requests.</summary>
         public sealed class Requests

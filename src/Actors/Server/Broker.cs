@@ -181,11 +181,17 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// </summary>
     private async Task StartJetStreamAsync()
     {
+        // Clustered: streams are placed on one node each and $JS.API is answered on every node (JetStreamApi.Cluster.cs).
+        var cluster = Routes is not null && System!.Settings.ProviderClass.Contains("Cluster", StringComparison.Ordinal)
+            ? new JetStreamCluster(System, Routes)
+            : null;
+        JetStreamCluster = cluster;
+
         // Without accounts (and not in operator mode, whose accounts come from the resolver): one
         // JetStream, the global account's.
         if (Options.Accounts.Count == 0 && Trust is null)
         {
-            var global = System!.ActorOf(JetStreamApi.Props(JetStreamSettings.From(Options), ConnectInternalClient, Space), "jetstream");
+            var global = System!.ActorOf(JetStreamApi.Props(JetStreamSettings.From(Options), () => new InternalClient(this, InternalClient.JetStreamName), Space, cluster: cluster, account: Accounts.Global.Name), "jetstream");
             await global.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
             JetStream = global;
             Accounts.Global.JetStream = global;
@@ -205,7 +211,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             var settings = JetStreamSettings.ForAccount(Options, account.Name, limits);
             var importer = account;
             account.Streams = new LocalStreams(prefix => importer.JetStreamExporterFor(prefix)?.Streams);
-            var api = System!.ActorOf(JetStreamApi.Props(settings, () => new InternalClient(this, account: account), account.Space, account.Streams), $"jetstream-{++n}");
+            var api = System!.ActorOf(JetStreamApi.Props(settings, () => new InternalClient(this, InternalClient.JetStreamName, account), account.Space, account.Streams, cluster, account.Name), $"jetstream-{++n}");
             await api.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
             account.JetStream = api;
             JetStream ??= api;
@@ -254,6 +260,9 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
     /// <summary>The membership actor; Nobody without a cluster.</summary>
     internal IActorRef ClusterNode { get; private set; } = ActorRefs.Nobody;
+
+    /// <summary>The node's view of the cluster for JetStream (/jsz's meta_cluster); null without a <c>cluster { }</c> or JetStream.</summary>
+    internal JetStreamCluster? JetStreamCluster { get; private set; }
 
     /// <summary>Whether this node is an Up member of the Akka cluster (for /healthz and /varz).</summary>
     public bool IsClusterMember => Volatile.Read(ref _member);
@@ -744,8 +753,6 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     }
 
     private readonly System.Collections.Concurrent.ConcurrentDictionary<Stream, Account> _internalAccounts = new();
-
-    private InternalClient ConnectInternalClient() => new(this);
 
     /// <inheritdoc />
     ClientConnection IConnectionFactory.Create(Stream stream, Socket? socket, ulong id, IActorRef owner)

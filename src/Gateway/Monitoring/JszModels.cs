@@ -29,7 +29,17 @@ internal sealed class Jsz
     [JsonPropertyName("consumers")] public int Consumers { get; init; }
     [JsonPropertyName("messages")] public ulong Messages { get; init; }
     [JsonPropertyName("bytes")] public ulong Bytes { get; init; }
+    [JsonPropertyName("meta_cluster")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public JszMetaCluster? MetaCluster { get; init; }
     [JsonPropertyName("account_details")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<JszAccountDetail>? AccountDetails { get; init; }
+}
+
+/// <summary>/jsz <c>meta_cluster</c> (nats-server's MetaClusterInfo): the cluster, the node that places streams, the members.</summary>
+internal sealed class JszMetaCluster
+{
+    [JsonPropertyName("name")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Name { get; init; }
+    [JsonPropertyName("leader")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Leader { get; init; }
+    [JsonPropertyName("peer")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Peer { get; init; }
+    [JsonPropertyName("cluster_size")] public int ClusterSize { get; init; }
 }
 
 /// <summary>nats-server's JetStreamAPIStats (<c>inflight</c> is omitempty and Courier has none in flight to report).</summary>

@@ -110,6 +110,9 @@ internal sealed partial class MonitoringPages
             Consumers = consumerCount,
             Messages = messages,
             Bytes = bytes,
+            MetaCluster = _broker.JetStreamCluster?.MetaView() is { } meta
+                ? new JszMetaCluster { Name = _broker.Routes?.ClusterName, Leader = meta.Leader, Peer = JetStreamCluster.NameHash(meta.Leader), ClusterSize = meta.Size }
+                : null,
             AccountDetails = details.Count == 0 ? null : details,
         };
     }

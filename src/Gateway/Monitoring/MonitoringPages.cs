@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using Courier.Actors.JetStream;
 using Courier.Actors.Server;
 
 namespace Courier.Gateway.Monitoring;

@@ -12,6 +12,10 @@ public sealed record ApiError(
     public static ApiError BadRequest => new(400, 10003, "bad request");
     public static ApiError InvalidJson => new(400, 10025, "invalid JSON");
     public static ApiError StreamNotFound => new(404, 10059, "stream not found");
+    /// <summary>nats-server's JSClusterNotAvailErr: the node that would answer (a stream's, the meta leader) is unreachable.</summary>
+    public static ApiError ClusterNotAvailable => new(503, 10008, "JetStream system temporarily unavailable");
+    /// <summary>nats-server's JSStreamOfflineErr: STREAM.INFO of a stream whose node is down.</summary>
+    public static ApiError StreamOffline => new(500, 10118, "stream is offline");
 
     /// <summary>An account without JetStream asked for its account info (nats-server's JSNotEnabledForAccountErr).</summary>
     public static ApiError NotEnabledForAccount => new(503, 10039, "JetStream not enabled for account");

@@ -44,9 +44,10 @@ public sealed class Mesh : IAsyncDisposable
     /// <summary>
     /// As <see cref="StartAsync(ServerKind[])"/>; with <paramref name="routeCredentials"/> (<c>user:password</c>)
     /// every route listener requires them and every route URL carries them; <paramref name="extraArgs"/> go to every node,
-    /// and <paramref name="configText"/> (e.g. a <c>cluster { tls { } }</c> block) is every node's config file (its probes connect without credentials).
+    /// and <paramref name="configText"/> (e.g. a <c>cluster { tls { } }</c> block) is every node's config file (its probes connect without credentials);
+    /// <paramref name="nodeArgs"/> adds arguments of each node's own (e.g. its JetStream store directory, kept across a restart).
     /// </summary>
-    public static async Task<Mesh> StartAsync(IReadOnlyList<ServerKind> kinds, string? routeCredentials, IReadOnlyList<string> extraArgs, string? configText = null)
+    public static async Task<Mesh> StartAsync(IReadOnlyList<ServerKind> kinds, string? routeCredentials, IReadOnlyList<string> extraArgs, string? configText = null, Func<int, IReadOnlyList<string>>? nodeArgs = null)
     {
         var routePorts = kinds.Select(_ => FreePort()).ToArray();
         var auth = routeCredentials is null ? "" : routeCredentials + "@";
@@ -57,7 +58,7 @@ public sealed class Mesh : IAsyncDisposable
         {
             for (var i = 0; i < kinds.Count; i++)
             {
-                string[] args = ["-n", $"node-{i}", "--cluster", $"nats://{auth}127.0.0.1:{routePorts[i]}", "--routes", routes, "--cluster_name", ClusterName, .. extraArgs];
+                string[] args = ["-n", $"node-{i}", "--cluster", $"nats://{auth}127.0.0.1:{routePorts[i]}", "--routes", routes, "--cluster_name", ClusterName, .. extraArgs, .. nodeArgs?.Invoke(i) ?? []];
                 allArgs.Add(args);
                 nodes.Add(await ServerProcess.StartAsync(kinds[i], configText, args));
             }

@@ -1,0 +1,155 @@
+using Akka.Actor;
+using Akka.Cluster;
+using Courier.Actors.Cluster;
+
+namespace Courier.Actors.JetStream;
+
+/// <summary>
+/// What a JetStream API needs to know about the cluster (one per clustered node, shared by the
+/// accounts' APIs): this node's server id, which peers its routes reach, and the members Akka.Cluster
+/// reports, of which the leader places new streams (nats-server's meta leader).
+/// </summary>
+/// <remarks>
+/// Requests travel between nodes on route links only, on subjects of this node's prefix
+/// <c>$JSC.&lt;server id&gt;.</c> (see <see cref="ForwardSubject"/>); Akka.Cluster gives membership and
+/// Akka.DistributedData the placement map, never a NATS message.
+/// </remarks>
+internal sealed class JetStreamCluster
+{
+    /// <summary>The prefix of the subjects JetStream APIs forward requests on: <c>$JSC.&lt;server id&gt;.&lt;kind&gt;.</c>.</summary>
+    public const string Prefix = "$JSC.";
+
+    /// <summary>Kind: a request the receiving node answers itself (it owns the stream, or places it there).</summary>
+    public const string Local = "L";
+
+    /// <summary>Kind: a STREAM.CREATE for the leader to place.</summary>
+    public const string Place = "P";
+
+    /// <summary>Kind: "every stream you own, with its info" (STREAM.LIST and account info gather these).</summary>
+    public const string Gather = "G";
+
+    /// <summary>Kind: an answer to one of this node's gathers (<c>R.&lt;number&gt;</c>).</summary>
+    public const string Reply = "R";
+
+    private readonly RouteTable _routes;
+    private readonly Akka.Cluster.Cluster _cluster;
+
+    public JetStreamCluster(ActorSystem system, RouteTable routes)
+    {
+        _routes = routes;
+        _cluster = Akka.Cluster.Cluster.Get(system);
+    }
+
+    /// <summary>This node's server id.</summary>
+    public string ServerId => _routes.ServerId;
+
+    /// <summary>This member's unique address (the placement map's writer).</summary>
+    public UniqueAddress SelfUniqueAddress => _cluster.SelfUniqueAddress;
+
+    /// <summary>
+    /// Whether a JetStream API subscription stays on this node: every node has <c>$JS.API.&gt;</c>
+    /// (and <c>$JS.&lt;domain&gt;.API.&gt;</c>), so telling routes would have each request answered by
+    /// every node. A request reaches another node only when the API forwards it.
+    /// </summary>
+    public static bool IsNodeLocal(string subject) =>
+        subject.StartsWith("$JS.", StringComparison.Ordinal) && subject.EndsWith(".API.>", StringComparison.Ordinal);
+
+    /// <summary>The subject a request of <paramref name="kind"/> for node <paramref name="serverId"/> travels on.</summary>
+    public static string ForwardSubject(string serverId, string kind, string subject) =>
+        $"{Prefix}{serverId}.{kind}.{subject}";
+
+    /// <summary>Whether this node can reach <paramref name="serverId"/> now: itself, or a peer with a route up.</summary>
+    public bool Reaches(string serverId) => serverId == ServerId || _routes.IsConnected(serverId);
+
+    /// <summary>
+    /// The server id of the cluster's leader (Akka.Cluster's: the lowest-addressed member up), the
+    /// node that places new streams; this node's own when it is alone or not yet a member.
+    /// </summary>
+    public string LeaderServerId()
+    {
+        var state = _cluster.State;
+        if (state.Leader is { } leader)
+        {
+            foreach (var member in state.Members)
+            {
+                if (member.Address.Equals(leader) && ServerIdOf(member) is { } id)
+                {
+                    return id;
+                }
+            }
+        }
+
+        return ServerId;
+    }
+
+    /// <summary>The server ids of the members up and reachable from here (this node included): where a new stream may go.</summary>
+    public List<string> Candidates()
+    {
+        var state = _cluster.State;
+        var ids = new List<string> { ServerId };
+        foreach (var member in state.Members)
+        {
+            if (member.Status == MemberStatus.Up && !state.Unreachable.Contains(member) && ServerIdOf(member) is { } id && id != ServerId && _routes.IsConnected(id))
+            {
+                ids.Add(id);
+            }
+        }
+
+        ids.Sort(StringComparer.Ordinal);
+        return ids;
+    }
+
+    /// <summary>
+    /// /jsz's <c>meta_cluster</c>: the leader's server name (the node that places streams, as
+    /// nats-server's meta leader) and how many members the cluster has; null before this node is one.
+    /// </summary>
+    public (string Leader, int Size)? MetaView()
+    {
+        var state = _cluster.State;
+        if (state.Leader is not { } leader)
+        {
+            return null;
+        }
+
+        string? name = null;
+        foreach (var member in state.Members)
+        {
+            if (member.Address.Equals(leader))
+            {
+                name = RoleOf(member, ClusterNode.NameRole);
+            }
+        }
+
+        return name is null ? null : (name, state.Members.Count);
+    }
+
+    /// <summary>nats-server's getHash: the first 8 bytes of a name's SHA-256, each as a base-62 digit (a peer's id in /jsz).</summary>
+    public static string NameHash(string name)
+    {
+        const string Digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+        const int Length = 8; // nats-server's sysHashLen
+        var sha = System.Security.Cryptography.SHA256.HashData(System.Text.Encoding.UTF8.GetBytes(name));
+        Span<char> hash = stackalloc char[Length];
+        for (var i = 0; i < Length; i++)
+        {
+            hash[i] = Digits[sha[i] % Digits.Length];
+        }
+
+        return new string(hash);
+    }
+
+    private static string? ServerIdOf(Member member) => RoleOf(member, ClusterNode.ServerRole);
+
+    private static string? RoleOf(Member member, string prefix)
+    {
+        foreach (var role in member.Roles)
+        {
+            if (role.StartsWith(prefix, StringComparison.Ordinal))
+            {
+                return role[prefix.Length..];
+            }
+        }
+
+        return null;
+    }
+}
