@@ -315,6 +315,10 @@ internal sealed partial class ClientConnection
             if (!IsInternal)
             {
                 BindAccount(auth.Account ?? _broker.Accounts.Global); // an internal client was put in its account when made
+                if (auth.Account is { } bound && _broker.ActivateAccountAsync(bound) is { IsCompleted: false } activation)
+                {
+                    _activation = activation; // awaited before the next command (see FlushSubscriptionChangesAsync)
+                }
             }
         }
 
@@ -356,7 +360,7 @@ internal sealed partial class ClientConnection
             Log.TraceIn(_log, Id, ClientOp.Connect);
         }
 
-        return ReadOutcome.Continue;
+        return _activation is null ? ReadOutcome.Continue : ReadOutcome.FlushSubscriptions;
     }
 
     /// <summary>Queues a frame for this client itself; flushed with the read batch.</summary>

@@ -11,6 +11,7 @@ internal sealed partial class ClientConnection
     private readonly Lock _subsLock = new();
     private readonly Dictionary<string, Subscription> _subs = new(StringComparer.Ordinal);
     private readonly List<SubChange> _pendingChanges = [];
+    private Task? _activation;
 
     /// <summary>Subscriptions held, for monitoring.</summary>
     public int SubscriptionCount
@@ -188,6 +189,13 @@ internal sealed partial class ClientConnection
     /// <summary>Makes the batch of SUB/UNSUB in effect in the routers, then returns (invariant 2).</summary>
     private async Task FlushSubscriptionChangesAsync()
     {
+        if (_activation is { } activation)
+        {
+            // The account this CONNECT brought in is being activated (its JetStream): nothing else first.
+            _activation = null;
+            await activation.ConfigureAwait(false);
+        }
+
         var changes = _pendingChanges.ToArray();
         _pendingChanges.Clear();
         await _broker.ApplyAsync(changes).ConfigureAwait(false);

@@ -149,11 +149,19 @@ internal sealed partial class JetStreamApi : ReceiveActor
                 continue;
             }
 
-            var stored = JsonSerializer.Deserialize(File.ReadAllBytes(meta), JetStreamJsonContext.Default.StreamInfoResponse);
-            if (stored?.Config is { } config)
+            try
             {
-                Start(config, stored.Created, OpenStore(config, directory));
-                Announce(config); // a restarted node takes its streams back in the placement map
+                var stored = JsonSerializer.Deserialize(File.ReadAllBytes(meta), JetStreamJsonContext.Default.StreamInfoResponse);
+                if (stored?.Config is { } config)
+                {
+                    Start(config, stored.Created, OpenStore(config, directory));
+                    Announce(config); // a restarted node takes its streams back in the placement map
+                }
+            }
+            catch (Exception e) when (e is JsonException or IOException or UnauthorizedAccessException or InvalidDataException)
+            {
+                // nats-server logs "Error recreating stream" and starts without it; its files stay as they are.
+                _log.Warning("Error recreating stream in {0}: {1}", directory, e.Message);
             }
         }
     }

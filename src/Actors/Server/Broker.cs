@@ -38,6 +38,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
     private readonly ServerInfo _info;
     private readonly ILoggerFactory _loggerFactory;
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<string, Task> _jetStreamStarts = new(StringComparer.Ordinal);
     private IActorRef _connections = ActorRefs.Nobody;
     private bool _ownsSystem;
     private byte[]? _infoJson;
@@ -202,6 +203,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         var n = 0;
         foreach (var account in Accounts.All)
         {
+            _jetStreamStarts[account.Name] = Task.CompletedTask; // an account first seen later: ActivateAccountAsync
             if (account.Options?.JetStream is not { } limits)
             {
                 disabled.Add(AccountClient(account).AddImportSubscription(JetStreamApi.InfoSubject, ImportBinding.JetStreamDisabled()));
@@ -218,6 +220,50 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         }
 
         await ApplyAsync(disabled).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Operator mode: JetStream for an account first seen after start (its JWT pushed to the full
+    /// resolver, or fetched by the cache resolver), as nats-server enables it when it registers the
+    /// account: its API when the JWT's limits enable JetStream, else the "not enabled" answer. Once
+    /// per account; the connection that brought the account waits for it before its next command.
+    /// Completed at once for the accounts known at start and outside operator mode.
+    /// </summary>
+    internal Task ActivateAccountAsync(Account account)
+    {
+        if (Trust is null || !Options.JetStream || System is null || ReferenceEquals(account, SystemAccount))
+        {
+            return Task.CompletedTask;
+        }
+
+        return _jetStreamStarts.TryGetValue(account.Name, out var started)
+            ? started
+            : _jetStreamStarts.GetOrAdd(account.Name, _ => StartLateJetStreamAsync(account));
+    }
+
+    private async Task StartLateJetStreamAsync(Account account)
+    {
+        try
+        {
+            if (Trust!.AccountOptionsFor(account.Name) is not { JetStream: { } limits } options)
+            {
+                await ApplyAsync([AccountClient(account).AddImportSubscription(JetStreamApi.InfoSubject, ImportBinding.JetStreamDisabled())]).ConfigureAwait(false);
+                return;
+            }
+
+            account.Options ??= options;
+            var settings = JetStreamSettings.ForAccount(Options, account.Name, limits);
+            var importer = account;
+            account.Streams = new LocalStreams(prefix => importer.JetStreamExporterFor(prefix)?.Streams);
+            var api = System!.ActorOf(JetStreamApi.Props(settings, () => new InternalClient(this, account: account), account.Space, account.Streams), $"jetstream-{account.Name}");
+            await api.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
+            account.JetStream = api;
+        }
+        catch (Exception e) when (e is AskTimeoutException or InvalidActorNameException or IOException or UnauthorizedAccessException)
+        {
+            // The account's clients stay connected; its JetStream requests go unanswered, as when it failed at start.
+            Logger.LogError("JetStream for account {Account} did not start: {Error}", account.Name, e.Message);
+        }
     }
 
     // The account's own in-process client (imports, replies, the JetStream-disabled answer), made once.

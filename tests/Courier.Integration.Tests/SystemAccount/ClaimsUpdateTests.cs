@@ -80,6 +80,55 @@ public abstract class ClaimsUpdateTests<TServer> : IClassFixture<TServer>
     });
 
     [Fact]
+    public async Task A_pushed_account_JWT_with_JetStream_limits_gives_its_users_JetStream_and_one_without_gets_not_enabled()
+    {
+        var dir = Directory.CreateTempSubdirectory("courier-claims-").FullName;
+        var storeDir = Directory.CreateTempSubdirectory("courier-claims-js-").FullName;
+        try
+        {
+            await using var server = await _server.StartServerAsync(_operator.DirectoryConfig([], dir), "-js", "-sd", storeDir);
+            var p = Subjects.NewPrefix();
+            var withJs = _operator.NewAccount("STREAMS", nats =>
+            {
+                var limits = nats["limits"]!.AsObject();
+                limits["mem_storage"] = -1;
+                limits["disk_storage"] = -1;
+                limits["streams"] = -1;
+                limits["consumer"] = -1;
+            });
+            var without = _operator.NewAccount("PLAIN");
+            await using (var sys = await ConnectAsync(server, TestOperator.NewUser(_operator.System)))
+            {
+                Assert.Equal(200, (await RequestJsonAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", withJs.Jwt)).GetProperty("data").GetProperty("code").GetInt32());
+                Assert.Equal(200, (await RequestJsonAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", without.Jwt)).GetProperty("data").GetProperty("code").GetInt32());
+            }
+
+            // The first user of the pushed account creates a stream and publishes to it, as soon as it is connected.
+            await using (var client = await ConnectAsync(server, TestOperator.NewUser(withJs)))
+            {
+                using var cts = new CancellationTokenSource(NatsNetClient.TestTimeout);
+                var js = new NATS.Client.JetStream.NatsJSContext(client);
+                await js.CreateStreamAsync(new NATS.Client.JetStream.Models.StreamConfig("LATE", [$"{p}.late.>"]), cts.Token);
+                var ack = await js.PublishAsync($"{p}.late.1", "stored", cancellationToken: cts.Token);
+                ack.EnsureSuccess();
+                Assert.Equal(1UL, ack.Seq);
+            }
+
+            // The other account's JWT has no JetStream limits: nats-server's "not enabled for account".
+            await using var plain = await ConnectAsync(server, TestOperator.NewUser(without));
+            var info = await RequestJsonAsync(plain, "$JS.API.INFO", "");
+            var error = info.GetProperty("error");
+            Assert.Equal(503, error.GetProperty("code").GetInt32());
+            Assert.Equal(10039, error.GetProperty("err_code").GetInt32());
+        }
+        finally
+        {
+            Directory.Delete(dir, recursive: true);
+            Directory.Delete(storeDir, recursive: true);
+        }
+    }
+
+    [Fact]
     public Task An_update_on_the_accounts_own_subject_is_answered_and_one_for_another_account_is_refused() => WithDirectoryServerAsync(async (server, unusedDir) =>
     {
         var account = _operator.NewAccount("OWN");

@@ -415,6 +415,10 @@ internal sealed class OperatorTrust
         return accounts;
     }
 
+    /// <summary>The options an account's JWT (the one the resolver holds now) gives it; null when there is none.</summary>
+    public AccountOptions? AccountOptionsFor(string accountKey) =>
+        LookupAccount(accountKey, out _) is { } claims ? ToAccountOptions(claims) : null;
+
     private static AccountOptions ToAccountOptions(AccountClaims claims)
     {
         var account = new AccountOptions(claims.Subject)
