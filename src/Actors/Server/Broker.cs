@@ -255,7 +255,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             var settings = JetStreamSettings.ForAccount(Options, account.Name, limits);
             var importer = account;
             account.Streams = new LocalStreams(prefix => importer.JetStreamExporterFor(prefix)?.Streams);
-            var api = System!.ActorOf(JetStreamApi.Props(settings, () => new InternalClient(this, account: account), account.Space, account.Streams), $"jetstream-{account.Name}");
+            var api = System!.ActorOf(JetStreamApi.Props(settings, () => new InternalClient(this, InternalClient.JetStreamName, account), account.Space, account.Streams, JetStreamCluster, account.Name), $"jetstream-{account.Name}");
             await api.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
             account.JetStream = api;
         }

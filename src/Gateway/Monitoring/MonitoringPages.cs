@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using Courier.Actors.JetStream;
 using Courier.Actors.Server;
 
 namespace Courier.Gateway.Monitoring;

@@ -2,6 +2,8 @@ using System.Text.Json;
 using Courier.Integration.Tests.Identity;
 using Courier.Integration.Tests.Infrastructure;
 using NATS.Client.Core;
+using NATS.Client.JetStream;
+using NATS.Client.JetStream.Models;
 
 namespace Courier.Integration.Tests.SystemAccount;
 
@@ -107,8 +109,8 @@ public abstract class ClaimsUpdateTests<TServer> : IClassFixture<TServer>
             await using (var client = await ConnectAsync(server, TestOperator.NewUser(withJs)))
             {
                 using var cts = new CancellationTokenSource(NatsNetClient.TestTimeout);
-                var js = new NATS.Client.JetStream.NatsJSContext(client);
-                await js.CreateStreamAsync(new NATS.Client.JetStream.Models.StreamConfig("LATE", [$"{p}.late.>"]), cts.Token);
+                var js = new NatsJSContext(client);
+                await js.CreateStreamAsync(new StreamConfig("LATE", [$"{p}.late.>"]), cts.Token);
                 var ack = await js.PublishAsync($"{p}.late.1", "stored", cancellationToken: cts.Token);
                 ack.EnsureSuccess();
                 Assert.Equal(1UL, ack.Seq);
