@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
 using System.Text;
+using Courier.Actors.Hosting;
 using Courier.Actors.Routing;
 using Courier.Protocols.Nats;
 using Courier.Protocols.Subjects;
@@ -371,14 +372,34 @@ internal sealed partial class ClientConnection
         // the hand-over to its actor) is cheap and runs inline, so a pool hop would be pure cost. And
         // an in-process service's own batches (a stream's PubAcks, a consumer's delivery pass) are
         // written by the service's thread, which has nothing else to parse meanwhile.
-        var inline = IsInternal || InMsgs - _inMsgsAtBatchStart <= InlineFlushMaxMessages;
+        var small = InMsgs - _inMsgsAtBatchStart <= InlineFlushMaxMessages;
+        var inline = IsInternal || small;
         _inMsgsAtBatchStart = InMsgs;
-        foreach (var outbound in _touched)
+
+        // A client's small batch also runs the services it fed (a memory stream's append and PubAck) on
+        // this thread, as nats-server stores on the reading goroutine (Hosting/CallerRunsExecutor.cs).
+        var readerTurn = small && !IsInternal;
+        if (readerTurn)
         {
-            outbound.Signal(inline || outbound.InProcess);
-            if (_route is null && outbound.IsStalling && !_stalledOn.Contains(outbound)) // routes are never stalled, as nats-server stalls only client producers
+            CallerRunsExecutorConfigurator.CallerTurn = true;
+        }
+
+        try
+        {
+            foreach (var outbound in _touched)
             {
-                _stalledOn.Add(outbound);
+                outbound.Signal(inline || outbound.InProcess);
+                if (_route is null && outbound.IsStalling && !_stalledOn.Contains(outbound)) // routes are never stalled, as nats-server stalls only client producers
+                {
+                    _stalledOn.Add(outbound);
+                }
+            }
+        }
+        finally
+        {
+            if (readerTurn)
+            {
+                CallerRunsExecutorConfigurator.CallerTurn = false;
             }
         }
 

@@ -3,6 +3,7 @@ using System.Text;
 using System.Text.Json;
 using Akka.Actor;
 using Akka.Event;
+using Courier.Actors.Hosting;
 using Courier.Protocols.JetStream;
 using Courier.Protocols.Nats;
 using Courier.Storage;
@@ -137,15 +138,15 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
 
     /// <summary>
     /// The stream's props. A file stream runs on the I/O dispatcher, since its appends fsync before their
-    /// PubAcks; a memory stream never blocks, so it stays on the default dispatcher with the connections'
-    /// pumps, saving a hand-over between thread pools on each publish-to-PubAck round trip.
+    /// PubAcks; a memory stream never blocks, so its appends run on the publisher's read pump (the
+    /// caller-runs dispatcher), saving a hand-over to a pool thread on each publish-to-PubAck round trip.
     /// </summary>
     public static Props Props(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain = null, ApiCounters? counters = null, LocalStreams? streams = null)
     {
         counters ??= new ApiCounters();
         streams ??= new LocalStreams();
         var props = Akka.Actor.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest, domain, counters, streams));
-        return store.Type == StorageType.Memory ? props : props.WithDispatcher(IoDispatcher);
+        return props.WithDispatcher(store.Type == StorageType.Memory ? CallerRunsExecutorConfigurator.DispatcherId : IoDispatcher);
     }
 
     /// <summary>The dispatcher for actors that block on disk (reference.conf: courier.io-dispatcher).</summary>
