@@ -210,16 +210,22 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
                 continue;
             }
 
-            var settings = JetStreamSettings.ForAccount(Options, account.Name, limits);
-            var importer = account;
-            account.Streams = new LocalStreams(prefix => importer.JetStreamExporterFor(prefix)?.Streams);
-            var api = System!.ActorOf(JetStreamApi.Props(settings, () => new InternalClient(this, InternalClient.JetStreamName, account), account.Space, account.Streams, cluster, account.Name), $"jetstream-{++n}");
-            await api.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
-            account.JetStream = api;
+            var api = await StartAccountJetStreamAsync(account, limits, $"jetstream-{++n}").ConfigureAwait(false);
             JetStream ??= api;
         }
 
         await ApplyAsync(disabled).ConfigureAwait(false);
+    }
+
+    /// <summary>One account's JetStream API (its streams, its limits), started and ready; set as the account's.</summary>
+    private async Task<IActorRef> StartAccountJetStreamAsync(Account account, AccountJetStreamLimits limits, string actorName)
+    {
+        var settings = JetStreamSettings.ForAccount(Options, account.Name, limits);
+        account.Streams = new LocalStreams(prefix => account.JetStreamExporterFor(prefix)?.Streams);
+        var api = System!.ActorOf(JetStreamApi.Props(settings, () => new InternalClient(this, InternalClient.JetStreamName, account), account.Space, account.Streams, JetStreamCluster, account.Name), actorName);
+        await api.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
+        account.JetStream = api;
+        return api;
     }
 
     /// <summary>
@@ -252,12 +258,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             }
 
             account.Options ??= options;
-            var settings = JetStreamSettings.ForAccount(Options, account.Name, limits);
-            var importer = account;
-            account.Streams = new LocalStreams(prefix => importer.JetStreamExporterFor(prefix)?.Streams);
-            var api = System!.ActorOf(JetStreamApi.Props(settings, () => new InternalClient(this, InternalClient.JetStreamName, account), account.Space, account.Streams, JetStreamCluster, account.Name), $"jetstream-{account.Name}");
-            await api.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
-            account.JetStream = api;
+            await StartAccountJetStreamAsync(account, limits, $"jetstream-{account.Name}").ConfigureAwait(false);
         }
         catch (Exception e) when (e is AskTimeoutException or InvalidActorNameException or IOException or UnauthorizedAccessException)
         {
