@@ -3,6 +3,7 @@ using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
 using NATS.Client.KeyValueStore;
+using static Courier.Integration.Tests.Clients.StreamCopies;
 
 namespace Courier.Integration.Tests.Clients;
 
@@ -15,8 +16,6 @@ namespace Courier.Integration.Tests.Clients;
 public abstract class NatsNetMirrorSourceTests<TServer> : IClassFixture<TServer>
     where TServer : ServerFixture
 {
-    private static readonly TimeSpan CatchUpTimeout = TimeSpan.FromSeconds(20); // a loaded machine copies slowly; nats-server checks its origins each second
-
     private readonly TServer _server;
 
     protected NatsNetMirrorSourceTests(TServer server)
@@ -240,54 +239,7 @@ public abstract class NatsNetMirrorSourceTests<TServer> : IClassFixture<TServer>
         }
     }
 
-    /// <summary>Polls STREAM.INFO until <paramref name="done"/> holds (bounded), and returns that info.</summary>
-    private static async Task<StreamInfo> WaitForAsync(INatsJSContext js, string stream, Func<StreamInfo, bool> done, CancellationToken ct)
-    {
-        var deadline = DateTime.UtcNow + CatchUpTimeout;
-        while (true)
-        {
-            var info = (await js.GetStreamAsync(stream, cancellationToken: ct)).Info;
-            if (done(info))
-            {
-                return info;
-            }
-
-            if (DateTime.UtcNow > deadline)
-            {
-                Assert.Fail($"stream {stream} did not get there in {CatchUpTimeout}: {info.State.Messages} messages, last {info.State.LastSeq}");
-            }
-
-            await Task.Delay(100, ct);
-        }
-    }
-
-    /// <summary>Every message of <paramref name="stream"/> in order, read by an ephemeral consumer: subject, payload and Nats-Stream-Source header ("" without).</summary>
-    private static async Task<List<(string Subject, string? Data, string Source)>> ReadAllAsync(INatsJSContext js, string stream, int count, CancellationToken ct)
-    {
-        var consumer = await js.CreateOrUpdateConsumerAsync(stream, new ConsumerConfig { AckPolicy = ConsumerConfigAckPolicy.None }, ct);
-        var read = new List<(string, string?, string)>();
-        while (read.Count < count)
-        {
-            var before = read.Count;
-            await foreach (var m in consumer.FetchAsync<string>(new NatsJSFetchOpts { MaxMsgs = count - read.Count, Expires = TimeSpan.FromSeconds(2) }, cancellationToken: ct))
-            {
-                var source = m.Headers is { } headers && headers.TryGetValue("Nats-Stream-Source", out var value) ? value.ToString() : "";
-                read.Add((m.Subject, m.Data, source));
-            }
-
-            Assert.True(read.Count > before, $"stream {stream} had {read.Count} of {count} messages to read");
-        }
-
-        return read;
-    }
-
-    private Task WithJetStreamAsync(Func<NatsConnection, NatsJSContext, string, CancellationToken, Task> test) =>
-        _server.WithJetStreamAsync(async server =>
-        {
-            using var cts = new CancellationTokenSource(NatsNetClient.TestTimeout);
-            await using var nats = await NatsNetClient.ConnectAsync(server.Url);
-            await test(nats, new NatsJSContext(nats), Subjects.NewPrefix(), cts.Token);
-        });
+    private Task WithJetStreamAsync(Func<NatsConnection, NatsJSContext, string, CancellationToken, Task> test) => NatsNetClient.WithJetStreamAsync(_server, test);
 }
 
 [Trait("server", "nats-server")]

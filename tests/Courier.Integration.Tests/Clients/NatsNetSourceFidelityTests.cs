@@ -1,9 +1,8 @@
-using System.Text;
-using System.Text.Json;
 using Courier.Integration.Tests.Infrastructure;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
+using static Courier.Integration.Tests.Clients.StreamCopies;
 
 namespace Courier.Integration.Tests.Clients;
 
@@ -16,8 +15,6 @@ namespace Courier.Integration.Tests.Clients;
 public abstract class NatsNetSourceFidelityTests<TServer> : IClassFixture<TServer>
     where TServer : ServerFixture
 {
-    private static readonly TimeSpan CatchUpTimeout = TimeSpan.FromSeconds(20); // a loaded machine copies slowly
-
     private readonly TServer _server;
 
     protected NatsNetSourceFidelityTests(TServer server)
@@ -254,41 +251,7 @@ public abstract class NatsNetSourceFidelityTests<TServer> : IClassFixture<TServe
             "jetstream { domain: hub }\n");
     }
 
-    /// <summary>Polls STREAM.INFO until <paramref name="done"/> holds (bounded), and returns that info.</summary>
-    internal static async Task<StreamInfo> WaitForAsync(INatsJSContext js, string stream, Func<StreamInfo, bool> done, CancellationToken ct)
-    {
-        var deadline = DateTime.UtcNow + CatchUpTimeout;
-        while (true)
-        {
-            var info = (await js.GetStreamAsync(stream, cancellationToken: ct)).Info;
-            if (done(info))
-            {
-                return info;
-            }
-
-            if (DateTime.UtcNow > deadline)
-            {
-                Assert.Fail($"stream {stream} did not get there in {CatchUpTimeout}: {info.State.Messages} messages, last {info.State.LastSeq}");
-            }
-
-            await Task.Delay(100, ct);
-        }
-    }
-
-    /// <summary>A JetStream API request with a JSON body, through the client's plain request/reply; the reply parsed.</summary>
-    internal static async Task<JsonDocument> RequestAsync(NatsConnection nats, string subject, string body, CancellationToken ct)
-    {
-        var reply = await nats.RequestAsync<byte[], byte[]>(subject, Encoding.UTF8.GetBytes(body), cancellationToken: ct);
-        return JsonDocument.Parse(reply.Data ?? []);
-    }
-
-    private Task WithJetStreamAsync(Func<NatsConnection, NatsJSContext, string, CancellationToken, Task> test) =>
-        _server.WithJetStreamAsync(async server =>
-        {
-            using var cts = new CancellationTokenSource(NatsNetClient.TestTimeout);
-            await using var nats = await NatsNetClient.ConnectAsync(server.Url);
-            await test(nats, new NatsJSContext(nats), Subjects.NewPrefix(), cts.Token);
-        });
+    private Task WithJetStreamAsync(Func<NatsConnection, NatsJSContext, string, CancellationToken, Task> test) => NatsNetClient.WithJetStreamAsync(_server, test);
 }
 
 [Trait("server", "nats-server")]
@@ -327,14 +290,14 @@ public sealed class NatsNetSourceTransformTests(CourierFixture server) : IClassF
                 ],
             }, ct);
             (await js.PublishAsync($"{p}.b.m", "b.m", cancellationToken: ct)).EnsureSuccess();
-            await NatsNetSourceFidelityTests<CourierFixture>.WaitForAsync(js, "S", i => i.State.Messages == 5, ct);
+            await WaitForAsync(js, "S", i => i.State.Messages == 5, ct);
 
             var read = await ReadAllAsync(js, "S", 5, ct);
             Assert.Equal(
                 new (string, string?, string)[] { ($"{p}.ax.1", "a.x.1", "A 1"), ($"{p}.a.y.2", "a.y.2", "A 2"), ($"{p}.ax.4", "a.x.4", "A 4"), ($"{p}.from_b.k", "b.k", "B 1"), ($"{p}.from_b.m", "b.m", "B 2") }.Order(),
                 read.Order());
 
-            using var info = await NatsNetSourceFidelityTests<CourierFixture>.RequestAsync(nats, "$JS.API.STREAM.INFO.S", "", ct);
+            using var info = await RequestAsync(nats, "$JS.API.STREAM.INFO.S", "", ct);
             var a = info.RootElement.GetProperty("sources").EnumerateArray().Single(s => s.GetProperty("name").GetString() == "A");
             Assert.Equal(0UL, a.GetProperty("lag").GetUInt64());
             Assert.False(a.TryGetProperty("filter_subject", out _));
@@ -351,7 +314,7 @@ public sealed class NatsNetSourceTransformTests(CourierFixture server) : IClassF
 
             async Task AssertRefusedAsync(string config, int status, int code)
             {
-                using var reply = await NatsNetSourceFidelityTests<CourierFixture>.RequestAsync(nats, "$JS.API.STREAM.CREATE.S", config, ct);
+                using var reply = await RequestAsync(nats, "$JS.API.STREAM.CREATE.S", config, ct);
                 Assert.True(reply.RootElement.TryGetProperty("error", out var error), reply.RootElement.ToString());
                 Assert.Equal((status, code), (error.GetProperty("code").GetInt32(), error.GetProperty("err_code").GetInt32()));
             }
@@ -365,7 +328,7 @@ public sealed class NatsNetSourceTransformTests(CourierFixture server) : IClassF
             await AssertRefusedAsync("""{"name":"S","storage":"memory","mirror":{"name":"O","subject_transforms":[{"src":"x.>","dest":"y.>"},{"src":"x.a","dest":"z"}]}}""", 400, 10152);
             await AssertRefusedAsync("""{"name":"S","storage":"memory","mirror":{"name":"O","subject_transforms":[{"src":"","dest":"y.>"}]}}""", 400, 10151);
 
-            using var names = await NatsNetSourceFidelityTests<CourierFixture>.RequestAsync(nats, "$JS.API.STREAM.NAMES", "", ct);
+            using var names = await RequestAsync(nats, "$JS.API.STREAM.NAMES", "", ct);
             Assert.Equal(1, names.RootElement.GetProperty("total").GetInt32()); // none of them was created
         });
 
@@ -385,7 +348,7 @@ public sealed class NatsNetSourceTransformTests(CourierFixture server) : IClassF
                 Storage = StreamConfigStorage.Memory,
                 Mirror = new StreamSource { Name = "O", SubjectTransforms = [new SubjectTransform { Src = $"{p}.x.*", Dest = $"{p}.mx.$1" }, new SubjectTransform { Src = $"{p}.z.*", Dest = "" }] },
             }, ct);
-            var info = await NatsNetSourceFidelityTests<CourierFixture>.WaitForAsync(js, "M", i => i.State.LastSeq == 4, ct);
+            var info = await WaitForAsync(js, "M", i => i.State.LastSeq == 4, ct);
             Assert.Equal(3L, info.State.Messages);
             var mirror = await js.GetStreamAsync("M", cancellationToken: ct);
             Assert.Equal($"{p}.mx.1", (await mirror.GetAsync(new StreamMsgGetRequest { Seq = 1 }, ct)).Message.Subject);
@@ -418,7 +381,7 @@ public sealed class NatsNetSourceTransformTests(CourierFixture server) : IClassF
                     (await js.PublishAsync($"{p}.{subject}", subject, cancellationToken: ct)).EnsureSuccess();
                 }
 
-                await NatsNetSourceFidelityTests<CourierFixture>.WaitForAsync(js, "S", i => i.State.Messages == 2, ct);
+                await WaitForAsync(js, "S", i => i.State.Messages == 2, ct);
                 await process.SignalAsync("TERM");
                 Assert.NotNull(await process.WaitForExitAsync(TimeSpan.FromSeconds(20)));
             }
@@ -428,11 +391,11 @@ public sealed class NatsNetSourceTransformTests(CourierFixture server) : IClassF
                 await using var nats = await NatsNetClient.ConnectAsync(process.Url);
                 var js = new NatsJSContext(nats);
                 (await js.PublishAsync($"{p}.in.3", "in.3", cancellationToken: ct)).EnsureSuccess();
-                var info = await NatsNetSourceFidelityTests<CourierFixture>.WaitForAsync(js, "S", i => i.State.Messages >= 3, ct);
+                var info = await WaitForAsync(js, "S", i => i.State.Messages >= 3, ct);
                 Assert.Equal(3L, info.State.Messages);
                 var read = await ReadAllAsync(js, "S", 3, ct);
                 Assert.Equal([($"{p}.out.1", "in.1", "O 1"), ($"{p}.out.2", "in.2", "O 3"), ($"{p}.out.3", "in.3", "O 4")], read);
-                using var again = await NatsNetSourceFidelityTests<CourierFixture>.RequestAsync(nats, "$JS.API.STREAM.INFO.S", "", ct);
+                using var again = await RequestAsync(nats, "$JS.API.STREAM.INFO.S", "", ct);
                 Assert.Equal($"{p}.out.$1", again.RootElement.GetProperty("config").GetProperty("sources")[0].GetProperty("subject_transforms")[0].GetProperty("dest").GetString());
             }
         }
@@ -442,31 +405,5 @@ public sealed class NatsNetSourceTransformTests(CourierFixture server) : IClassF
         }
     }
 
-    /// <summary>Every message of <paramref name="stream"/> in order, read by an ephemeral consumer: subject, payload and Nats-Stream-Source header.</summary>
-    private static async Task<List<(string Subject, string? Data, string Source)>> ReadAllAsync(INatsJSContext js, string stream, int count, CancellationToken ct)
-    {
-        var consumer = await js.CreateOrUpdateConsumerAsync(stream, new ConsumerConfig { AckPolicy = ConsumerConfigAckPolicy.None }, ct);
-        var read = new List<(string, string?, string)>();
-        while (read.Count < count)
-        {
-            var before = read.Count;
-            await foreach (var m in consumer.FetchAsync<string>(new NatsJSFetchOpts { MaxMsgs = count - read.Count, Expires = TimeSpan.FromSeconds(2) }, cancellationToken: ct))
-            {
-                var source = m.Headers is { } headers && headers.TryGetValue("Nats-Stream-Source", out var value) ? value.ToString() : "";
-                read.Add((m.Subject, m.Data, source));
-            }
-
-            Assert.True(read.Count > before, $"stream {stream} had {read.Count} of {count} messages to read");
-        }
-
-        return read;
-    }
-
-    private Task WithJetStreamAsync(Func<NatsConnection, NatsJSContext, string, CancellationToken, Task> test) =>
-        server.WithJetStreamAsync(async process =>
-        {
-            using var cts = new CancellationTokenSource(NatsNetClient.TestTimeout);
-            await using var nats = await NatsNetClient.ConnectAsync(process.Url);
-            await test(nats, new NatsJSContext(nats), Subjects.NewPrefix(), cts.Token);
-        });
+    private Task WithJetStreamAsync(Func<NatsConnection, NatsJSContext, string, CancellationToken, Task> test) => NatsNetClient.WithJetStreamAsync(server, test);
 }

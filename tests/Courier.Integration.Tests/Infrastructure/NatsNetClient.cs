@@ -36,6 +36,15 @@ public static class NatsNetClient
             await test(new NatsJSContext(nats), Subjects.NewPrefix(), cts.Token);
         });
 
+    /// <summary>As above, with the connection itself too (for requests the JetStream context has no call for).</summary>
+    public static Task WithJetStreamAsync(ServerFixture fixture, Func<NatsConnection, NatsJSContext, string, CancellationToken, Task> test) =>
+        fixture.WithJetStreamAsync(async server =>
+        {
+            using var cts = new CancellationTokenSource(TestTimeout);
+            await using var nats = await ConnectAsync(server.Url);
+            await test(nats, new NatsJSContext(nats), Subjects.NewPrefix(), cts.Token);
+        });
+
     /// <summary>A stream or bucket name unique to the test, from its subject prefix (names may hold no dot).</summary>
     public static string NameFor(string prefix) => prefix.Replace('.', '_');
 }
