@@ -63,6 +63,13 @@ public interface IStreamStore : IDisposable
     /// <summary>Replaces the limits and enforces lowered ones at once (discard old only, as nats-server).</summary>
     void UpdateConfig(StoreConfig config);
 
+    /// <summary>
+    /// Told of each message an append removes to keep max_msgs_per_subject, before it goes (null: no
+    /// one is). The stream hands such a message to consumers that were told of it and have not read it
+    /// yet, so a KV watcher sees every value even when the next put of its key is stored first.
+    /// </summary>
+    IDisplacementObserver? DisplacementObserver { get; set; }
+
     // ---- Appends ----
 
     /// <summary>

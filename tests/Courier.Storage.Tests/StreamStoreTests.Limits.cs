@@ -104,6 +104,58 @@ public abstract partial class StreamStoreTests
     }
 
     [Fact]
+    public void An_append_over_the_subject_limit_shows_the_observer_the_message_it_removes_when_wanted()
+    {
+        var store = Create(new StoreConfig { MaxMsgsPerSubject = 1 });
+        var observer = new RecordingObserver(wantedFrom: 2);
+        store.DisplacementObserver = observer;
+        PutOk(store, "kv.a", "a1"); // 1
+        PutOk(store, "kv.b", "b1"); // 2
+        PutOk(store, "kv.a", "a2"); // 3: removes 1, not wanted
+        PutOk(store, "kv.b", "b2"); // 4: removes 2, wanted
+        PutOk(store, "kv.b", "b3"); // 5: removes 4, wanted
+
+        Assert.Equal([1UL, 2UL, 4UL], observer.Asked);
+        Assert.Equal([(2UL, "kv.b", "b1"), (4UL, "kv.b", "b2")], observer.Told.Select(m => (m.Sequence, m.Subject, S(m.Payload))));
+        Assert.False(store.LoadMessage(2).Found); // removed all the same
+        Assert.False(store.LoadMessage(4).Found);
+        Assert.Equal("b3", S(store.LoadLastMessage("kv.b").Message!.Payload));
+    }
+
+    [Fact]
+    public void Removals_that_are_not_an_appends_subject_limit_are_not_shown_to_the_observer()
+    {
+        var store = Create(new StoreConfig { MaxMsgs = 2, MaxMsgsPerSubject = 3 });
+        var observer = new RecordingObserver(wantedFrom: 0);
+        store.DisplacementObserver = observer;
+        for (var i = 0; i < 5; i++)
+        {
+            PutOk(store, "kv.a"); // max_msgs removes the oldest
+        }
+
+        store.UpdateConfig(new StoreConfig { MaxMsgs = 2, MaxMsgsPerSubject = 1 }); // a lowered limit
+        store.Purge();
+
+        Assert.Empty(observer.Asked);
+        Assert.Empty(observer.Told);
+    }
+
+    private sealed class RecordingObserver(ulong wantedFrom) : IDisplacementObserver
+    {
+        public List<ulong> Asked { get; } = [];
+
+        public List<StoredMessage> Told { get; } = [];
+
+        public bool Wants(ulong sequence)
+        {
+            Asked.Add(sequence);
+            return sequence >= wantedFrom;
+        }
+
+        public void Displaced(StoredMessage message) => Told.Add(message);
+    }
+
+    [Fact]
     public void Discard_new_per_subject_refuses_a_message_over_the_subject_limit()
     {
         var store = Create(new StoreConfig { MaxMsgsPerSubject = 2, Discard = DiscardPolicy.New, DiscardNewPerSubject = true });

@@ -41,6 +41,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     private readonly SortedSet<ulong> _redeliver = [];
     private readonly LinkedList<Waiting> _waiting = new();
     private readonly Queue<ulong> _lastPerSubject = new();
+    private readonly SortedList<ulong, StoredMessage> _displaced = []; // handed over by the stream as they were removed (DisplacedMessages)
     private readonly List<ulong> _released = []; // acknowledged since the last ReportInterest (interest retention)
     private ulong _nextSeq;
     private ulong _deliveredStream;
@@ -431,11 +432,13 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
 
         AdvanceAckFloor();
         ReportInterest();
+        _context.Feed?.Publish(_nextSeq, IsPush ? pushReady : _waiting.Count > 0);
     }
 
     /// <summary>
     /// The next message for this consumer: the last-per-subject list first (left in place until
-    /// it is sent: <paramref name="lastPerSubject"/>), then the stream from <c>_nextSeq</c> on.
+    /// it is sent: <paramref name="lastPerSubject"/>), then the stream from <c>_nextSeq</c> on, with
+    /// the messages a later append removed before this consumer read them put back in their place.
     /// </summary>
     private StoredMessage? LoadNext(out bool lastPerSubject)
     {
@@ -454,8 +457,16 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         var filters = _config.FilterSubjects is { Count: > 0 } many ? many : _config.FilterSubject is { Length: > 0 } one ? [one] : null;
         while (true)
         {
+            // The store first, then the hand-over: a message removed after the read is still in the read.
             var result = _store.LoadNextMessage(filters is { Count: 1 } ? filters[0] : null, _nextSeq);
-            if (!result.Found || result.Message is not { } m)
+            var found = result.Found ? result.Message : null;
+            if (TakeDisplaced(found?.Sequence ?? ulong.MaxValue, filters) is { } displaced)
+            {
+                _nextSeq = displaced.Sequence + 1;
+                return displaced;
+            }
+
+            if (found is not { } m)
             {
                 return null;
             }
@@ -466,6 +477,34 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
                 return m;
             }
         }
+    }
+
+    /// <summary>
+    /// The first message handed over by the stream as it was removed (<see cref="DisplacedMessages"/>)
+    /// that this consumer has not passed and its filters match, if it comes before <paramref name="before"/>.
+    /// It stays listed until <c>_nextSeq</c> passes it, so a send that fails finds it again.
+    /// </summary>
+    private StoredMessage? TakeDisplaced(ulong before, List<string>? filters)
+    {
+        if (_context.Feed is not { } feed || (feed.IsEmpty && _displaced.Count == 0))
+        {
+            return null;
+        }
+
+        while (feed.TryTake(out var message))
+        {
+            if (message.Sequence >= _nextSeq && (filters is null || filters.Any(f => SubjectRules.Matches(message.Subject, f))))
+            {
+                _displaced[message.Sequence] = message;
+            }
+        }
+
+        while (_displaced.Count > 0 && _displaced.Keys[0] < _nextSeq)
+        {
+            _displaced.RemoveAt(0);
+        }
+
+        return _displaced.Count > 0 && _displaced.Keys[0] < before ? _displaced.Values[0] : null;
     }
 
     /// <summary>
@@ -905,4 +944,5 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
 /// <param name="WorkQueue">The stream has work-queue retention: acknowledged messages are removed.</param>
 /// <param name="HasInterest">Whether anyone subscribes to a subject (a push consumer's deliver subject).</param>
 /// <param name="Interest">This consumer's part in the stream's interest retention; null unless the stream has it.</param>
-internal sealed record ConsumerContext(bool WorkQueue, Func<string, bool> HasInterest, InterestParticipant? Interest = null);
+/// <param name="Feed">The messages the stream removed before this consumer read them (<see cref="DisplacedMessages"/>).</param>
+internal sealed record ConsumerContext(bool WorkQueue, Func<string, bool> HasInterest, InterestParticipant? Interest = null, ConsumerFeed? Feed = null);

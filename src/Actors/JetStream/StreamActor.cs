@@ -35,6 +35,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     private readonly Dictionary<string, int> _consumerFailures = new(StringComparer.Ordinal);
     private readonly ILoggingAdapter _log = Context.GetLogger();
     private readonly InterestLedger? _interest;
+    private readonly DisplacedMessages _displaced = new();
     private readonly Dictionary<string, (ulong Sequence, DateTime Time)> _duplicates = new(StringComparer.Ordinal);
     private readonly Queue<string> _duplicateOrder = new();
     private string? _lastMsgId;
@@ -59,6 +60,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         _ingest = IngestTransform(config);
         _created = created;
         _store = store;
+        _store.DisplacementObserver = _displaced;
         _directory = directory;
         ReceiveAsync<Protocol.ConsumerRequest>(HandleConsumerRequestAsync);
         Receive<Protocol.AckBatch>(OnAcks);
@@ -302,7 +304,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     {
         var name = config.DurableName ?? config.Name!;
         var persistenceId = durable ? ConsumerActor.PersistenceIdFor(_config.Name, name, created) : null;
-        var context = _interest is null ? _consumerContext : _consumerContext with { Interest = _interest.Join(name, ConsumerConfigRules.Filters(config)) };
+        var context = _consumerContext with { Interest = _interest?.Join(name, ConsumerConfigRules.Filters(config)), Feed = _displaced.Join(name) };
         // A unique child name: a deleted consumer's actor may still be stopping when its name is reused.
         var actor = Context.ActorOf(ConsumerActor.Props(_client, _store, _config.Name, config, created, persistenceId, context), $"consumer-{Uri.EscapeDataString(name)}-{++_incarnation}");
         _consumers[name] = actor;
@@ -324,6 +326,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         _consumerFailures.Remove(name);
         Timers.Cancel("restart-" + name);
         _interest?.Leave(name);
+        _displaced.Leave(name);
     }
 
     // $JS.FC.<stream>.<consumer>.<id>: answers to push consumers' flow control requests (one per MiB or so pushed).
@@ -583,6 +586,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         }
 
         _consumers.Clear();
+        _displaced.Clear();
         _consumerConfigs.Clear();
         _consumerStarts.Clear();
         ReleaseUnflushed();

@@ -448,11 +448,23 @@ internal abstract partial class StoreCore
         }
     }
 
-    private void EnforcePerSubjectLimit(SubjectEntry entry, ulong max)
+    /// <summary>Removes the subject's oldest messages beyond <paramref name="max"/>; an append's are shown to <paramref name="observer"/> first.</summary>
+    private void EnforcePerSubjectLimit(SubjectEntry entry, ulong max, IDisplacementObserver? observer = null)
     {
         while (entry.Msgs > max)
         {
-            if (!RemoveCore(entry.First, truncating: false))
+            var oldest = entry.First;
+            if (observer is not null && observer.Wants(oldest))
+            {
+                if (ReadChecked(oldest) is not { } message)
+                {
+                    continue; // corrupt: already removed and counted lost
+                }
+
+                observer.Displaced(message);
+            }
+
+            if (!RemoveCore(oldest, truncating: false))
             {
                 break;
             }

@@ -46,11 +46,19 @@ internal abstract partial class StoreCore : IStreamStore
     private long _lastTime;
     private ulong _lostBytes;
     private bool _closed;
+    private volatile IDisplacementObserver? _displacementObserver;
 
     protected StoreCore(StoreConfig config)
     {
         ArgumentNullException.ThrowIfNull(config);
         _config = config;
+    }
+
+    /// <inheritdoc/>
+    public IDisplacementObserver? DisplacementObserver
+    {
+        get => _displacementObserver;
+        set => _displacementObserver = value;
     }
 
     /// <summary>Guards every field of the store, the backend's included.</summary>
@@ -281,7 +289,7 @@ internal abstract partial class StoreCore : IStreamStore
 
         if (maxPer > 0 && entry.Msgs > (ulong)maxPer)
         {
-            EnforcePerSubjectLimit(entry, (ulong)maxPer);
+            EnforcePerSubjectLimit(entry, (ulong)maxPer, _displacementObserver);
         }
 
         EnforceMsgLimit();
