@@ -209,6 +209,20 @@ public sealed class JetStreamClusterTests(JetStreamMeshFixture fixture) : IClass
     }
 
     [Fact]
+    public async Task A_stream_no_node_has_is_not_found_through_every_node()
+    {
+        for (var i = 0; i < _mesh.Nodes.Count; i++)
+        {
+            await using var connection = await _mesh.ConnectAsync(i, "asker");
+            var js = new NatsJSContext(connection);
+            var info = await Assert.ThrowsAsync<NatsJSApiException>(async () => await js.GetStreamAsync("NOWHERE"));
+            Assert.Equal((404, 10059), (info.Error.Code, info.Error.ErrCode));
+            var delete = await Assert.ThrowsAsync<NatsJSApiException>(async () => await js.DeleteStreamAsync("NOWHERE"));
+            Assert.Equal((404, 10059), (delete.Error.Code, delete.Error.ErrCode));
+        }
+    }
+
+    [Fact]
     public async Task Every_nodes_jsz_names_the_same_meta_leader_of_a_three_member_cluster()
     {
         using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };

@@ -18,7 +18,8 @@ namespace Courier.Actors.JetStream;
 /// on the reachable member with the fewest streams and forwards it there; account info and
 /// STREAM.LIST gather every owner's streams (<c>G.</c>, answers on <c>R.&lt;n&gt;</c>); STREAM.NAMES is
 /// answered from the map. A stream whose owner is unreachable gets nats-server's 503 (STREAM.INFO:
-/// "stream is offline") at once.
+/// "stream is offline") at once. A stream a node has not heard of even after reading its replica
+/// goes to the leader, which placed it, as nats-server's meta leader answers for unknown streams.
 /// </summary>
 /// <remarks>
 /// Why Distributed Data and not Sharding: a stream's files are on its node, and Sharding would move
@@ -129,6 +130,15 @@ internal sealed partial class JetStreamApi
         }
 
         var (operation, stream) = StreamOf(api);
+        if (!Known(stream) && cluster.LeaderServerId() is var placer && placer != cluster.ServerId && cluster.Reaches(placer))
+        {
+            // Not in this node's replica of the map even now: a create made through another node may not
+            // have reached it yet (a member that has just joined). The leader placed it, so the leader
+            // answers, as nats-server's meta leader does for a stream it has no assignment of.
+            Forward(placer, JetStreamCluster.Place, request);
+            return;
+        }
+
         if (_streams.ContainsKey(stream) || _deleting.ContainsKey(stream) || !_placement.TryGetValue(stream, out var placed) || placed.ServerId == cluster.ServerId)
         {
             Dispatch(api, request); // ours, or unknown anywhere: answered here as by a single server
@@ -237,6 +247,28 @@ internal sealed partial class JetStreamApi
         return candidates.OrderBy(c => load[c]).First();
     }
 
+    /// <summary>
+    /// At the leader: a request about a stream the asking node has not heard of. It goes to the owner
+    /// the leader placed it on (or knows of); a stream unknown here too is answered here ("stream not found").
+    /// </summary>
+    private void AnswerAsLeader(JetStreamCluster cluster, string api, InternalMessage request)
+    {
+        var (operation, stream) = StreamOf(api);
+        var owner = _pending.TryGetValue(stream, out var pending) ? pending : _placement.TryGetValue(stream, out var placed) ? placed.ServerId : null;
+        if (owner is null || owner == cluster.ServerId || _streams.ContainsKey(stream) || _deleting.ContainsKey(stream))
+        {
+            Dispatch(api, request);
+        }
+        else if (cluster.Reaches(owner))
+        {
+            Forward(owner, JetStreamCluster.Local, request);
+        }
+        else if (operation != "CONSUMER.MSG.NEXT")
+        {
+            Fail(request.ReplyTo!, OperationType(operation), operation == "STREAM.INFO" ? ApiError.StreamOffline : ApiError.ClusterNotAvailable);
+        }
+    }
+
     private void HandleForwarded(JetStreamCluster cluster, IReadOnlyList<InternalMessage> messages)
     {
         var prefixLength = JetStreamCluster.Prefix.Length + cluster.ServerId.Length + 1;
@@ -256,8 +288,11 @@ internal sealed partial class JetStreamApi
                     case JetStreamCluster.Local:
                         Dispatch(ApiName(original.Subject), original);
                         break;
+                    case JetStreamCluster.Place when ApiName(original.Subject) is var api && api.StartsWith("STREAM.CREATE.", StringComparison.Ordinal):
+                        PlaceCreate(cluster, api, original);
+                        break;
                     case JetStreamCluster.Place:
-                        PlaceCreate(cluster, ApiName(original.Subject), original);
+                        AnswerAsLeader(cluster, ApiName(original.Subject), original);
                         break;
                     case JetStreamCluster.Gather:
                         _ = AnswerGatherAsync(message.ReplyTo, [.. _streams.Values]);
