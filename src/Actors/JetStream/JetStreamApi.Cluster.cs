@@ -139,18 +139,27 @@ internal sealed partial class JetStreamApi
             return;
         }
 
-        if (_streams.ContainsKey(stream) || _deleting.ContainsKey(stream) || !_placement.TryGetValue(stream, out var placed) || placed.ServerId == cluster.ServerId)
+        ToOwner(cluster, api, operation, stream, _placement.TryGetValue(stream, out var placed) ? placed.ServerId : null, request);
+    }
+
+    /// <summary>
+    /// Answers a request about <paramref name="stream"/> here when it is ours or its owner is not known
+    /// (as a single server: "stream not found"), forwards it to a reachable owner, and otherwise says
+    /// the owner is down: nats-server's meta leader answers STREAM.INFO of an offline stream so, the rest 503.
+    /// </summary>
+    private void ToOwner(JetStreamCluster cluster, string api, string operation, string stream, string? owner, InternalMessage request)
+    {
+        if (owner is null || owner == cluster.ServerId || _streams.ContainsKey(stream) || _deleting.ContainsKey(stream))
         {
-            Dispatch(api, request); // ours, or unknown anywhere: answered here as by a single server
+            Dispatch(api, request);
         }
-        else if (cluster.Reaches(placed.ServerId))
+        else if (cluster.Reaches(owner))
         {
-            Forward(placed.ServerId, JetStreamCluster.Local, request);
+            Forward(owner, JetStreamCluster.Local, request);
         }
         else if (operation != "CONSUMER.MSG.NEXT")
         {
-            // nats-server's meta leader: STREAM.INFO of an offline stream says so; the rest is 503.
-            Fail(reply, OperationType(operation), operation == "STREAM.INFO" ? ApiError.StreamOffline : ApiError.ClusterNotAvailable);
+            Fail(request.ReplyTo!, OperationType(operation), operation == "STREAM.INFO" ? ApiError.StreamOffline : ApiError.ClusterNotAvailable);
         }
     }
 
@@ -248,25 +257,14 @@ internal sealed partial class JetStreamApi
     }
 
     /// <summary>
-    /// At the leader: a request about a stream the asking node has not heard of. It goes to the owner
-    /// the leader placed it on (or knows of); a stream unknown here too is answered here ("stream not found").
+    /// At the leader: a request about a stream the asking node has not heard of goes to the owner the
+    /// leader placed it on (or knows of); one unknown here too is answered here ("stream not found").
     /// </summary>
     private void AnswerAsLeader(JetStreamCluster cluster, string api, InternalMessage request)
     {
         var (operation, stream) = StreamOf(api);
         var owner = _pending.TryGetValue(stream, out var pending) ? pending : _placement.TryGetValue(stream, out var placed) ? placed.ServerId : null;
-        if (owner is null || owner == cluster.ServerId || _streams.ContainsKey(stream) || _deleting.ContainsKey(stream))
-        {
-            Dispatch(api, request);
-        }
-        else if (cluster.Reaches(owner))
-        {
-            Forward(owner, JetStreamCluster.Local, request);
-        }
-        else if (operation != "CONSUMER.MSG.NEXT")
-        {
-            Fail(request.ReplyTo!, OperationType(operation), operation == "STREAM.INFO" ? ApiError.StreamOffline : ApiError.ClusterNotAvailable);
-        }
+        ToOwner(cluster, api, operation, stream, owner, request);
     }
 
     private void HandleForwarded(JetStreamCluster cluster, IReadOnlyList<InternalMessage> messages)
