@@ -62,6 +62,11 @@ public sealed class NatsParser
             return ParseStatus.NeedMoreData;
         }
 
+        if (TryReadCanonicalPub(ref reader, ref command))
+        {
+            return ParseStatus.Command;
+        }
+
         var start = reader.Consumed;
         var status = ReadLine(ref reader, _maxLine, ref _lineBuffer, out var line, out error);
         if (status != ParseStatus.Command)
@@ -76,6 +81,91 @@ public sealed class NatsParser
         }
 
         return result;
+    }
+
+    /// <summary>
+    /// The commonest command in its canonical form, <c>PUB subject [reply] size\r\npayload\r\n</c> with
+    /// single spaces, an upper-case op and everything in the current segment, read in one pass over the
+    /// span. Anything else (tabs, runs of spaces, a size over the limit, a command split across segments
+    /// or incomplete, any error) is left to the general path, untouched: this only makes the common
+    /// case cheaper, never changes what is accepted or how a bad command fails.
+    /// </summary>
+    private bool TryReadCanonicalPub(scoped ref SequenceReader<byte> reader, scoped ref ClientCommand command)
+    {
+        var unread = reader.UnreadSpan;
+        if (unread.Length < 10 || unread[0] != (byte)'P' || unread[1] != (byte)'U' || unread[2] != (byte)'B' || unread[3] != (byte)' ')
+        {
+            return false;
+        }
+
+        var lf = unread.IndexOf((byte)'\n');
+        if (lf < 6 || lf > _maxLine || unread[lf - 1] != (byte)'\r')
+        {
+            return false;
+        }
+
+        var args = unread[4..(lf - 1)];
+        if (args.Length > MaxControlLine)
+        {
+            return false;
+        }
+
+        // Tokens separated by exactly one space; the last one is the size.
+        var first = args.IndexOf((byte)' ');
+        if (first <= 0)
+        {
+            return false;
+        }
+
+        var rest = args[(first + 1)..];
+        var second = rest.IndexOf((byte)' ');
+        ReadOnlySpan<byte> reply = default;
+        var digits = rest;
+        if (second >= 0)
+        {
+            if (second == 0)
+            {
+                return false;
+            }
+
+            reply = rest[..second];
+            digits = rest[(second + 1)..];
+        }
+
+        // At most 9 digits, so the size fits an int; a bad, empty or over-limit size goes the general way.
+        if (digits.IsEmpty || digits.Length > 9)
+        {
+            return false;
+        }
+
+        var size = 0;
+        foreach (var d in digits)
+        {
+            var v = d - (byte)'0';
+            if ((uint)v > 9)
+            {
+                return false;
+            }
+
+            size = (size * 10) + v;
+        }
+
+        var payloadStart = lf + 1;
+        if (size > MaxPayload || (long)payloadStart + size + 2 > unread.Length
+            || unread[payloadStart + size] != (byte)'\r' || unread[payloadStart + size + 1] != (byte)'\n'
+            || args[..first].IndexOf((byte)'\t') >= 0 || reply.IndexOf((byte)'\t') >= 0)
+        {
+            return false;
+        }
+
+        command.Op = ClientOp.Pub;
+        command.Subject = args[..first];
+        command.ReplyTo = reply;
+        command.HeaderSize = -1;
+        reader.Advance(payloadStart);
+        command.Payload = reader.Sequence.Slice(reader.Position, size);
+        reader.Advance(size + 2);
+        return true;
     }
 
     /// <summary>
@@ -371,6 +461,20 @@ public sealed class NatsParser
     internal static ParseStatus ReadPayload(ref SequenceReader<byte> reader, int size, scoped ref ReadOnlySequence<byte> payload, out ParseError error)
     {
         error = ParseError.None;
+        var unread = reader.UnreadSpan;
+        if ((long)size + 2 <= unread.Length)
+        {
+            // Fast path: the payload and its CRLF are in the current segment; one slice, no reads.
+            if (unread[size] != (byte)'\r' || unread[size + 1] != (byte)'\n')
+            {
+                return Fail(ParseError.UnknownOperation, out error);
+            }
+
+            payload = reader.Sequence.Slice(reader.Position, size);
+            reader.Advance(size + 2);
+            return ParseStatus.Command;
+        }
+
         if (reader.Remaining < size)
         {
             return ParseStatus.NeedMoreData;

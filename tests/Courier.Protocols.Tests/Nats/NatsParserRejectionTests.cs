@@ -34,6 +34,20 @@ public sealed class NatsParserRejectionTests
     public void Pub_announcing_a_huge_payload_is_rejected_without_waiting_for_the_payload(string line) =>
         AssertRejected(line, ParseError.MaxPayloadViolation);
 
+    [Theory]
+    [InlineData("PUB foo 5\r\nhelloXY")]
+    [InlineData("PUB foo 5\r\nhello\rX")]
+    [InlineData("PUB foo bar 5\r\nhello\n\r")]
+    public void Pub_whose_payload_is_not_followed_by_crlf_is_an_unknown_operation(string input) =>
+        AssertRejected(input, ParseError.UnknownOperation);
+
+    [Theory]
+    [InlineData("PUB foo bar baz 5\r\nhello\r\n")]
+    [InlineData("PUB foo 5x\r\nhello\r\n")]
+    [InlineData("PUB foo -5\r\nhello\r\n")]
+    public void Pub_with_too_many_arguments_or_a_bad_size_is_refused(string input) =>
+        AssertRejected(input, ParseError.InvalidArguments);
+
     [Fact]
     public void Pub_one_byte_over_max_payload_is_rejected() =>
         AssertRejected("PUB foo 1048577\r\n", ParseError.MaxPayloadViolation);

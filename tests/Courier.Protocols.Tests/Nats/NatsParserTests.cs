@@ -53,6 +53,23 @@ public sealed class NatsParserTests
     public void Pub_with_reply_is_read_with_its_payload() =>
         AssertParses("PUB foo.bar _INBOX.Rx8.22 11\r\nhello world\r\n", Pub("foo.bar", "hello world", replyTo: "_INBOX.Rx8.22"));
 
+    // The parser reads "PUB subject [reply] size" with single spaces in one pass; every other spelling
+    // the grammar allows goes the general way and must read the same.
+    [Theory]
+    [InlineData("PUB\tfoo.bar 5\r\nhello\r\n", "foo.bar", "")]
+    [InlineData("PUB  foo.bar 5\r\nhello\r\n", "foo.bar", "")]
+    [InlineData("PUB foo.bar\t5\r\nhello\r\n", "foo.bar", "")]
+    [InlineData("PUB foo.bar \t 5\r\nhello\r\n", "foo.bar", "")]
+    [InlineData("PUB foo.bar 5 \r\nhello\r\n", "foo.bar", "")]
+    [InlineData("PUB foo.bar 5\nhello\r\n", "foo.bar", "")]
+    [InlineData("pub foo.bar 5\r\nhello\r\n", "foo.bar", "")]
+    [InlineData("PUB foo.bar 0000000005\r\nhello\r\n", "foo.bar", "")]
+    [InlineData("PUB foo.bar  _INBOX.1 5\r\nhello\r\n", "foo.bar", "_INBOX.1")]
+    [InlineData("PUB foo.bar _INBOX.1\t5\r\nhello\r\n", "foo.bar", "_INBOX.1")]
+    [InlineData("PUB foo.bar\t_INBOX.1 5\r\nhello\r\n", "foo.bar", "_INBOX.1")]
+    public void Pub_spelled_with_tabs_runs_of_spaces_or_a_bare_lf_reads_as_the_canonical_form(string input, string subject, string reply) =>
+        AssertParses(input, Pub(subject, "hello", replyTo: reply));
+
     [Fact]
     public void Pub_with_zero_length_payload_is_read() =>
         AssertParses("PUB foo 0\r\n\r\n", Pub("foo", ""));
