@@ -110,20 +110,21 @@ public sealed class NatsParser
             return false;
         }
 
-        // Tokens separated by exactly one space; the last one is the size.
-        var first = args.IndexOf((byte)' ');
-        if (first <= 0)
+        // Tokens separated by exactly one space (a tab or a run of spaces goes the general way); the
+        // last one is the size, whose digits are checked below.
+        var first = args.IndexOfAny((byte)' ', (byte)'\t');
+        if (first <= 0 || args[first] != (byte)' ')
         {
             return false;
         }
 
         var rest = args[(first + 1)..];
-        var second = rest.IndexOf((byte)' ');
+        var second = rest.IndexOfAny((byte)' ', (byte)'\t');
         ReadOnlySpan<byte> reply = default;
         var digits = rest;
         if (second >= 0)
         {
-            if (second == 0)
+            if (second == 0 || rest[second] != (byte)' ')
             {
                 return false;
             }
@@ -152,8 +153,7 @@ public sealed class NatsParser
 
         var payloadStart = lf + 1;
         if (size > MaxPayload || (long)payloadStart + size + 2 > unread.Length
-            || unread[payloadStart + size] != (byte)'\r' || unread[payloadStart + size + 1] != (byte)'\n'
-            || args[..first].IndexOf((byte)'\t') >= 0 || reply.IndexOf((byte)'\t') >= 0)
+            || unread[payloadStart + size] != (byte)'\r' || unread[payloadStart + size + 1] != (byte)'\n')
         {
             return false;
         }
@@ -162,10 +162,26 @@ public sealed class NatsParser
         command.Subject = args[..first];
         command.ReplyTo = reply;
         command.HeaderSize = -1;
-        reader.Advance(payloadStart);
-        command.Payload = reader.Sequence.Slice(reader.Position, size);
-        reader.Advance(size + 2);
+        command.Payload = SliceUnread(ref reader, payloadStart, size);
+        reader.Advance(payloadStart + size + 2);
         return true;
+    }
+
+    /// <summary>
+    /// <paramref name="length"/> bytes at <paramref name="offset"/> into the reader's current segment (the
+    /// caller checked they are there), without moving the reader. A pipe's buffer is a chain of segments:
+    /// the slice is then built on the segment directly, without seeking through the sequence.
+    /// </summary>
+    private static ReadOnlySequence<byte> SliceUnread(scoped ref SequenceReader<byte> reader, int offset, int length)
+    {
+        var position = reader.Position;
+        if (position.GetObject() is ReadOnlySequenceSegment<byte> segment)
+        {
+            var start = position.GetInteger() + offset;
+            return new ReadOnlySequence<byte>(segment, start, segment, start + length);
+        }
+
+        return reader.Sequence.Slice(reader.Sequence.GetPosition(offset, position), length);
     }
 
     /// <summary>
@@ -470,7 +486,7 @@ public sealed class NatsParser
                 return Fail(ParseError.UnknownOperation, out error);
             }
 
-            payload = reader.Sequence.Slice(reader.Position, size);
+            payload = SliceUnread(ref reader, 0, size);
             reader.Advance(size + 2);
             return ParseStatus.Command;
         }
