@@ -99,11 +99,28 @@ internal sealed class Outbound
         {
             if (Reserve(size))
             {
-                Append(prefix);
-                Append(sid);
-                Append(suffix);
-                AppendPayload(payload);
-                Append("\r\n"u8);
+                if (_current is { } chunk && chunk.Length - _currentLength >= size)
+                {
+                    // The whole frame fits the current chunk (nearly always): one span, copied into in turn.
+                    var frame = chunk.AsSpan(_currentLength, size);
+                    prefix.CopyTo(frame);
+                    sid.CopyTo(frame[prefix.Length..]);
+                    var at = prefix.Length + sid.Length;
+                    suffix.CopyTo(frame[at..]);
+                    payload.CopyTo(frame[(at + suffix.Length)..]);
+                    frame[^2] = (byte)'\r';
+                    frame[^1] = (byte)'\n';
+                    _currentLength += size;
+                }
+                else
+                {
+                    Append(prefix);
+                    Append(sid);
+                    Append(suffix);
+                    AppendPayload(payload);
+                    Append("\r\n"u8);
+                }
+
                 OutMsgs++;
                 OutBytes += payloadLength;
                 return true;
