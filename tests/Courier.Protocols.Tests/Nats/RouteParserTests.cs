@@ -45,6 +45,17 @@ public sealed class RouteParserTests
             parsed);
     }
 
+    // The canonical RMSG (single spaces) is read in one pass; other spellings go the general way and read the same.
+    [Theory]
+    [InlineData("RMSG\t$G foo _INBOX.1 2\r\nhi\r\n")]
+    [InlineData("RMSG $G  foo _INBOX.1 2\r\nhi\r\n")]
+    [InlineData("RMSG $G foo\t_INBOX.1 2\r\nhi\r\n")]
+    [InlineData("RMSG $G foo _INBOX.1 2 \r\nhi\r\n")]
+    [InlineData("rmsg $G foo _INBOX.1 2\r\nhi\r\n")]
+    [InlineData("RMSG $G foo _INBOX.1 2\nhi\r\n")]
+    public void Rmsg_spelled_with_tabs_runs_of_spaces_or_a_bare_lf_reads_as_the_canonical_form(string input) =>
+        Assert.Equal(["Msg acc=$G subj=foo reply=_INBOX.1 queues=[] hdr=-1 payload=hi"], AssertEveryFeeding(input));
+
     [Fact]
     public void Rmsg_with_a_reply_indicator_lists_the_queue_groups_it_is_for()
     {
