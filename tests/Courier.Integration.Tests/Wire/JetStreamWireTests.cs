@@ -74,8 +74,10 @@ public abstract partial class JetStreamWireTests<TServer> : IClassFixture<TServe
                 delivered.Add(m);
             }
 
-            // A double ack (with a reply subject) is confirmed with an empty message once it is recorded.
-            await c.SendAsync($"PUB {delivered[1].Reply} _INBOX.w.confirm 4\r\n+ACK\r\nPUB {delivered[0].Reply} 0\r\n\r\n");
+            // A double ack (with a reply subject) is confirmed with an empty message once it is recorded. The
+            // plain ack goes first: nats-server records acks in order on the consumer's goroutine, so after the
+            // confirmation both are recorded and CONSUMER.INFO below cannot overtake the plain one.
+            await c.SendAsync($"PUB {delivered[0].Reply} 0\r\n\r\nPUB {delivered[1].Reply} _INBOX.w.confirm 4\r\n+ACK\r\n");
             var confirm = await c.ExpectMsgAsync();
             Assert.Equal("_INBOX.w.confirm", confirm.Subject);
             Assert.Empty(confirm.Payload);
