@@ -87,8 +87,9 @@ public sealed class NatsParser
     /// The commonest command in its canonical form, <c>PUB subject [reply] size\r\npayload\r\n</c> with
     /// single spaces, an upper-case op and everything in the current segment, read in one pass over the
     /// span. Anything else (tabs, runs of spaces, a size over the limit, a command split across segments
-    /// or incomplete, any error) is left to the general path, untouched: this only makes the common
-    /// case cheaper, never changes what is accepted or how a bad command fails.
+    /// or incomplete, a bad control line) is left to the general path, untouched: this only makes the
+    /// common case cheaper, never changes what is accepted or how a bad command fails (a payload not
+    /// followed by CRLF included: the general path's <see cref="ReadPayload"/> reports it).
     /// </summary>
     private bool TryReadCanonicalPub(scoped ref SequenceReader<byte> reader, scoped ref ClientCommand command)
     {
@@ -134,25 +135,9 @@ public sealed class NatsParser
         }
 
         // At most 9 digits, so the size fits an int; a bad, empty or over-limit size goes the general way.
-        if (digits.IsEmpty || digits.Length > 9)
-        {
-            return false;
-        }
-
-        var size = 0;
-        foreach (var d in digits)
-        {
-            var v = d - (byte)'0';
-            if ((uint)v > 9)
-            {
-                return false;
-            }
-
-            size = (size * 10) + v;
-        }
-
+        var size = digits.Length > 9 ? -1 : (int)ParseSize(digits);
         var payloadStart = lf + 1;
-        if (size > MaxPayload || (long)payloadStart + size + 2 > unread.Length
+        if (size < 0 || size > MaxPayload || (long)payloadStart + size + 2 > unread.Length
             || unread[payloadStart + size] != (byte)'\r' || unread[payloadStart + size + 1] != (byte)'\n')
         {
             return false;
@@ -621,6 +606,7 @@ public sealed class NatsParser
     /// <summary>
     /// A non-negative decimal as nats-server's parseSize: -1 for empty, a non-digit, or overflow.
     /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static long ParseSize(ReadOnlySpan<byte> digits)
     {
         // 18 digits always fit in a long. nats-server reads at most 9, so a 10-18 digit size is a

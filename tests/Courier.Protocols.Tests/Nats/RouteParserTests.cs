@@ -45,7 +45,7 @@ public sealed class RouteParserTests
             parsed);
     }
 
-    // The canonical RMSG (single spaces) is read in one pass; other spellings go the general way and read the same.
+    // As nats-server's parser: arguments separated by runs of spaces or tabs, a case-insensitive op, a bare LF.
     [Theory]
     [InlineData("RMSG\t$G foo _INBOX.1 2\r\nhi\r\n")]
     [InlineData("RMSG $G  foo _INBOX.1 2\r\nhi\r\n")]
@@ -53,7 +53,7 @@ public sealed class RouteParserTests
     [InlineData("RMSG $G foo _INBOX.1 2 \r\nhi\r\n")]
     [InlineData("rmsg $G foo _INBOX.1 2\r\nhi\r\n")]
     [InlineData("RMSG $G foo _INBOX.1 2\nhi\r\n")]
-    public void Rmsg_spelled_with_tabs_runs_of_spaces_or_a_bare_lf_reads_as_the_canonical_form(string input) =>
+    public void Rmsg_spelled_with_tabs_runs_of_spaces_or_a_bare_lf_reads_as_with_single_spaces(string input) =>
         Assert.Equal(["Msg acc=$G subj=foo reply=_INBOX.1 queues=[] hdr=-1 payload=hi"], AssertEveryFeeding(input));
 
     [Fact]
