@@ -1,0 +1,66 @@
+using System.Buffers;
+using System.Text;
+using Courier.Actors.Connections;
+using Xunit;
+
+namespace Courier.Actors.Tests.Connections;
+
+/// <summary>What the write pump sends is every queued MSG byte for byte, in order, whether a frame fits the current chunk or straddles chunks.</summary>
+public sealed class OutboundTests
+{
+    [Fact]
+    public async Task Msg_frames_of_every_size_come_out_byte_for_byte_in_order_across_chunk_boundaries()
+    {
+        var outbound = new Outbound(maxPending: 1L << 30);
+        var expected = new MemoryStream();
+
+        // Small frames fill the first chunk until one straddles its end; payloads larger than a chunk span
+        // several; a payload in two segments is copied from both.
+        int[] sizes = [0, 16, 128, 1000, 40_000, OutboundChunkPool.ChunkSize + 7, 3];
+        var random = new Random(7);
+        for (var i = 0; i < 600; i++)
+        {
+            var size = i < 590 ? sizes[i % 4] : sizes[4 + ((i - 590) % 3)];
+            var payloadBytes = new byte[size];
+            random.NextBytes(payloadBytes);
+            var payload = i % 5 == 4 && size > 1 ? TwoSegments(payloadBytes) : new ReadOnlySequence<byte>(payloadBytes);
+            var prefix = Encoding.ASCII.GetBytes($"MSG subject.{i} ");
+            var sid = Encoding.ASCII.GetBytes((i % 13).ToString(System.Globalization.CultureInfo.InvariantCulture));
+            var suffix = Encoding.ASCII.GetBytes($" {size}\r\n");
+
+            Assert.True(outbound.WriteMsg(prefix, sid, suffix, payload));
+            expected.Write(prefix);
+            expected.Write(sid);
+            expected.Write(suffix);
+            expected.Write(payloadBytes);
+            expected.Write("\r\n"u8);
+        }
+
+        var sent = new MemoryStream();
+        outbound.Complete();
+        await outbound.RunWritePumpAsync(sent);
+
+        Assert.Equal(600, outbound.OutMsgs);
+        Assert.True(expected.ToArray().AsSpan().SequenceEqual(sent.ToArray()), "the bytes sent differ from the frames queued");
+    }
+
+    private static ReadOnlySequence<byte> TwoSegments(byte[] bytes)
+    {
+        var half = bytes.Length / 2;
+        var first = new Segment(bytes.AsMemory(0, half), 0);
+        var second = new Segment(bytes.AsMemory(half), half);
+        first.SetNext(second);
+        return new ReadOnlySequence<byte>(first, 0, second, bytes.Length - half);
+    }
+
+    private sealed class Segment : ReadOnlySequenceSegment<byte>
+    {
+        public Segment(ReadOnlyMemory<byte> memory, long runningIndex)
+        {
+            Memory = memory;
+            RunningIndex = runningIndex;
+        }
+
+        public void SetNext(Segment next) => Next = next;
+    }
+}
