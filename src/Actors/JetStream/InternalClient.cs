@@ -9,7 +9,20 @@ using Courier.Protocols.Nats;
 namespace Courier.Actors.JetStream;
 
 /// <summary>A message received by an <see cref="InternalClient"/>, copied out of the read buffer.</summary>
-internal sealed record InternalMessage(string Subject, string? ReplyTo, byte[]? Headers, byte[] Payload);
+internal sealed record InternalMessage(string Subject, string? ReplyTo, byte[]? Headers, byte[] Payload)
+{
+    /// <summary>A copy of a MSG or HMSG frame, whose spans are valid only while it is being handed over.</summary>
+    public static InternalMessage From(ref ServerFrame frame)
+    {
+        var all = frame.Payload.ToArray();
+        var headerSize = Math.Max(frame.HeaderSize, 0);
+        return new InternalMessage(
+            Encoding.UTF8.GetString(frame.Subject),
+            frame.ReplyTo.IsEmpty ? null : Encoding.UTF8.GetString(frame.ReplyTo),
+            headerSize > 0 ? all[..headerSize] : null,
+            headerSize > 0 ? all[headerSize..] : all);
+    }
+}
 
 /// <summary>
 /// An in-process NATS client of the broker for Courier's own services: it speaks the protocol over
@@ -574,16 +587,7 @@ internal sealed class InternalClient : IAsyncDisposable
     {
         private readonly List<InternalMessage> _batch = [];
 
-        public override void Add(ref ServerFrame frame)
-        {
-            var all = frame.Payload.ToArray();
-            var headerSize = Math.Max(frame.HeaderSize, 0);
-            _batch.Add(new InternalMessage(
-                Encoding.UTF8.GetString(frame.Subject),
-                frame.ReplyTo.IsEmpty ? null : Encoding.UTF8.GetString(frame.ReplyTo),
-                headerSize > 0 ? all[..headerSize] : null,
-                headerSize > 0 ? all[headerSize..] : all));
-        }
+        public override void Add(ref ServerFrame frame) => _batch.Add(InternalMessage.From(ref frame));
 
         public override void Complete()
         {

@@ -41,6 +41,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
     private readonly FileStoreOptions _fileStoreOptions;
     private InternalClient _client = null!;
     private readonly ApiCounters _counters = new();
+    private readonly ConsumerDirectory _consumers = new();
     private readonly LocalStreams _localStreams;
     private readonly JetStreamCluster? _cluster;
     private readonly string _account;
@@ -100,11 +101,12 @@ internal sealed partial class JetStreamApi : ReceiveActor
         _client = _connect();
         _client.Start();
         var self = Self;
-        _client.Subscribe(ApiPrefix + ">", null, batch => self.Tell(new Protocol.Requests(batch)));
+        _client.Subscribe(ApiPrefix + ">", null, new ApiRequestSink(ApiPrefix, _consumers, batch => self.Tell(new Protocol.Requests(batch))));
         if (_settings.Domain is { } domain)
         {
             // jetstream { domain: D }: nats-server maps $JS.D.API.> onto $JS.API.> for the account.
-            _client.Subscribe($"$JS.{domain}.API.>", null, batch => self.Tell(new Protocol.Requests(batch)));
+            var prefix = $"$JS.{domain}.API.";
+            _client.Subscribe(prefix + ">", null, new ApiRequestSink(prefix, _consumers, batch => self.Tell(new Protocol.Requests(batch))));
         }
 
         if (_cluster is { } cluster)
@@ -601,6 +603,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
 
         // Requests for this name wait until its files are gone (a create right after must not meet them).
         _deleting[name] = [];
+        _consumers.Close(name);
         Unannounce(name);
         var self = Self;
         entry.Actor.Ask<StreamActor.Protocol.Deleted>(StreamActor.Protocol.Delete.Instance, TimeSpan.FromSeconds(30))
@@ -629,7 +632,8 @@ internal sealed partial class JetStreamApi : ReceiveActor
     {
         var directory = config.Storage == "memory" ? null : Path.Combine(_streamsDirectory, config.Name);
         // A unique child name: a deleted stream's actor may still be stopping when its name is reused.
-        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest, _settings.Domain, _counters, _localStreams), $"stream-{Uri.EscapeDataString(config.Name)}-{++_incarnation}");
+        var consumers = _consumers.Open(config.Name);
+        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest, _settings.Domain, _counters, _localStreams, consumers), $"stream-{Uri.EscapeDataString(config.Name)}-{++_incarnation}");
         Context.Watch(actor);
         _streams[config.Name] = new StreamEntry(config, actor, created);
         return actor;

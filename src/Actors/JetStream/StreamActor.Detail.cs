@@ -10,7 +10,7 @@ namespace Courier.Actors.JetStream;
 /// </summary>
 internal sealed partial class StreamActor
 {
-    private void OnGetDetail() => Sender.Tell(new Protocol.Detail(Info(""), [.. _consumers.Values]));
+    private void OnGetDetail() => Sender.Tell(new Protocol.Detail(Info(""), [.. _consumers.Actors]));
 
     public static partial class Protocol
     {

@@ -172,7 +172,7 @@ internal sealed partial class StreamActor
         if (copied > 0)
         {
             _store.Flush();
-            foreach (var consumer in _consumers.Values)
+            foreach (var consumer in _consumers.Actors)
             {
                 consumer.Tell(ConsumerActor.Protocol.NewMessages.Instance);
             }

@@ -28,7 +28,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     private readonly List<string> _sids = [];
     private readonly List<string> _directPrefixes = []; // the DIRECT.GET subjects this stream answers, without the subject part
     private readonly string? _directory;
-    private readonly Dictionary<string, IActorRef> _consumers = new(StringComparer.Ordinal);
+    private readonly StreamConsumers _consumers;
     private readonly ConsumerContext _consumerContext;
     private readonly Dictionary<string, ConsumerConfig> _consumerConfigs = new(StringComparer.Ordinal);
     private readonly Dictionary<string, (ConsumerConfig Config, DateTime Created)> _consumerStarts = new(StringComparer.Ordinal);
@@ -43,9 +43,10 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     private readonly List<UnflushedBatch> _unflushed = [];
     private bool _flushQueued;
 
-    public StreamActor(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain, ApiCounters counters, LocalStreams streams)
+    public StreamActor(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain, ApiCounters counters, LocalStreams streams, StreamConsumers consumers)
     {
         _streams = streams;
+        _consumers = consumers;
         _domain = domain;
         _counters = counters;
         _consumerContext = new ConsumerContext(config.Retention == "workqueue", hasInterest);
@@ -63,7 +64,6 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         _store.DisplacementObserver = _displaced;
         _directory = directory;
         ReceiveAsync<Protocol.ConsumerRequest>(HandleConsumerRequestAsync);
-        Receive<Protocol.AckBatch>(OnAcks);
         Receive<Protocol.GetConsumer>(get => Sender.Tell(_consumers.TryGetValue(get.Name, out var consumer) ? consumer : ActorRefs.Nobody));
         Receive<Protocol.FlowControlBatch>(OnFlowControl);
         ReceiveAsync<Protocol.Update>(async update =>
@@ -123,11 +123,12 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         Receive<Protocol.Request>(HandleRequest);
         Receive<Protocol.Delete>(_ =>
         {
-            foreach (var consumer in _consumers.Values)
+            foreach (var consumer in _consumers.Actors)
             {
                 Context.Stop(consumer);
             }
 
+            _consumers.Clear();
             Unsubscribe();
             StopOrigins();
             FlushAppends(); // what was stored before the delete is acknowledged, as it was stored
@@ -143,11 +144,16 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     /// PubAcks; a memory stream never blocks, so its appends run on the publisher's read pump (the
     /// caller-runs dispatcher), saving a hand-over to a pool thread on each publish-to-PubAck round trip.
     /// </summary>
-    public static Props Props(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain = null, ApiCounters? counters = null, LocalStreams? streams = null)
+    /// <remarks>
+    /// <c>consumers</c> is the stream's entry in its account's <see cref="ConsumerDirectory"/> (null: a list
+    /// of its own), through which pull requests and acks reach the consumers without this actor.
+    /// </remarks>
+    public static Props Props(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain = null, ApiCounters? counters = null, LocalStreams? streams = null, StreamConsumers? consumers = null)
     {
         counters ??= new ApiCounters();
         streams ??= new LocalStreams();
-        var props = Akka.Actor.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest, domain, counters, streams));
+        consumers ??= new StreamConsumers();
+        var props = Akka.Actor.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest, domain, counters, streams, consumers));
         return props.WithDispatcher(store.Type == StorageType.Memory ? CallerRunsExecutorConfigurator.DispatcherId : IoDispatcher);
     }
 
@@ -222,7 +228,9 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
             _sids.Add(_client.Subscribe(subject, null, new RawMessageSink(batch => self.Tell(new Protocol.Append(batch)))));
         }
 
-        _sids.Add(_client.Subscribe($"$JS.ACK.{_config.Name}.>", null, new AckSink(batch => self.Tell(new Protocol.AckBatch(batch)))));
+        // Acks go from the client's read loop straight to their consumers (ConsumerDirectory), not through this actor.
+        var consumers = _consumers;
+        _sids.Add(_client.Subscribe($"$JS.ACK.{_config.Name}.>", null, new AckSink(batch => DispatchAcks(consumers, batch))));
         _sids.Add(_client.Subscribe($"$JS.FC.{_config.Name}.>", null, batch => self.Tell(new Protocol.FlowControlBatch(batch))));
 
         if (_config.AllowDirect)
@@ -280,7 +288,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     /// </summary>
     private void OnConsumerTerminated(Terminated terminated)
     {
-        foreach (var (name, actor) in _consumers)
+        foreach (var (name, actor) in _consumers.Entries())
         {
             if (!actor.Equals(terminated.ActorRef) || !_consumerStarts.TryGetValue(name, out var start))
             {
@@ -342,10 +350,9 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         }
     }
 
-    private void OnAcks(Protocol.AckBatch batch)
+    /// <summary>Runs on the internal client's read loop: one actor message per run of acks to the same consumer in a read batch (usually the whole batch).</summary>
+    private static void DispatchAcks(StreamConsumers consumers, AckEntry[] acks)
     {
-        // One actor message per run of acks to the same consumer in a read batch (usually the whole batch).
-        var acks = batch.Acks;
         var start = 0;
         for (var i = 1; i <= acks.Length; i++)
         {
@@ -354,7 +361,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
                 continue;
             }
 
-            if (_consumers.TryGetValue(acks[start].Consumer, out var consumer))
+            if (consumers.TryGetValue(acks[start].Consumer, out var consumer))
             {
                 consumer.Tell(new ConsumerActor.Protocol.Acks(new ArraySegment<AckEntry>(acks, start, i - start)));
             }
@@ -399,7 +406,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
                 break;
             case "NAMES":
                 {
-                    var names = _consumers.Keys.Order(StringComparer.Ordinal).ToList();
+                    var names = _consumers.Names.Order(StringComparer.Ordinal).ToList();
                     var (offset, count) = ApiPaging.Page(names.Count, RequestedOffset(request.Payload), ApiPaging.NamesLimit);
                     Reply(request.ReplyTo, new ConsumerNamesResponse
                     {
@@ -414,7 +421,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
 
             case "LIST":
                 {
-                    var names = _consumers.Keys.Order(StringComparer.Ordinal).ToList();
+                    var names = _consumers.Names.Order(StringComparer.Ordinal).ToList();
                     var (offset, count) = ApiPaging.Page(names.Count, RequestedOffset(request.Payload), ApiPaging.ListLimit);
                     var infos = new List<ConsumerInfoResponse>();
                     foreach (var name in names.GetRange(offset, count))
@@ -580,7 +587,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     /// </summary>
     protected override void PreRestart(Exception reason, object message)
     {
-        foreach (var consumer in _consumers.Values)
+        foreach (var consumer in _consumers.Actors)
         {
             Context.Stop(consumer);
         }
@@ -656,7 +663,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         try
         {
             _store.Flush(); // durable before any PubAck goes out
-            foreach (var consumer in _consumers.Values)
+            foreach (var consumer in _consumers.Actors)
             {
                 consumer.Tell(ConsumerActor.Protocol.NewMessages.Instance);
             }
@@ -1247,7 +1254,6 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         public sealed record DirectGets(IReadOnlyList<InternalMessage> Messages);
 
         /// <summary>A read batch of acknowledgements to this stream's consumers.</summary>
-        public sealed record AckBatch(AckEntry[] Acks);
 
         /// <summary>Asks for a consumer's actor (<see cref="ActorRefs.Nobody"/> when there is none): for fault injection.</summary>
         public sealed record GetConsumer(string Name);

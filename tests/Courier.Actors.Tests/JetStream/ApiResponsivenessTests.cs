@@ -26,14 +26,7 @@ public sealed class ApiResponsivenessTests : JetStreamTestKit
         await RequestAsync(c, "$JS.API.STREAM.CREATE.SLOW", """{"name":"SLOW","subjects":["slow.>"]}""");
 
         // Hold the I/O dispatcher's only thread: the stream actor can process nothing meanwhile.
-        using var release = new ManualResetEventSlim();
-        var held = new TaskCompletionSource();
-        Sys.Dispatchers.Lookup("courier.io-dispatcher").Schedule(() =>
-        {
-            held.SetResult();
-            release.Wait(TimeSpan.FromSeconds(30));
-        });
-        await held.Task;
+        using var release = await HoldIoDispatcherAsync();
 
         // STREAM.LIST needs the stream's info: its answer waits. STREAM.NAMES and a request about a
         // stream that does not exist do not: they are answered while the list is pending.
@@ -44,7 +37,7 @@ public sealed class ApiResponsivenessTests : JetStreamTestKit
         Assert.StartsWith("MSG _INBOX.t.none 1 ", await c.ReadLineAsync(), StringComparison.Ordinal);
         Assert.Contains("\"code\":404", await c.ReadLineAsync(), StringComparison.Ordinal);
 
-        release.Set();
+        release.Dispose();
         Assert.StartsWith("MSG _INBOX.t.list 1 ", await c.ReadLineAsync(), StringComparison.Ordinal);
         Assert.Contains("\"name\":\"SLOW\"", await c.ReadLineAsync(), StringComparison.Ordinal);
     }

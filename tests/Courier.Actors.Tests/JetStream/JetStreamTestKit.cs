@@ -28,6 +28,23 @@ public abstract class JetStreamTestKit : Akka.TestKit.Xunit2.TestKit
     /// <summary>The options of a JetStream broker on <see cref="StoreDirectory"/>.</summary>
     protected ServerOptions Options => OptionsFor(StoreDirectory);
 
+    /// <summary>
+    /// Holds a thread of <c>courier.io-dispatcher</c> (a test gives it one thread: then file stream actors
+    /// and the journal can process nothing) until the returned handle is disposed.
+    /// </summary>
+    protected async Task<IDisposable> HoldIoDispatcherAsync()
+    {
+        var release = new ManualResetEventSlim();
+        var held = new TaskCompletionSource();
+        Sys.Dispatchers.Lookup("courier.io-dispatcher").Schedule(() =>
+        {
+            held.SetResult();
+            release.Wait(TimeSpan.FromSeconds(30));
+        });
+        await held.Task;
+        return new Release(release);
+    }
+
     protected override void AfterAll()
     {
         base.AfterAll();
@@ -38,4 +55,12 @@ public abstract class JetStreamTestKit : Akka.TestKit.Xunit2.TestKit
     }
 
     private static ServerOptions OptionsFor(string storeDir) => new() { Host = "127.0.0.1", JetStream = true, StoreDir = storeDir };
+
+    private sealed class Release(ManualResetEventSlim release) : IDisposable
+    {
+        public void Dispose()
+        {
+            release.Set();
+        }
+    }
 }
