@@ -418,7 +418,8 @@ internal sealed partial class ClientConnection
             var drained = outbound.WaitForDrainAsync();
             if (!drained.IsCompleted)
             {
-                await Task.WhenAny(drained, Task.Delay(outbound.StallDuration)).ConfigureAwait(false);
+                // WaitAsync drops its timer when the drain comes first (a Task.Delay would stay queued).
+                await drained.WaitAsync(outbound.StallDuration).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
             }
         }
 

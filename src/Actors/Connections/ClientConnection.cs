@@ -262,9 +262,12 @@ internal sealed partial class ClientConnection
 
     private async Task CloseTransportAsync()
     {
-        // Give the write pump a moment to flush a final -ERR; a stuck peer cannot hold us here.
-        var flushed = await Task.WhenAny(_writePump, Task.Delay(TimeSpan.FromSeconds(1))).ConfigureAwait(false);
-        if (_stream is WebSocketStream webSocket && flushed == _writePump)
+        // Give the write pump a moment to flush a final -ERR; a stuck peer cannot hold us here. WaitAsync
+        // drops its timer as soon as the pump ends (a Task.Delay would stay in the timer queue for the whole
+        // second: a connection storm closing thousands a second kept thousands of timers there).
+        await _writePump.WaitAsync(TimeSpan.FromSeconds(1)).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        var flushed = _writePump.IsCompleted;
+        if (_stream is WebSocketStream webSocket && flushed)
         {
             // nats-server ends a WebSocket client with a close frame whose status says why; a peer
             // that reads nothing cannot hold the close here past the same second.
@@ -290,7 +293,7 @@ internal sealed partial class ClientConnection
 
         await _stream.DisposeAsync().ConfigureAwait(false);
         _socket?.Dispose();
-        if (flushed != _writePump)
+        if (!flushed)
         {
             Log.WriteDidNotFinish(_log, Id);
         }
