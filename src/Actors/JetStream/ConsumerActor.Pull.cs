@@ -107,6 +107,7 @@ internal sealed partial class ConsumerActor
             request.IdleHeartbeat > 0 ? TimeSpan.FromTicks(request.IdleHeartbeat / 100) : TimeSpan.Zero)
         { LastActivity = now, MaxBytes = Math.Max(request.MaxBytes, 0) };
         _waiting.AddLast(waiting);
+        TickRegularly();
         Deliver();
     }
 

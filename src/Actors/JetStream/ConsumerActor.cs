@@ -25,6 +25,15 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     /// <summary>How often ack deadlines, pull-request expiry and heartbeats are checked.</summary>
     private static readonly TimeSpan TickInterval = TimeSpan.FromMilliseconds(50);
 
+    /// <summary>
+    /// How often an idle pull consumer ticks (nothing pending, no waiting request, nothing to store): it
+    /// has only its inactivity to check, and each tick wakes a pool thread. A pull request (or +NXT)
+    /// puts it back on <see cref="TickInterval"/> at once.
+    /// </summary>
+    private static readonly TimeSpan IdleTickInterval = TimeSpan.FromSeconds(1);
+
+    private bool _idleTicking;
+
     private static readonly long DefaultAckWait = TimeSpan.FromSeconds(30).Ticks * 100; // ns, nats-server default
 
     private readonly InternalClient _client;
@@ -631,6 +640,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
                     if (ack.Reply is { } reply)
                     {
                         _waiting.AddLast(new Waiting(reply, 1, false, DateTime.MaxValue, TimeSpan.Zero) { LastActivity = DateTime.UtcNow });
+                        TickRegularly();
                     }
 
                     continue; // the reply is the next message, not an empty acknowledgement
@@ -795,6 +805,29 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
 
         // Deliveries since the last ack batch are stored once per tick, as one event.
         Checkpoint(null);
+        TickSlowlyWhenIdle();
+    }
+
+    /// <summary>Back to the regular tick: a pull request is waiting.</summary>
+    private void TickRegularly()
+    {
+        if (_idleTicking)
+        {
+            _idleTicking = false;
+            Timers.StartPeriodicTimer("tick", Protocol.Tick.Instance, TickInterval);
+        }
+    }
+
+    private void TickSlowlyWhenIdle()
+    {
+        var idle = !IsPush && _pending.Count == 0 && _waiting.Count == 0 && _redeliver.Count == 0
+            && (_persistenceId is null || (_delta.IsEmpty && !_positionsChanged))
+            && (_config.DurableName is not null || InactiveThreshold >= 2 * IdleTickInterval);
+        if (idle && !_idleTicking)
+        {
+            _idleTicking = true;
+            Timers.StartPeriodicTimer("tick", Protocol.Tick.Instance, IdleTickInterval);
+        }
     }
 
     /// <summary>
@@ -819,9 +852,10 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
             return false;
         }
 
-        var threshold = _config.InactiveThreshold > 0 ? TimeSpan.FromTicks(_config.InactiveThreshold / 100) : TimeSpan.FromSeconds(5);
-        return now - _lastActivity > threshold;
+        return now - _lastActivity > InactiveThreshold;
     }
+
+    private TimeSpan InactiveThreshold => _config.InactiveThreshold > 0 ? TimeSpan.FromTicks(_config.InactiveThreshold / 100) : TimeSpan.FromSeconds(5);
 
     private void Status(string inbox, string status) =>
         _client.Publish(inbox, null, Encoding.ASCII.GetBytes($"NATS/1.0 {status}\r\n\r\n"), default);
