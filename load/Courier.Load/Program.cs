@@ -35,6 +35,7 @@ if (args.Length > 0 && args[0] == "corruption")
 var rounds = 3;
 string[]? only = null;
 string? outDir = null;
+int? attachPort = null;
 for (var i = 0; i < args.Length; i++)
 {
     var value = i + 1 < args.Length ? args[i + 1] : "";
@@ -54,15 +55,9 @@ for (var i = 0; i < args.Length; i++)
             break;
         case "--attach":
             // Profiling aid: run the chosen scenarios once against a server already listening on this port.
-            var port = int.Parse(value, CultureInfo.InvariantCulture);
-            foreach (var s in Scenarios.All.Where(s => (only is null || only.Contains(s.Id)) && s.Cold is null))
-            {
-                using var external = ServerProcess.External(port);
-                var metrics = s.Run(external);
-                Console.WriteLine($"{s.Id}: {string.Join(", ", metrics.Select(m => $"{m.Value:N0} {m.Name}"))}");
-            }
-
-            return 0;
+            attachPort = int.Parse(value, CultureInfo.InvariantCulture);
+            i++;
+            break;
         case "--list":
             foreach (var s in Scenarios.All)
             {
@@ -74,6 +69,19 @@ for (var i = 0; i < args.Length; i++)
             Console.Error.WriteLine($"unknown argument {args[i]}; use --rounds N, --scenarios a,b, --out DIR, --list");
             return 2;
     }
+}
+
+if (attachPort is { } port)
+{
+    // After every argument is read, so --scenarios counts wherever it stands.
+    foreach (var s in Scenarios.All.Where(s => (only is null || only.Contains(s.Id)) && s.Cold is null))
+    {
+        using var external = ServerProcess.External(port);
+        var metrics = s.Run(external);
+        Console.WriteLine($"{s.Id}: {string.Join(", ", metrics.Select(m => $"{m.Value:N0} {m.Name}"))}");
+    }
+
+    return 0;
 }
 
 outDir ??= Path.Combine(root, "load", "results");
