@@ -1253,8 +1253,6 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         /// <summary>A read batch of direct get requests.</summary>
         public sealed record DirectGets(IReadOnlyList<InternalMessage> Messages);
 
-        /// <summary>A read batch of acknowledgements to this stream's consumers.</summary>
-
         /// <summary>Asks for a consumer's actor (<see cref="ActorRefs.Nobody"/> when there is none): for fault injection.</summary>
         public sealed record GetConsumer(string Name);
 
