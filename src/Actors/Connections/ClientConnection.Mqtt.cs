@@ -61,8 +61,8 @@ internal sealed partial class ClientConnection
         // MQTT clients get no +OK and no pedantic checks.
         _verbose = false;
         _pedantic = false;
-        var reader = PipeReader.Create(_stream, new StreamPipeReaderOptions(
-            bufferSize: ReadBufferSize, minimumReadSize: MinimumReadSize, leaveOpen: true, useZeroByteReads: true));
+        var buffers = new ReadBufferPool();
+        var reader = PipeReader.Create(_stream, buffers.ReaderOptions());
         var closeReason = "Client Closed";
         try
         {
@@ -70,6 +70,7 @@ internal sealed partial class ClientConnection
             {
                 var result = await reader.ReadAsync().ConfigureAwait(false);
                 var buffer = result.Buffer;
+                buffers.Observe(buffer.Length);
                 var step = MqttStep.Continue;
                 try
                 {

@@ -11,10 +11,6 @@ namespace Courier.Actors.Connections;
 
 internal sealed partial class ClientConnection
 {
-    // Read buffer sizing. Zero-byte reads keep an idle connection from holding a buffer at all.
-    private const int ReadBufferSize = 64 * 1024; // bytes: a full socket read of small messages
-    private const int MinimumReadSize = 4 * 1024; // bytes: below this the buffer is grown first
-
     private bool _connectReceived;
     private bool _headers;
     private bool _noResponders;
@@ -45,8 +41,8 @@ internal sealed partial class ClientConnection
 
     private async Task RunReadPumpAsync()
     {
-        var reader = PipeReader.Create(_stream, new StreamPipeReaderOptions(
-            bufferSize: ReadBufferSize, minimumReadSize: MinimumReadSize, leaveOpen: true, useZeroByteReads: true));
+        var buffers = new ReadBufferPool();
+        var reader = PipeReader.Create(_stream, buffers.ReaderOptions());
         var closeReason = "Client Closed";
         try
         {
@@ -54,6 +50,7 @@ internal sealed partial class ClientConnection
             {
                 var result = await reader.ReadAsync().ConfigureAwait(false);
                 var buffer = result.Buffer;
+                buffers.Observe(buffer.Length);
                 var outcome = ReadOutcome.Continue;
                 try
                 {

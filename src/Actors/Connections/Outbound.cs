@@ -9,7 +9,8 @@ namespace Courier.Actors.Connections;
 /// wake-up. Bytes queued past <c>max_pending</c> make the client a slow consumer.
 /// </summary>
 /// <remarks>
-/// Hot path: <see cref="WriteMsg"/> copies one frame into pooled 64 KB chunks, no allocation.
+/// Hot path: <see cref="WriteMsg"/> copies one frame into pooled chunks (4 KB to start a quiet
+/// client's batch, 64 KB otherwise), no allocation.
 /// Publishers call <see cref="Signal"/> once per read batch (deferred flush), not per message.
 /// </remarks>
 internal sealed class Outbound
@@ -22,6 +23,7 @@ internal sealed class Outbound
     private byte[]? _current;
     private int _currentLength;
     private long _pending;
+    private bool _startSmall = true; // the last batch fit a small chunk: start the next in one
     private bool _completed;
     private bool _slowConsumer;
     private long _writeStartedTimestamp;
@@ -267,6 +269,7 @@ internal sealed class Outbound
                             break;
                         }
 
+                        _startSmall = _queued.Count == 1 && _queued[0].Count <= OutboundChunkPool.SmallChunkSize;
                         batch = _queued;
                         _queued = _draining;
                         _draining = batch;
@@ -385,15 +388,28 @@ internal sealed class Outbound
     {
         while (!bytes.IsEmpty)
         {
-            if (_current is null || _currentLength == _current.Length)
+            if (_current is null)
             {
-                if (_current is not null)
+                _current = _startSmall && _queued.Count == 0 ? OutboundChunkPool.RentSmall() : OutboundChunkPool.Rent();
+                _currentLength = 0;
+            }
+            else if (_currentLength == _current.Length)
+            {
+                if (_current.Length == OutboundChunkPool.ChunkSize)
                 {
                     _queued.Add(new ArraySegment<byte>(_current, 0, _currentLength));
+                    _current = OutboundChunkPool.Rent();
+                    _currentLength = 0;
                 }
-
-                _current = OutboundChunkPool.Rent();
-                _currentLength = 0;
+                else
+                {
+                    // The batch outgrew its small chunk: move it to a large one (one copy, at most 4 KB),
+                    // so a busy client's batch stays one 64 KB write.
+                    var large = OutboundChunkPool.Rent();
+                    _current.AsSpan(0, _currentLength).CopyTo(large);
+                    OutboundChunkPool.Return(_current);
+                    _current = large;
+                }
             }
 
             var n = Math.Min(bytes.Length, _current.Length - _currentLength);

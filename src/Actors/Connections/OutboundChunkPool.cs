@@ -3,44 +3,66 @@ using System.Collections.Concurrent;
 namespace Courier.Actors.Connections;
 
 /// <summary>
-/// The 64 KB chunks outbound buffers are built from. A dedicated pool: write pumps return whole
-/// batches of chunks at once, which overflows <c>ArrayPool.Shared</c>'s small per-core caches and
-/// turns every later rent into a fresh allocation; this pool keeps enough for the chunks in flight.
+/// The chunks outbound buffers are built from: 64 KB, and 4 KB for the first chunk of a quiet
+/// client's batch (an INFO, a PONG, a few replies), so a burst of new connections does not hold a
+/// 64 KB chunk each. A dedicated pool: write pumps return whole batches of chunks at once, which
+/// overflows <c>ArrayPool.Shared</c>'s small per-core caches and turns every later rent into a fresh
+/// allocation; this pool keeps enough for the chunks in flight.
 /// </summary>
 internal static class OutboundChunkPool
 {
     /// <summary>Bytes per chunk: large enough that a burst of small messages is one write.</summary>
     public const int ChunkSize = 64 * 1024;
 
-    /// <summary>Chunks kept when returned (16 MB); beyond that they are left to the GC.</summary>
-    private const int MaxRetained = 256;
+    /// <summary>Bytes per small chunk: a quiet client's whole batch.</summary>
+    public const int SmallChunkSize = 4 * 1024;
 
-    private static readonly ConcurrentQueue<byte[]> Free = new();
-    private static int _count;
+    private static readonly Shelf Large = new(ChunkSize, 256); // 16 MB kept
+    private static readonly Shelf Small = new(SmallChunkSize, 1024); // 4 MB kept
 
-    public static byte[] Rent()
-    {
-        if (Free.TryDequeue(out var chunk))
-        {
-            Interlocked.Decrement(ref _count);
-            return chunk;
-        }
+    public static byte[] Rent() => Large.Rent();
 
-        return GC.AllocateUninitializedArray<byte>(ChunkSize);
-    }
+    public static byte[] RentSmall() => Small.Rent();
 
+    /// <summary>Takes back a chunk of either size (anything else is left to the GC).</summary>
     public static void Return(byte[] chunk)
     {
-        if (chunk.Length != ChunkSize || Interlocked.Increment(ref _count) > MaxRetained)
+        if (chunk.Length == ChunkSize)
         {
-            if (chunk.Length == ChunkSize)
+            Large.Return(chunk);
+        }
+        else if (chunk.Length == SmallChunkSize)
+        {
+            Small.Return(chunk);
+        }
+    }
+
+    /// <summary>Chunks of one size, at most <c>retained</c> of them kept; beyond that they are left to the GC.</summary>
+    private sealed class Shelf(int size, int retained)
+    {
+        private readonly ConcurrentQueue<byte[]> _free = new();
+        private int _count;
+
+        public byte[] Rent()
+        {
+            if (_free.TryDequeue(out var chunk))
             {
                 Interlocked.Decrement(ref _count);
+                return chunk;
             }
 
-            return;
+            return GC.AllocateUninitializedArray<byte>(size);
         }
 
-        Free.Enqueue(chunk);
+        public void Return(byte[] chunk)
+        {
+            if (Interlocked.Increment(ref _count) > retained)
+            {
+                Interlocked.Decrement(ref _count);
+                return;
+            }
+
+            _free.Enqueue(chunk);
+        }
     }
 }

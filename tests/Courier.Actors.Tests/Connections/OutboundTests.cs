@@ -44,6 +44,83 @@ public sealed class OutboundTests
         Assert.True(expected.ToArray().AsSpan().SequenceEqual(sent.ToArray()), "the bytes sent differ from the frames queued");
     }
 
+    [Fact]
+    public async Task A_quiet_clients_batch_is_written_from_a_small_chunk_and_a_batch_that_outgrows_it_is_still_one_write()
+    {
+        var outbound = new Outbound(maxPending: 1L << 30);
+        var sent = new RecordingStream();
+        var pump = outbound.RunWritePumpAsync(sent);
+
+        // A PONG: the whole batch fits a small chunk, so no 64 KB chunk is taken for it.
+        Assert.True(outbound.Write("PONG\r\n"u8));
+        outbound.Signal();
+        await sent.WaitForWritesAsync(1);
+        Assert.Equal(OutboundChunkPool.SmallChunkSize, sent.Writes[0].ArrayLength);
+
+        // 10 KB in 100-byte frames: the batch starts in a small chunk, moves to a large one when it
+        // fills, and goes out in one write of every byte, in order.
+        var expected = new MemoryStream();
+        for (var i = 0; i < 100; i++)
+        {
+            var frame = Encoding.ASCII.GetBytes($"+OK {i:D3}".PadRight(98, '.') + "\r\n");
+            Assert.True(outbound.Write(frame));
+            expected.Write(frame);
+        }
+
+        outbound.Signal();
+        await sent.WaitForWritesAsync(2);
+        Assert.Equal(OutboundChunkPool.ChunkSize, sent.Writes[1].ArrayLength);
+        Assert.Equal(expected.ToArray(), sent.Writes[1].Bytes);
+
+        // That batch was large: the next one starts in a large chunk directly (no copy for a busy client).
+        Assert.True(outbound.Write("PONG\r\n"u8));
+        outbound.Signal();
+        await sent.WaitForWritesAsync(3);
+        Assert.Equal(OutboundChunkPool.ChunkSize, sent.Writes[2].ArrayLength);
+
+        outbound.Complete();
+        await pump;
+        Assert.Equal(3, sent.Writes.Count);
+    }
+
+    private sealed record Written(int ArrayLength, byte[] Bytes);
+
+    /// <summary>Records each write: its bytes and the length of the array they were written from.</summary>
+    private sealed class RecordingStream : MemoryStream
+    {
+        private readonly SemaphoreSlim _written = new(0);
+
+        public List<Written> Writes { get; } = [];
+
+        public override ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)
+        {
+            Assert.True(System.Runtime.InteropServices.MemoryMarshal.TryGetArray(buffer, out var segment));
+            lock (Writes)
+            {
+                Writes.Add(new Written(segment.Array!.Length, buffer.ToArray()));
+            }
+
+            _written.Release();
+            return ValueTask.CompletedTask;
+        }
+
+        public async Task WaitForWritesAsync(int count)
+        {
+            while (true)
+            {
+                lock (Writes)
+                {
+                    if (Writes.Count >= count)
+                    {
+                        return;
+                    }
+                }
+
+                Assert.True(await _written.WaitAsync(TimeSpan.FromSeconds(10)), $"fewer than {count} writes");
+            }
+        }
+    }
+
     private static ReadOnlySequence<byte> TwoSegments(byte[] bytes)
     {
         var half = bytes.Length / 2;
