@@ -1,5 +1,3 @@
-using System.Collections.Concurrent;
-
 namespace Courier.Actors.Connections;
 
 /// <summary>
@@ -37,18 +35,27 @@ internal static class OutboundChunkPool
         }
     }
 
-    /// <summary>Chunks of one size, at most <c>retained</c> of them kept; beyond that they are left to the GC.</summary>
+    /// <summary>
+    /// Chunks of one size, at most <c>retained</c> of them kept; beyond that they are left to the GC. A
+    /// fixed array under a lock (taken once per chunk, not per message), so neither renting nor
+    /// returning ever allocates: a publisher that moves a batch to a large chunk returns the small one.
+    /// </summary>
     private sealed class Shelf(int size, int retained)
     {
-        private readonly ConcurrentQueue<byte[]> _free = new();
+        private readonly Lock _lock = new();
+        private readonly byte[]?[] _free = new byte[retained][];
         private int _count;
 
         public byte[] Rent()
         {
-            if (_free.TryDequeue(out var chunk))
+            lock (_lock)
             {
-                Interlocked.Decrement(ref _count);
-                return chunk;
+                if (_count > 0)
+                {
+                    var chunk = _free[--_count]!;
+                    _free[_count] = null;
+                    return chunk;
+                }
             }
 
             return GC.AllocateUninitializedArray<byte>(size);
@@ -56,13 +63,13 @@ internal static class OutboundChunkPool
 
         public void Return(byte[] chunk)
         {
-            if (Interlocked.Increment(ref _count) > retained)
+            lock (_lock)
             {
-                Interlocked.Decrement(ref _count);
-                return;
+                if (_count < _free.Length)
+                {
+                    _free[_count++] = chunk;
+                }
             }
-
-            _free.Enqueue(chunk);
         }
     }
 }
