@@ -55,19 +55,38 @@ internal sealed partial class ClientConnection
     /// </param>
     private void ProcessPublish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> messageSubject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte> routedQueues = default)
     {
-        var size = (int)payload.Length;
-        if (headerSize == 0)
+        if (BeginPublish(subject, replyTo, (int)payload.Length, out var match))
         {
-            headerSize = -1; // An empty header block is delivered as a plain MSG, as nats-server.
+            CompletePublish(match, subject, messageSubject, replyTo, headerSize, payload, routedQueues);
         }
+    }
 
+    /// <summary>
+    /// A client's PUB, HPUB or JPUB, as the other overload; the payload's slice of the read buffer is
+    /// taken only once someone is to receive it (a publish nobody receives costs no slicing).
+    /// </summary>
+    private void ProcessClientPublish(ReadOnlySpan<byte> messageSubject, scoped in ClientCommand command)
+    {
+        if (BeginPublish(command.Subject, command.ReplyTo, (int)command.PayloadLength, out var match))
+        {
+            CompletePublish(match, command.Subject, messageSubject, command.ReplyTo, command.HeaderSize, command.Payload, default);
+        }
+    }
+
+    /// <summary>
+    /// What every publish does before delivery: counts it, checks permissions and the subject, sends
+    /// +OK, and matches. False when there is nothing to deliver (no-responders already answered).
+    /// </summary>
+    private bool BeginPublish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int size, out MatchResult match)
+    {
         InMsgs++;
         InBytes += size;
 
         if (_permissions is not null && !_permissions.CanPublish(subject))
         {
             WriteOwn(ProtocolWriter.Error(NatsErrors.PublishViolation(Encoding.UTF8.GetString(subject))));
-            return;
+            match = null!;
+            return false;
         }
 
         if (_pedantic && !SubjectRules.IsValidLiteralSubject(subject))
@@ -80,7 +99,7 @@ internal sealed partial class ClientConnection
             WriteOwn(ProtocolWriter.Ok);
         }
 
-        var match = Match(subject);
+        match = Match(subject);
         if (match.IsEmpty)
         {
             if (_noResponders && !replyTo.IsEmpty)
@@ -88,7 +107,17 @@ internal sealed partial class ClientConnection
                 SendNoResponders(replyTo);
             }
 
-            return;
+            return false;
+        }
+
+        return true;
+    }
+
+    private void CompletePublish(MatchResult match, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> messageSubject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte> routedQueues)
+    {
+        if (headerSize == 0)
+        {
+            headerSize = -1; // An empty header block is delivered as a plain MSG, as nats-server.
         }
 
         var delivered = DeliverMatch(match, subject, messageSubject, replyTo, headerSize, payload, routedQueues);

@@ -184,7 +184,7 @@ internal sealed partial class ClientConnection
                         break;
                     }
 
-                    ProcessPublish(command.Subject, command.Subject, command.ReplyTo, command.HeaderSize, command.Payload);
+                    ProcessClientPublish(command.Subject, command);
                     break;
                 case ClientOp.DeliverPub:
                     // In-process clients only (the parser accepts JPUB nowhere else): JetStream delivery.
@@ -195,7 +195,7 @@ internal sealed partial class ClientConnection
                         break;
                     }
 
-                    ProcessPublish(command.Subject, command.MessageSubject, command.ReplyTo, command.HeaderSize, command.Payload);
+                    ProcessClientPublish(command.MessageSubject, command);
                     break;
                 case ClientOp.Sub:
                     ProcessSubscribe(command.Subject, command.Queue, command.Sid);

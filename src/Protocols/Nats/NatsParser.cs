@@ -147,7 +147,7 @@ public sealed class NatsParser
         command.Subject = args[..first];
         command.ReplyTo = reply;
         command.HeaderSize = -1;
-        command.Payload = SliceUnread(ref reader, payloadStart, size);
+        command.SetPayloadSlice(reader.Sequence, reader.Consumed + payloadStart, size);
         reader.Advance(payloadStart + size + 2);
         return true;
     }
@@ -386,7 +386,9 @@ public sealed class NatsParser
 
         command.Op = ClientOp.Pub;
         command.HeaderSize = -1;
-        return ReadPayload(ref reader, (int)size, ref command.Payload, out error);
+        var status = ReadPayload(ref reader, (int)size, out var payload, out error);
+        command.Payload = payload;
+        return status;
     }
 
     // HPUB <subject> [reply-to] <#header bytes> <#total bytes>\r\n[headers]\r\n\r\n[payload]\r\n
@@ -430,7 +432,9 @@ public sealed class NatsParser
 
         command.Op = ClientOp.HPub;
         command.HeaderSize = (int)headerSize;
-        return ReadPayload(ref reader, (int)size, ref command.Payload, out error);
+        var status = ReadPayload(ref reader, (int)size, out var payload, out error);
+        command.Payload = payload;
+        return status;
     }
 
     // [payload]\r\n: the payload is a slice of the input. The CRLF after it is checked a byte at a
@@ -456,12 +460,15 @@ public sealed class NatsParser
 
         command.Op = ClientOp.DeliverPub;
         command.HeaderSize = (int)headerSize;
-        return ReadPayload(ref reader, (int)size, ref command.Payload, out error);
+        var status = ReadPayload(ref reader, (int)size, out var payload, out error);
+        command.Payload = payload;
+        return status;
     }
 
-    internal static ParseStatus ReadPayload(ref SequenceReader<byte> reader, int size, scoped ref ReadOnlySequence<byte> payload, out ParseError error)
+    internal static ParseStatus ReadPayload(ref SequenceReader<byte> reader, int size, out ReadOnlySequence<byte> payload, out ParseError error)
     {
         error = ParseError.None;
+        payload = default;
         var unread = reader.UnreadSpan;
         if ((long)size + 2 <= unread.Length)
         {

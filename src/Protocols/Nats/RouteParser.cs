@@ -355,7 +355,7 @@ public sealed class RouteParser
 
         command.Op = op;
         command.HeaderSize = (int)headerSize;
-        return NatsParser.ReadPayload(ref reader, (int)size, ref command.Payload, out error);
+        return NatsParser.ReadPayload(ref reader, (int)size, out command.Payload, out error);
     }
 
     // The end of the token before the separator run that precedes position <paramref name="at"/>.
