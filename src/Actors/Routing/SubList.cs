@@ -7,8 +7,9 @@ namespace Courier.Actors.Routing;
 /// </summary>
 /// <remarks>
 /// A level holds literal tokens, a <c>*</c> child and the subscriptions of a trailing <c>&gt;</c>.
-/// Insert and remove copy one node per token (and that node's literal map). Match is the miss
-/// path only (results are cached per snapshot), so it may allocate.
+/// Insert and remove copy one node per token, and one path of that node's literal map (a persistent
+/// <see cref="TokenMap{T}"/>: a few small arrays however many literal children the level has).
+/// Match is the miss path only (results are cached per snapshot), so it may allocate.
 /// </remarks>
 internal sealed class SubList
 {
@@ -59,7 +60,7 @@ internal sealed class SubList
     {
         public static readonly Node Empty = new(null, null, null, [], []);
 
-        private Node(Dictionary<string, Node>? literals, Node? star, Node? full, Subscription[] plain, Subscription[] queued)
+        private Node(TokenMap<Node>? literals, Node? star, Node? full, Subscription[] plain, Subscription[] queued)
         {
             Literals = literals;
             Star = star;
@@ -68,7 +69,7 @@ internal sealed class SubList
             Queued = queued;
         }
 
-        public Dictionary<string, Node>? Literals { get; }
+        public TokenMap<Node>? Literals { get; }
 
         public Node? Star { get; }
 
@@ -119,8 +120,7 @@ internal sealed class SubList
                         return node;
                     }
 
-                    var literals = node.Literals is null ? new Dictionary<string, Node>(1) : new Dictionary<string, Node>(node.Literals);
-                    literals[token] = newChild;
+                    var literals = (node.Literals ?? TokenMap<Node>.Empty).SetItem(token, newChild);
                     return new Node(literals, node.Star, node.Full, node.Plain, node.Queued);
             }
         }
@@ -184,21 +184,9 @@ internal sealed class SubList
                         return node;
                     }
 
-                    Dictionary<string, Node>? literals = new(node.Literals);
-                    if (newChild is null)
-                    {
-                        literals.Remove(token);
-                        if (literals.Count == 0)
-                        {
-                            literals = null;
-                        }
-                    }
-                    else
-                    {
-                        literals[token] = newChild;
-                    }
+                    var literals = newChild is null ? node.Literals.Remove(token) : node.Literals.SetItem(token, newChild);
 
-                    result = new Node(literals, node.Star, node.Full, node.Plain, node.Queued);
+                    result = new Node(literals.Count == 0 ? null : literals, node.Star, node.Full, node.Plain, node.Queued);
                     break;
             }
 
@@ -229,7 +217,7 @@ internal sealed class SubList
             var dot = rest.IndexOf('.');
             var token = dot < 0 ? rest : rest[..dot];
             var next = dot < 0 ? default : rest[(dot + 1)..];
-            if (node.Literals is not null && node.Literals.GetAlternateLookup<ReadOnlySpan<char>>().TryGetValue(token, out var child))
+            if (node.Literals is not null && node.Literals.TryGetValue(token, out var child))
             {
                 Match(child, next, dot < 0, plain, queued);
             }
@@ -259,7 +247,9 @@ internal sealed class SubList
             into.AddRange(node.Queued);
             if (node.Literals is not null)
             {
-                foreach (var child in node.Literals.Values)
+                var children = new List<Node>(node.Literals.Count);
+                node.Literals.CollectValues(children);
+                foreach (var child in children)
                 {
                     CollectAll(child, into);
                 }
