@@ -21,6 +21,8 @@ internal sealed class WebSocketStream : Stream, IBatchWriteStream
 {
     private const int BrowserFrameSize = 4096; // bytes: nats-server's frame limit for browsers (wsFrameSizeForBrowsers)
     private const int ReceiveBufferSize = 64 * 1024; // bytes: a full socket read, as the plain client's pipe buffer
+    private const int SmallReceiveBufferSize = 4 * 1024; // bytes: a quiet client's buffer, as the plain client's first
+    private const int ShortReadsToShrink = 16; // reads under the small size in a row before an idle client's buffer shrinks
 
     private readonly Stream _transport;
     private readonly SocketGatherSender? _sender;
@@ -32,9 +34,11 @@ internal sealed class WebSocketStream : Stream, IBatchWriteStream
     private readonly List<ArraySegment<byte>> _gather = [];
     private readonly ArraySegment<byte>[] _compressedPart = new ArraySegment<byte>[1];
     private byte[] _frameHeaders = [];
-    private readonly byte[] _receive;
+    private byte[] _receive;
     private int _start;
     private int _end;
+    private bool _lastReadFilled; // the last transport read filled the buffer: grow it before the next
+    private int _shortReads;
 
     // Decoded payload bytes waiting to be copied out: a range of _receive, or of _inflated.
     private int _dataOffset;
@@ -61,13 +65,18 @@ internal sealed class WebSocketStream : Stream, IBatchWriteStream
         Upgrade = upgrade;
         _frames = new WebSocketFrameReader(maxMessage, requireMask: !upgrade.NoMasking, compressionNegotiated: upgrade.Compress);
         // Its own array, not pooled: a read may still be in flight on it when the connection is disposed.
-        _receive = new byte[Math.Max(ReceiveBufferSize, pending.Length)];
+        // Small until a read fills it (then 64 KB), as ReadBufferPool sizes a plain client's reads, so
+        // thousands of idle browser clients do not hold 64 KB each.
+        _receive = new byte[Math.Max(SmallReceiveBufferSize, pending.Length)];
         pending.CopyTo(_receive);
         _end = pending.Length;
     }
 
     /// <summary>What the handshake negotiated.</summary>
     public WebSocketUpgradeResult Upgrade { get; }
+
+    /// <summary>Bytes of the receive buffer now (for tests: it grows with full reads, shrinks when idle).</summary>
+    internal int ReceiveBufferLength => _receive.Length;
 
     /// <summary>The TLS session under the frames (wss); null over plain TCP.</summary>
     public System.Net.Security.SslStream? Tls => _transport as System.Net.Security.SslStream;
@@ -109,6 +118,13 @@ internal sealed class WebSocketStream : Stream, IBatchWriteStream
                     return 0;
                 }
 
+                if (_receive.Length > SmallReceiveBufferSize && _shortReads >= ShortReadsToShrink)
+                {
+                    _receive = new byte[SmallReceiveBufferSize]; // idle after a run of short reads: nothing is buffered
+                    _start = _end = 0;
+                    _lastReadFilled = false;
+                }
+
                 await _transport.ReadAsync(Memory<byte>.Empty, cancellationToken).ConfigureAwait(false);
                 return 0;
             }
@@ -138,6 +154,14 @@ internal sealed class WebSocketStream : Stream, IBatchWriteStream
                 _start = 0;
             }
 
+            if (_lastReadFilled && _receive.Length < ReceiveBufferSize)
+            {
+                var grown = new byte[ReceiveBufferSize];
+                _receive.AsSpan(0, _end).CopyTo(grown);
+                _receive = grown;
+            }
+
+            var space = _receive.Length - _end;
             var read = await _transport.ReadAsync(_receive.AsMemory(_end), cancellationToken).ConfigureAwait(false);
             if (read == 0)
             {
@@ -145,6 +169,8 @@ internal sealed class WebSocketStream : Stream, IBatchWriteStream
             }
 
             _end += read;
+            _lastReadFilled = read == space;
+            _shortReads = read < SmallReceiveBufferSize ? _shortReads + 1 : 0;
         }
     }
 
