@@ -118,8 +118,26 @@ internal sealed class ServerProcess : IDisposable
         psi.RedirectStandardError = true;
         var started = Stopwatch.StartNew();
         var process = Process.Start(psi) ?? throw new InvalidOperationException($"could not start {kind}");
-        process.OutputDataReceived += (_, _) => { };
-        process.ErrorDataReceived += (_, _) => { };
+        var output = new Queue<string>(); // the last lines, for the error when the server does not come up
+        void Keep(string? line)
+        {
+            if (line is null)
+            {
+                return;
+            }
+
+            lock (output)
+            {
+                output.Enqueue(line);
+                if (output.Count > 20)
+                {
+                    output.Dequeue();
+                }
+            }
+        }
+
+        process.OutputDataReceived += (_, e) => Keep(e.Data);
+        process.ErrorDataReceived += (_, e) => Keep(e.Data);
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
         var file = Path.Combine(dir, $"nats-server_{process.Id}.ports");
@@ -141,11 +159,27 @@ internal sealed class ServerProcess : IDisposable
                 }
             }
 
+            if (process.HasExited)
+            {
+                break;
+            }
+
             Thread.Sleep(2);
         }
 
-        process.Kill();
-        throw new TimeoutException($"{kind} did not write its ports file");
+        var exited = process.HasExited ? $"exited with {process.ExitCode}" : "still running after 30 s";
+        if (!process.HasExited)
+        {
+            process.Kill();
+        }
+
+        string lastLines;
+        lock (output)
+        {
+            lastLines = string.Join(Environment.NewLine, output);
+        }
+
+        throw new TimeoutException($"{kind} did not write its ports file ({exited}, {args}); its last output:{Environment.NewLine}{lastLines}");
     }
 
     private static ServerProcess StartMosquitto()
@@ -158,8 +192,26 @@ internal sealed class ServerProcess : IDisposable
         File.WriteAllText(config, $"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\nset_tcp_nodelay true\n");
         var psi = new ProcessStartInfo(Mosquitto, $"-c {config}") { RedirectStandardOutput = true, RedirectStandardError = true };
         var process = Process.Start(psi) ?? throw new InvalidOperationException("could not start mosquitto (apt-get install mosquitto)");
-        process.OutputDataReceived += (_, _) => { };
-        process.ErrorDataReceived += (_, _) => { };
+        var output = new Queue<string>(); // the last lines, for the error when the server does not come up
+        void Keep(string? line)
+        {
+            if (line is null)
+            {
+                return;
+            }
+
+            lock (output)
+            {
+                output.Enqueue(line);
+                if (output.Count > 20)
+                {
+                    output.Dequeue();
+                }
+            }
+        }
+
+        process.OutputDataReceived += (_, e) => Keep(e.Data);
+        process.ErrorDataReceived += (_, e) => Keep(e.Data);
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
         var deadline = DateTime.UtcNow.AddSeconds(30);
