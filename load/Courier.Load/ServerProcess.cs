@@ -118,26 +118,7 @@ internal sealed class ServerProcess : IDisposable
         psi.RedirectStandardError = true;
         var started = Stopwatch.StartNew();
         var process = Process.Start(psi) ?? throw new InvalidOperationException($"could not start {kind}");
-        var output = new Queue<string>(); // the last lines, for the error when the server does not come up
-        void Keep(string? line)
-        {
-            if (line is null)
-            {
-                return;
-            }
-
-            lock (output)
-            {
-                output.Enqueue(line);
-                if (output.Count > 20)
-                {
-                    output.Dequeue();
-                }
-            }
-        }
-
-        process.OutputDataReceived += (_, e) => Keep(e.Data);
-        process.ErrorDataReceived += (_, e) => Keep(e.Data);
+        var output = new OutputTail(process); // the last lines, for the error when the server does not come up
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
         var file = Path.Combine(dir, $"nats-server_{process.Id}.ports");
@@ -173,13 +154,7 @@ internal sealed class ServerProcess : IDisposable
             process.Kill();
         }
 
-        string lastLines;
-        lock (output)
-        {
-            lastLines = string.Join(Environment.NewLine, output);
-        }
-
-        throw new TimeoutException($"{kind} did not write its ports file ({exited}, {args}); its last output:{Environment.NewLine}{lastLines}");
+        throw new TimeoutException($"{kind} did not write its ports file ({exited}, {args}); its last output:{Environment.NewLine}{output}");
     }
 
     private static ServerProcess StartMosquitto()
@@ -192,26 +167,7 @@ internal sealed class ServerProcess : IDisposable
         File.WriteAllText(config, $"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\nset_tcp_nodelay true\n");
         var psi = new ProcessStartInfo(Mosquitto, $"-c {config}") { RedirectStandardOutput = true, RedirectStandardError = true };
         var process = Process.Start(psi) ?? throw new InvalidOperationException("could not start mosquitto (apt-get install mosquitto)");
-        var output = new Queue<string>(); // the last lines, for the error when the server does not come up
-        void Keep(string? line)
-        {
-            if (line is null)
-            {
-                return;
-            }
-
-            lock (output)
-            {
-                output.Enqueue(line);
-                if (output.Count > 20)
-                {
-                    output.Dequeue();
-                }
-            }
-        }
-
-        process.OutputDataReceived += (_, e) => Keep(e.Data);
-        process.ErrorDataReceived += (_, e) => Keep(e.Data);
+        var output = new OutputTail(process); // the last lines, for the error when the server does not come up
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
         var deadline = DateTime.UtcNow.AddSeconds(30);
@@ -230,7 +186,7 @@ internal sealed class ServerProcess : IDisposable
         }
 
         process.Kill();
-        throw new TimeoutException("mosquitto did not listen");
+        throw new TimeoutException($"mosquitto did not listen; its last output:{Environment.NewLine}{output}");
     }
 
     private static int FreePort()
@@ -261,6 +217,44 @@ internal sealed class ServerProcess : IDisposable
         catch (IOException)
         {
             // A store file still being released: the temp folder is cleaned up by the OS.
+        }
+    }
+}
+
+/// <summary>A started process's last 20 lines of output (stdout and stderr), for the error when it does not come up.</summary>
+internal sealed class OutputTail
+{
+    private const int Lines = 20;
+    private readonly Queue<string> _lines = new();
+
+    public OutputTail(Process process)
+    {
+        process.OutputDataReceived += (_, e) => Keep(e.Data);
+        process.ErrorDataReceived += (_, e) => Keep(e.Data);
+    }
+
+    public override string ToString()
+    {
+        lock (_lines)
+        {
+            return string.Join(Environment.NewLine, _lines);
+        }
+    }
+
+    private void Keep(string? line)
+    {
+        if (line is null)
+        {
+            return;
+        }
+
+        lock (_lines)
+        {
+            _lines.Enqueue(line);
+            if (_lines.Count > Lines)
+            {
+                _lines.Dequeue();
+            }
         }
     }
 }
