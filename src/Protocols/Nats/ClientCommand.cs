@@ -89,9 +89,9 @@ public ref struct ClientCommand
     /// <summary>HPUB header block size in bytes; -1 for PUB.</summary>
     public int HeaderSize;
 
-    // The payload, or (when _payloadOffset >= 0) the sequence it is a slice of: the canonical PUB path
-    // leaves the slice to be taken when the payload is read, so a message nobody receives never pays
-    // for building it (that was 14% of a publish-only server's CPU).
+    // The payload, or (when _payloadOffset > 0: the offset plus one) the sequence it is a slice of.
+    // The canonical PUB path leaves the slice to be taken when the payload is read, so a message
+    // nobody receives never pays for building it (that was 14% of a publish-only server's CPU).
     private ReadOnlySequence<byte> _payload;
     private long _payloadOffset;
     private int _payloadLength;
