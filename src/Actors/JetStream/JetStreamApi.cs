@@ -654,6 +654,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
 
         _log.Error("stream {0} stopped after repeated failures; starting it again from its store", entry.Config.Name);
         _streams.Remove(entry.Config.Name);
+        _consumers.Close(entry.Config.Name); // its consumers stopped with it; Start lists the new ones
         try
         {
             // A file stream continues from its files; a memory stream starts empty.

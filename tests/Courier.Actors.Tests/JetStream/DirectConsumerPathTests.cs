@@ -1,3 +1,6 @@
+using Akka.Actor;
+using Akka.Event;
+using Courier.Actors.JetStream;
 using Courier.Actors.Tests.Server;
 using Xunit;
 using static Courier.Actors.Tests.JetStream.JetStreamWire;
@@ -77,5 +80,60 @@ public sealed class DirectConsumerPathTests : JetStreamTestKit
         await c.SendAsync("PUB $JS.API.CONSUMER.MSG.NEXT.FI.E _INBOX.t.fetch 1\r\n1\r\n");
         Assert.StartsWith("HMSG _INBOX.t.fetch 1 ", await c.ReadLineAsync(), StringComparison.Ordinal);
         Assert.Equal("NATS/1.0 404 Consumer Not Found", await c.ReadLineAsync());
+    }
+    [Fact]
+    public async Task A_stream_that_stops_and_cannot_be_reopened_takes_its_consumers_out_of_the_directory()
+    {
+        await using var harness = await BrokerHarness.StartAsync(Sys, Options);
+        using var c = await harness.ConnectAsync();
+        await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
+        await c.ExpectLineAsync("PONG");
+        await RequestAsync(c, "$JS.API.STREAM.CREATE.FI", """{"name":"FI","subjects":["fi.>"],"storage":"file"}""");
+        await RequestAsync(c, "fi.a", "one");
+
+        // A durable consumer: each restart of the stream actor starts it again from its state.
+        await RequestAsync(c, "$JS.API.CONSUMER.DURABLE.CREATE.FI.D", """{"stream_name":"FI","config":{"durable_name":"D","ack_policy":"none"}}""");
+        Assert.Equal(1UL, Assert.Single(await FetchAsync(c, 1, stream: "FI", consumer: "D")).StreamSeq);
+
+        // Ten failures: the supervisor restarts the stream actor each time, and it lists the durable
+        // consumer again from its files.
+        var stream = await harness.Broker.JetStream!.Ask<IActorRef>(new JetStreamApi.Protocol.GetStream("FI"), TimeSpan.FromSeconds(5));
+        for (var i = 0; i < 10; i++)
+        {
+            stream.Tell(Kill.Instance);
+            var info = "";
+            for (var attempt = 0; attempt < 100 && !info.Contains("\"name\":\"D\"", StringComparison.Ordinal); attempt++)
+            {
+                await Task.Delay(20);
+                info = await RequestAsync(c, "$JS.API.CONSUMER.INFO.FI.D", "");
+            }
+
+            Assert.Contains("\"name\":\"D\"", info, StringComparison.Ordinal);
+        }
+
+        // Then its files go away (a plain file takes the directory's place, so reopening fails) and an
+        // eleventh failure, past the supervisor's ten restarts a minute, stops it and its consumer.
+        var directory = Directory.EnumerateDirectories(StoreDirectory, "FI", SearchOption.AllDirectories).Single();
+        Directory.Move(directory, directory + ".gone");
+        await File.WriteAllTextAsync(directory, "not a directory");
+        stream.Tell(Kill.Instance);
+
+        var current = stream;
+        for (var attempt = 0; attempt < 100 && current.Equals(stream); attempt++)
+        {
+            await Task.Delay(20);
+            current = await harness.Broker.JetStream!.Ask<IActorRef>(new JetStreamApi.Protocol.GetStream("FI"), TimeSpan.FromSeconds(5));
+        }
+
+        Assert.Equal(ActorRefs.Nobody, current);
+
+        // A pull request now takes the API's path (which, as nats-server, does not answer one for an unknown
+        // stream), not the directory's: nothing is told to the consumer that stopped with its stream.
+        var deadLetters = CreateTestProbe();
+        Sys.EventStream.Subscribe(deadLetters, typeof(DeadLetter));
+        await c.SendAsync("PUB $JS.API.CONSUMER.MSG.NEXT.FI.D _INBOX.t.fetch 1\r\n1\r\nPING\r\n");
+        await c.ExpectLineAsync("PONG");
+        var letters = deadLetters.ReceiveWhile(TimeSpan.FromSeconds(1), m => (DeadLetter)m);
+        Assert.DoesNotContain(letters, l => l.Message is ConsumerActor.Protocol.Next);
     }
 }
