@@ -32,8 +32,6 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     /// </summary>
     private static readonly TimeSpan IdleTickInterval = TimeSpan.FromSeconds(1);
 
-    private bool _idleTicking;
-
     private static readonly long DefaultAckWait = TimeSpan.FromSeconds(30).Ticks * 100; // ns, nats-server default
 
     private readonly InternalClient _client;
@@ -46,6 +44,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     private readonly ConsumerContext _context;
     private readonly byte[] _ackPrefix;
     private DateTime _lastActivity = DateTime.UtcNow;
+    private bool _idleTicking; // on IdleTickInterval, not TickInterval
     private readonly SortedDictionary<ulong, Pending> _pending = [];
     private readonly SortedSet<ulong> _redeliver = [];
     private readonly LinkedList<Waiting> _waiting = new();
