@@ -7,6 +7,7 @@ using Courier.Load;
 // the median and spread of the per-round ratios.
 // Usage: dotnet run -c Release --project load/Courier.Load -- [--rounds 3] [--scenarios pub16,ps16] [--out load/results]
 //        ... -- --scenarios pub128 --attach 4222   (once, against a running server: for profiling)
+//        ... -- --warm   (each row also measured a second time on the same server, reported as "(warm)")
 //        ... -- soak --connections 10000 --minutes 10 --kill-every 3   (through load/soak.sh, which raises the fd limit)
 //        ... -- powerloss --mount DIR ... / corruption ...   (through load/powerloss.sh and load/corruption.sh)
 var root = AppContext.BaseDirectory;
@@ -36,6 +37,8 @@ var rounds = 3;
 string[]? only = null;
 string? outDir = null;
 int? attachPort = null;
+var warm = false;
+var warmPause = TimeSpan.FromSeconds(2); // under --warm: long enough for .NET's background tier-1 compiles of what the first run used
 for (var i = 0; i < args.Length; i++)
 {
     var value = i + 1 < args.Length ? args[i + 1] : "";
@@ -58,6 +61,12 @@ for (var i = 0; i < args.Length; i++)
             attachPort = int.Parse(value, CultureInfo.InvariantCulture);
             i++;
             break;
+        case "--warm":
+            // Each row runs twice on its fresh server: the first run is the row as always (a server that has
+            // just started, its code still being compiled to tier 1), the second, after a pause, the same
+            // server once warm. Both are reported; the second under the metric's name with "(warm)".
+            warm = true;
+            break;
         case "--list":
             foreach (var s in Scenarios.All)
             {
@@ -66,7 +75,7 @@ for (var i = 0; i < args.Length; i++)
 
             return 0;
         default:
-            Console.Error.WriteLine($"unknown argument {args[i]}; use --rounds N, --scenarios a,b, --out DIR, --list");
+            Console.Error.WriteLine($"unknown argument {args[i]}; use --rounds N, --scenarios a,b, --out DIR, --warm, --list");
             return 2;
     }
 }
@@ -115,6 +124,16 @@ foreach (var scenario in scenarios)
             {
                 using var process = ServerProcess.Start(server, root, scenario.ConfigText?.Invoke(), scenario.Mqtt);
                 metrics = scenario.Run(process);
+                if (warm && scenario.Repeatable)
+                {
+                    if (scenario.Stream)
+                    {
+                        Scenarios.Reset(process);
+                    }
+
+                    Thread.Sleep(warmPause);
+                    metrics = [.. metrics, .. scenario.Run(process).Select(m => m with { Name = m.Name + " (warm)" })];
+                }
             }
 
             results[server].Add(metrics);
@@ -149,6 +168,11 @@ header.AppendLine();
 header.AppendLine(CultureInfo.InvariantCulture, $"- machine: {Environment.ProcessorCount} cores, {cpu}");
 header.AppendLine(CultureInfo.InvariantCulture, $"- nats-server: `{versions["nats-server"]}`; courier: `{versions["courier"]}`{(versions.TryGetValue("mosquitto", out var mv) ? $"; mosquitto: `{mv}`" : "")}");
 header.AppendLine(CultureInfo.InvariantCulture, $"- {rounds} rounds, servers alternating, a fresh server per round; ratio = courier/nats-server per round (inverted for latency and memory, so above 1.0 means Courier is better)");
+if (warm)
+{
+    header.AppendLine(CultureInfo.InvariantCulture, $"- --warm: each row ran twice on its fresh server; the \"(warm)\" rows are the second run, {warmPause.TotalSeconds:F0} s after the first (the JetStream rows' stream deleted in between; not the conn row), when .NET has finished compiling the server's hot code to tier 1");
+}
+
 header.AppendLine("- client: the same raw-socket client for both servers (load/Courier.Load/BenchClient.cs)");
 header.AppendLine();
 var vsMosquittoSection = mosquittoTable.Length == 0

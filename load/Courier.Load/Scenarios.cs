@@ -16,7 +16,9 @@ internal readonly record struct Metric(string Name, double Value, bool HigherIsB
 /// <param name="Mqtt">The servers get an MQTT listener (<see cref="ServerProcess.MqttPort"/>).</param>
 /// <param name="Mosquitto">mosquitto runs the row too, as a third peer (pure MQTT rows).</param>
 /// <param name="Cold">Instead of <paramref name="Run"/>: the row starts its own servers of the given kind (with the repository root).</param>
-internal sealed record Scenario(string Id, string Description, Func<ServerProcess, IReadOnlyList<Metric>> Run, Func<string>? ConfigText = null, bool Mqtt = false, bool Mosquitto = false, Func<string, string, IReadOnlyList<Metric>>? Cold = null);
+/// <param name="Stream">The row creates stream BENCH (deleted before a second run under --warm).</param>
+/// <param name="Repeatable">Under --warm the row runs a second time (not the memory row: a second delta measures reused memory).</param>
+internal sealed record Scenario(string Id, string Description, Func<ServerProcess, IReadOnlyList<Metric>> Run, Func<string>? ConfigText = null, bool Mqtt = false, bool Mosquitto = false, Func<string, string, IReadOnlyList<Metric>>? Cold = null, bool Stream = false, bool Repeatable = true);
 
 /// <summary>The core scenarios of ../shared/BENCHMARKS.md, each bounded in count and time.</summary>
 internal static class Scenarios
@@ -44,18 +46,18 @@ internal static class Scenarios
         new("m4x4", "4 pubs x 4 subs, 128 B", s => PubSub(s, 128, 2_000_000, publishers: 4, subscribers: 4)),
         new("rr1", "request/reply, 1 client 1 service, 128 B", s => RequestReply(s, 128, clients: 1, services: 1, requestsPerClient: 10_000)),
         new("rr10", "request/reply, 10 clients, 2 services in a queue group, 16 B", s => RequestReply(s, 16, clients: 10, services: 2, requestsPerClient: 5_000)),
-        new("jssync", "JetStream publish, wait for each PubAck, memory storage, 16 B", s => JetStreamPublish(s, "memory", 16, 20_000, window: 1)),
-        new("jsasync", "JetStream publish, up to 256 PubAcks outstanding, file storage, 128 B", s => JetStreamPublish(s, "file", 128, 200_000, window: 256)),
-        new("jsasync600", "JetStream publish as NATS clients do it: a sliding window of 256 PubAcks, a distinct reply subject per message under one wildcard inbox, 600,000 msgs, file storage, 128 B", s => JetStreamPublishSliding(s, 128, 600_000, window: 256)),
-        new("jsord", "JetStream ordered (ack none) pull consumer reading a pre-filled stream, 128 B", s => JetStreamConsume(s, 100_000, ack: false)),
-        new("jsfetch", "JetStream durable pull consumer, fetch 256 at a time, ack each, 128 B", s => JetStreamConsume(s, 100_000, ack: true)),
+        new("jssync", "JetStream publish, wait for each PubAck, memory storage, 16 B", s => JetStreamPublish(s, "memory", 16, 20_000, window: 1), Stream: true),
+        new("jsasync", "JetStream publish, up to 256 PubAcks outstanding, file storage, 128 B", s => JetStreamPublish(s, "file", 128, 200_000, window: 256), Stream: true),
+        new("jsasync600", "JetStream publish as NATS clients do it: a sliding window of 256 PubAcks, a distinct reply subject per message under one wildcard inbox, 600,000 msgs, file storage, 128 B", s => JetStreamPublishSliding(s, 128, 600_000, window: 256), Stream: true),
+        new("jsord", "JetStream ordered (ack none) pull consumer reading a pre-filled stream, 128 B", s => JetStreamConsume(s, 100_000, ack: false), Stream: true),
+        new("jsfetch", "JetStream durable pull consumer, fetch 256 at a time, ack each, 128 B", s => JetStreamConsume(s, 100_000, ack: true), Stream: true),
         new("tls", "over TLS (tls {} with a test certificate): publisher + subscriber 1:1, and a single publisher, 128 B", s => [.. PubSub(s, 128, 2_000_000, publishers: 1, subscribers: 1, tls: true).Take(1).Select(m => m with { Name = "pub/sub delivered msgs/s" }), .. PubOnly(s, 128, 3_000_000, tls: true).Take(1).Select(m => m with { Name = "pub-only msgs/s" })], () => BenchTls.Config),
         new("ws", "over WebSocket: pub/sub 1:1 and pub-only, 128 B", s => WebSocket(s, 128, 2_000_000), () => WebSocketConfig),
         new("wss", "over WebSocket with TLS (websocket { tls {} }, a test certificate): pub/sub 1:1 and pub-only, 128 B", s => WebSocket(s, 128, 2_000_000, tls: true), () => BenchTls.WebSocketConfig),
         new("mqtt", "MQTT QoS 0 publisher -> MQTT QoS 0 subscriber 1:1, 128 B", s => MqttPubSub(s, 128, 400_000, qos: 0), Mqtt: true, Mosquitto: true),
         new("mqtt1", "MQTT QoS 1 publisher (windows of 64 awaiting PUBACKs) -> MQTT QoS 1 subscriber 1:1, 128 B", s => MqttPubSub(s, 128, 100_000, qos: 1), Mqtt: true, Mosquitto: true),
         new("nats2mqtt", "NATS publisher -> MQTT QoS 0 subscriber 1:1, 128 B", s => NatsToMqtt(s, 128, 400_000), Mqtt: true),
-        new("conn", "5,000 idle connections with one SUB each", s => IdleConnections(s, 5_000)),
+        new("conn", "5,000 idle connections with one SUB each", s => IdleConnections(s, 5_000), Repeatable: false),
         new("acct", "accounts: pub/sub 1:1 16 B in a named account, and through a stream import between two accounts", s =>
         [
             .. PubSub(s, 16, 4_000_000, publishers: 1, subscribers: 1, publisher: "a", subscriber: "a2").Take(1).Select(m => m with { Name = "in-account delivered msgs/s" }),
@@ -462,6 +464,14 @@ internal static class Scenarios
             new("p50 us", done[done.Length / 2], HigherIsBetter: false),
             new("p99 us", done[(int)(done.Length * 0.99)], HigherIsBetter: false),
         ];
+    }
+
+    /// <summary>Between a row's two runs under --warm: deletes stream BENCH, so the second run starts from an empty stream as the first did.</summary>
+    public static void Reset(ServerProcess server)
+    {
+        using var client = new BenchClient(server.Port);
+        client.Send("SUB _INBOX.bench.reset 1\r\nPUB $JS.API.STREAM.DELETE.BENCH _INBOX.bench.reset 0\r\n\r\n");
+        client.ReadMsg();
     }
 
     /// <summary>A client subscribed to _INBOX.bench.* that has created stream BENCH on bench.js.</summary>
