@@ -145,6 +145,10 @@ internal sealed partial class ClientConnection
         {
             written = target.WriteMqttDelivery(primary, mapped, templates.HeaderSize, payload, _mqtt?.InboundQoS ?? 0, _mqtt?.InboundRetain == true);
         }
+        else if (primary.Direct is { } direct)
+        {
+            written = DeliverDirect(target, direct, mapped, templates.ReplyTo, templates.HeaderSize, payload);
+        }
         else
         {
             var plain = templates.HeaderSize > 0 && !target._headers;

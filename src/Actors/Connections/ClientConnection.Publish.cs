@@ -299,6 +299,10 @@ internal sealed partial class ClientConnection
         {
             written = target.WriteMqttDelivery(sub, templates.Subject, templates.HeaderSize, payload, _mqtt?.InboundQoS ?? 0, _mqtt?.InboundRetain == true);
         }
+        else if (sub.Direct is { } direct)
+        {
+            written = DeliverDirect(target, direct, templates.Subject, templates.ReplyTo, templates.HeaderSize, payload);
+        }
         else if (templates.HeaderSize > 0 && !target._headers)
         {
             // A subscriber that did not ask for headers gets a plain MSG without the header block, as nats-server.
@@ -316,6 +320,18 @@ internal sealed partial class ClientConnection
         }
 
         Delivered(target, sub, claim, templates.ReplyTo);
+        return true;
+    }
+
+    /// <summary>A delivery to an in-process service's direct subscription: a call, completed with the target's outbound at the end of this batch.</summary>
+    private static bool DeliverDirect(ClientConnection target, IDirectSubscriber direct, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload)
+    {
+        if (!direct.Deliver(subject, replyTo, headerSize, payload, out var first))
+        {
+            return false;
+        }
+
+        target.Outbound.NoteDirect(direct, first, payload.Length);
         return true;
     }
 

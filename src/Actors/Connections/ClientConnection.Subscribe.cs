@@ -77,7 +77,10 @@ internal sealed partial class ClientConnection
         }
 
         var sid = sidBytes.ToArray();
-        var sub = new Subscription(this, _account, subject, queue, sid, _account.Space.ShardForSubscription(subjectBytes));
+        var sub = new Subscription(this, _account, subject, queue, sid, _account.Space.ShardForSubscription(subjectBytes))
+        {
+            Direct = DirectSubscribers?.Find(sidBytes),
+        };
         var max = _broker.Options.MaxSubscriptions;
         lock (_subsLock)
         {

@@ -79,6 +79,9 @@ internal sealed partial class ClientConnection
 
     public Outbound Outbound { get; }
 
+    /// <summary>An in-process client's subscriptions served by calls (set by the broker when it makes the connection); else null.</summary>
+    internal DirectSubscribers? DirectSubscribers { get; set; }
+
     /// <summary>A client over WebSocket (its stream unframes reads and frames write batches).</summary>
     public bool IsWebSocket => _stream is WebSocketStream;
 

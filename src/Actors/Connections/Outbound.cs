@@ -28,6 +28,9 @@ internal sealed class Outbound
     private bool _slowConsumer;
     private long _writeStartedTimestamp;
     private TaskCompletionSource? _drained;
+    private List<IDirectSubscriber> _directPending = [];   // direct subscribers with deliveries to complete (see Signal)
+    private List<IDirectSubscriber>? _directSpare = [];    // the other list, while no completion is under way
+    private int _directPendingCount;
 
     public Outbound(long maxPending, bool inProcess = false)
     {
@@ -227,9 +230,73 @@ internal sealed class Outbound
         }
     }
 
-    /// <summary>Wakes the write pump (deferred flush: once per read batch per touched client).</summary>
+    /// <summary>
+    /// Counts a delivery to one of this in-process client's direct subscribers (<see cref="IDirectSubscriber"/>)
+    /// as a message out, and notes the subscriber for completion at the next <see cref="Signal"/> when
+    /// the delivery was its <paramref name="first"/> pending one.
+    /// </summary>
+    public void NoteDirect(IDirectSubscriber direct, bool first, long payloadLength)
+    {
+        lock (_lock)
+        {
+            OutMsgs++;
+            OutBytes += payloadLength;
+            if (first)
+            {
+                _directPending.Add(direct);
+                _directPendingCount = _directPending.Count;
+            }
+        }
+    }
+
+    /// <summary>
+    /// Wakes the write pump (deferred flush: once per read batch per touched client). Direct
+    /// subscribers delivered to since the last signal are completed first, on this thread.
+    /// </summary>
     /// <param name="inline">Write on the calling thread if the pump is idle (small batches: no thread hop).</param>
-    public void Signal(bool inline = false) => _signal.Set(inline);
+    public void Signal(bool inline = false)
+    {
+        // Read without the lock: a delivery noted after this read is completed by its own publisher's signal.
+        if (Volatile.Read(ref _directPendingCount) > 0)
+        {
+            CompleteDirect();
+            if (Volatile.Read(ref _pending) == 0)
+            {
+                return; // nothing framed to write: a direct-only batch does not wake the pump
+            }
+        }
+
+        _signal.Set(inline);
+    }
+
+    private void CompleteDirect()
+    {
+        List<IDirectSubscriber> batch;
+        lock (_lock)
+        {
+            if (_directPending.Count == 0)
+            {
+                return;
+            }
+
+            // Swapped, not iterated under the lock: a completion may run a service that delivers here again.
+            batch = _directPending;
+            _directPending = _directSpare ?? [];
+            _directSpare = null;
+            _directPendingCount = 0;
+        }
+
+        foreach (var direct in batch)
+        {
+            direct.Complete();
+        }
+
+        batch.Clear();
+        lock (_lock)
+        {
+            _directSpare ??= batch; // reused: a completion per batch allocates nothing (but for overlapping ones)
+        }
+    }
 
     /// <summary>Stops accepting frames; the pump writes what is queued and ends.</summary>
     public void Complete()

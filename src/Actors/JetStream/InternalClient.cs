@@ -42,6 +42,7 @@ internal sealed class InternalClient : IAsyncDisposable
     private readonly Dictionary<int, FrameSink> _handlers = [];
     private readonly Lock _handlersLock = new();
     private readonly Queue<TaskCompletionSource> _pongWaiters = new();
+    private readonly DirectSubscribers _direct = new();
     private ArrayBufferWriter<byte> _pending = new(4096);
     private ArrayBufferWriter<byte> _flushing = new(4096);
     private int _nextSid;
@@ -63,7 +64,7 @@ internal sealed class InternalClient : IAsyncDisposable
     /// <param name="account">The account whose subject space the client uses; null: the global account.</param>
     public InternalClient(Broker broker, string name = "courier-internal", Accounts.Account? account = null)
     {
-        (_input, _output) = broker.ConnectInternal(account);
+        (_input, _output) = broker.ConnectInternal(account, _direct);
         _name = name;
     }
 
@@ -96,11 +97,39 @@ internal sealed class InternalClient : IAsyncDisposable
         return sid;
     }
 
-    public void Unsubscribe(string sid)
+    /// <summary>
+    /// <see cref="Subscribe(string, string?, FrameSink)"/> served by calls on the publisher's thread
+    /// (<see cref="IDirectSubscriber"/>) instead of MSG frames through the pipe, for the hot paths (a
+    /// stream's capture). The sink sees the same frames and completions, now from several threads one
+    /// at a time; a frame that still comes through the pipe (an import, a route) goes to it too.
+    /// </summary>
+    public string SubscribeDirect(string subject, FrameSink sink)
     {
+        var direct = new DirectSink(sink);
+        var id = Interlocked.Increment(ref _nextSid);
+        var sid = id.ToString(System.Globalization.CultureInfo.InvariantCulture);
         lock (_handlersLock)
         {
-            _handlers.Remove(int.Parse(sid, System.Globalization.CultureInfo.InvariantCulture));
+            _handlers[id] = direct;
+        }
+
+        _direct.Add(sid, direct); // before the SUB: the broker binds it when it makes the subscription
+        Write(Encoding.UTF8.GetBytes($"SUB {subject} {sid}\r\n"));
+        return sid;
+    }
+
+    public void Unsubscribe(string sid)
+    {
+        FrameSink? sink;
+        lock (_handlersLock)
+        {
+            _handlers.Remove(int.Parse(sid, System.Globalization.CultureInfo.InvariantCulture), out sink);
+        }
+
+        if (sink is DirectSink direct)
+        {
+            _direct.Remove(sid);
+            direct.Close(); // deliveries racing the UNSUB are dropped, as frames for a removed handler are
         }
 
         Write(Encoding.UTF8.GetBytes($"UNSUB {sid}\r\n"));
@@ -580,6 +609,76 @@ internal sealed class InternalClient : IAsyncDisposable
         }
 
         return reader.Position;
+    }
+
+    /// <summary>
+    /// A sink fed by calls from publishers' threads (<see cref="IDirectSubscriber"/>) and by the read
+    /// loop: one at a time under its lock, so the sink inside sees what a read loop alone would show it.
+    /// </summary>
+    private sealed class DirectSink(FrameSink inner) : FrameSink, IDirectSubscriber
+    {
+        private readonly Lock _lock = new();
+        private bool _pending;
+        private bool _closed;
+
+        public bool Deliver(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload, out bool first)
+        {
+            var frame = new ServerFrame
+            {
+                Op = headerSize >= 0 ? ServerOp.HMsg : ServerOp.Msg,
+                Subject = subject,
+                ReplyTo = replyTo,
+                HeaderSize = headerSize,
+                Payload = payload,
+            };
+            lock (_lock)
+            {
+                first = false;
+                if (_closed)
+                {
+                    return false;
+                }
+
+                inner.Add(ref frame);
+                first = !_pending;
+                _pending = true;
+                return true;
+            }
+        }
+
+        public override void Add(ref ServerFrame frame)
+        {
+            lock (_lock)
+            {
+                if (!_closed)
+                {
+                    inner.Add(ref frame);
+                    _pending = true;
+                }
+            }
+        }
+
+        public override void Complete()
+        {
+            lock (_lock)
+            {
+                if (!_pending)
+                {
+                    return;
+                }
+
+                _pending = false;
+                inner.Complete();
+            }
+        }
+
+        public void Close()
+        {
+            lock (_lock)
+            {
+                _closed = true;
+            }
+        }
     }
 
     /// <summary>Collects whole messages and hands them over as one list per read batch.</summary>

@@ -225,7 +225,8 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         foreach (var subject in subjects)
         {
             // One actor message per read batch of the internal client, never one per NATS message.
-            _sids.Add(_client.Subscribe(subject, null, new RawMessageSink(batch => self.Tell(new Protocol.Append(batch)))));
+            // Served by calls on the publisher's thread: no MSG frame formatted and parsed again per message.
+            _sids.Add(_client.SubscribeDirect(subject, new RawMessageSink(batch => self.Tell(new Protocol.Append(batch)))));
         }
 
         // Acks go from the client's read loop straight to their consumers (ConsumerDirectory), not through this actor.

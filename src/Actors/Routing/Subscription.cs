@@ -75,6 +75,9 @@ internal sealed class Subscription
     /// </summary>
     public ImportBinding? Import { get; init; }
 
+    /// <summary>An in-process service's subscription served by calls instead of MSG frames (<see cref="IDirectSubscriber"/>); else null.</summary>
+    public IDirectSubscriber? Direct { get; init; }
+
     /// <summary>This subscription's shadows in the spaces of the accounts its account imports streams from.</summary>
     public Subscription[]? Shadows { get; set; }
 

@@ -786,28 +786,34 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// Opens an in-process client connection: the broker serves it through the same pumps as a
     /// socket. Returns the client's ends: read server frames from the reader, write commands to the writer.
     /// </summary>
-    internal (System.IO.Pipelines.PipeReader Input, System.IO.Pipelines.PipeWriter Output) ConnectInternal(Account? account = null)
+    /// <param name="account">The account the client lives in; null: the global account.</param>
+    /// <param name="direct">Where the client registers subscriptions served by calls instead of MSG frames.</param>
+    internal (System.IO.Pipelines.PipeReader Input, System.IO.Pipelines.PipeWriter Output) ConnectInternal(Account? account = null, DirectSubscribers? direct = null)
     {
         var (server, input, output) = DuplexPipeStream.CreatePair();
-        if (account is not null)
+        if (account is not null || direct is not null)
         {
-            // The connection is made by the supervisor: it finds its account here by its stream.
-            _internalAccounts[server] = account;
+            // The connection is made by the supervisor: it finds its account and direct subscribers here by its stream.
+            _internalClients[server] = (account, direct);
         }
 
         _connections.Tell(new ConnectionSupervisor.Protocol.AcceptInternal(server));
         return (input, output);
     }
 
-    private readonly System.Collections.Concurrent.ConcurrentDictionary<Stream, Account> _internalAccounts = new();
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<Stream, (Account? Account, DirectSubscribers? Direct)> _internalClients = new();
 
     /// <inheritdoc />
     ClientConnection IConnectionFactory.Create(Stream stream, Socket? socket, ulong id, IActorRef owner)
     {
         var connection = new ClientConnection(this, stream, socket, id, owner);
-        if (socket is null && _internalAccounts.TryRemove(stream, out var account))
+        if (socket is null && _internalClients.TryRemove(stream, out var made))
         {
-            connection.BindAccount(account); // an account's JetStream: its internal client lives in the account
+            connection.DirectSubscribers = made.Direct;
+            if (made.Account is { } account)
+            {
+                connection.BindAccount(account); // an account's JetStream: its internal client lives in the account
+            }
         }
 
         return connection;

@@ -121,6 +121,54 @@ public sealed class OutboundTests
         }
     }
 
+    [Fact]
+    public async Task Direct_deliveries_are_counted_and_completed_once_at_the_next_signal_without_a_write()
+    {
+        var outbound = new Outbound(maxPending: 1L << 30);
+        var sent = new RecordingStream();
+        var pump = outbound.RunWritePumpAsync(sent);
+        var a = new CountingDirect();
+        var b = new CountingDirect();
+
+        // Two subscribers, three deliveries: each noted once, when it had nothing pending.
+        outbound.NoteDirect(a, first: true, payloadLength: 10);
+        outbound.NoteDirect(a, first: false, payloadLength: 10);
+        outbound.NoteDirect(b, first: true, payloadLength: 5);
+        Assert.Equal(0, a.Completions);
+
+        outbound.Signal();
+        Assert.Equal(1, a.Completions);
+        Assert.Equal(1, b.Completions);
+        Assert.Equal(3, outbound.OutMsgs);
+        Assert.Equal(25, outbound.OutBytes);
+
+        // Nothing new: a signal completes nobody again.
+        outbound.Signal();
+        Assert.Equal(1, a.Completions);
+
+        // A framed write after direct ones still goes out, and only it.
+        outbound.NoteDirect(b, first: true, payloadLength: 1);
+        Assert.True(outbound.Write("PONG\r\n"u8));
+        outbound.Signal();
+        Assert.Equal(2, b.Completions);
+        await sent.WaitForWritesAsync(1);
+        Assert.Equal("PONG\r\n", Encoding.ASCII.GetString(sent.Writes[0].Bytes));
+        Assert.Single(sent.Writes);
+
+        outbound.Complete();
+        await pump;
+    }
+
+    private sealed class CountingDirect : IDirectSubscriber
+    {
+        public int Completions { get; private set; }
+
+        public bool Deliver(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload, out bool first) =>
+            throw new NotSupportedException("the outbound only completes");
+
+        public void Complete() => Completions++;
+    }
+
     private static ReadOnlySequence<byte> TwoSegments(byte[] bytes)
     {
         var half = bytes.Length / 2;

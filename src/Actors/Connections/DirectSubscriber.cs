@@ -1,0 +1,41 @@
+using System.Buffers;
+using System.Collections.Concurrent;
+
+namespace Courier.Actors.Connections;
+
+/// <summary>
+/// A subscription of an in-process service (a stream's capture) that takes its messages as calls on
+/// the publisher's thread instead of MSG frames through the service's pipe: no MSG line formatted, no
+/// pipe write, no parse. Deliveries to it are batched as frames are: <see cref="Deliver"/> per
+/// message, then <see cref="Complete"/> once the publisher's read batch is over (Outbound.Signal).
+/// </summary>
+/// <remarks>Publishers call it from many threads at once: an implementation serializes its own calls.</remarks>
+internal interface IDirectSubscriber
+{
+    /// <summary>
+    /// One message; the spans and payload are the publisher's and valid only during the call.
+    /// <paramref name="first"/>: the subscriber had nothing pending, so the caller notes it for
+    /// <see cref="Complete"/> (Outbound.NoteDirect). False when the subscriber is closed (unsubscribed).
+    /// </summary>
+    bool Deliver(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload, out bool first);
+
+    /// <summary>The publisher's batch is over: hand on what was delivered (nothing when nothing is pending).</summary>
+    void Complete();
+}
+
+/// <summary>
+/// An in-process client's direct subscribers by sid, shared between the client (which registers one
+/// before sending its SUB) and its connection on the broker's side (which binds it to the subscription
+/// the SUB makes).
+/// </summary>
+internal sealed class DirectSubscribers
+{
+    private readonly ConcurrentDictionary<string, IDirectSubscriber> _bySid = new();
+
+    public void Add(string sid, IDirectSubscriber subscriber) => _bySid[sid] = subscriber;
+
+    public void Remove(string sid) => _bySid.TryRemove(sid, out _);
+
+    public IDirectSubscriber? Find(ReadOnlySpan<byte> sid) =>
+        _bySid.IsEmpty ? null : _bySid.GetValueOrDefault(System.Text.Encoding.UTF8.GetString(sid));
+}
