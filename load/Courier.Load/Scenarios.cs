@@ -446,7 +446,7 @@ internal static class Scenarios
                 {
                     var start = Stopwatch.GetTimestamp();
                     client.Send(request);
-                    client.ReadMsg();
+                    client.SkipMsg();
                     latencies[(c * requestsPerClient) + i] = Stopwatch.GetElapsedTime(start).TotalMicroseconds;
                 }
             },
@@ -496,7 +496,7 @@ internal static class Scenarios
             client.Send(batch);
             for (var i = 0; i < window; i++)
             {
-                client.ReadMsg(); // the PubAck
+                client.SkipMsg(); // the PubAck
             }
 
             sent += window;
@@ -525,7 +525,7 @@ internal static class Scenarios
             {
                 for (var i = 0; i < messages; i++)
                 {
-                    client.ReadMsg();
+                    client.SkipMsg();
                     room.Release();
                 }
             },
@@ -575,7 +575,7 @@ internal static class Scenarios
             client.Send(batch);
             for (var i = 0; i < Window; i++)
             {
-                client.ReadMsg();
+                client.SkipMsg();
             }
         }
 
@@ -599,10 +599,13 @@ internal static class Scenarios
             reader.Send(request);
             for (var i = 0; i < Window; i++)
             {
-                var ackSubject = reader.ReadMsg();
                 if (ack)
                 {
-                    acks.Append("PUB ").Append(ackSubject).Append(" 0\r\n\r\n");
+                    acks.Append("PUB ").Append(reader.ReadMsg()).Append(" 0\r\n\r\n");
+                }
+                else
+                {
+                    reader.SkipMsg();
                 }
             }
 
