@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Buffers.Text;
 using System.Text;
 using System.Text.Json;
@@ -41,6 +42,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     private string? _lastMsgId;
     private long _incarnation;
     private readonly List<UnflushedBatch> _unflushed = [];
+    private StoreMessage[] _storeScratch = []; // a batch's messages as the store takes them; reused, cleared after each batch
     private bool _flushQueued;
 
     public StreamActor(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain, ApiCounters counters, LocalStreams streams, StreamConsumers consumers)
@@ -689,16 +691,19 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         foreach (var unflushed in _unflushed)
         {
             unflushed.Batch.Release();
+            ArrayPool<StoreResult>.Shared.Return(unflushed.Results);
+            ArrayPool<PubAck?>.Shared.Return(unflushed.Acks, clearArray: true);
         }
 
         _unflushed.Clear();
         _republishing.Clear();
     }
 
+    /// <summary>Stores a batch; the results and acks are rented (at least the batch's length) and go back in <see cref="ReleaseUnflushed"/>.</summary>
     private (StoreResult[] Results, PubAck?[] Acks) StoreBatch(RawMessages batch)
     {
-        var results = new StoreResult[batch.Count];
-        var acks = new PubAck?[batch.Count];
+        var results = ArrayPool<StoreResult>.Shared.Rent(batch.Count);
+        var acks = ArrayPool<PubAck?>.Shared.Rent(batch.Count); // returned cleared: every entry starts null
         var plain = !_config.Sealed && _republish is null && _ingest is null;
         for (var i = 0; i < batch.Count && plain; i++)
         {
@@ -708,13 +713,25 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         if (plain)
         {
             // Fast path: no headers, so no dedupe or expectations: one batch append, straight from the read buffer.
-            var messages = new StoreMessage[batch.Count];
+            if (_storeScratch.Length < batch.Count)
+            {
+                _storeScratch = new StoreMessage[Math.Max(batch.Count, _storeScratch.Length * 2)];
+            }
+
+            var messages = _storeScratch.AsSpan(0, batch.Count);
             for (var i = 0; i < batch.Count; i++)
             {
                 messages[i] = new StoreMessage(batch.Subject(i), ReadOnlyMemory<byte>.Empty, batch.Payload(i));
             }
 
-            _store.AppendBatch(messages, results);
+            try
+            {
+                _store.AppendBatch(messages, results.AsSpan(0, batch.Count));
+            }
+            finally
+            {
+                messages.Clear(); // no reference kept to the batch's buffer once it goes back to its pool
+            }
         }
         else
         {
@@ -761,7 +778,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     }
 
     /// <summary>A read batch stored but not yet flushed, with what its PubAcks will say.</summary>
-    private sealed record UnflushedBatch(RawMessages Batch, StoreResult[] Results, PubAck?[] Acks);
+    private readonly record struct UnflushedBatch(RawMessages Batch, StoreResult[] Results, PubAck?[] Acks);
 
     /// <summary>
     /// nats-server's PubAck bytes, formatted from a per-stream prefix as it does:
