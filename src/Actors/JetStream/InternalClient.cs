@@ -93,6 +93,11 @@ internal sealed class InternalClient : IAsyncDisposable
         }
 
         var sid = id.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        if (sink is DirectSink direct)
+        {
+            _direct.Add(sid, direct); // before the SUB: the broker binds it when it makes the subscription
+        }
+
         Write(Encoding.UTF8.GetBytes(queue is null ? $"SUB {subject} {sid}\r\n" : $"SUB {subject} {queue} {sid}\r\n"));
         return sid;
     }
@@ -103,20 +108,7 @@ internal sealed class InternalClient : IAsyncDisposable
     /// stream's capture). The sink sees the same frames and completions, now from several threads one
     /// at a time; a frame that still comes through the pipe (an import, a route) goes to it too.
     /// </summary>
-    public string SubscribeDirect(string subject, FrameSink sink)
-    {
-        var direct = new DirectSink(sink);
-        var id = Interlocked.Increment(ref _nextSid);
-        var sid = id.ToString(System.Globalization.CultureInfo.InvariantCulture);
-        lock (_handlersLock)
-        {
-            _handlers[id] = direct;
-        }
-
-        _direct.Add(sid, direct); // before the SUB: the broker binds it when it makes the subscription
-        Write(Encoding.UTF8.GetBytes($"SUB {subject} {sid}\r\n"));
-        return sid;
-    }
+    public string SubscribeDirect(string subject, FrameSink sink) => Subscribe(subject, null, new DirectSink(sink));
 
     public void Unsubscribe(string sid)
     {
