@@ -331,7 +331,11 @@ internal sealed partial class ClientConnection
             return false;
         }
 
-        target.Outbound.NoteDirect(direct, first, payload.Length);
+        if (first)
+        {
+            target.Outbound.AddDirectPending(direct);
+        }
+
         return true;
     }
 

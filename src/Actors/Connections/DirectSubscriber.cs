@@ -8,19 +8,25 @@ namespace Courier.Actors.Connections;
 /// the publisher's thread instead of MSG frames through the service's pipe: no MSG line formatted, no
 /// pipe write, no parse. Deliveries to it are batched as frames are: <see cref="Deliver"/> per
 /// message, then <see cref="Complete"/> once the publisher's read batch is over (Outbound.Signal).
+/// It counts its own deliveries under the lock it takes anyway, so a delivery takes no other lock:
+/// the outbound is told once per batch (when <c>first</c>) and adds the counts at completion.
 /// </summary>
 /// <remarks>Publishers call it from many threads at once: an implementation serializes its own calls.</remarks>
 internal interface IDirectSubscriber
 {
     /// <summary>
     /// One message; the spans and payload are the publisher's and valid only during the call.
-    /// <paramref name="first"/>: the subscriber had nothing pending, so the caller notes it for
-    /// <see cref="Complete"/> (Outbound.NoteDirect). False when the subscriber is closed (unsubscribed).
+    /// <paramref name="first"/>: the first delivery since the last <see cref="Complete"/>, so the caller
+    /// notes the subscriber for it (Outbound.AddDirectPending). False when the subscriber is closed (unsubscribed).
     /// </summary>
     bool Deliver(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload, out bool first);
 
-    /// <summary>The publisher's batch is over: hand on what was delivered (nothing when nothing is pending).</summary>
-    void Complete();
+    /// <summary>
+    /// The publisher's batch is over: hand on what was delivered (nothing when nothing is pending), and
+    /// report the messages and payload bytes delivered by <see cref="Deliver"/> since the last report
+    /// (the connection's messages out).
+    /// </summary>
+    void Complete(out long messages, out long bytes);
 }
 
 /// <summary>

@@ -231,21 +231,16 @@ internal sealed class Outbound
     }
 
     /// <summary>
-    /// Counts a delivery to one of this in-process client's direct subscribers (<see cref="IDirectSubscriber"/>)
-    /// as a message out, and notes the subscriber for completion at the next <see cref="Signal"/> when
-    /// the delivery was its <paramref name="first"/> pending one.
+    /// Notes one of this in-process client's direct subscribers (<see cref="IDirectSubscriber"/>) for
+    /// completion at the next <see cref="Signal"/>: once per batch, at its first delivery. Its deliveries
+    /// are counted as messages out when it is completed.
     /// </summary>
-    public void NoteDirect(IDirectSubscriber direct, bool first, long payloadLength)
+    public void AddDirectPending(IDirectSubscriber direct)
     {
         lock (_lock)
         {
-            OutMsgs++;
-            OutBytes += payloadLength;
-            if (first)
-            {
-                _directPending.Add(direct);
-                _directPendingCount = _directPending.Count;
-            }
+            _directPending.Add(direct);
+            _directPendingCount = _directPending.Count;
         }
     }
 
@@ -286,14 +281,19 @@ internal sealed class Outbound
             _directPendingCount = 0;
         }
 
+        long messages = 0, bytes = 0;
         foreach (var direct in batch)
         {
-            direct.Complete();
+            direct.Complete(out var m, out var b);
+            messages += m;
+            bytes += b;
         }
 
         batch.Clear();
         lock (_lock)
         {
+            OutMsgs += messages;
+            OutBytes += bytes;
             _directSpare ??= batch; // reused: a completion per batch allocates nothing (but for overlapping ones)
         }
     }

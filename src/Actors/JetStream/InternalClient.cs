@@ -612,6 +612,8 @@ internal sealed class InternalClient : IAsyncDisposable
         private readonly Lock _lock = new();
         private bool _pending;
         private bool _closed;
+        private long _calls;     // deliveries by call since the last report (Complete(out, out))
+        private long _callBytes;
 
         public bool Deliver(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload, out bool first)
         {
@@ -632,8 +634,10 @@ internal sealed class InternalClient : IAsyncDisposable
                 }
 
                 inner.Add(ref frame);
-                first = !_pending;
                 _pending = true;
+                first = _calls == 0;
+                _calls++;
+                _callBytes += payload.Length;
                 return true;
             }
         }
@@ -654,11 +658,26 @@ internal sealed class InternalClient : IAsyncDisposable
         {
             lock (_lock)
             {
-                if (!_pending)
-                {
-                    return;
-                }
+                CompleteLocked();
+            }
+        }
 
+        public void Complete(out long messages, out long bytes)
+        {
+            lock (_lock)
+            {
+                messages = _calls;
+                bytes = _callBytes;
+                _calls = 0;
+                _callBytes = 0;
+                CompleteLocked();
+            }
+        }
+
+        private void CompleteLocked()
+        {
+            if (_pending)
+            {
                 _pending = false;
                 inner.Complete();
             }

@@ -122,7 +122,7 @@ public sealed class OutboundTests
     }
 
     [Fact]
-    public async Task Direct_deliveries_are_counted_and_completed_once_at_the_next_signal_without_a_write()
+    public async Task Direct_subscribers_are_completed_once_at_the_next_signal_and_their_deliveries_counted_without_a_write()
     {
         var outbound = new Outbound(maxPending: 1L << 30);
         var sent = new RecordingStream();
@@ -130,11 +130,14 @@ public sealed class OutboundTests
         var a = new CountingDirect();
         var b = new CountingDirect();
 
-        // Two subscribers, three deliveries: each noted once, when it had nothing pending.
-        outbound.NoteDirect(a, first: true, payloadLength: 10);
-        outbound.NoteDirect(a, first: false, payloadLength: 10);
-        outbound.NoteDirect(b, first: true, payloadLength: 5);
+        // Two subscribers, three deliveries: each noted once, at its first.
+        a.Delivered(10);
+        outbound.AddDirectPending(a);
+        a.Delivered(10);
+        b.Delivered(5);
+        outbound.AddDirectPending(b);
         Assert.Equal(0, a.Completions);
+        Assert.Equal(0, outbound.OutMsgs);
 
         outbound.Signal();
         Assert.Equal(1, a.Completions);
@@ -147,10 +150,12 @@ public sealed class OutboundTests
         Assert.Equal(1, a.Completions);
 
         // A framed write after direct ones still goes out, and only it.
-        outbound.NoteDirect(b, first: true, payloadLength: 1);
+        b.Delivered(1);
+        outbound.AddDirectPending(b);
         Assert.True(outbound.Write("PONG\r\n"u8));
         outbound.Signal();
         Assert.Equal(2, b.Completions);
+        Assert.Equal(4, outbound.OutMsgs);
         await sent.WaitForWritesAsync(1);
         Assert.Equal("PONG\r\n", Encoding.ASCII.GetString(sent.Writes[0].Bytes));
         Assert.Single(sent.Writes);
@@ -161,12 +166,26 @@ public sealed class OutboundTests
 
     private sealed class CountingDirect : IDirectSubscriber
     {
+        private long _messages;
+        private long _bytes;
+
         public int Completions { get; private set; }
+
+        public void Delivered(long bytes)
+        {
+            _messages++;
+            _bytes += bytes;
+        }
 
         public bool Deliver(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload, out bool first) =>
             throw new NotSupportedException("the outbound only completes");
 
-        public void Complete() => Completions++;
+        public void Complete(out long messages, out long bytes)
+        {
+            Completions++;
+            (messages, bytes) = (_messages, _bytes);
+            (_messages, _bytes) = (0, 0);
+        }
     }
 
     private static ReadOnlySequence<byte> TwoSegments(byte[] bytes)
