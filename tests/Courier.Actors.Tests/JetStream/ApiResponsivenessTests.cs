@@ -20,9 +20,7 @@ public sealed class ApiResponsivenessTests : JetStreamTestKit
     public async Task A_stream_that_cannot_answer_does_not_hold_up_api_requests_that_do_not_need_it()
     {
         await using var harness = await BrokerHarness.StartAsync(Sys, Options);
-        using var c = await harness.ConnectAsync();
-        await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
-        await c.ExpectLineAsync("PONG");
+        using var c = await ConnectRequesterAsync(harness);
         await RequestAsync(c, "$JS.API.STREAM.CREATE.SLOW", """{"name":"SLOW","subjects":["slow.>"]}""");
 
         // Hold the I/O dispatcher's only thread: the stream actor can process nothing meanwhile.

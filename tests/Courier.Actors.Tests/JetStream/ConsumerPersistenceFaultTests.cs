@@ -135,9 +135,7 @@ public sealed class ConsumerPersistenceFaultTests : JetStreamTestKit
     /// <summary>A client, stream FI with <paramref name="messages"/> messages, and durable D (explicit acks).</summary>
     private static async Task<LineClient> SetUpAsync(BrokerHarness harness, int messages, int maxAckPending = 1000)
     {
-        var c = await harness.ConnectAsync();
-        await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
-        await c.ExpectLineAsync("PONG");
+        var c = await ConnectRequesterAsync(harness);
         await RequestAsync(c, "$JS.API.STREAM.CREATE.FI", """{"name":"FI","subjects":["fi.>"]}""");
         var publishes = new System.Text.StringBuilder();
         for (var i = 1; i <= messages; i++)

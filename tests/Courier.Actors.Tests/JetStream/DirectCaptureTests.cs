@@ -24,9 +24,7 @@ public sealed class DirectCaptureTests : JetStreamTestKit
     public async Task Concurrent_publishers_get_every_message_stored_once_in_each_publishers_order(string storage)
     {
         await using var harness = await BrokerHarness.StartAsync(Sys, Options);
-        using var admin = await harness.ConnectAsync();
-        await admin.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
-        await admin.ExpectLineAsync("PONG");
+        using var admin = await ConnectRequesterAsync(harness);
         await RequestAsync(admin, "$JS.API.STREAM.CREATE.CC", $$"""{"name":"CC","subjects":["cc.>"],"storage":"{{storage}}"}""");
 
         var clients = new LineClient[Publishers];
@@ -107,9 +105,7 @@ public sealed class DirectCaptureTests : JetStreamTestKit
     public async Task Publishing_on_while_the_stream_is_deleted_leaves_the_server_serving_and_a_stream_made_again_starts_empty()
     {
         await using var harness = await BrokerHarness.StartAsync(Sys, Options);
-        using var admin = await harness.ConnectAsync();
-        await admin.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
-        await admin.ExpectLineAsync("PONG");
+        using var admin = await ConnectRequesterAsync(harness);
         await RequestAsync(admin, "$JS.API.STREAM.CREATE.DL", """{"name":"DL","subjects":["dl.>"],"storage":"file"}""");
 
         using var publisher = await harness.ConnectAsync();

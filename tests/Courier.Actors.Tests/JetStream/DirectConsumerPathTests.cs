@@ -23,9 +23,7 @@ public sealed class DirectConsumerPathTests : JetStreamTestKit
     public async Task A_pull_request_and_a_double_ack_reach_the_consumer_while_its_file_streams_actor_is_held()
     {
         await using var harness = await BrokerHarness.StartAsync(Sys, Options);
-        using var c = await harness.ConnectAsync();
-        await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
-        await c.ExpectLineAsync("PONG");
+        using var c = await ConnectRequesterAsync(harness);
         await RequestAsync(c, "$JS.API.STREAM.CREATE.FI", """{"name":"FI","subjects":["fi.>"],"storage":"file"}""");
         Assert.Contains("\"seq\":1", await RequestAsync(c, "fi.a", "one"), StringComparison.Ordinal);
         Assert.Contains("\"seq\":2", await RequestAsync(c, "fi.b", "two"), StringComparison.Ordinal);
@@ -59,9 +57,7 @@ public sealed class DirectConsumerPathTests : JetStreamTestKit
     public async Task A_pull_request_for_a_consumer_that_is_not_running_takes_the_api_path_and_a_deleted_one_gets_no_deliveries()
     {
         await using var harness = await BrokerHarness.StartAsync(Sys, Options);
-        using var c = await harness.ConnectAsync();
-        await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
-        await c.ExpectLineAsync("PONG");
+        using var c = await ConnectRequesterAsync(harness);
         await RequestAsync(c, "$JS.API.STREAM.CREATE.FI", """{"name":"FI","subjects":["fi.>"],"storage":"memory"}""");
         await RequestAsync(c, "fi.a", "one");
 
@@ -81,13 +77,12 @@ public sealed class DirectConsumerPathTests : JetStreamTestKit
         Assert.StartsWith("HMSG _INBOX.t.fetch 1 ", await c.ReadLineAsync(), StringComparison.Ordinal);
         Assert.Equal("NATS/1.0 404 Consumer Not Found", await c.ReadLineAsync());
     }
+
     [Fact]
     public async Task A_stream_that_stops_and_cannot_be_reopened_takes_its_consumers_out_of_the_directory()
     {
         await using var harness = await BrokerHarness.StartAsync(Sys, Options);
-        using var c = await harness.ConnectAsync();
-        await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
-        await c.ExpectLineAsync("PONG");
+        using var c = await ConnectRequesterAsync(harness);
         await RequestAsync(c, "$JS.API.STREAM.CREATE.FI", """{"name":"FI","subjects":["fi.>"],"storage":"file"}""");
         await RequestAsync(c, "fi.a", "one");
 

@@ -1,5 +1,6 @@
 using Courier.Actors.Tests.Server;
 using Xunit;
+using static Courier.Actors.Tests.JetStream.JetStreamWire;
 
 namespace Courier.Actors.Tests.JetStream;
 
@@ -13,9 +14,7 @@ public sealed class DisplacedMessagesTests : JetStreamTestKit
     public async Task A_waiting_consumer_gets_a_value_that_the_next_put_of_its_subject_replaced_before_the_consumer_read_it()
     {
         await using var harness = await BrokerHarness.StartAsync(Sys, Options);
-        using var c = await harness.ConnectAsync();
-        await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
-        await c.ExpectLineAsync("PONG");
+        using var c = await ConnectRequesterAsync(harness);
         await JetStreamWire.RequestAsync(c, "$JS.API.STREAM.CREATE.FI", """{"name":"FI","subjects":["fi.>"],"max_msgs_per_subject":1}""");
         await JetStreamWire.RequestAsync(c, "$JS.API.CONSUMER.DURABLE.CREATE.FI.D", """{"stream_name":"FI","config":{"durable_name":"D","ack_policy":"none"}}""");
 

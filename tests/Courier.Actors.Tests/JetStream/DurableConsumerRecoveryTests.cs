@@ -27,9 +27,7 @@ public sealed class DurableConsumerRecoveryTests : IDisposable
         var options = new ServerOptions { Host = "127.0.0.1", JetStream = true, StoreDir = _storeDir };
         await using (var harness = await BrokerHarness.StartAsync(options))
         {
-            using var c = await harness.ConnectAsync();
-            await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
-            await c.ExpectLineAsync("PONG");
+            using var c = await ConnectRequesterAsync(harness);
             await RequestAsync(c, "$JS.API.STREAM.CREATE.FI", """{"name":"FI","subjects":["fi.>"]}""");
             await c.SendAsync("PUB fi.1 1\r\nx\r\nPUB fi.2 1\r\ny\r\nPING\r\n");
             await c.ExpectLineAsync("PONG");
@@ -64,9 +62,7 @@ public sealed class DurableConsumerRecoveryTests : IDisposable
             var errors = new TestProbe(system, new Akka.TestKit.Xunit2.XunitAssertions());
             system.EventStream.Subscribe(errors.Ref, typeof(Error));
             await using var harness = await BrokerHarness.StartAsync(system, options);
-            using var c = await harness.ConnectAsync();
-            await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
-            await c.ExpectLineAsync("PONG");
+            using var c = await ConnectRequesterAsync(harness);
 
             using (var names = JsonDocument.Parse(await RequestAsync(c, "$JS.API.CONSUMER.NAMES.FI", "")))
             {

@@ -7,6 +7,15 @@ namespace Courier.Actors.Tests.JetStream;
 /// <summary>JetStream over a raw <see cref="LineClient"/>: requests with replies on <c>_INBOX.t.*</c> (sid 1) and pull fetches.</summary>
 internal static class JetStreamWire
 {
+    /// <summary>A client subscribed to <c>_INBOX.t.*</c> (sid 1), the replies <see cref="RequestAsync"/> reads, once the broker has taken the SUB.</summary>
+    public static async Task<LineClient> ConnectRequesterAsync(BrokerHarness harness)
+    {
+        var c = await harness.ConnectAsync();
+        await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
+        await c.ExpectLineAsync("PONG");
+        return c;
+    }
+
     public static async Task<string> RequestAsync(LineClient c, string subject, string payload)
     {
         await c.SendAsync($"PUB {subject} _INBOX.t.reply {payload.Length}\r\n{payload}\r\n");

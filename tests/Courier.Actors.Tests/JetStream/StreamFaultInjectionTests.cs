@@ -3,6 +3,7 @@ using Akka.Actor;
 using Courier.Actors.JetStream;
 using Courier.Actors.Tests.Server;
 using Xunit;
+using static Courier.Actors.Tests.JetStream.JetStreamWire;
 
 namespace Courier.Actors.Tests.JetStream;
 
@@ -16,9 +17,7 @@ public sealed class StreamFaultInjectionTests : JetStreamTestKit
     public async Task A_killed_stream_actor_recovers_without_losing_or_repeating_acknowledged_messages()
     {
         await using var harness = await BrokerHarness.StartAsync(Sys, Options);
-        using var c = await harness.ConnectAsync();
-        await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
-        await c.ExpectLineAsync("PONG");
+        using var c = await ConnectRequesterAsync(harness);
 
         await JetStreamWire.RequestAsync(c, "$JS.API.STREAM.CREATE.FI", """{"name":"FI","subjects":["fi.>"]}""");
         for (var i = 1; i <= 10; i++)
@@ -58,9 +57,7 @@ public sealed class StreamFaultInjectionTests : JetStreamTestKit
     public async Task A_killed_consumer_actor_recovers_its_acks_from_the_journal_and_snapshot()
     {
         await using var harness = await BrokerHarness.StartAsync(Sys, Options);
-        using var c = await harness.ConnectAsync();
-        await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
-        await c.ExpectLineAsync("PONG");
+        using var c = await ConnectRequesterAsync(harness);
 
         // More single acks than the consumer's snapshot interval: recovery reads a snapshot and the events after it.
         const int Messages = ConsumerActor.SnapshotEvery + 300;
@@ -118,9 +115,7 @@ public sealed class StreamFaultInjectionTests : JetStreamTestKit
     public async Task A_stream_actor_that_fails_past_its_restart_limit_is_started_again_from_its_store()
     {
         await using var harness = await BrokerHarness.StartAsync(Sys, Options);
-        using var c = await harness.ConnectAsync();
-        await c.SendAsync("SUB _INBOX.t.* 1\r\nPING\r\n");
-        await c.ExpectLineAsync("PONG");
+        using var c = await ConnectRequesterAsync(harness);
         await JetStreamWire.RequestAsync(c, "$JS.API.STREAM.CREATE.FI", """{"name":"FI","subjects":["fi.>"]}""");
         for (var i = 1; i <= 5; i++)
         {
