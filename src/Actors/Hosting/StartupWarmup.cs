@@ -18,8 +18,8 @@ namespace Courier.Actors.Hosting;
 /// </summary>
 /// <remarks>
 /// With QuickJit off (kept for the JetStream rows' throughput) every method the ReadyToRun image cannot
-/// hold is compiled fully optimized at first call: framework generics over our types, the JSON
-/// metadata, and Courier.Storage, which stays IL. The first consumer create took a few hundred ms on
+/// hold is compiled fully optimized at first call: framework generics over our types (the stores'
+/// among them) and the JSON metadata. The first consumer create took a few hundred ms on
 /// that; a client library's test waiting 10-100 ms for it failed. Best effort: nothing here is needed
 /// for correctness, and a failure only leaves that work for the first request.
 /// </remarks>
