@@ -5,6 +5,10 @@ using Courier.Gateway.Logging;
 using Courier.Gateway.Signals;
 using Microsoft.Extensions.Logging;
 
+// Signals the server handles that it was started with ignored (a script's background job, nohup) are
+// handled all the same, as nats-server's are; this must come before anything sets up signal handling.
+UnixSignals.UnignoreHandled();
+
 // Socket completions run on the socket engine's thread instead of hopping to the thread pool: the
 // read pumps never block (they await), so this only removes a hop per read. It must be set before
 // the first socket is created; an explicit setting in the environment wins.

@@ -71,7 +71,18 @@ public sealed class ServerProcess : IAsyncDisposable
     /// Starts a server of <paramref name="kind"/>; with <paramref name="configText"/> it is written to a
     /// temporary <c>server.conf</c> and passed with <c>-c</c>. Returns once the ports file is there.
     /// </summary>
-    public static async Task<ServerProcess> StartAsync(ServerKind kind, string? configText = null, params string[] extraArgs)
+    public static Task<ServerProcess> StartAsync(ServerKind kind, string? configText = null, params string[] extraArgs) =>
+        StartCoreAsync(kind, configText, extraArgs, ignoredSignals: []);
+
+    /// <summary>
+    /// Starts a server of <paramref name="kind"/> with <paramref name="ignoredSignals"/> (e.g. <c>INT</c>)
+    /// ignored, as a shell starts a script's background job (SIGINT, SIGQUIT) or <c>nohup</c> starts its
+    /// command (SIGHUP): <c>/bin/sh</c> traps them to nothing and execs the server, which keeps the pid.
+    /// </summary>
+    public static Task<ServerProcess> StartWithSignalsIgnoredAsync(ServerKind kind, IReadOnlyList<string> ignoredSignals, string? configText = null) =>
+        StartCoreAsync(kind, configText, [], ignoredSignals);
+
+    private static async Task<ServerProcess> StartCoreAsync(ServerKind kind, string? configText, string[] extraArgs, IReadOnlyList<string> ignoredSignals)
     {
         var executable = ServerExecutable.For(kind);
         var directory = Directory.CreateTempSubdirectory("courier-it-").FullName;
@@ -89,10 +100,15 @@ public sealed class ServerProcess : IAsyncDisposable
 
         args.AddRange(extraArgs);
 
-        var process = new Process { StartInfo = new ProcessStartInfo(executable.FileName, args) { UseShellExecute = false } };
+        var startInfo = ignoredSignals.Count == 0
+            ? new ProcessStartInfo(executable.FileName, args)
+            : new ProcessStartInfo("/bin/sh", ["-c", $"trap '' {string.Join(' ', ignoredSignals)}; exec \"$0\" \"$@\"", executable.FileName, .. args]);
+        startInfo.UseShellExecute = false;
+        var process = new Process { StartInfo = startInfo };
         var log = new ProcessLog();
         log.Attach(process);
-        var commandLine = $"{executable.FileName} {string.Join(' ', args)}";
+        var commandLine = (ignoredSignals.Count == 0 ? string.Empty : $"(signals ignored: {string.Join(' ', ignoredSignals)}) ") +
+            $"{executable.FileName} {string.Join(' ', args)}";
         if (!process.Start())
         {
             throw new InvalidOperationException($"could not start: {commandLine}");

@@ -97,6 +97,38 @@ public abstract partial class OperationsTests<TServer> : IClassFixture<TServer>
     }
 
     [Fact]
+    public async Task Sigint_stops_a_server_started_as_a_scripts_background_job()
+    {
+        // A shell starts a script's `server &` with SIGINT and SIGQUIT ignored; nats-server handles them anyway.
+        await using var server = await ServerProcess.StartWithSignalsIgnoredAsync(_server.Kind, ["INT", "QUIT"]);
+        await using var c = await WireClient.ConnectAsync(server);
+        await c.HandshakeAsync();
+
+        c.Timeout = WaitLimit;
+        await server.SignalAsync("INT");
+
+        await c.ExpectClosedAsync();
+        Assert.Equal(0, await server.WaitForExitAsync(WaitLimit));
+        Assert.Contains("Server Exiting..", server.Log.All(), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Sighup_reloads_a_server_started_under_nohup()
+    {
+        // nohup starts its command with SIGHUP ignored; nats-server still reloads on it.
+        await using var server = await ServerProcess.StartWithSignalsIgnoredAsync(_server.Kind, ["HUP"], UsersConfig);
+        await File.WriteAllTextAsync(Path.Combine(server.Folder, "server.conf"), ChangedUsersConfig);
+
+        await server.SignalAsync("HUP");
+
+        await WaitForAsync(() => server.Log.All().Contains("Reloaded server configuration", StringComparison.Ordinal) ? "reloaded" : null);
+        await using var newBob = await LoginAsync(server, "bob", "newbpw");
+        await using var oldBob = await WireClient.ConnectAsync(server);
+        await oldBob.SendAsync("CONNECT {\"verbose\":false,\"user\":\"bob\",\"pass\":\"bpw\"}\r\nPING\r\n");
+        await oldBob.ExpectErrAndCloseAsync("Authorization Violation");
+    }
+
+    [Fact]
     public async Task Sigusr1_reopens_a_log_file_that_was_moved()
     {
         var folder = Directory.CreateTempSubdirectory("courier-log-").FullName;
