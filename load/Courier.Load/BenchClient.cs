@@ -123,16 +123,7 @@ internal sealed class BenchClient : IDisposable
     {
         while (true)
         {
-            var span = _buffer.AsSpan(_start, _end - _start);
-            var lf = span.IndexOf((byte)'\n');
-            if (lf < 0)
-            {
-                Fill();
-                continue;
-            }
-
-            var line = span[..(lf > 0 && span[lf - 1] == '\r' ? lf - 1 : lf)];
-            _start += lf + 1;
+            var line = NextLine();
             if (line.StartsWith("MSG "u8) || line.StartsWith("HMSG "u8))
             {
                 hmsg = line[0] == (byte)'H';
@@ -143,6 +134,23 @@ internal sealed class BenchClient : IDisposable
             {
                 Send("PONG\r\n"u8);
             }
+        }
+    }
+
+    // The next line (without CRLF), consumed from the buffer; valid until the next Fill.
+    private ReadOnlySpan<byte> NextLine()
+    {
+        while (true)
+        {
+            var span = _buffer.AsSpan(_start, _end - _start);
+            var lf = span.IndexOf((byte)'\n');
+            if (lf >= 0)
+            {
+                _start += lf + 1;
+                return span[..(lf > 0 && span[lf - 1] == '\r' ? lf - 1 : lf)];
+            }
+
+            Fill();
         }
     }
 
@@ -178,39 +186,13 @@ internal sealed class BenchClient : IDisposable
     /// <summary>Reads one MSG (or HMSG) frame, skipping its payload; returns its control line.</summary>
     public string ReadMsgLine()
     {
-        while (true)
-        {
-            var line = ReadLine();
-            if (line.StartsWith("MSG ", StringComparison.Ordinal) || line.StartsWith("HMSG ", StringComparison.Ordinal))
-            {
-                var size = int.Parse(line[(line.LastIndexOf(' ') + 1)..], System.Globalization.CultureInfo.InvariantCulture);
-                Skip(size + 2);
-                return line;
-            }
-
-            if (line == "PING")
-            {
-                Send("PONG\r\n"u8);
-            }
-        }
+        var line = NextMsgLine(out _);
+        var text = Encoding.ASCII.GetString(line);
+        Skip(LastNumber(line) + 2);
+        return text;
     }
 
-    public string ReadLine()
-    {
-        while (true)
-        {
-            var span = _buffer.AsSpan(_start, _end - _start);
-            var lf = span.IndexOf((byte)'\n');
-            if (lf >= 0)
-            {
-                var line = Encoding.ASCII.GetString(span[..(lf > 0 && span[lf - 1] == '\r' ? lf - 1 : lf)]);
-                _start += lf + 1;
-                return line;
-            }
-
-            Fill();
-        }
-    }
+    public string ReadLine() => Encoding.ASCII.GetString(NextLine());
 
     private void Skip(int count)
     {
