@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using Courier.Testing;
 
 namespace Courier.Load;
 
@@ -152,7 +153,7 @@ internal static class Scenarios
     /// </summary>
     private static IReadOnlyList<Metric> Route(string kind, string root, int size, int messages)
     {
-        var routePorts = new[] { FreePort(), FreePort(), FreePort() };
+        var routePorts = new[] { LoopbackPorts.Next(), LoopbackPorts.Next(), LoopbackPorts.Next() };
         var routes = string.Join(", ", routePorts.Select(p => $"\"nats-route://127.0.0.1:{p}\""));
         var nodes = new List<ServerProcess>();
         try
@@ -171,12 +172,6 @@ internal static class Scenarios
         }
     }
 
-    private static int FreePort()
-    {
-        using var listener = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, 0);
-        listener.Start();
-        return ((System.Net.IPEndPoint)listener.LocalEndpoint).Port;
-    }
 
     /// <summary>
     /// Subscribers on <paramref name="server"/>; publishers there too, or on <paramref name="publisherPort"/>

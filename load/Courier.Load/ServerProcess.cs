@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Text.Json;
+using Courier.Testing;
 
 namespace Courier.Load;
 
@@ -93,7 +94,7 @@ internal sealed class ServerProcess : IDisposable
         var mqttPort = 0;
         if (mqtt)
         {
-            mqttPort = FreePort();
+            mqttPort = LoopbackPorts.Next();
             configText = $"{configText}\nserver_name: bench\nmqtt {{ host: 127.0.0.1, port: {mqttPort} }}\n";
         }
 
@@ -160,7 +161,7 @@ internal sealed class ServerProcess : IDisposable
     private static ServerProcess StartMosquitto()
     {
         var dir = Directory.CreateTempSubdirectory("courier-load-").FullName;
-        var port = FreePort();
+        var port = LoopbackPorts.Next();
         var config = Path.Combine(dir, "mosquitto.conf");
         // set_tcp_nodelay: as Courier and nats-server do; mosquitto's default (Nagle on) caps a windowed
         // QoS 1 publisher at one window per delayed ACK (~2K msgs/s here), which would measure TCP, not mosquitto.
@@ -189,12 +190,6 @@ internal sealed class ServerProcess : IDisposable
         throw new TimeoutException($"mosquitto did not listen; its last output:{Environment.NewLine}{output}");
     }
 
-    private static int FreePort()
-    {
-        using var listener = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, 0);
-        listener.Start();
-        return ((System.Net.IPEndPoint)listener.LocalEndpoint).Port;
-    }
 
     public void Dispose()
     {

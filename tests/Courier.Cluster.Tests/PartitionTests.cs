@@ -1,8 +1,8 @@
 using System.Globalization;
 using System.Net;
-using System.Net.Sockets;
 using Courier.Cluster.Tests.Infrastructure;
 using Courier.Integration.Tests.Infrastructure;
+using Courier.Testing;
 using NATS.Client.Core;
 
 namespace Courier.Cluster.Tests;
@@ -157,8 +157,8 @@ public sealed class PartitionTests
                 var routes = string.Join(", ", routeProxies.Select(p => $"nats-route://127.0.0.1:{p.Port}"));
                 for (var i = 0; i < count; i++)
                 {
-                    routeProxies[i].TargetPort = FreePort();
-                    akkaProxies[i].TargetPort = FreePort();
+                    routeProxies[i].TargetPort = LoopbackPorts.Next();
+                    akkaProxies[i].TargetPort = LoopbackPorts.Next();
                     var config = $$"""
                         cluster {
                           name: {{Mesh.ClusterName}}
@@ -276,11 +276,5 @@ public sealed class PartitionTests
             }
         }
 
-        private static int FreePort()
-        {
-            using var listener = new TcpListener(IPAddress.Loopback, 0);
-            listener.Start();
-            return ((IPEndPoint)listener.LocalEndpoint).Port;
-        }
     }
 }

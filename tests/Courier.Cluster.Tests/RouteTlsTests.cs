@@ -47,9 +47,9 @@ public sealed class RouteTlsTests : IDisposable
     public async Task A_node_dialling_a_tls_route_to_the_other_kind_joins_it(ServerKind dialler, ServerKind listener)
     {
         // Only the dialler names a route: the dialler is the TLS client, the listener the TLS server.
-        var listenerPort = FreePort();
+        var listenerPort = LoopbackPorts.Next();
         await using var accepting = await ServerProcess.StartAsync(listener, ClusterConfig(listenerPort, null));
-        await using var dialling = await ServerProcess.StartAsync(dialler, ClusterConfig(FreePort(), listenerPort));
+        await using var dialling = await ServerProcess.StartAsync(dialler, ClusterConfig(LoopbackPorts.Next(), listenerPort));
 
         await AssertRoutedAsync(dialling, accepting);
         await AssertRoutedAsync(accepting, dialling);
@@ -60,7 +60,7 @@ public sealed class RouteTlsTests : IDisposable
     [InlineData(ServerKind.NatsServer)]
     public async Task Plain_text_on_a_tls_route_port_is_refused_with_nats_servers_log_line(ServerKind kind)
     {
-        var port = FreePort();
+        var port = LoopbackPorts.Next();
         await using var node = await ServerProcess.StartAsync(kind, ClusterConfig(port, null));
 
         using var tcp = new TcpClient();
@@ -80,7 +80,7 @@ public sealed class RouteTlsTests : IDisposable
     [InlineData(ServerKind.NatsServer)]
     public async Task A_route_peer_without_a_certificate_is_refused_even_without_verify_in_the_block(ServerKind kind)
     {
-        var port = FreePort();
+        var port = LoopbackPorts.Next();
         await using var node = await ServerProcess.StartAsync(kind, ClusterConfig(port, null));
 
         using var tcp = new TcpClient();
@@ -168,10 +168,4 @@ public sealed class RouteTlsTests : IDisposable
         }
     }
 
-    private static int FreePort()
-    {
-        using var listener = new TcpListener(System.Net.IPAddress.Loopback, 0);
-        listener.Start();
-        return ((System.Net.IPEndPoint)listener.LocalEndpoint).Port;
-    }
 }

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Net.Http.Json;
 using System.Text.Json;
+using Courier.Testing;
 
 namespace Courier.Load.Soak;
 
@@ -23,8 +24,8 @@ internal sealed class SoakServer : IDisposable
     {
         _root = root;
         _dir = Directory.CreateTempSubdirectory("courier-soak-").FullName;
-        Port = FreePort();
-        MonitorPort = FreePort();
+        Port = LoopbackPorts.Next();
+        MonitorPort = LoopbackPorts.Next();
         File.WriteAllText(ConfigPath, "max_connections: 100000\n");
     }
 
@@ -183,12 +184,6 @@ internal sealed class SoakServer : IDisposable
         }
     }
 
-    private static int FreePort()
-    {
-        using var listener = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, 0);
-        listener.Start();
-        return ((System.Net.IPEndPoint)listener.LocalEndpoint).Port;
-    }
 
     public void Dispose()
     {

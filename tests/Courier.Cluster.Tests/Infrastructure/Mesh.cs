@@ -1,6 +1,5 @@
-using System.Net;
-using System.Net.Sockets;
 using Courier.Integration.Tests.Infrastructure;
+using Courier.Testing;
 using NATS.Client.Core;
 
 namespace Courier.Cluster.Tests.Infrastructure;
@@ -49,7 +48,7 @@ public sealed class Mesh : IAsyncDisposable
     /// </summary>
     public static async Task<Mesh> StartAsync(IReadOnlyList<ServerKind> kinds, string? routeCredentials, IReadOnlyList<string> extraArgs, string? configText = null, Func<int, IReadOnlyList<string>>? nodeArgs = null)
     {
-        var routePorts = kinds.Select(_ => FreePort()).ToArray();
+        var routePorts = kinds.Select(_ => LoopbackPorts.Next()).ToArray();
         var auth = routeCredentials is null ? "" : routeCredentials + "@";
         var routes = string.Join(',', routePorts.Select(p => $"nats-route://{auth}127.0.0.1:{p}"));
         var nodes = new List<ServerProcess>();
@@ -213,10 +212,4 @@ public sealed class Mesh : IAsyncDisposable
         }
     }
 
-    private static int FreePort()
-    {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
-    }
 }

@@ -1,7 +1,7 @@
 using System.Diagnostics;
 using System.Net;
-using System.Net.Sockets;
 using System.Text;
+using Courier.Testing;
 
 namespace Courier.Integration.Tests.Infrastructure;
 
@@ -35,7 +35,7 @@ public sealed class HeadlessBrowser : IAsyncDisposable
             Assert.Fail("chromium is not installed: apt-get install chromium (test.sh installs it)");
         }
 
-        _port = FreePort();
+        _port = LoopbackPorts.Next();
         _http.Prefixes.Add($"http://127.0.0.1:{_port}/");
         _http.Start();
         _serve = Task.Run(ServeAsync);
@@ -97,12 +97,6 @@ public sealed class HeadlessBrowser : IAsyncDisposable
         }
     }
 
-    private static int FreePort()
-    {
-        using var probe = new TcpListener(IPAddress.Loopback, 0);
-        probe.Start();
-        return ((IPEndPoint)probe.LocalEndpoint).Port;
-    }
 
     public async ValueTask DisposeAsync()
     {

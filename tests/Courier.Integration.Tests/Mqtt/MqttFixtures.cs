@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
 using Courier.Integration.Tests.Infrastructure;
+using Courier.Testing;
 
 namespace Courier.Integration.Tests.Mqtt;
 
@@ -135,7 +136,7 @@ public sealed class MqttBrokerProcess : IAsyncDisposable
     public static async Task<MqttBrokerProcess> StartAsync(MqttBrokerKind kind, string extraConfig = "", string mqttBlockExtra = "", string jetStreamBlockExtra = "")
     {
         var directory = System.IO.Directory.CreateTempSubdirectory("courier-mqtt-").FullName;
-        var port = FreePort();
+        var port = LoopbackPorts.Next();
         if (kind == MqttBrokerKind.Mosquitto)
         {
             var conf = Path.Combine(directory, "mosquitto.conf");
@@ -179,13 +180,6 @@ public sealed class MqttBrokerProcess : IAsyncDisposable
         }
     }
 
-    /// <summary>A loopback port nobody listens on now.</summary>
-    public static int FreePort()
-    {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
-    }
 
     public async ValueTask DisposeAsync()
     {

@@ -1,5 +1,6 @@
 using System.Text;
 using Courier.Integration.Tests.Infrastructure;
+using Courier.Testing;
 using MQTTnet.Protocol;
 using NATS.Client.Core;
 
@@ -193,7 +194,7 @@ public abstract class MqttNatsBridgeTests<TFixture> : IClassFixture<TFixture>
         var kind = _broker.Kind == MqttBrokerKind.Courier ? ServerKind.Courier : ServerKind.NatsServer;
         var error = await Assert.ThrowsAsync<InvalidOperationException>(() => ServerProcess.StartAsync(kind, $$"""
             server_name: no_js
-            mqtt { host: 127.0.0.1, port: {{MqttBrokerProcess.FreePort()}} }
+            mqtt { host: 127.0.0.1, port: {{LoopbackPorts.Next()}} }
             """));
         Assert.Contains("mqtt requires JetStream to be enabled if running in standalone mode", error.Message, StringComparison.Ordinal);
     }
