@@ -190,6 +190,30 @@ public sealed class NatsParserTests
         ParserFeeds.AssertEveryFeeding(() => new NatsParser(), mixedCase, expected);
     }
 
+    [Theory]
+    [InlineData("")]
+    [InlineData(" \t ")]
+    [InlineData("a")]
+    [InlineData("  a")]
+    [InlineData("a  ")]
+    [InlineData("\ta\tb\t")]
+    [InlineData("a b c d e")]
+    [InlineData("a b c d e f")]
+    [InlineData("_INBOX.Kf7YpQ2mWbX9cLr4TnZs8a orders.eu.created $JS.ACK.ORDERS.processor.1.48213.48213.1764251721123456789.0 0 128")]
+    [InlineData("  _INBOX.Kf7YpQ2mWbX9cLr4TnZs8a\t\t orders.eu.created   $JS.ACK.ORDERS.processor.1.48213.48213.1764251721123456789.0 \t0 128 \t")]
+    public void Split_args_finds_the_tokens_between_runs_of_spaces_and_tabs_and_counts_one_past_the_room(string args)
+    {
+        var expected = args.Split([' ', '\t'], StringSplitOptions.RemoveEmptyEntries);
+        var ranges = new Range[5];
+        var bytes = System.Text.Encoding.ASCII.GetBytes(args);
+        var count = NatsParser.SplitArgs(bytes, ranges);
+        Assert.Equal(Math.Min(expected.Length, ranges.Length + 1), count);
+        for (var i = 0; i < Math.Min(count, ranges.Length); i++)
+        {
+            Assert.Equal(expected[i], System.Text.Encoding.ASCII.GetString(bytes[ranges[i]]));
+        }
+    }
+
     [Fact]
     public void Arguments_are_separated_by_tabs_and_runs_of_spaces() =>
         AssertParses(
