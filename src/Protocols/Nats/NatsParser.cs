@@ -62,7 +62,7 @@ public sealed class NatsParser
             return ParseStatus.NeedMoreData;
         }
 
-        if (TryReadCanonicalPub(ref reader, ref command))
+        if (TryReadCanonicalPub(ref reader, ref command) || (AllowInternalOps && TryReadCanonicalJPub(ref reader, ref command)))
         {
             return ParseStatus.Command;
         }
@@ -148,6 +148,64 @@ public sealed class NatsParser
         command.ReplyTo = reply;
         command.HeaderSize = -1;
         command.SetPayloadSlice(reader.Sequence, reader.Consumed + payloadStart, size);
+        reader.Advance(payloadStart + size + 2);
+        return true;
+    }
+
+    /// <summary>
+    /// A JetStream delivery as <see cref="ParseJPub"/> reads it, in its canonical form (what
+    /// <c>InternalClient</c> writes: single spaces, everything in the current segment) in one pass;
+    /// anything else is left to the general path, untouched.
+    /// </summary>
+    private bool TryReadCanonicalJPub(scoped ref SequenceReader<byte> reader, scoped ref ClientCommand command)
+    {
+        var unread = reader.UnreadSpan;
+        if (unread.Length < 16 || !unread.StartsWith("JPUB "u8))
+        {
+            return false;
+        }
+
+        var lf = unread.IndexOf((byte)'\n');
+        if (lf < 6 || lf > _maxLine || unread[lf - 1] != (byte)'\r')
+        {
+            return false;
+        }
+
+        // <deliver-subject> <subject> <reply-to> <#header bytes> <#total bytes>, one space apart
+        // (an empty token or a tab goes the general way).
+        var args = unread[5..(lf - 1)];
+        Span<int> ends = stackalloc int[4];
+        var from = 0;
+        for (var i = 0; i < ends.Length; i++)
+        {
+            var space = args[from..].IndexOf((byte)' ');
+            if (space <= 0)
+            {
+                return false;
+            }
+
+            ends[i] = from + space;
+            from = ends[i] + 1;
+        }
+
+        var headerDigits = args[(ends[2] + 1)..ends[3]];
+        var sizeDigits = args[(ends[3] + 1)..];
+        var headerSize = headerDigits.Length > 9 ? -1 : ParseSize(headerDigits);
+        var size = sizeDigits.Length > 9 ? -1 : ParseSize(sizeDigits);
+        var payloadStart = lf + 1;
+        if (headerSize < 0 || size < 0 || headerSize > size || args[..ends[2]].IndexOf((byte)'\t') >= 0
+            || (long)payloadStart + size + 2 > unread.Length
+            || unread[payloadStart + (int)size] != (byte)'\r' || unread[payloadStart + (int)size + 1] != (byte)'\n')
+        {
+            return false;
+        }
+
+        command.Op = ClientOp.DeliverPub;
+        command.Subject = args[..ends[0]];
+        command.MessageSubject = args[(ends[0] + 1)..ends[1]];
+        command.ReplyTo = args[(ends[1] + 1)..ends[2]];
+        command.HeaderSize = (int)headerSize;
+        command.SetPayloadSlice(reader.Sequence, reader.Consumed + payloadStart, (int)size);
         reader.Advance(payloadStart + size + 2);
         return true;
     }
