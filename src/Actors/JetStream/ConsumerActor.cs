@@ -47,6 +47,11 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     private bool _idleTicking; // on IdleTickInterval, not TickInterval
     private readonly SortedDictionary<ulong, Pending> _pending = [];
     private readonly SortedSet<ulong> _redeliver = [];
+
+    // No pending delivery's ack wait (or NAK delay) ends before this: the tick scans _pending only once it
+    // has passed, not every 50 ms. Lowered whenever a deadline is set; a stale, earlier value only means
+    // one scan too many, which recomputes it.
+    private long _nextDeadlineTicks = long.MaxValue;
     private readonly LinkedList<Waiting> _waiting = new();
     private readonly Queue<ulong> _lastPerSubject = new();
     private readonly SortedList<ulong, StoredMessage> _displaced = []; // handed over by the stream as they were removed (DisplacedMessages)
@@ -56,7 +61,6 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     private ulong _deliveredConsumer;
     private ulong _ackFloorStream;
     private ulong _ackFloorConsumer;
-    private long _redelivered;
     private long _passPending = -1;
     private DateTime _passNow; // read once per Deliver pass, not per message
     private DateTime _lastPushActivity = DateTime.UtcNow;
@@ -229,7 +233,6 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         _deliveredConsumer = snapshot.DeliveredConsumer;
         _ackFloorStream = snapshot.AckFloorStream;
         _ackFloorConsumer = snapshot.AckFloorConsumer;
-        _redelivered = snapshot.Redelivered;
         foreach (var p in snapshot.Pending)
         {
             _pending[p.StreamSeq] = new Pending(p.ConsumerSeq, p.Deliveries, 0);
@@ -247,7 +250,6 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         _deliveredConsumer = delta.DeliveredConsumer;
         _ackFloorStream = delta.AckFloorStream;
         _ackFloorConsumer = delta.AckFloorConsumer;
-        _redelivered = delta.Redelivered;
         foreach (var p in delta.Delivered)
         {
             _pending[p.StreamSeq] = new Pending(p.ConsumerSeq, p.Deliveries, 0);
@@ -289,7 +291,6 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         delta.DeliveredConsumer = _deliveredConsumer;
         delta.AckFloorStream = _ackFloorStream;
         delta.AckFloorConsumer = _ackFloorConsumer;
-        delta.Redelivered = _redelivered;
         PersistAsync(delta, _ =>
         {
             Confirm(confirmations);
@@ -317,7 +318,6 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
             DeliveredConsumer = _deliveredConsumer,
             AckFloorStream = _ackFloorStream,
             AckFloorConsumer = _ackFloorConsumer,
-            Redelivered = _redelivered,
         };
         foreach (var (seq, p) in _pending)
         {
@@ -559,18 +559,14 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
 
         _deliveredConsumer = consumerSeq;
         _passPending = pendingCount;
-        if (redelivery)
-        {
-            _redelivered++;
-        }
-        else
+        if (!redelivery)
         {
             _deliveredStream = message.Sequence;
         }
 
         if (_config.AckPolicy != "none")
         {
-            _pending[message.Sequence] = new Pending(_deliveredConsumer, deliveries, _passNow.AddTicks(AckWaitFor(deliveries) / 100).Ticks);
+            SetPending(message.Sequence, new Pending(_deliveredConsumer, deliveries, _passNow.AddTicks(AckWaitFor(deliveries) / 100).Ticks));
             if (_persistenceId is not null)
             {
                 _delta.Delivered.Add(new PendingRecord(message.Sequence, _deliveredConsumer, deliveries));
@@ -615,7 +611,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
                     {
                         if (ack.DelayNanos > 0)
                         {
-                            _pending[seq] = nakked with { DeadlineTicks = DateTime.UtcNow.AddTicks(ack.DelayNanos / 100).Ticks };
+                            SetPending(seq, nakked with { DeadlineTicks = DateTime.UtcNow.AddTicks(ack.DelayNanos / 100).Ticks });
                         }
                         else
                         {
@@ -627,7 +623,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
                 case AckKind.Progress:
                     if (_pending.TryGetValue(seq, out var working))
                     {
-                        _pending[seq] = working with { DeadlineTicks = DateTime.UtcNow.AddTicks(_config.AckWait / 100).Ticks };
+                        SetPending(seq, working with { DeadlineTicks = DateTime.UtcNow.AddTicks(_config.AckWait / 100).Ticks });
                     }
 
                     break;
@@ -661,6 +657,15 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         Deliver();
     }
 
+    private void SetPending(ulong seq, Pending pending)
+    {
+        _pending[seq] = pending;
+        if (pending.DeadlineTicks != 0 && pending.DeadlineTicks < _nextDeadlineTicks)
+        {
+            _nextDeadlineTicks = pending.DeadlineTicks;
+        }
+    }
+
     private void Acknowledge(ulong seq)
     {
         if (_config.AckPolicy != "all")
@@ -669,7 +674,8 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
             return;
         }
 
-        foreach (var s in _pending.Keys.Where(s => s <= seq).ToList())
+        // _pending is in sequence order: the acknowledged ones are its head.
+        foreach (var s in _pending.Keys.TakeWhile(s => s <= seq).ToList())
         {
             Acknowledged(s);
         }
@@ -780,12 +786,27 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
             return;
         }
 
-        foreach (var (seq, p) in _pending)
+        if (now.Ticks >= _nextDeadlineTicks)
         {
-            if (p.DeadlineTicks != 0 && p.DeadlineTicks <= now.Ticks && !_redeliver.Contains(seq))
+            var next = long.MaxValue;
+            foreach (var (seq, p) in _pending)
             {
-                _redeliver.Add(seq);
+                if (p.DeadlineTicks == 0)
+                {
+                    continue;
+                }
+
+                if (p.DeadlineTicks <= now.Ticks)
+                {
+                    _redeliver.Add(seq); // a no-op when already queued
+                }
+                else if (p.DeadlineTicks < next)
+                {
+                    next = p.DeadlineTicks;
+                }
             }
+
+            _nextDeadlineTicks = next;
         }
 
         ProcessWaiting(now);
@@ -887,7 +908,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         Delivered = new SequenceInfo { ConsumerSeq = _deliveredConsumer, StreamSeq = _deliveredStream },
         AckFloor = new SequenceInfo { ConsumerSeq = _ackFloorConsumer, StreamSeq = _ackFloorStream },
         NumAckPending = _pending.Count,
-        NumRedelivered = _redelivered,
+        NumRedelivered = _pending.Values.Count(p => p.Deliveries > 1), // nats-server: pending messages delivered more than once (len(rdc))
         NumWaiting = _waiting.Count,
         NumPending = NumPending(),
         PushBound = IsPush && _context.HasInterest(_config.DeliverSubject!), // someone subscribes to the deliver subject, as nats-server's o.active

@@ -25,6 +25,7 @@ internal sealed class ConsumerDelta
 
     public ulong AckFloorConsumer { get; set; }
 
+    /// <summary>No longer written or read (0): num_redelivered is counted from the pending deliveries, as nats-server does; kept so the journal format is unchanged.</summary>
     public long Redelivered { get; set; }
 
     /// <summary>Deliveries (and redeliveries) made pending in this turn.</summary>
@@ -47,6 +48,7 @@ internal sealed class ConsumerSnapshot
 
     public ulong AckFloorConsumer { get; set; }
 
+    /// <summary>No longer written or read (0): num_redelivered is counted from the pending deliveries, as nats-server does; kept so the journal format is unchanged.</summary>
     public long Redelivered { get; set; }
 
     public List<PendingRecord> Pending { get; } = [];

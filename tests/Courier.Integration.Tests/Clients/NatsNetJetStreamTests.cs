@@ -196,6 +196,68 @@ public abstract class NatsNetJetStreamTests<TServer> : IClassFixture<TServer>
             Assert.Equal([6, 7, 8, 9, 10, 11, 12], received);
         });
 
+    [Fact]
+    public Task An_unacknowledged_message_comes_back_after_ack_wait_a_delayed_nak_after_its_delay_and_progress_holds_it_back() =>
+        WithJetStreamAsync(async (js, p, ct) =>
+        {
+            var name = NatsNetClient.NameFor(p);
+            await js.CreateStreamAsync(new StreamConfig(name, [$"{p}.>"]), ct);
+            var consumer = await js.CreateOrUpdateConsumerAsync(
+                name,
+                new ConsumerConfig("slow") { AckPolicy = ConsumerConfigAckPolicy.Explicit, AckWait = TimeSpan.FromSeconds(1) },
+                ct);
+
+            async Task<(INatsJSMsg<string> Msg, TimeSpan After)> NextAsync(TimeSpan expires)
+            {
+                var started = System.Diagnostics.Stopwatch.GetTimestamp();
+                await foreach (var m in consumer.FetchAsync<string>(new NatsJSFetchOpts { MaxMsgs = 1, Expires = expires }, cancellationToken: ct))
+                {
+                    return (m, System.Diagnostics.Stopwatch.GetElapsedTime(started));
+                }
+
+                throw new Xunit.Sdk.XunitException($"nothing delivered within {expires}");
+            }
+
+            // Not acknowledged: delivered again once ack_wait has passed.
+            (await js.PublishAsync($"{p}.a", "a", cancellationToken: ct)).EnsureSuccess();
+            var (first, _) = await NextAsync(TimeSpan.FromSeconds(5));
+            Assert.Equal(1UL, first.Metadata!.Value.NumDelivered);
+            var (again, after) = await NextAsync(TimeSpan.FromSeconds(5));
+            Assert.Equal(1UL, again.Metadata!.Value.Sequence.Stream);
+            Assert.Equal(2UL, again.Metadata!.Value.NumDelivered);
+            Assert.InRange(after, TimeSpan.FromMilliseconds(700), TimeSpan.FromSeconds(4));
+            await consumer.RefreshAsync(ct);
+            Assert.Equal(1, consumer.Info.NumRedelivered); // pending and delivered more than once
+            await again.AckAsync(new AckOpts { DoubleAck = true }, ct);
+
+            // A NAK with a delay: delivered again after the delay, not at once.
+            (await js.PublishAsync($"{p}.b", "b", cancellationToken: ct)).EnsureSuccess();
+            var (nakked, _) = await NextAsync(TimeSpan.FromSeconds(5));
+            await nakked.NakAsync(new AckOpts { NakDelay = TimeSpan.FromMilliseconds(800) }, ct);
+            var (back, delayed) = await NextAsync(TimeSpan.FromSeconds(5));
+            Assert.Equal(2UL, back.Metadata!.Value.Sequence.Stream);
+            Assert.Equal(2UL, back.Metadata!.Value.NumDelivered);
+            Assert.InRange(delayed, TimeSpan.FromMilliseconds(500), TimeSpan.FromSeconds(4));
+            await back.AckAsync(new AckOpts { DoubleAck = true }, ct);
+
+            // Progress acks, each within ack_wait, hold a message back for twice ack_wait.
+            (await js.PublishAsync($"{p}.c", "c", cancellationToken: ct)).EnsureSuccess();
+            var (working, _) = await NextAsync(TimeSpan.FromSeconds(5));
+            for (var i = 0; i < 5; i++)
+            {
+                await Task.Delay(400, ct);
+                await working.AckProgressAsync(cancellationToken: ct);
+            }
+
+            await consumer.RefreshAsync(ct);
+            Assert.Equal(1, consumer.Info.NumAckPending);
+            Assert.Equal(0, consumer.Info.NumRedelivered); // a and b came back once each, but are acknowledged
+            await working.AckAsync(new AckOpts { DoubleAck = true }, ct);
+            await consumer.RefreshAsync(ct);
+            Assert.Equal(0, consumer.Info.NumAckPending);
+            Assert.Equal(3UL, consumer.Info.AckFloor.StreamSeq);
+        });
+
     private Task WithJetStreamAsync(Func<NatsJSContext, string, CancellationToken, Task> test) => NatsNetClient.WithJetStreamAsync(_server, test);
 }
 
