@@ -249,6 +249,14 @@ public abstract class NatsNetJetStreamTests<TServer> : IClassFixture<TServer>
                 await working.AckProgressAsync(cancellationToken: ct);
             }
 
+            // Without the progress acks its ack wait would have ended a second ago: a no-wait fetch would get it again.
+            var held = new List<ulong>();
+            await foreach (var m in consumer.FetchNoWaitAsync<string>(new NatsJSFetchOpts { MaxMsgs = 1 }, cancellationToken: ct))
+            {
+                held.Add(m.Metadata!.Value.Sequence.Stream);
+            }
+
+            Assert.Empty(held);
             await consumer.RefreshAsync(ct);
             Assert.Equal(1, consumer.Info.NumAckPending);
             Assert.Equal(0, consumer.Info.NumRedelivered); // a and b came back once each, but are acknowledged
