@@ -1,3 +1,4 @@
+using Courier.Actors.Hosting;
 using Courier.Actors.Server;
 using Courier.Gateway.Configuration;
 using Courier.Gateway.Logging;
@@ -66,6 +67,13 @@ internal sealed partial class ServerHost
         if (!_options.Users.Select(u => (u.User, u.Password, Describe(u.Permissions))).SequenceEqual(next.Users.Select(u => (u.User, u.Password, Describe(u.Permissions)))))
         {
             ReloadLog.Authorization(_log, "users");
+        }
+
+        if (_options.IdlePoll != next.IdlePoll)
+        {
+            ReloadLog.Changed(_log, "idle_poll", GoDuration.Format(next.IdlePoll));
+            IdlePoll.Configure(next.IdlePoll);
+            _options.IdlePoll = next.IdlePoll;
         }
 
         Broker.ReloadAuthorization(next);

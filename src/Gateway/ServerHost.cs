@@ -1,3 +1,4 @@
+using Courier.Actors.Hosting;
 using Courier.Actors.Server;
 using Courier.Gateway.Listeners;
 using Courier.Gateway.Monitoring;
@@ -73,6 +74,9 @@ internal sealed partial class ServerHost : IAsyncDisposable
             _routeListener = new TcpAcceptor(_options.Cluster.Host, _options.Cluster.Port, Broker.AcceptRoute, error => Log.RouteAcceptError(_log, error));
             Broker.SetRoutePort(_routeListener.LocalEndPoint.Port);
         }
+
+        // Cheap wake-ups for latency-bound traffic (request/reply, synchronous JetStream publishes); see IdlePoll.
+        IdlePoll.Configure(_options.IdlePoll);
 
         // The actor system starts on another thread while the listeners bind and monitoring starts;
         // clients are accepted only once both are done.

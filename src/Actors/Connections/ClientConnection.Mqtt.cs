@@ -4,6 +4,7 @@ using System.Net.Sockets;
 using System.Security.Cryptography;
 using System.Text;
 using Akka.Actor;
+using Courier.Actors.Hosting;
 using Courier.Actors.Mqtt;
 using Courier.Actors.Routing;
 using Courier.Protocols.Mqtt;
@@ -113,7 +114,10 @@ internal sealed partial class ClientConnection
 
                     TellMqttSessionAcks();
 
-                    FlushTouched();
+                    if (FlushTouched())
+                    {
+                        IdlePoll.Touch(ref _idlePollCensus);
+                    }
                 }
                 finally
                 {

@@ -411,9 +411,10 @@ internal sealed partial class ClientConnection
 
     /// <summary>
     /// Deferred flush: wakes each touched client's write pump once for the whole read batch, and
-    /// notes the ones so far behind that this producer should wait for them.
+    /// notes the ones so far behind that this producer should wait for them. Returns whether the
+    /// batch was a client's small one (latency-bound: see <see cref="Hosting.IdlePoll"/>).
     /// </summary>
-    private void FlushTouched()
+    private bool FlushTouched()
     {
         // A small batch is latency-bound (request/reply): write it from this thread. A large one is
         // throughput-bound: hand it to the pumps so another core writes while this one parses. An
@@ -454,6 +455,7 @@ internal sealed partial class ClientConnection
 
         _touched.Clear();
         _batchId = NextBatchId();
+        return readerTurn;
     }
 
     /// <summary>

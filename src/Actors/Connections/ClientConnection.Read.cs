@@ -3,6 +3,7 @@ using System.IO.Pipelines;
 using System.Net.Sockets;
 using System.Text.Json;
 using Akka.Actor;
+using Courier.Actors.Hosting;
 using Courier.Actors.Server;
 using Courier.Protocols.Nats;
 using Microsoft.Extensions.Logging;
@@ -22,6 +23,7 @@ internal sealed partial class ClientConnection
     private bool _verbose = true;
     private bool _pedantic = true;
     private int _pingsOut;
+    private int _idlePollCensus = -1; // the idle poll's census this connection was last counted in
     private ClientPermissions? _permissions;
 
     /// <summary>Set when subscribe permissions deny subjects: publishers check each delivery against it.</summary>
@@ -70,7 +72,10 @@ internal sealed partial class ClientConnection
                         await FlushSubscriptionChangesAsync().ConfigureAwait(false);
                     }
 
-                    FlushTouched();
+                    if (FlushTouched())
+                    {
+                        IdlePoll.Touch(ref _idlePollCensus); // a small batch: the next one is likely a reply away, worth a cheap wake-up
+                    }
                 }
                 finally
                 {

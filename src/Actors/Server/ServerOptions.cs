@@ -136,6 +136,12 @@ public sealed class ServerOptions
     /// <summary><c>lame_duck_grace_period</c>: how long lame duck mode waits before it closes the first client (nats-server: 10 s).</summary>
     public TimeSpan LameDuckGracePeriod { get; set; } = TimeSpan.FromSeconds(10);
 
+    /// <summary>
+    /// <c>idle_poll</c> (Courier's own key): how long after network activity one CPU is kept out of its
+    /// idle state by a lowest-priority spin, so the next wake-up is cheap (see Hosting/IdlePoll.cs); 0 off.
+    /// </summary>
+    public TimeSpan IdlePoll { get; set; } = TimeSpan.FromMicroseconds(100);
+
     /// <summary><c>ports_file_dir</c>, <c>--ports_file_dir</c>.</summary>
     public string? PortsFileDir { get; set; }
 

@@ -1,9 +1,10 @@
 namespace Courier.Gateway.Configuration;
 
-/// <summary>Operational keys: log time and rotation, lame duck mode (nats-server's opts.go).</summary>
+/// <summary>Operational keys: log time and rotation, lame duck mode (nats-server's opts.go); Courier's idle_poll.</summary>
 internal sealed partial class OptionsBinder
 {
     private static readonly TimeSpan MinLameDuckDuration = TimeSpan.FromSeconds(30); // nats-server refuses shorter ones
+    private static readonly TimeSpan MaxIdlePoll = TimeSpan.FromMilliseconds(10); // longer spins only burn CPU
 
     /// <summary>Binds <paramref name="entry"/> if it is one of these keys; false for any other key.</summary>
     private bool BindOperations(ConfigEntry entry)
@@ -48,6 +49,20 @@ internal sealed partial class OptionsBinder
                     else
                     {
                         _options.LameDuckGracePeriod = duration;
+                    }
+                }
+
+                return true;
+            case "idle_poll":
+                if (TryDuration(entry, out duration))
+                {
+                    if (duration < TimeSpan.Zero || duration > MaxIdlePoll)
+                    {
+                        Error(entry, $"invalid idle_poll of {GoDuration.Format(duration)}, it must be between 0 (off) and 10ms");
+                    }
+                    else
+                    {
+                        _options.IdlePoll = duration;
                     }
                 }
 

@@ -211,6 +211,17 @@ public sealed class OptionsBinderTests
     }
 
     [Fact]
+    public void Idle_poll_is_a_duration_zero_turns_it_off_and_past_10ms_it_is_refused()
+    {
+        Assert.Equal(TimeSpan.FromMicroseconds(100), Bind("").Options.IdlePoll);
+        Assert.Equal(TimeSpan.FromMicroseconds(250), Bind("idle_poll: \"250us\"\n").Options.IdlePoll);
+        Assert.Equal(TimeSpan.Zero, Bind("idle_poll: \"0s\"\n").Options.IdlePoll);
+
+        var error = Assert.Throws<ConfigException>(() => Bind("idle_poll: \"1s\"\n"));
+        Assert.Contains("invalid idle_poll of 1s, it must be between 0 (off) and 10ms", error.Message);
+    }
+
+    [Fact]
     public void Keys_only_used_as_variables_are_not_reported()
     {
         var (options, warnings) = Bind("SECRET = abc\nauthorization { token: $SECRET }");
