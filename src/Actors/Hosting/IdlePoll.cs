@@ -28,9 +28,10 @@ namespace Courier.Actors.Hosting;
 /// </para>
 /// <para>
 /// Only while few connections are at it: a census counts the connections that touched in each
-/// millisecond, and above two per CPU the poll rests. With that many clients exchanging at once
-/// their threads keep the CPUs busy, the wake-ups come to running CPUs, and a spin only gets in the
-/// way (10 requesters over a 2-member queue group on 2 CPUs: 6% fewer requests with it).
+/// millisecond, and above two per CPU the poll rests, 10 ms at a time. With that many clients
+/// exchanging at once their threads keep the CPUs busy, the wake-ups come to running CPUs, and a spin
+/// only gets in the way (10 requesters over a 2-member queue group on 2 CPUs: 6% fewer requests with
+/// it; resting, the poll thread ran 3 ms in a 1.3 s run of that).
 /// </para>
 /// </remarks>
 internal static partial class IdlePoll
@@ -123,7 +124,7 @@ internal static partial class IdlePoll
             {
                 if (Math.Max(Volatile.Read(ref _lastCensusCount), Volatile.Read(ref _censusCount)) > MaxConnections)
                 {
-                    Thread.Sleep(1); // many connections at once: rest, and count them again in a millisecond
+                    Thread.Sleep(10); // many connections at once: rest, and count them again (over the 10 ms) after it
                 }
                 else
                 {
