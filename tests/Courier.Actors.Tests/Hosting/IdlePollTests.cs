@@ -44,10 +44,7 @@ public sealed class IdlePollTests
             // Untouched for longer than the window: asleep (S), and it stays asleep.
             var asleep = WaitFor(() => Stat(thread).State == 'S' ? "S" : null, TimeSpan.FromSeconds(5));
             Assert.Equal("S", asleep);
-            var before = Stat(thread).RunTicks;
-            Thread.Sleep(200);
-            Assert.Equal('S', Stat(thread).State);
-            Assert.Equal(before, Stat(thread).RunTicks);
+            AssertMostlyAsleep(thread);
         }
         finally
         {
@@ -66,15 +63,17 @@ public sealed class IdlePollTests
         IdlePoll.Configure(TimeSpan.Zero);
         var asleep = WaitFor(() => Stat(thread).State == 'S' ? "S" : null, TimeSpan.FromSeconds(5));
         Assert.Equal("S", asleep);
-        var before = Stat(thread).RunTicks;
-        for (var i = 0; i < 50; i++)
+        Thread.Sleep(50); // settled in its wait
+        var before = Switches(thread);
+        for (var i = 0; i < 100; i++)
         {
             IdlePoll.Touch(ref census);
             Thread.Sleep(2);
         }
 
-        Assert.Equal('S', Stat(thread).State);
-        Assert.Equal(before, Stat(thread).RunTicks);
+        // Each wake would end in a sleep again (a voluntary switch), the poll being off; a stray wake elsewhere is rare.
+        var woken = Switches(thread) - before;
+        Assert.True(woken < 10, $"woken {woken} times by 100 touches with the poll off");
     }
 
     [Fact]
@@ -126,11 +125,25 @@ public sealed class IdlePollTests
         }
 
         return Switches(tid) - before;
+    }
 
-        static long Switches(string tid) =>
-            long.Parse(File.ReadLines($"/proc/self/task/{tid}/status")
-                .First(l => l.StartsWith("voluntary_ctxt_switches:", StringComparison.Ordinal))
-                .Split(':')[1].Trim());
+    private static long Switches(string tid) =>
+        long.Parse(File.ReadLines($"/proc/self/task/{tid}/status")
+            .First(l => l.StartsWith("voluntary_ctxt_switches:", StringComparison.Ordinal))
+            .Split(':')[1].Trim());
+
+    // Sampled every 10 ms for 200 ms, the thread is asleep (S) in at least 3 of 4 samples: a spinning one is
+    // runnable (R) in all of them, whether or not it gets a CPU; a stray wake (another test's connection) is brief.
+    private static void AssertMostlyAsleep(string thread)
+    {
+        var sleeping = 0;
+        for (var i = 0; i < 20; i++)
+        {
+            sleeping += Stat(thread).State == 'S' ? 1 : 0;
+            Thread.Sleep(10);
+        }
+
+        Assert.True(sleeping >= 15, $"asleep in {sleeping} of 20 samples after the window");
     }
 
     private static string? FindThread()
@@ -153,12 +166,12 @@ public sealed class IdlePollTests
         return null;
     }
 
-    private static (char State, long RunTicks, int Policy) Stat(string tid)
+    private static (char State, int Policy) Stat(string tid)
     {
         var text = File.ReadAllText($"/proc/self/task/{tid}/stat");
-        // Fields after "(comm)": state is field 3, utime 14, stime 15, policy 41 (proc(5)).
+        // Fields after "(comm)": state is field 3, policy 41 (proc(5)).
         var fields = text[(text.LastIndexOf(')') + 2)..].Split(' ');
-        return (fields[0][0], long.Parse(fields[11]) + long.Parse(fields[12]), int.Parse(fields[38]));
+        return (fields[0][0], int.Parse(fields[38]));
     }
 
     private static T WaitFor<T>(Func<T?> probe, TimeSpan timeout)

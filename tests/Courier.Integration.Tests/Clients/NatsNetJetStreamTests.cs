@@ -240,12 +240,13 @@ public abstract class NatsNetJetStreamTests<TServer> : IClassFixture<TServer>
             Assert.InRange(delayed, TimeSpan.FromMilliseconds(500), TimeSpan.FromSeconds(4));
             await back.AckAsync(new AckOpts { DoubleAck = true }, ct);
 
-            // Progress acks, each within ack_wait, hold a message back for twice ack_wait.
+            // Progress acks, each well within ack_wait (a loaded machine may stretch a 200 ms delay a lot), hold a
+            // message back for twice ack_wait.
             (await js.PublishAsync($"{p}.c", "c", cancellationToken: ct)).EnsureSuccess();
             var (working, _) = await NextAsync(TimeSpan.FromSeconds(5));
-            for (var i = 0; i < 5; i++)
+            for (var i = 0; i < 10; i++)
             {
-                await Task.Delay(400, ct);
+                await Task.Delay(200, ct);
                 await working.AckProgressAsync(cancellationToken: ct);
             }
 
