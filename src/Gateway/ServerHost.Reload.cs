@@ -71,7 +71,7 @@ internal sealed partial class ServerHost
 
         if (_options.IdlePoll != next.IdlePoll)
         {
-            ReloadLog.Changed(_log, "idle_poll", GoDuration.Format(next.IdlePoll));
+            ReloadLog.Changed(_log, "idle_poll", Protocols.JetStream.GoDuration.Format(next.IdlePoll.Ticks * 100));
             IdlePoll.Configure(next.IdlePoll);
             _options.IdlePoll = next.IdlePoll;
         }

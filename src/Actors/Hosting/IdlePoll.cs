@@ -49,9 +49,6 @@ internal static partial class IdlePoll
     private static int _censusCount;     // connections counted in the current census
     private static int _lastCensusCount; // and in the one before
 
-    /// <summary>The window after activity during which the poll thread spins; zero while off.</summary>
-    public static TimeSpan Window => TimeSpan.FromSeconds((double)Volatile.Read(ref _windowTicks) / Stopwatch.Frequency);
-
     /// <summary>
     /// Sets the window (the last server configured in the process wins; zero turns polling off) and
     /// starts the poll thread the first time a window is set.

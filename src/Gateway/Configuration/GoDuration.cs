@@ -12,15 +12,6 @@ internal static class GoDuration
 {
     private const decimal NanosPerTick = 100m; // a TimeSpan tick is 100 ns
 
-    /// <summary>A short duration as Go prints it: <c>1.5s</c>, <c>20ms</c>, <c>100µs</c>, <c>0s</c>.</summary>
-    public static string Format(TimeSpan d) => d switch
-    {
-        { Ticks: 0 } => "0s",
-        _ when d >= TimeSpan.FromSeconds(1) => $"{d.TotalSeconds.ToString("0.######", CultureInfo.InvariantCulture)}s",
-        _ when d >= TimeSpan.FromMilliseconds(1) => $"{d.TotalMilliseconds.ToString("0.######", CultureInfo.InvariantCulture)}ms",
-        _ => $"{d.TotalMicroseconds.ToString("0.###", CultureInfo.InvariantCulture)}\u00b5s",
-    };
-
     /// <summary>Parses <paramref name="text"/>; on failure <paramref name="error"/> is Go's message.</summary>
     public static bool TryParse(string text, out TimeSpan value, out string? error)
     {

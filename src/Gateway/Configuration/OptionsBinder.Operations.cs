@@ -58,7 +58,7 @@ internal sealed partial class OptionsBinder
                 {
                     if (duration < TimeSpan.Zero || duration > MaxIdlePoll)
                     {
-                        Error(entry, $"invalid idle_poll of {GoDuration.Format(duration)}, it must be between 0 (off) and 10ms");
+                        Error(entry, $"invalid idle_poll of {Protocols.JetStream.GoDuration.Format(duration.Ticks * 100)}, it must be between 0 (off) and 10ms");
                     }
                     else
                     {

@@ -4,7 +4,8 @@ namespace Courier.Integration.Tests.Operations;
 
 /// <summary>
 /// Courier's <c>idle_poll</c> (no nats-server counterpart): request/reply through NATS.Net starts the
-/// server's poll thread at SCHED_IDLE by default, and <c>idle_poll: 0</c> keeps it from ever starting.
+/// server's poll thread at SCHED_IDLE by default, <c>idle_poll: 0</c> keeps it from ever starting, and a
+/// reload that sets it starts it.
 /// Observed in the server process's /proc, as an operator would.
 /// </summary>
 [Trait("server", "courier")]
@@ -30,6 +31,24 @@ public sealed class IdlePollTests
         await RequestReplyAsync(server.Url);
 
         Assert.Null(PollThreadPolicy(server.Pid));
+    }
+
+    [Fact]
+    public async Task A_reload_turns_the_idle_poll_on()
+    {
+        await using var server = await ServerProcess.StartAsync(ServerKind.Courier, "idle_poll: \"0s\"\n");
+        await File.WriteAllTextAsync(Path.Combine(server.Folder, "server.conf"), "idle_poll: \"250us\"\n");
+
+        await server.SignalAsync("HUP");
+
+        using var cts = new CancellationTokenSource(NatsNetClient.TestTimeout);
+        while (!server.Log.All().Contains("Reloaded: idle_poll = 250\u00b5s", StringComparison.Ordinal))
+        {
+            await Task.Delay(50, cts.Token);
+        }
+
+        await RequestReplyAsync(server.Url);
+        Assert.Equal(SchedIdle, PollThreadPolicy(server.Pid));
     }
 
     private static async Task RequestReplyAsync(string url)
