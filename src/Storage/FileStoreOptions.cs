@@ -17,6 +17,18 @@ public sealed record FileStoreOptions
     /// <summary>Check every record's checksum on open, ignoring index files (slow restart, full verification).</summary>
     public bool VerifyOnOpen { get; init; }
 
+    /// <summary>
+    /// Whether a store whose write block is half full prepares its next block file ahead, in the background:
+    /// zero-filled to <see cref="BlockSize"/> and synced, then renamed into place at the rollover. Appends
+    /// then overwrite allocated space, so an fsync writes data without the file size and block allocation
+    /// an append needs (measured here: about 170 us against 300 us per fsync). A store that never half
+    /// fills a block never prepares one; one that does keeps at most one spare block on disk. Default true.
+    /// </summary>
+    public bool Preallocate { get; init; } = true;
+
+    /// <summary>Prepares the spare block on the appending thread instead of in the background (deterministic fault tests).</summary>
+    internal bool PreallocateInline { get; init; }
+
     /// <summary>The files underneath: the OS's, or a fault-injecting one in tests.</summary>
     internal StoreFileSystem FileSystem { get; init; } = StoreFileSystem.Os;
 }

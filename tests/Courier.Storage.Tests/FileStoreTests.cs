@@ -12,6 +12,11 @@ public sealed partial class FileStoreTests : StreamStoreTests
 {
     private const long SmallBlocks = 2048; // bytes
 
+    // Spares prepared on the appending thread: the crash tests abandon stores without stopping them, and an
+    // abandoned store must not go on writing in a directory another instance has recovered (a crashed
+    // process has no threads left).
+    private static readonly FileStoreOptions SmallBlockOptions = new() { BlockSize = SmallBlocks, PreallocateInline = true };
+
     private readonly TempDirectory _temp = new();
     private readonly Dictionary<IStreamStore, (string Directory, StoreConfig Config, FileStoreOptions Options)> _opened = [];
     private int _next;
@@ -19,7 +24,7 @@ public sealed partial class FileStoreTests : StreamStoreTests
     protected override StorageType Kind => StorageType.File;
 
     protected override IStreamStore CreateStore(StoreConfig config) =>
-        Open(NewDirectory(), config, new FileStoreOptions { BlockSize = SmallBlocks });
+        Open(NewDirectory(), config, SmallBlockOptions);
 
     protected override IStreamStore Reopen(IStreamStore store)
     {
@@ -47,13 +52,13 @@ public sealed partial class FileStoreTests : StreamStoreTests
     private (FileStore Store, string Directory) OpenNew(StoreConfig? config = null, FileStoreOptions? options = null)
     {
         var directory = NewDirectory();
-        var store = (FileStore)Track(Open(directory, config ?? new StoreConfig { Name = "TEST" }, options ?? new FileStoreOptions { BlockSize = SmallBlocks }));
+        var store = (FileStore)Track(Open(directory, config ?? new StoreConfig { Name = "TEST" }, options ?? SmallBlockOptions));
         return (store, directory);
     }
 
     /// <summary>Another instance on the same directory, as a process restarted after a crash would open it.</summary>
     private FileStore OpenAgain(string directory, StoreConfig? config = null, FileStoreOptions? options = null) =>
-        (FileStore)Track(Open(directory, config ?? new StoreConfig { Name = "TEST" }, options ?? new FileStoreOptions { BlockSize = SmallBlocks }));
+        (FileStore)Track(Open(directory, config ?? new StoreConfig { Name = "TEST" }, options ?? SmallBlockOptions));
 
     private static string[] BlockFiles(string directory) => [.. Directory.GetFiles(directory, "*.blk").Order()];
 

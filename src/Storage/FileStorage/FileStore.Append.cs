@@ -55,6 +55,10 @@ internal sealed partial class FileStore
         {
             block = Rollover(reset: false, FloorLocked);
         }
+        else if (block.Length > _blockSize / 2 && _spareState == SpareNone)
+        {
+            PrepareSpare(); // half full: this store fills blocks, have the next one ready by the rollover
+        }
 
         return block;
     }
@@ -72,12 +76,16 @@ internal sealed partial class FileStore
         return StartBlock(reset, floor);
     }
 
-    /// <summary>Creates the next block file with its header buffered and makes it the write block. Lock held.</summary>
+    /// <summary>Creates the next block file (or takes the prepared spare) with its header buffered and makes it the write block. Lock held.</summary>
     private MsgBlock StartBlock(bool reset, ulong floor)
     {
         var block = new MsgBlock(_fs, _directory, _nextBlockId++);
-        _ = block.Handle; // create the file now: a failure surfaces here, not in a later flush
-        block.Handle.SetLength(0);
+        if (!TryTakeSpare(block))
+        {
+            _ = block.Handle; // create the file now: a failure surfaces here, not in a later flush
+            block.Handle.SetLength(0);
+        }
+
         block.StartAppending(0);
         BlockHeader.Write(block.Reserve(BlockHeader.Size), block.Id, floor, reset);
         _blocks.Add(block);

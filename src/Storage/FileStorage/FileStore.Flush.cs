@@ -9,6 +9,7 @@ internal sealed partial class FileStore
 
     private readonly List<MsgBlock> _flushJobs = []; // blocks with buffered bytes, for the flush under way (I/O gate held)
     private readonly List<MsgBlock> _syncJobs = [];  // blocks to fsync, for the flush under way (I/O gate held)
+    private readonly List<MsgBlock> _trimJobs = [];  // sealed preallocated blocks to cut back to their records (I/O gate held)
 
     /// <inheritdoc/>
     public override void Flush() => FlushCore(forceSync: false, allowClosed: false);
@@ -28,8 +29,10 @@ internal sealed partial class FileStore
             // Reused: flushes are serialized by the I/O gate, and one per message must not allocate.
             var jobs = _flushJobs;
             var toSync = _syncJobs;
+            var toTrim = _trimJobs;
             jobs.Clear();
             toSync.Clear();
+            toTrim.Clear();
             List<MsgBlock>? toDelete;
             List<MsgBlock> toIndex;
             bool sync, syncDirectory;
@@ -52,6 +55,15 @@ internal sealed partial class FileStore
                     {
                         _ = block.Handle;
                         jobs.Add(block);
+                    }
+
+                    if (block.Preallocated && block.Sealed)
+                    {
+                        // Sealed: everything it will hold is written now or by this flush. Cut the zero
+                        // tail before the fsync that makes the block final.
+                        block.Preallocated = false;
+                        block.Unsynced = true;
+                        toTrim.Add(block);
                     }
                 }
 
@@ -81,10 +93,23 @@ internal sealed partial class FileStore
                 // pushed out because of this batch; they must not reach the disk while the batch's own
                 // messages in the older block do not (found by the power-loss tests). Once per block.
                 var last = jobs.Count > 0 ? jobs[^1] : null;
+                foreach (var block in toTrim)
+                {
+                    if (block.Inflight is null)
+                    {
+                        block.Handle.SetLength(block.Length);
+                    }
+                }
+
                 foreach (var block in jobs)
                 {
                     block.Handle.Write(block.Inflight.AsSpan(0, block.InflightLength), block.InflightStart);
                     WriteCount++;
+                    if (toTrim.Count > 0 && toTrim.Contains(block))
+                    {
+                        block.Handle.SetLength(block.InflightStart + block.InflightLength);
+                    }
+
                     if (sync && block != last)
                     {
                         block.Handle.Sync();

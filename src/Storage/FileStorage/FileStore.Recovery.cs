@@ -97,10 +97,10 @@ internal sealed partial class FileStore
         {
             _nextBlockId = Math.Max(_nextBlockId, id + 1);
             var block = new MsgBlock(_fs, _directory, id);
-            if (length < BlockHeader.Size)
+            if (length < BlockHeader.Size || (!headerOk && length == _blockSize && IsAllZero(block)))
             {
-                // Created by a rollover whose first flush never happened.
-                if (length > 0)
+                // Created by a rollover whose first flush never happened (a taken spare is all zeros).
+                if (length is > 0 and < BlockHeader.Size)
                 {
                     AddWarning(new StoreWarning(StoreWarningKind.TruncatedTail, $"block {id}: {length} bytes, shorter than its header; removed"));
                 }
@@ -413,6 +413,11 @@ internal sealed partial class FileStore
                 continue;
             }
 
+            if (IsUnwrittenTail(from + pos, rest))
+            {
+                return from + pos; // the rest of a preallocated block, never written
+            }
+
             // Damage at pos. Does a valid record follow?
             var header = rest.Length >= RecordFormat.HeaderSize ? RecordFormat.ReadHeader(rest) : default;
             var plausible = rest.Length >= RecordFormat.HeaderSize && RecordFormat.IsPlausible(header, MaxRecordSize);
@@ -437,9 +442,10 @@ internal sealed partial class FileStore
                 if (report)
                 {
                     var whole = plausible && header.Length == rest.Length;
+                    var partial = from + data.Length == _blockSize ? rest.LastIndexOfAnyExcept((byte)0) + 1 : rest.Length; // a preallocated block's zeros are no record
                     AddWarning(whole
                         ? new StoreWarning(StoreWarningKind.CorruptRecord, $"{where}: last record failed its checksum; message {header.Sequence} lost", header.Sequence)
-                        : new StoreWarning(StoreWarningKind.TruncatedTail, $"{where}: {rest.Length} bytes of partial record cut off"));
+                        : new StoreWarning(StoreWarningKind.TruncatedTail, $"{where}: {partial} bytes of partial record cut off"));
                 }
 
                 return from + pos;
@@ -461,6 +467,19 @@ internal sealed partial class FileStore
     {
         for (var p = start; p + RecordFormat.Overhead <= data.Length; p++)
         {
+            if (data[p] == 0 && data[p + 1] == 0 && data[p + 2] == 0 && data[p + 3] == 0)
+            {
+                // A record's length (its first 4 bytes) is never 0: skip a run of zeros (a preallocated tail) at once.
+                var nonZero = data[p..].IndexOfAnyExcept((byte)0);
+                if (nonZero < 0)
+                {
+                    return -1;
+                }
+
+                p += Math.Max(0, nonZero - 4); // the loop's p++ lands 3 bytes before the first non-zero byte
+                continue;
+            }
+
             if (RecordFormat.IsValidAt(data[p..], MaxRecordSize, out _))
             {
                 return p;

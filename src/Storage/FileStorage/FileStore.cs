@@ -105,11 +105,13 @@ internal sealed partial class FileStore : StoreCore
     /// <inheritdoc/>
     protected override void StopBackend()
     {
+        DiscardSpare();
         using (EnterIo())
         {
             try
             {
                 FlushCore(forceSync: true, allowClosed: true);
+                CutPreallocatedWriteBlock();
             }
             finally
             {
@@ -126,6 +128,24 @@ internal sealed partial class FileStore : StoreCore
                     CloseAllHandles();
                 }
             }
+        }
+    }
+
+    /// <summary>On stop: the write block, if preallocated, is cut back to its records and synced, so a stopped store's files hold records only. I/O gate held.</summary>
+    private void CutPreallocatedWriteBlock()
+    {
+        MsgBlock? block;
+        lock (StateLock)
+        {
+            block = _write is { Preallocated: true, BufferLength: 0, Inflight: null } ? _write : null;
+        }
+
+        if (block is not null)
+        {
+            block.Handle.SetLength(block.Length);
+            block.Handle.Sync();
+            block.Preallocated = false;
+            SyncCount++;
         }
     }
 
@@ -167,13 +187,18 @@ internal sealed partial class FileStore : StoreCore
 
     private static uint OffsetOf(ulong location) => (uint)location;
 
-    /// <summary>Blocks whose data is all in the file and that need an index file (sealed ones; the write block too on stop). Lock held.</summary>
+    /// <summary>
+    /// Blocks whose data is all in the file, synced, and that need an index file (sealed ones; the write
+    /// block too on stop). Synced first: recovery trusts an index that covers no more than the file, and a
+    /// preallocated file is long before its records are durable (under an interval, a crash can drop them
+    /// and leave zeros that such an index would vouch for). Lock held.
+    /// </summary>
     private List<MsgBlock>? BlocksNeedingIndex(bool includeWriteBlock)
     {
         List<MsgBlock>? result = null;
         foreach (var block in _blocks)
         {
-            if ((block.Sealed || includeWriteBlock) && !block.IndexCurrent && !block.Doomed && block.BufferLength == 0 && block.Inflight is null)
+            if ((block.Sealed || includeWriteBlock) && !block.IndexCurrent && !block.Doomed && !block.Unsynced && block.BufferLength == 0 && block.Inflight is null)
             {
                 (result ??= []).Add(block);
             }

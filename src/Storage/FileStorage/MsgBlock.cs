@@ -69,6 +69,13 @@ internal sealed class MsgBlock : IDisposable
     /// <summary>Scheduled for deletion at the next flush.</summary>
     public bool Doomed { get; set; }
 
+    /// <summary>
+    /// The file was a prepared spare: zero-filled to the block size and synced before it took appends, so
+    /// it is longer than <see cref="Length"/> until it is cut back (when sealed, on stop, or by
+    /// <see cref="TruncateFile"/>). Appends overwrite allocated space and an fsync writes no file size.
+    /// </summary>
+    public bool Preallocated { get; set; }
+
     public static string FileName(uint id, string extension) => $"{id:D10}.{extension}";
 
     /// <summary>The file handle, opened on first use (read-write, shared, so a crashed instance's handles never block a new one).</summary>
@@ -184,6 +191,7 @@ internal sealed class MsgBlock : IDisposable
     public void TruncateFile(long length)
     {
         Handle.SetLength(length);
+        Preallocated = false;
         StartAppending(length);
     }
 

@@ -39,7 +39,8 @@ internal sealed class PowerLossWorkload
     {
         _random = new Random(seed);
         _fs = new PowerLossFileSystem(metadata);
-        _options = new FileStoreOptions { BlockSize = 2048, Sync = sync, FileSystem = _fs };
+        // Spare blocks prepared on the appending thread: the same seed cuts the power at the same call.
+        _options = new FileStoreOptions { BlockSize = 2048, Sync = sync, FileSystem = _fs, PreallocateInline = true };
         _streams =
         [
             new StreamModel("plain", new StoreConfig { Name = "plain" }, Deletes: false),

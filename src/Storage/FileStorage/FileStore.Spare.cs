@@ -1,0 +1,171 @@
+namespace Courier.Storage.FileStorage;
+
+/// <summary>
+/// The spare block: once a store's write block is half full, its next block file is prepared ahead, in
+/// the background (zero-filled to the block size, synced), and renamed into place at the rollover. An fsync
+/// of an append that grows a file also writes its inode (size, new extents); an overwrite of allocated
+/// space writes data only. On this kind of disk that is about 300 us against 170 us per group commit.
+/// </summary>
+/// <remarks>
+/// <para>On disk a preallocated block is longer than its records: an all-zero tail running to the end of
+/// a file exactly <see cref="_blockSize"/> long is unwritten space, not damage (recovery). A block is cut
+/// back to its records when it is sealed (at the flush that writes its last records, before their fsync),
+/// on stop, and by truncation; a crash before such a cut is durable leaves the zero tail, which recovery
+/// cuts. The spare itself is <c>spare.tmp</c>, which recovery deletes with any other temp file.</para>
+/// <para>Threads: the preparer touches only the spare file and <see cref="_spareState"/>; the rollover
+/// takes the spare under the store lock once the preparer has published it ready.</para>
+/// </remarks>
+internal sealed partial class FileStore
+{
+    private const int SpareNone = 0;
+    private const int SparePreparing = 1;
+    private const int SpareReady = 2;
+    private const int ZeroChunk = 256 * 1024; // bytes written per call while zero-filling
+
+    private static readonly byte[] Zeros = new byte[ZeroChunk];
+
+    private int _spareState;
+    private bool _spareClosing;
+    private Task? _spareTask;
+
+    private string SparePath => Path.Combine(_directory, "spare.tmp");
+
+    /// <summary>Starts preparing the next block file if the options want one and none is ready or under way. Lock held.</summary>
+    private void PrepareSpare()
+    {
+        if (!_options.Preallocate || _spareState != SpareNone || _spareClosing)
+        {
+            return;
+        }
+
+        _spareState = SparePreparing;
+        if (_options.PreallocateInline)
+        {
+            PrepareSpareFile();
+        }
+        else
+        {
+            _spareTask = Task.Factory.StartNew(PrepareSpareFile, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+        }
+    }
+
+    /// <summary>Zero-fills and syncs <c>spare.tmp</c>; on any failure leaves no spare (the next rollover creates its file as before).</summary>
+    private void PrepareSpareFile()
+    {
+        var ready = false;
+        try
+        {
+            using (var file = _fs.Open(SparePath, FileMode.Create))
+            {
+                for (long at = 0; at < _blockSize; at += ZeroChunk)
+                {
+                    if (Volatile.Read(ref _spareClosing))
+                    {
+                        break;
+                    }
+
+                    file.Write(Zeros.AsSpan(0, (int)Math.Min(ZeroChunk, _blockSize - at)), at);
+                }
+
+                if (!Volatile.Read(ref _spareClosing))
+                {
+                    file.Sync();
+                    ready = true;
+                }
+            }
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            // No spare this time (disk full, store closing, power cut in the fault tests).
+        }
+
+        if (!ready)
+        {
+            try
+            {
+                _fs.Delete(SparePath);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                // Left for recovery, which deletes temp files.
+            }
+        }
+
+        Volatile.Write(ref _spareState, ready ? SpareReady : SpareNone);
+    }
+
+    /// <summary>Renames a ready spare to <paramref name="block"/>'s file; false when there is none. Lock held.</summary>
+    private bool TryTakeSpare(MsgBlock block)
+    {
+        if (Volatile.Read(ref _spareState) != SpareReady)
+        {
+            return false;
+        }
+
+        _spareState = SpareNone;
+        try
+        {
+            _fs.Move(SparePath, block.DataPath);
+        }
+        catch (IOException)
+        {
+            return false;
+        }
+
+        block.Preallocated = true;
+        return true;
+    }
+
+    /// <summary>Stops preparing (waits for a preparer under way) and removes the spare: on stop and delete.</summary>
+    private void DiscardSpare()
+    {
+        Task? task;
+        lock (StateLock)
+        {
+            _spareClosing = true;
+            task = _spareTask;
+        }
+
+        task?.Wait();
+        if (_spareState != SpareNone)
+        {
+            _spareState = SpareNone;
+            try
+            {
+                _fs.Delete(SparePath);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                // Recovery deletes it.
+            }
+        }
+    }
+
+    /// <summary>Whether a block file holds nothing but zeros: a spare taken by a rollover that crashed before its first flush. Recovery only.</summary>
+    private static bool IsAllZero(MsgBlock block)
+    {
+        var buffer = new byte[ZeroChunk];
+        long at = 0;
+        while (true)
+        {
+            var n = block.Handle.Read(buffer, at);
+            if (n <= 0)
+            {
+                block.CloseHandle();
+                return true;
+            }
+
+            if (buffer.AsSpan(0, n).ContainsAnyExcept((byte)0))
+            {
+                block.CloseHandle();
+                return false;
+            }
+
+            at += n;
+        }
+    }
+
+    /// <summary>Whether [from, from + tail.Length) is the unwritten end of a preallocated block: zeros to the end of a block-size file.</summary>
+    private bool IsUnwrittenTail(long from, ReadOnlySpan<byte> tail) =>
+        from + tail.Length == _blockSize && !tail.ContainsAnyExcept((byte)0);
+}
