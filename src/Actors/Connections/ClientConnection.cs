@@ -16,6 +16,13 @@ namespace Courier.Actors.Connections;
 /// </summary>
 internal sealed partial class ClientConnection
 {
+    /// <summary>
+    /// What an in-process client (Courier's own services) may publish at once: not max_payload, which is the
+    /// clients' limit. A MSG.GET answer carries a stored message of max_payload in base64 inside JSON, a
+    /// delivery adds its headers; nats-server does not check its internal clients' payloads either.
+    /// </summary>
+    private const int InternalMaxPayload = 256 * 1024 * 1024;
+
     private readonly Broker _broker;
     private readonly Socket? _socket;
     private Stream _stream; // replaced once by the SslStream after a TLS handshake, before the pumps start
@@ -40,7 +47,7 @@ internal sealed partial class ClientConnection
         _account = broker.Accounts.Global;
         Id = id;
         var options = broker.Options;
-        _parser = new NatsParser(options.MaxControlLine, options.MaxPayload) { AllowInternalOps = socket is null };
+        _parser = new NatsParser(options.MaxControlLine, socket is null ? InternalMaxPayload : options.MaxPayload) { AllowInternalOps = socket is null };
         Outbound = new Outbound(options.MaxPending, inProcess: socket is null);
         Outbound.SlowConsumerDetected = OnSlowConsumer;
         _msgTemplateSize = (options.MaxControlLine * 2) + 64; // two control lines' worth of subject and reply

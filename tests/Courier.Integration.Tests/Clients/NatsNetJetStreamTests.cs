@@ -48,6 +48,37 @@ public abstract class NatsNetJetStreamTests<TServer> : IClassFixture<TServer>
         });
 
     [Fact]
+    public Task A_message_of_max_payload_is_stored_then_served_by_msg_get_and_by_a_consumer_whole() =>
+        WithJetStreamAsync(async (js, p, ct) =>
+        {
+            // The answers are bigger than max_payload (MSG.GET's base64 JSON, a delivery with its reply
+            // subject and headers); the server's own clients are not held to the clients' limit.
+            var payload = new byte[1_000_000]; // with its Nats-Msg-Id header, just under the default 1 MiB
+            new Random(7).NextBytes(payload);
+            var stream = await js.CreateStreamAsync(new StreamConfig(NatsNetClient.NameFor(p), [$"{p}.big"]), ct);
+            var ack = await js.PublishAsync($"{p}.big", payload, opts: new NatsJSPubOpts { MsgId = "big-1" }, cancellationToken: ct);
+            ack.EnsureSuccess();
+
+            var got = await stream.GetAsync(new StreamMsgGetRequest { Seq = ack.Seq }, ct);
+            Assert.True(payload.AsSpan().SequenceEqual(got.Message.Data.Span), "MSG.GET served other bytes");
+
+            var consumer = await stream.CreateOrUpdateConsumerAsync(new ConsumerConfig("big") { AckPolicy = ConsumerConfigAckPolicy.Explicit }, ct);
+            INatsJSMsg<byte[]>? delivered = null;
+            await foreach (var msg in consumer.FetchAsync<byte[]>(new NatsJSFetchOpts { MaxMsgs = 1, Expires = TimeSpan.FromSeconds(5) }, cancellationToken: ct))
+            {
+                delivered = msg;
+                await msg.AckAsync(cancellationToken: ct);
+            }
+
+            Assert.NotNull(delivered);
+            Assert.True(payload.AsSpan().SequenceEqual(delivered.Data), "the consumer delivered other bytes");
+
+            // The API still answers afterwards (a refused answer closed its connection before).
+            await stream.RefreshAsync(ct);
+            Assert.Equal(1, stream.Info.State.Messages);
+        });
+
+    [Fact]
     public Task Publishing_to_a_subject_no_stream_captures_fails_as_unanswered() =>
         WithJetStreamAsync(async (js, p, ct) =>
         {
