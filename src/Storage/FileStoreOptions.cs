@@ -18,11 +18,13 @@ public sealed record FileStoreOptions
     public bool VerifyOnOpen { get; init; }
 
     /// <summary>
-    /// Whether a store whose write block is half full prepares its next block file ahead, in the background:
-    /// zero-filled to <see cref="BlockSize"/> and synced, then renamed into place at the rollover. Appends
-    /// then overwrite allocated space, so an fsync writes data without the file size and block allocation
-    /// an append needs (measured here: about 170 us against 300 us per fsync). A store that never half
-    /// fills a block never prepares one; one that does keeps at most one spare block on disk. Default true.
+    /// Whether block files are kept ahead of their records: a flush that grows a block file also writes
+    /// zeros after its records (64 KiB, or a quarter of the data, ahead), and a store whose write block is
+    /// half full prepares its next block file in the background (zero-filled to <see cref="BlockSize"/>,
+    /// synced, renamed into place at the rollover). Appends then overwrite allocated space, so an fsync
+    /// writes data without the file size and block allocation an append needs (measured here: about 170 us
+    /// against 300 us per 48 KB group, 100 us against 150 us per small one). Files are cut back to their
+    /// records when sealed and on stop. Default true.
     /// </summary>
     public bool Preallocate { get; init; } = true;
 

@@ -5,7 +5,9 @@ namespace Courier.Storage.Tests;
 /// <summary>Damage on disk: detected on recovery and on read, reported, never served as data.</summary>
 public sealed partial class FileStoreTests
 {
-    private static readonly FileStoreOptions OneBlock = new() { BlockSize = FileStoreOptions.DefaultBlockSize };
+    // Without preallocation: these tests find a crashed store's last record at the end of its file (a
+    // preallocated block ends in zeros; FileStoreTests.Preallocation.cs damages those).
+    private static readonly FileStoreOptions OneBlock = new() { BlockSize = FileStoreOptions.DefaultBlockSize, Preallocate = false };
 
     /// <summary>Appends payload-1..payload-N to "foo", flushes, and returns the abandoned (crashed) store's directory.</summary>
     private string CrashedWith(int messages, FileStoreOptions? options = null)

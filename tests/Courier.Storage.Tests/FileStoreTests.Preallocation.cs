@@ -52,7 +52,7 @@ public sealed partial class FileStoreTests
         var (store, directory) = OpenNew(options: InlineSpare);
         var last = FillBlocks(store, blocks: 5);
 
-        // Block 1 was created as before; from its half-way point on, each block's successor was prepared ahead.
+        // Block 1 was extended ahead in place; from its half-way point on, each block's successor was prepared ahead.
         var files = BlockFiles(directory);
         Assert.Equal(5, files.Length);
         Assert.Equal(PreallocatedBlock, new FileInfo(files[^1]).Length); // the write block, preallocated
@@ -85,12 +85,71 @@ public sealed partial class FileStoreTests
     }
 
     [Fact]
+    public void A_block_is_extended_ahead_of_its_records_in_steps_and_cut_back_on_stop()
+    {
+        const int Step = 64 * 1024; // FileStore's ExtendStep
+        var options = InlineSpare with { BlockSize = 1024 * 1024 };
+        var (store, directory) = OpenNew(options: options);
+        var block = BlockFiles(directory).Single();
+        PutOk(store, "foo", Payload(1UL));
+        store.Flush();
+        Assert.Equal(Step, new FileInfo(block).Length); // a small stream's first flush: one step of zeros ahead
+
+        ulong last = 1;
+        while (last < 700) // about 90 KB of records: past the first step
+        {
+            last = PutOk(store, "foo", Payload(last + 1));
+            if (last % 10 == 0)
+            {
+                store.Flush();
+            }
+        }
+
+        store.Flush();
+        var length = new FileInfo(block).Length;
+        Assert.True(length > Step && length % Step == 0, $"{length} bytes");
+        AssertAllThere(store, last);
+        store.Stop();
+
+        Assert.True(new FileInfo(block).Length < length - Step / 2); // cut back to the records
+        var reopened = OpenAgain(directory, options: options);
+        Assert.Empty(reopened.Warnings);
+        Assert.Equal(0, reopened.Recovery.BlocksScanned);
+        AssertAllThere(reopened, last);
+    }
+
+    [Fact]
+    public void After_a_crash_the_zeros_ahead_of_an_extended_block_are_no_damage()
+    {
+        var options = InlineSpare with { BlockSize = 1024 * 1024 };
+        var (store, directory) = OpenNew(options: options);
+        ulong last = 0;
+        for (var i = 0; i < 30; i++)
+        {
+            last = PutOk(store, "foo", Payload(last + 1));
+            store.Flush();
+        }
+
+        Assert.Equal(64 * 1024, new FileInfo(BlockFiles(directory).Single()).Length);
+
+        // Abandoned without a stop.
+        var reopened = OpenAgain(directory, options: options);
+        Assert.Empty(reopened.Warnings);
+        Assert.Null(reopened.State().Lost);
+        AssertAllThere(reopened, last);
+        Assert.True(new FileInfo(BlockFiles(directory).Single()).Length < 64 * 1024);
+        Assert.Equal(last + 1, PutOk(reopened, "foo", Payload(last + 1)));
+    }
+
+    [Fact]
     public void Without_preallocation_no_block_file_is_prepared()
     {
         var (store, directory) = OpenNew(options: InlineSpare with { Preallocate = false });
         var last = FillBlocks(store, blocks: 5);
 
         Assert.False(File.Exists(Path.Combine(directory, "spare.tmp")));
+        var bytes = File.ReadAllBytes(BlockFiles(directory)[^1]);
+        Assert.NotEqual(0, bytes[^4..].Max() | bytes[^8..^4].Max()); // the write block ends in its last record, nothing ahead
         Assert.All(BlockFiles(directory), f => Assert.True(new FileInfo(f).Length < PreallocatedBlock));
         AssertAllThere(store, last);
     }

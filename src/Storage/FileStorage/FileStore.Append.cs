@@ -80,13 +80,19 @@ internal sealed partial class FileStore
     private MsgBlock StartBlock(bool reset, ulong floor)
     {
         var block = new MsgBlock(_fs, _directory, _nextBlockId++);
-        if (!TryTakeSpare(block))
+        var spare = TryTakeSpare(block);
+        if (!spare)
         {
             _ = block.Handle; // create the file now: a failure surfaces here, not in a later flush
             block.Handle.SetLength(0);
         }
 
         block.StartAppending(0);
+        if (spare)
+        {
+            block.Allocated = _blockSize;
+        }
+
         BlockHeader.Write(block.Reserve(BlockHeader.Size), block.Id, floor, reset);
         _blocks.Add(block);
         _write = block;

@@ -98,6 +98,7 @@ internal sealed partial class FileStore
                     if (block.Inflight is null)
                     {
                         block.Handle.SetLength(block.Length);
+                        block.Allocated = block.Length;
                     }
                 }
 
@@ -108,6 +109,11 @@ internal sealed partial class FileStore
                     if (toTrim.Count > 0 && toTrim.Contains(block))
                     {
                         block.Handle.SetLength(block.InflightStart + block.InflightLength);
+                        block.Allocated = block.InflightStart + block.InflightLength;
+                    }
+                    else
+                    {
+                        ExtendAhead(block); // before this flush's fsync, which then syncs the zeros too
                     }
 
                     if (sync && block != last)

@@ -97,7 +97,7 @@ internal sealed partial class FileStore
         {
             _nextBlockId = Math.Max(_nextBlockId, id + 1);
             var block = new MsgBlock(_fs, _directory, id);
-            if (length < BlockHeader.Size || (!headerOk && length == _blockSize && IsAllZero(block)))
+            if (length < BlockHeader.Size || (!headerOk && IsPreallocatedLength(length) && IsAllZero(block)))
             {
                 // Created by a rollover whose first flush never happened (a taken spare is all zeros).
                 if (length is > 0 and < BlockHeader.Size)
@@ -442,7 +442,7 @@ internal sealed partial class FileStore
                 if (report)
                 {
                     var whole = plausible && header.Length == rest.Length;
-                    var partial = from + data.Length == _blockSize ? rest.LastIndexOfAnyExcept((byte)0) + 1 : rest.Length; // a preallocated block's zeros are no record
+                    var partial = IsPreallocatedLength(from + data.Length) ? rest.LastIndexOfAnyExcept((byte)0) + 1 : rest.Length; // a preallocated block's zeros are no record
                     AddWarning(whole
                         ? new StoreWarning(StoreWarningKind.CorruptRecord, $"{where}: last record failed its checksum; message {header.Sequence} lost", header.Sequence)
                         : new StoreWarning(StoreWarningKind.TruncatedTail, $"{where}: {partial} bytes of partial record cut off"));

@@ -1,17 +1,27 @@
 namespace Courier.Storage.FileStorage;
 
 /// <summary>
-/// The spare block: once a store's write block is half full, its next block file is prepared ahead, in
-/// the background (zero-filled to the block size, synced), and renamed into place at the rollover. An fsync
-/// of an append that grows a file also writes its inode (size, new extents); an overwrite of allocated
-/// space writes data only. On this kind of disk that is about 300 us against 170 us per group commit.
+/// Preallocated block files. An fsync of an append that grows a file also writes its inode (size, new
+/// extents); an overwrite of allocated, written space writes data only. On this kind of disk that is
+/// about 300 us against 170 us per 48 KB group commit, 150 us against 100 us per small one. So a block
+/// file is kept ahead of its records, two ways:
+/// <list type="bullet">
+/// <item>Extended ahead (<see cref="ExtendAhead"/>): a flush that writes past the end of the file also
+/// writes zeros after its records, to the first multiple of <see cref="ExtendStep"/> a quarter further, and
+/// its fsync syncs them: one slower fsync now and then, cheaper ones until the zeros run out. This covers a
+/// store's first block and small stores (a KV bucket), at 64 KiB or a quarter of the data ahead.</item>
+/// <item>The spare: once a store's write block is half full, its next block file is prepared in the
+/// background (zero-filled to the block size, synced) and renamed into place at the rollover, so a busy
+/// store's new block needs no extending on the hot path.</item>
+/// </list>
 /// </summary>
 /// <remarks>
 /// <para>On disk a preallocated block is longer than its records: an all-zero tail running to the end of
-/// a file exactly <see cref="_blockSize"/> long is unwritten space, not damage (recovery). A block is cut
-/// back to its records when it is sealed (at the flush that writes its last records, before their fsync),
-/// on stop, and by truncation; a crash before such a cut is durable leaves the zero tail, which recovery
-/// cuts. The spare itself is <c>spare.tmp</c>, which recovery deletes with any other temp file.</para>
+/// a file whose length is the block size or a multiple of <see cref="ExtendStep"/> is unwritten space, not
+/// damage (recovery). A block is cut back to its records when it is sealed (at the flush that writes its
+/// last records, before their fsync), on stop, and by truncation; a crash before such a cut is durable
+/// leaves the zero tail, which recovery cuts. The spare itself is <c>spare.tmp</c>, which recovery
+/// deletes with any other temp file.</para>
 /// <para>Threads: the preparer touches only the spare file and <see cref="_spareState"/>; the rollover
 /// takes the spare under the store lock once the preparer has published it ready.</para>
 /// </remarks>
@@ -21,6 +31,7 @@ internal sealed partial class FileStore
     private const int SparePreparing = 1;
     private const int SpareReady = 2;
     private const int ZeroChunk = 256 * 1024; // bytes written per call while zero-filling
+    private const int ExtendStep = 64 * 1024;  // bytes: a block file extended ahead is a multiple of this long
 
     private static readonly byte[] Zeros = new byte[ZeroChunk];
 
@@ -165,7 +176,41 @@ internal sealed partial class FileStore
         }
     }
 
-    /// <summary>Whether [from, from + tail.Length) is the unwritten end of a preallocated block: zeros to the end of a block-size file.</summary>
+    /// <summary>Whether [from, from + tail.Length) is the unwritten end of a preallocated block: zeros to the end of a file of a preallocated length.</summary>
     private bool IsUnwrittenTail(long from, ReadOnlySpan<byte> tail) =>
-        from + tail.Length == _blockSize && !tail.ContainsAnyExcept((byte)0);
+        IsPreallocatedLength(from + tail.Length) && !tail.ContainsAnyExcept((byte)0);
+
+    /// <summary>A length a preallocated block file has: the block size (a spare), or a multiple of <see cref="ExtendStep"/> (extended ahead).</summary>
+    private bool IsPreallocatedLength(long length) => length == _blockSize || (length > 0 && length % ExtendStep == 0);
+
+    /// <summary>
+    /// After a flush wrote <paramref name="block"/>'s records past the end of its file, extends the file with
+    /// zeros ahead of them (to the first multiple of <see cref="ExtendStep"/> past a quarter of the records
+    /// further, at most the block size), so the next fsyncs overwrite allocated space. The zeros are synced by
+    /// the same flush's fsync. A store's first block, and a store too small for a spare, get this instead.
+    /// I/O gate held, store lock not held.
+    /// </summary>
+    private void ExtendAhead(MsgBlock block)
+    {
+        var end = block.InflightStart + block.InflightLength;
+        if (end <= block.Allocated)
+        {
+            return;
+        }
+
+        block.Allocated = end;
+        if (!_options.Preallocate || block.Sealed || end >= _blockSize)
+        {
+            return;
+        }
+
+        var target = Math.Min(_blockSize, (end + (end / 4) + ExtendStep) / ExtendStep * ExtendStep); // a multiple past end + end/4
+        for (var at = end; at < target; at += ZeroChunk)
+        {
+            block.Handle.Write(Zeros.AsSpan(0, (int)Math.Min(ZeroChunk, target - at)), at);
+        }
+
+        block.Allocated = target;
+        block.Preallocated = true;
+    }
 }

@@ -70,11 +70,14 @@ internal sealed class MsgBlock : IDisposable
     public bool Doomed { get; set; }
 
     /// <summary>
-    /// The file was a prepared spare: zero-filled to the block size and synced before it took appends, so
-    /// it is longer than <see cref="Length"/> until it is cut back (when sealed, on stop, or by
+    /// The file holds zeros ahead of its records (a prepared spare, or extended ahead by a flush), so it is
+    /// longer than <see cref="Length"/> until it is cut back (when sealed, on stop, or by
     /// <see cref="TruncateFile"/>). Appends overwrite allocated space and an fsync writes no file size.
     /// </summary>
     public bool Preallocated { get; set; }
+
+    /// <summary>The file's length as far as the store knows: <see cref="FileLength"/>, or more once preallocated.</summary>
+    public long Allocated { get; set; }
 
     public static string FileName(uint id, string extension) => $"{id:D10}.{extension}";
 
@@ -87,6 +90,7 @@ internal sealed class MsgBlock : IDisposable
     public void StartAppending(long fileLength)
     {
         FileLength = fileLength;
+        Allocated = fileLength;
         BufferStart = fileLength;
         BufferLength = 0;
     }

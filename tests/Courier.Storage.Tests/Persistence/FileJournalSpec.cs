@@ -18,6 +18,9 @@ public sealed class FileJournalSpec : JournalSpec
 
     private string _directory = "";
 
+    // The damage tests find the last write at the end of the block file: no zeros ahead of it.
+    private static readonly FileStoreOptions NoPreallocation = new() { Preallocate = false };
+
     protected override IJournalStore CreateJournal()
     {
         _directory = Path.Combine(_temp.Path, $"journal-{_next++}");
@@ -37,7 +40,7 @@ public sealed class FileJournalSpec : JournalSpec
 
     private FileJournalStore Open(string directory, FileStoreOptions? options = null)
     {
-        var journal = FileJournalStore.Open(directory, options);
+        var journal = FileJournalStore.Open(directory, options ?? NoPreallocation);
         _opened.Add(journal);
         return journal;
     }
