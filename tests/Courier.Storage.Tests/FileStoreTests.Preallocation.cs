@@ -46,6 +46,15 @@ public sealed partial class FileStoreTests
         }
     }
 
+    /// <summary>A stopped store reopens with no warning, every block from its index, every message there.</summary>
+    private void AssertCleanRestart(string directory, FileStoreOptions options, ulong last)
+    {
+        var reopened = OpenAgain(directory, options: options);
+        Assert.Empty(reopened.Warnings);
+        Assert.Equal(0, reopened.Recovery.BlocksScanned);
+        AssertAllThere(reopened, last);
+    }
+
     [Fact]
     public void A_store_that_fills_blocks_appends_into_prepared_block_files_and_cuts_them_back()
     {
@@ -78,10 +87,7 @@ public sealed partial class FileStoreTests
 
         Assert.False(File.Exists(Path.Combine(directory, "spare.tmp")));
         Assert.All(BlockFiles(directory), f => Assert.True(new FileInfo(f).Length < PreallocatedBlock));
-        var reopened = OpenAgain(directory, options: InlineSpare);
-        Assert.Empty(reopened.Warnings);
-        Assert.Equal(0, reopened.Recovery.BlocksScanned);
-        AssertAllThere(reopened, last);
+        AssertCleanRestart(directory, InlineSpare, last);
     }
 
     [Fact]
@@ -112,10 +118,7 @@ public sealed partial class FileStoreTests
         store.Stop();
 
         Assert.True(new FileInfo(block).Length < length - Step / 2); // cut back to the records
-        var reopened = OpenAgain(directory, options: options);
-        Assert.Empty(reopened.Warnings);
-        Assert.Equal(0, reopened.Recovery.BlocksScanned);
-        AssertAllThere(reopened, last);
+        AssertCleanRestart(directory, options, last);
     }
 
     [Fact]
