@@ -64,6 +64,7 @@ public sealed partial class FileStoreTests
         // Block 1 was extended ahead in place; from its half-way point on, each block's successor was prepared ahead.
         var files = BlockFiles(directory);
         Assert.Equal(5, files.Length);
+        Assert.Equal(4, store.SparesTaken); // blocks 2 to 5
         Assert.Equal(PreallocatedBlock, new FileInfo(files[^1]).Length); // the write block, preallocated
         var spare = Path.Combine(directory, "spare.tmp");
         Assert.False(File.Exists(spare)); // taken by the rollover; the next one comes at half-way
@@ -221,16 +222,23 @@ public sealed partial class FileStoreTests
     {
         var (store, directory) = OpenNew(options: new FileStoreOptions { BlockSize = PreallocatedBlock });
         ulong last = 0;
-        for (var blocks = 3; blocks < 40 && new FileInfo(BlockFiles(directory)[^1]).Length != PreallocatedBlock; blocks++)
+        for (var blocks = 3; blocks < 40 && store.SparesTaken == 0; blocks++)
         {
             last = FillBlocks(store, blocks, pauseMs: 5);
         }
 
-        Assert.Equal(PreallocatedBlock, new FileInfo(BlockFiles(directory)[^1]).Length);
+        Assert.True(store.SparesTaken > 0, "no rollover took a spare prepared in the background");
         AssertAllThere(store, last);
 
-        // Another rollover starts the next spare; deleting the store waits for it and leaves nothing behind.
-        FillBlocks(store, store.BlockCount + 1);
+        // Past half of the write block the next spare is being prepared; deleting the store waits for it
+        // and leaves nothing behind.
+        var spare = Path.Combine(directory, "spare.tmp");
+        for (var i = 0; i < 200 && !File.Exists(spare); i++)
+        {
+            last = PutOk(store, "foo", Payload(last + 1));
+        }
+
+        Assert.True(File.Exists(spare));
         store.Delete();
         Assert.False(Directory.Exists(directory));
         Thread.Sleep(100);

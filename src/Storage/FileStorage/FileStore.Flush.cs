@@ -61,7 +61,6 @@ internal sealed partial class FileStore
                     {
                         // Sealed: everything it will hold is written now or by this flush. Cut the zero
                         // tail before the fsync that makes the block final.
-                        block.Preallocated = false;
                         block.Unsynced = true;
                         toTrim.Add(block);
                     }

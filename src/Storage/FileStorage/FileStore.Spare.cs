@@ -1,3 +1,5 @@
+using Courier.Storage.IO;
+
 namespace Courier.Storage.FileStorage;
 
 /// <summary>
@@ -41,6 +43,9 @@ internal sealed partial class FileStore
 
     private string SparePath => Path.Combine(_directory, "spare.tmp");
 
+    /// <summary>Spares renamed into place by rollovers so far (tests tell a spare from a block extended ahead with it).</summary>
+    internal int SparesTaken { get; private set; }
+
     /// <summary>Starts preparing the next block file if the options want one and none is ready or under way. Lock held.</summary>
     private void PrepareSpare()
     {
@@ -68,17 +73,7 @@ internal sealed partial class FileStore
         {
             using (var file = _fs.Open(SparePath, FileMode.Create))
             {
-                for (long at = 0; at < _blockSize; at += ZeroChunk)
-                {
-                    if (Volatile.Read(ref _spareClosing))
-                    {
-                        break;
-                    }
-
-                    file.Write(Zeros.AsSpan(0, (int)Math.Min(ZeroChunk, _blockSize - at)), at);
-                }
-
-                if (!Volatile.Read(ref _spareClosing))
+                if (WriteZeros(file, 0, _blockSize, () => Volatile.Read(ref _spareClosing)) && !Volatile.Read(ref _spareClosing))
                 {
                     file.Sync();
                     ready = true;
@@ -123,7 +118,7 @@ internal sealed partial class FileStore
             return false;
         }
 
-        block.Preallocated = true;
+        SparesTaken++;
         return true;
     }
 
@@ -205,12 +200,23 @@ internal sealed partial class FileStore
         }
 
         var target = Math.Min(_blockSize, (end + (end / 4) + ExtendStep) / ExtendStep * ExtendStep); // a multiple past end + end/4
-        for (var at = end; at < target; at += ZeroChunk)
+        WriteZeros(block.Handle, end, target);
+        block.Allocated = target;
+    }
+
+    /// <summary>Writes zeros over [from, to) of <paramref name="file"/>; false if <paramref name="abandon"/> said stop first.</summary>
+    private static bool WriteZeros(StoreFile file, long from, long to, Func<bool>? abandon = null)
+    {
+        for (var at = from; at < to; at += ZeroChunk)
         {
-            block.Handle.Write(Zeros.AsSpan(0, (int)Math.Min(ZeroChunk, target - at)), at);
+            if (abandon?.Invoke() == true)
+            {
+                return false;
+            }
+
+            file.Write(Zeros.AsSpan(0, (int)Math.Min(ZeroChunk, to - at)), at);
         }
 
-        block.Allocated = target;
-        block.Preallocated = true;
+        return true;
     }
 }

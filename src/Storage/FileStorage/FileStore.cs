@@ -144,7 +144,6 @@ internal sealed partial class FileStore : StoreCore
         {
             block.Handle.SetLength(block.Length);
             block.Handle.Sync();
-            block.Preallocated = false;
             block.Allocated = block.Length;
             SyncCount++;
         }

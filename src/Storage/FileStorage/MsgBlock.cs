@@ -69,15 +69,15 @@ internal sealed class MsgBlock : IDisposable
     /// <summary>Scheduled for deletion at the next flush.</summary>
     public bool Doomed { get; set; }
 
+    /// <summary>The file's length as far as the store knows: <see cref="FileLength"/>, or more once preallocated.</summary>
+    public long Allocated { get; set; }
+
     /// <summary>
     /// The file holds zeros ahead of its records (a prepared spare, or extended ahead by a flush), so it is
     /// longer than <see cref="Length"/> until it is cut back (when sealed, on stop, or by
     /// <see cref="TruncateFile"/>). Appends overwrite allocated space and an fsync writes no file size.
     /// </summary>
-    public bool Preallocated { get; set; }
-
-    /// <summary>The file's length as far as the store knows: <see cref="FileLength"/>, or more once preallocated.</summary>
-    public long Allocated { get; set; }
+    public bool Preallocated => Allocated > Length;
 
     public static string FileName(uint id, string extension) => $"{id:D10}.{extension}";
 
@@ -195,7 +195,6 @@ internal sealed class MsgBlock : IDisposable
     public void TruncateFile(long length)
     {
         Handle.SetLength(length);
-        Preallocated = false;
         StartAppending(length);
     }
 
