@@ -37,6 +37,8 @@ internal static class Scenarios
     /// <summary>The ws row's servers: a plain ws:// listener on loopback, no compression.</summary>
     private const string WebSocketConfig = "websocket { host: 127.0.0.1, port: -1, no_tls: true }";
 
+    // Message counts give nats-server 1-5 s per run (BENCHMARKS.md) on the reference machine: a run
+    // much shorter than that measures the first second of a process more than the path itself.
     public static IReadOnlyList<Scenario> All { get; } =
     [
         new("pub16", "single publisher, no subscribers, 16 B", s => PubOnly(s, 16, 10_000_000)),
@@ -48,16 +50,16 @@ internal static class Scenarios
         new("rr1", "request/reply, 1 client 1 service, 128 B", s => RequestReply(s, 128, clients: 1, services: 1, requestsPerClient: 10_000)),
         new("rr10", "request/reply, 10 clients, 2 services in a queue group, 16 B", s => RequestReply(s, 16, clients: 10, services: 2, requestsPerClient: 5_000)),
         new("jssync", "JetStream publish, wait for each PubAck, memory storage, 16 B", s => JetStreamPublish(s, "memory", 16, 20_000, window: 1), Stream: true),
-        new("jsasync", "JetStream publish, up to 256 PubAcks outstanding, file storage, 128 B", s => JetStreamPublish(s, "file", 128, 200_000, window: 256), Stream: true),
+        new("jsasync", "JetStream publish, up to 256 PubAcks outstanding, file storage, 128 B", s => JetStreamPublish(s, "file", 128, 400_000, window: 256), Stream: true),
         new("jsasync600", "JetStream publish as NATS clients do it: a sliding window of 256 PubAcks, a distinct reply subject per message under one wildcard inbox, 600,000 msgs, file storage, 128 B", s => JetStreamPublishSliding(s, 128, 600_000, window: 256), Stream: true),
-        new("jsord", "JetStream ordered (ack none) pull consumer reading a pre-filled stream, 128 B", s => JetStreamConsume(s, 100_000, ack: false), Stream: true),
-        new("jsfetch", "JetStream durable pull consumer, fetch 256 at a time, ack each, 128 B", s => JetStreamConsume(s, 100_000, ack: true), Stream: true),
+        new("jsord", "JetStream ordered (ack none) pull consumer reading a pre-filled stream, 128 B", s => JetStreamConsume(s, 500_000, ack: false), Stream: true),
+        new("jsfetch", "JetStream durable pull consumer, fetch 256 at a time, ack each, 128 B", s => JetStreamConsume(s, 300_000, ack: true), Stream: true),
         new("tls", "over TLS (tls {} with a test certificate): publisher + subscriber 1:1, and a single publisher, 128 B", s => [.. PubSub(s, 128, 2_000_000, publishers: 1, subscribers: 1, tls: true).Take(1).Select(m => m with { Name = "pub/sub delivered msgs/s" }), .. PubOnly(s, 128, 3_000_000, tls: true).Take(1).Select(m => m with { Name = "pub-only msgs/s" })], () => BenchTls.Config),
         new("ws", "over WebSocket: pub/sub 1:1 and pub-only, 128 B", s => WebSocket(s, 128, 2_000_000), () => WebSocketConfig),
         new("wss", "over WebSocket with TLS (websocket { tls {} }, a test certificate): pub/sub 1:1 and pub-only, 128 B", s => WebSocket(s, 128, 2_000_000, tls: true), () => BenchTls.WebSocketConfig),
-        new("mqtt", "MQTT QoS 0 publisher -> MQTT QoS 0 subscriber 1:1, 128 B", s => MqttPubSub(s, 128, 400_000, qos: 0), Mqtt: true, Mosquitto: true),
+        new("mqtt", "MQTT QoS 0 publisher -> MQTT QoS 0 subscriber 1:1, 128 B", s => MqttPubSub(s, 128, 1_000_000, qos: 0), Mqtt: true, Mosquitto: true),
         new("mqtt1", "MQTT QoS 1 publisher (windows of 64 awaiting PUBACKs) -> MQTT QoS 1 subscriber 1:1, 128 B", s => MqttPubSub(s, 128, 100_000, qos: 1), Mqtt: true, Mosquitto: true),
-        new("nats2mqtt", "NATS publisher -> MQTT QoS 0 subscriber 1:1, 128 B", s => NatsToMqtt(s, 128, 400_000), Mqtt: true),
+        new("nats2mqtt", "NATS publisher -> MQTT QoS 0 subscriber 1:1, 128 B", s => NatsToMqtt(s, 128, 1_000_000), Mqtt: true),
         new("conn", "5,000 idle connections with one SUB each", s => IdleConnections(s, 5_000), Repeatable: false),
         new("acct", "accounts: pub/sub 1:1 16 B in a named account, and through a stream import between two accounts", s =>
         [
