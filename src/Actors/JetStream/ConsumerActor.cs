@@ -45,7 +45,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     private readonly byte[] _ackPrefix;
     private DateTime _lastActivity = DateTime.UtcNow;
     private bool _idleTicking; // on IdleTickInterval, not TickInterval
-    private readonly SortedDictionary<ulong, Pending> _pending = [];
+    private readonly PendingMap<Pending> _pending = new();
     private readonly SortedSet<ulong> _redeliver = [];
 
     // No pending delivery's ack wait (or NAK delay) ends before this: the tick scans _pending only once it
@@ -192,7 +192,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     {
         if (_recovered)
         {
-            foreach (var seq in _pending.Keys)
+            foreach (var seq in _pending.Keys())
             {
                 // Delivered before the restart and never acknowledged: redeliver.
                 _redeliver.Add(seq);
@@ -201,7 +201,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
             // A snapshot may be newer than the events replayed over it: never restart below a pending delivery.
             if (_pending.Count > 0)
             {
-                _deliveredStream = Math.Max(_deliveredStream, _pending.Keys.Max());
+                _deliveredStream = Math.Max(_deliveredStream, _pending.MaxKey());
                 _deliveredConsumer = Math.Max(_deliveredConsumer, _pending.Values.Max(p => p.ConsumerSeq));
             }
 
@@ -210,7 +210,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         }
 
         StartFlowControl();
-        _context.Interest?.Begin(_ackFloorStream, _deliveredStream, _pending.Keys);
+        _context.Interest?.Begin(_ackFloorStream, _deliveredStream, _pending.Keys());
         if (!_recovered)
         {
             // A new durable stores where it starts (its deliver policy is evaluated once, now).
@@ -675,7 +675,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         }
 
         // _pending is in sequence order: the acknowledged ones are its head.
-        foreach (var s in _pending.Keys.TakeWhile(s => s <= seq).ToList())
+        foreach (var s in _pending.KeysUpTo(seq))
         {
             Acknowledged(s);
         }
@@ -764,14 +764,13 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
             return;
         }
 
-        if (_pending.Count == 0)
+        if (!_pending.TryGetFirst(out var firstSeq, out var first))
         {
             _ackFloorStream = _deliveredStream;
             _ackFloorConsumer = _deliveredConsumer;
             return;
         }
 
-        var (firstSeq, first) = _pending.First();
         _ackFloorStream = firstSeq - 1;
         _ackFloorConsumer = first.ConsumerSeq - 1;
     }
