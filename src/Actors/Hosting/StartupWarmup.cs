@@ -39,7 +39,7 @@ internal static class StartupWarmup
                 .Ask<JournalWarmup.Done>(JournalWarmup.Start.Instance, JournalTimeout);
         }
 
-        JsonContexts();
+        JsonContexts(jetStream: storeDirectory is not null);
         if (storeDirectory is not null)
         {
             Stores(Path.Combine(storeDirectory, "warmup"));
@@ -55,9 +55,13 @@ internal static class StartupWarmup
         }
     });
 
-    private static void JsonContexts()
+    // Without JetStream (a route-only cluster node, say) its contexts would be compiled for nothing, on
+    // CPU the node's first clients want: only the client protocol's.
+    private static void JsonContexts(bool jetStream)
     {
-        JsonSerializerContext[] contexts = [JetStreamJsonContext.Default, ConsumerJsonContext.Default, NatsJsonContext.Default];
+        JsonSerializerContext[] contexts = jetStream
+            ? [JetStreamJsonContext.Default, ConsumerJsonContext.Default, NatsJsonContext.Default]
+            : [NatsJsonContext.Default];
         foreach (var context in contexts)
         {
             foreach (var property in context.GetType().GetProperties())
