@@ -210,7 +210,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         }
 
         StartFlowControl();
-        _context.Interest?.Begin(_ackFloorStream, _deliveredStream, _pending.Keys());
+        _context.Interest?.Begin(_ackFloorStream, _deliveredStream, _pending.ContainsKey);
         if (!_recovered)
         {
             // A new durable stores where it starts (its deliver policy is evaluated once, now).

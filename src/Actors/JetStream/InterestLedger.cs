@@ -185,9 +185,10 @@ internal sealed class InterestParticipant
 
     /// <summary>
     /// Where the consumer starts (or continues after a restart): its ack floor, the last stream
-    /// sequence it delivered and the delivered ones still unacknowledged.
+    /// sequence it delivered and which delivered ones are still unacknowledged (asked once per
+    /// sequence between the two: a lookup, not a scan).
     /// </summary>
-    public void Begin(ulong floor, ulong delivered, IReadOnlyCollection<ulong> pending)
+    public void Begin(ulong floor, ulong delivered, Func<ulong, bool> isPending)
     {
         lock (_ledger.SyncRoot)
         {
@@ -195,7 +196,7 @@ internal sealed class InterestParticipant
             _acked.Clear();
             for (var seq = floor + 1; seq <= delivered; seq++)
             {
-                if (!pending.Contains(seq))
+                if (!isPending(seq))
                 {
                     _acked.Add(seq);
                 }

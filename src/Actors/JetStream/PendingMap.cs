@@ -109,10 +109,10 @@ internal sealed class PendingMap<T>
     }
 
     /// <summary>The pending sequences in ascending order (a copy: the map may change while it is used).</summary>
-    public ulong[] Keys() => KeysUpTo(ulong.MaxValue);
+    public List<ulong> Keys() => KeysUpTo(ulong.MaxValue);
 
     /// <summary>The pending sequences up to <paramref name="last"/> included, ascending (a copy).</summary>
-    public ulong[] KeysUpTo(ulong last)
+    public List<ulong> KeysUpTo(ulong last)
     {
         var keys = new List<ulong>();
         for (var i = _head; i < _tail && _order[i] <= last; i++)
@@ -123,7 +123,7 @@ internal sealed class PendingMap<T>
             }
         }
 
-        return [.. keys];
+        return keys;
     }
 
     /// <summary>The entries in no particular order.</summary>

@@ -26,8 +26,8 @@ public sealed class InterestLedgerTests
         var ledger = new InterestLedger(store);
         var all = ledger.Join("all", []);
         var onlyB = ledger.Join("b", ["b"]);
-        all.Begin(0, 0, []);
-        onlyB.Begin(0, 0, []);
+        all.Begin(0, 0, _ => false);
+        onlyB.Begin(0, 0, _ => false);
 
         all.Release([1, 2], 0);
         Assert.False(store.LoadMessage(1).Found); // only "all" wanted it
@@ -47,8 +47,8 @@ public sealed class InterestLedgerTests
         var ledger = new InterestLedger(store);
         var first = ledger.Join("first", []);
         var second = ledger.Join("second", []);
-        first.Begin(0, 0, []);
-        second.Begin(0, 0, []);
+        first.Begin(0, 0, _ => false);
+        second.Begin(0, 0, _ => false);
 
         // Each acknowledges every message one at a time, explicit-ack style (the floor trails by one).
         Parallel.Invoke(
@@ -72,13 +72,13 @@ public sealed class InterestLedgerTests
         var store = StoreWith("a", "a");
         var ledger = new InterestLedger(store);
         var old = ledger.Join("old", []);
-        old.Begin(0, 0, []);
+        old.Begin(0, 0, _ => false);
         var late = ledger.Join("late", []); // deliver new: it will start after 2
 
         old.Release([1, 2], 2);
         Assert.Equal(2UL, store.State().Msgs);
 
-        late.Begin(2, 2, []);
+        late.Begin(2, 2, _ => false);
         Assert.Equal(0UL, store.State().Msgs);
     }
 
@@ -89,10 +89,10 @@ public sealed class InterestLedgerTests
         var ledger = new InterestLedger(store);
         var other = ledger.Join("other", []);
         var restarted = ledger.Join("restarted", []);
-        other.Begin(0, 0, []);
+        other.Begin(0, 0, _ => false);
 
         // Delivered 1..4 before the restart, acknowledged 1 (the floor) and 3; 2 and 4 pending.
-        restarted.Begin(1, 4, [2, 4]);
+        restarted.Begin(1, 4, seq => seq is 2 or 4);
         other.Release([1, 2, 3, 4], 4);
 
         Assert.False(store.LoadMessage(1).Found);
@@ -108,8 +108,8 @@ public sealed class InterestLedgerTests
         var ledger = new InterestLedger(store);
         var all = ledger.Join("all", []);
         var onlyB = ledger.Join("b", ["b"]);
-        all.Begin(0, 0, []);
-        onlyB.Begin(0, 0, []);
+        all.Begin(0, 0, _ => false);
+        onlyB.Begin(0, 0, _ => false);
         onlyB.Release([2], 2);
 
         ledger.Leave("all");
