@@ -26,6 +26,9 @@ internal static class Scenarios
 {
     private static readonly TimeSpan RunLimit = TimeSpan.FromSeconds(60);
 
+    // A connect-only client's receive buffer: room for INFO (a few hundred bytes) and a PONG.
+    private const int SmallReadBuffer = 4096;
+
     /// <summary>The acct row's servers: account A exports bench.> as a stream, account B imports it.</summary>
     private const string AccountsConfig = """
         accounts {
@@ -638,7 +641,7 @@ internal static class Scenarios
                 for (var i = 0; i < perThread && sw.Elapsed < RunLimit; i++)
                 {
                     var start = Stopwatch.GetTimestamp();
-                    using var client = new BenchClient(server.Port); // INFO, CONNECT, PING/PONG
+                    using var client = new BenchClient(server.Port, readBufferSize: SmallReadBuffer); // INFO, CONNECT, PING/PONG
                     latencies[(t * perThread) + i] = Stopwatch.GetElapsedTime(start).TotalMicroseconds;
                 }
             },
@@ -660,7 +663,7 @@ internal static class Scenarios
         const int WarmUp = 50;
         var warm = Enumerable.Range(0, WarmUp).Select(i =>
         {
-            var c = new BenchClient(server.Port);
+            var c = new BenchClient(server.Port, readBufferSize: SmallReadBuffer);
             c.Send($"SUB warm.{i} 1\r\n");
             c.Flush();
             return c;
@@ -673,7 +676,7 @@ internal static class Scenarios
         {
             for (var i = 0; i < count; i++)
             {
-                var client = new BenchClient(server.Port);
+                var client = new BenchClient(server.Port, readBufferSize: SmallReadBuffer);
                 client.Send($"SUB idle.{i} 1\r\n");
                 clients.Add(client);
             }
