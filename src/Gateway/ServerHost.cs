@@ -23,7 +23,6 @@ internal sealed partial class ServerHost : IAsyncDisposable
     private MonitoringServer? _monitoring;
     private SystemAccountService? _systemAccount;
     private string? _portsFile;
-    private Task _warmup = Task.CompletedTask;
 
     public ServerHost(ServerOptions options, ILoggerFactory loggerFactory)
     {
@@ -154,21 +153,6 @@ internal sealed partial class ServerHost : IAsyncDisposable
         }
 
         Log.Ready(_log);
-        _warmup = WarmUpAsync();
-    }
-
-    private async Task WarmUpAsync()
-    {
-        var started = System.Diagnostics.Stopwatch.GetTimestamp();
-        try
-        {
-            await Broker.WarmUpAsync().ConfigureAwait(false);
-            Log.WarmupDone(_log, (long)System.Diagnostics.Stopwatch.GetElapsedTime(started).TotalMilliseconds);
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException or InvalidOperationException)
-        {
-            Log.WarmupFailed(_log, e.Message);
-        }
     }
 
     public async ValueTask DisposeAsync()
@@ -198,7 +182,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
             await _monitoring.DisposeAsync().ConfigureAwait(false);
         }
 
-        await _warmup.ConfigureAwait(false); // it may be writing in the store directory
+        await Broker.WarmUp.ConfigureAwait(false); // it may be writing in the store directory
 
         if (_systemAccount is not null)
         {
@@ -216,12 +200,6 @@ internal sealed partial class ServerHost : IAsyncDisposable
 
     private static partial class Log
     {
-        [LoggerMessage(Level = LogLevel.Debug, Message = "Start-up warm-up stopped early: {Error}")]
-        public static partial void WarmupFailed(ILogger logger, string error);
-
-        [LoggerMessage(Level = LogLevel.Debug, Message = "Start-up warm-up done in {Milliseconds} ms")]
-        public static partial void WarmupDone(ILogger logger, long milliseconds);
-
         [LoggerMessage(Level = LogLevel.Information, Message = "JetStream: store directory {StoreDir}, max memory {MaxMemory}, max storage {MaxStorage}, sync {Sync}")]
         public static partial void JetStream(ILogger logger, string storeDir, string maxMemory, string maxStorage, string sync);
 

@@ -46,6 +46,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
     private readonly JetStreamCluster? _cluster;
     private readonly string _account;
     private long _incarnation;
+    private bool _requested;
 
     public JetStreamApi(JetStreamSettings settings, Func<InternalClient> connect, SubjectSpace space, LocalStreams? streams, JetStreamCluster? cluster, string account)
     {
@@ -73,7 +74,11 @@ internal sealed partial class JetStreamApi : ReceiveActor
         Receive<Protocol.GetDetail>(OnGetDetail);
         if (cluster is not null)
         {
-            Receive<Protocol.Forwarded>(forwarded => HandleForwarded(cluster, forwarded.Messages));
+            Receive<Protocol.Forwarded>(forwarded =>
+            {
+                NoteRequest();
+                HandleForwarded(cluster, forwarded.Messages);
+            });
             Receive<Protocol.Refreshed>(refreshed => OnRefreshed(cluster, refreshed));
             Receive<Akka.DistributedData.Changed>(OnPlacementChanged);
             Receive<Akka.DistributedData.IUpdateResponse>(_ => { });
@@ -168,8 +173,19 @@ internal sealed partial class JetStreamApi : ReceiveActor
         }
     }
 
+    /// <summary>The account's first API request (its own or one another node forwarded) starts the broker's warm-up.</summary>
+    private void NoteRequest()
+    {
+        if (!_requested)
+        {
+            _requested = true;
+            _settings.FirstRequest?.Invoke();
+        }
+    }
+
     private void Handle(IReadOnlyList<InternalMessage> requests)
     {
+        NoteRequest();
         foreach (var request in requests)
         {
             if (request.ReplyTo is null)

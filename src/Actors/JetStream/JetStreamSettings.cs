@@ -13,6 +13,9 @@ namespace Courier.Actors.JetStream;
 /// <param name="Domain">The JetStream domain (<c>jetstream.domain</c>), or null.</param>
 internal sealed record JetStreamSettings(string AccountDirectory, string StoreDirectory, SyncPolicy Sync, long MaxMemoryStore, long MaxFileStore, AccountJetStreamLimits? Limits = null, string? Domain = null)
 {
+    /// <summary>Called at the account's first JetStream API request (the broker starts its first-use warm-up then); null: nothing.</summary>
+    public Action? FirstRequest { get; init; }
+
     /// <summary>The streams' directory: one folder per stream.</summary>
     public string StreamsDirectory => Path.Combine(AccountDirectory, "streams");
 

@@ -138,13 +138,6 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     }
 
     /// <summary>
-    /// Does the first-use work of a fresh server on a pool thread (see <see cref="Hosting.StartupWarmup"/>);
-    /// the host starts it once clients are accepted.
-    /// </summary>
-    public Task WarmUpAsync() =>
-        System is { } system ? Hosting.StartupWarmup.RunAsync(system, Options.JetStream ? Options.EffectiveStoreDir : null) : Task.CompletedTask;
-
-    /// <summary>
     /// Gives each account with service imports or service exports its own in-process client, holding
     /// a subscription per imported service subject and one on its <c>_R_.</c> replies.
     /// </summary>
@@ -192,7 +185,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         // JetStream, the global account's.
         if (Options.Accounts.Count == 0 && Trust is null)
         {
-            var global = System!.ActorOf(JetStreamApi.Props(JetStreamSettings.From(Options), () => new InternalClient(this, InternalClient.JetStreamName), Space, cluster: cluster, account: Accounts.Global.Name), "jetstream");
+            var global = System!.ActorOf(JetStreamApi.Props(JetStreamSettings.From(Options) with { FirstRequest = StartWarmUp }, () => new InternalClient(this, InternalClient.JetStreamName), Space, cluster: cluster, account: Accounts.Global.Name), "jetstream");
             await global.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
             JetStream = global;
             Accounts.Global.JetStream = global;
@@ -220,7 +213,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// <summary>One account's JetStream API (its streams, its limits), started and ready; set as the account's.</summary>
     private async Task<IActorRef> StartAccountJetStreamAsync(Account account, AccountJetStreamLimits limits, string actorName)
     {
-        var settings = JetStreamSettings.ForAccount(Options, account.Name, limits);
+        var settings = JetStreamSettings.ForAccount(Options, account.Name, limits) with { FirstRequest = StartWarmUp };
         account.Streams = new LocalStreams(prefix => account.JetStreamExporterFor(prefix)?.Streams);
         var api = System!.ActorOf(JetStreamApi.Props(settings, () => new InternalClient(this, InternalClient.JetStreamName, account), account.Space, account.Streams, JetStreamCluster, account.Name), actorName);
         await api.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
