@@ -1,4 +1,3 @@
-using System.Collections.Frozen;
 using System.Globalization;
 
 namespace Courier.Gateway.Configuration;
@@ -89,7 +88,9 @@ internal static class CommandLine
         public List<string> Warnings { get; } = [];
     }
 
-    private static readonly FrozenDictionary<string, Flag> Flags = BuildFlags();
+    // A plain dictionary: it is read a few times per process, and a frozen one's construction (it studies
+    // the keys to pick a lookup strategy) cost more at start-up than every lookup it could save.
+    private static readonly Dictionary<string, Flag> Flags = BuildFlags();
 
     /// <summary>Parses <paramref name="args"/> (without the program name). Never throws for bad input.</summary>
     public static CommandLineResult Parse(IReadOnlyList<string> args)
@@ -211,7 +212,7 @@ internal static class CommandLine
         _ => null,
     };
 
-    private static FrozenDictionary<string, Flag> BuildFlags()
+    private static Dictionary<string, Flag> BuildFlags()
     {
         var flags = new Dictionary<string, Flag>(StringComparer.Ordinal);
 
@@ -268,6 +269,6 @@ internal static class CommandLine
         Ignored(Kind.String, "r", "remote_syslog");
         Ignored(Kind.Int, "max_traced_msg_len");
         Ignored(Kind.String, "client_advertise");
-        return flags.ToFrozenDictionary(StringComparer.Ordinal);
+        return flags;
     }
 }
