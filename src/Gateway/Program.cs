@@ -18,6 +18,11 @@ if (Environment.GetEnvironmentVariable(InlineCompletions) is null)
     Environment.SetEnvironmentVariable(InlineCompletions, "1");
 }
 
+// The actor system's configuration work that needs no option (its HOCON parsed, Akka's app.config
+// lookup, its duration parser) runs on a pool thread while this one reads the options and sets up
+// logging; ActorSystem.Create then finds it done.
+_ = Task.Run(Courier.Actors.Hosting.ActorSystemConfig.Prepare);
+
 var configuration = ServerConfiguration.Load(args);
 switch (configuration.Action)
 {

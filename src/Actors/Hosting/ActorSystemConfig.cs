@@ -55,6 +55,27 @@ public static class ActorSystemConfig
         return ConfigurationFactory.ParseString(string.Join('\n', overrides)).WithFallback(ReferenceConfig);
     }
 
+    /// <summary>
+    /// Does the start-up work of the actor system's configuration that depends on no option, so a host can
+    /// run it beside its own start-up: the embedded reference configuration parsed (kept), Akka's
+    /// app.config lookup (ActorSystem.Create asks System.Configuration for an "akka" section even when it
+    /// is given a configuration; the answer is cached) and the first duration read (Akka's HOCON values
+    /// parse durations with a compiled regex, built and compiled once per process). Safe to run
+    /// concurrently with <see cref="Build"/> and <see cref="CreateSystem"/>; best effort.
+    /// </summary>
+    public static void Prepare()
+    {
+        try
+        {
+            _ = ReferenceConfig.GetTimeSpan("akka.logger-startup-timeout", null, allowInfinite: false);
+            _ = ConfigurationFactory.Load();
+        }
+        catch (Exception e) when (e is ConfigurationException or System.Configuration.ConfigurationErrorsException or FormatException)
+        {
+            // ActorSystem.Create meets the same error and reports it.
+        }
+    }
+
     /// <summary>Creates the node's actor system: <paramref name="config"/>, with Akka's log events going to <paramref name="loggerFactory"/>.</summary>
     public static ActorSystem CreateSystem(Config config, ILoggerFactory loggerFactory)
     {
