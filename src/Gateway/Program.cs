@@ -60,7 +60,8 @@ catch (Exception e) when (e is IOException or UnauthorizedAccessException)
 
 using var logSink = sink;
 // Built directly, not through LoggerFactory.Create: that builds a dependency-injection container for
-// the one provider, which was a sizeable part of start-up's CPU before the actor system.
+// the one provider (the largest item before the actor system in a traced start; measured untraced, the
+// saving is under the 10 ms resolution of a start's CPU time).
 using var loggerFactory = new LoggerFactory(
     [new NatsLoggerProvider(sink)],
     new LoggerFilterOptions { MinLevel = LogLevel.Trace }); // the sink filters, so a reload can change the level
