@@ -6,8 +6,7 @@ namespace Courier.Actors.Server;
 public sealed partial class Broker
 {
     private readonly Lock _warmUpGate = new();
-    private Task _warmUp = Task.CompletedTask;
-    private bool _warmUpStarted;
+    private Task? _warmUp;
 
     /// <summary>The warm-up, once started (the host awaits it before the store directory can go away).</summary>
     public Task WarmUp
@@ -16,7 +15,7 @@ public sealed partial class Broker
         {
             lock (_warmUpGate)
             {
-                return _warmUp;
+                return _warmUp ?? Task.CompletedTask;
             }
         }
     }
@@ -32,20 +31,15 @@ public sealed partial class Broker
     /// </summary>
     internal void StartWarmUp()
     {
-        if (Volatile.Read(ref _warmUpStarted) || System is not { } system || !Options.JetStream)
+        // Called once per JetStream API actor (at its first request): a lock is cheap enough here.
+        if (System is not { } system || !Options.JetStream)
         {
             return;
         }
 
         lock (_warmUpGate)
         {
-            if (_warmUpStarted)
-            {
-                return;
-            }
-
-            _warmUp = RunWarmUpAsync(system);
-            Volatile.Write(ref _warmUpStarted, true);
+            _warmUp ??= RunWarmUpAsync(system);
         }
     }
 

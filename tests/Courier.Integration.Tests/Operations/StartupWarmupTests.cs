@@ -4,9 +4,9 @@ using NATS.Client.JetStream;
 namespace Courier.Integration.Tests.Operations;
 
 /// <summary>
-/// The first-use warm-up (JetStream's and the journal's first-use work, done on a pool thread) starts
-/// at the first JetStream API request, not at start-up, and leaves nothing a user can see: no stream,
-/// no message, no folder in the store directory. Courier only: nats-server has no such step.
+/// The first-use warm-up (the consumer journal's first round, done on a pool thread) starts at the first
+/// JetStream API request, not at start-up, once, and leaves nothing a user can see: no stream, no
+/// consumer, no folder in the store directory. Courier only: nats-server has no such step.
 /// </summary>
 [Trait("server", "courier")]
 public sealed class StartupWarmupTests(CourierFixture server) : IClassFixture<CourierFixture>
