@@ -21,7 +21,7 @@ public sealed partial class Broker
     }
 
     /// <summary>
-    /// Starts the consumer journal's first-use work (see <see cref="Hosting.StartupWarmup"/>) on a pool
+    /// Starts the consumer journal's first-use work (see <see cref="Hosting.FirstUseWarmup"/>) on a pool
     /// thread, once; the JetStream API calls it at its first request. Not at start-up: the warm-up there
     /// took about 90 ms of CPU right after the ports file, from servers started together (a client
     /// library's test launcher: the slowest of eight wrote its ports file at 1.2-1.7 s with it, 1.0-1.15 s
@@ -31,8 +31,9 @@ public sealed partial class Broker
     /// </summary>
     internal void StartWarmUp()
     {
-        // Called once per JetStream API actor (at its first request): a lock is cheap enough here.
-        if (System is not { } system || !Options.JetStream)
+        // Called once per JetStream API actor (at its first request): a lock is cheap enough here. Only
+        // those call it, and the broker starts them only with JetStream on.
+        if (System is not { } system)
         {
             return;
         }
@@ -48,7 +49,7 @@ public sealed partial class Broker
         var started = global::System.Diagnostics.Stopwatch.GetTimestamp();
         try
         {
-            await Hosting.StartupWarmup.RunAsync(system, Options.EffectiveStoreDir).ConfigureAwait(false);
+            await Hosting.FirstUseWarmup.RunAsync(system, Options.EffectiveStoreDir).ConfigureAwait(false);
             WarmUpLog.Done(Logger, (long)global::System.Diagnostics.Stopwatch.GetElapsedTime(started).TotalMilliseconds);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException or InvalidOperationException)
@@ -59,10 +60,10 @@ public sealed partial class Broker
 
     private static partial class WarmUpLog
     {
-        [LoggerMessage(Level = LogLevel.Debug, Message = "Start-up warm-up stopped early: {Error}")]
+        [LoggerMessage(Level = LogLevel.Debug, Message = "First-use warm-up stopped early: {Error}")]
         public static partial void Failed(ILogger logger, string error);
 
-        [LoggerMessage(Level = LogLevel.Debug, Message = "Start-up warm-up done in {Milliseconds} ms")]
+        [LoggerMessage(Level = LogLevel.Debug, Message = "First-use warm-up done in {Milliseconds} ms")]
         public static partial void Done(ILogger logger, long milliseconds);
     }
 }

@@ -17,7 +17,7 @@ namespace Courier.Actors.Hosting;
 /// and 55-63 ms with no warm-up at all). Best effort: nothing here is needed for correctness, and a
 /// failure only leaves that work for the first consumer.
 /// </remarks>
-internal static class StartupWarmup
+internal static class FirstUseWarmup
 {
     private static readonly TimeSpan JournalTimeout = TimeSpan.FromSeconds(30);
 

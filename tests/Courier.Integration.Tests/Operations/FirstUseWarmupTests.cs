@@ -9,9 +9,9 @@ namespace Courier.Integration.Tests.Operations;
 /// consumer, no folder in the store directory. Courier only: nats-server has no such step.
 /// </summary>
 [Trait("server", "courier")]
-public sealed class StartupWarmupTests(CourierFixture server) : IClassFixture<CourierFixture>
+public sealed class FirstUseWarmupTests(CourierFixture server) : IClassFixture<CourierFixture>
 {
-    private const string Done = "Start-up warm-up done";
+    private const string Done = "First-use warm-up done";
 
     [Fact]
     public async Task The_warmup_waits_for_the_first_JetStream_request_leaves_nothing_behind_and_clears_what_a_killed_process_left()
@@ -29,7 +29,7 @@ public sealed class StartupWarmupTests(CourierFixture server) : IClassFixture<Co
             // at start-up was done within about 100 ms of the ports file).
             await nats.PingAsync(cts.Token);
             await Task.Delay(TimeSpan.FromSeconds(1), cts.Token);
-            Assert.DoesNotContain("Start-up warm-up", started.Log.All(), StringComparison.Ordinal);
+            Assert.DoesNotContain("First-use warm-up", started.Log.All(), StringComparison.Ordinal);
             Assert.True(Directory.Exists(leftover));
 
             var js = new NatsJSContext(nats);
@@ -49,7 +49,7 @@ public sealed class StartupWarmupTests(CourierFixture server) : IClassFixture<Co
             // Once per server: later requests start no second one.
             await js.GetAccountInfoAsync(cts.Token);
             await Task.Delay(TimeSpan.FromMilliseconds(300), cts.Token);
-            Assert.Single(started.Log.All().Split('\n'), line => line.Contains("Start-up warm-up", StringComparison.Ordinal));
+            Assert.Single(started.Log.All().Split('\n'), line => line.Contains("First-use warm-up", StringComparison.Ordinal));
         }
         finally
         {
