@@ -62,6 +62,9 @@ public sealed class StreamSyncTests : Akka.TestKit.Xunit2.TestKit
     protected override void AfterAll()
     {
         base.AfterAll();
+        // xunit's TestKit runs AfterAll before it shuts the system down: stop the actors first, or a
+        // store they close in PostStop (its index files) writes into the directory while it is deleted.
+        Shutdown();
         Directory.Delete(_directory, recursive: true);
     }
 }

@@ -53,6 +53,9 @@ public abstract class PluginSpec : Akka.TestKit.Xunit2.TestKit
     protected override void AfterAll()
     {
         base.AfterAll();
+        // xunit's TestKit runs AfterAll before it shuts the system down: stop the actors first, or a
+        // store they close in PostStop (its index files) writes into the directory while it is deleted.
+        Shutdown();
         if (StoreDirectory is not null && Directory.Exists(StoreDirectory))
         {
             Directory.Delete(StoreDirectory, recursive: true);
