@@ -87,7 +87,7 @@ if (attachPort is { } port)
     {
         using var external = ServerProcess.External(port);
         var metrics = s.Run(external);
-        Console.WriteLine($"{s.Id}: {string.Join(", ", metrics.Select(m => $"{m.Value:N0} {m.Name}"))}");
+        Console.WriteLine($"{s.Id}: {string.Join(", ", metrics.Select(m => $"{Figure(m.Value)} {m.Name}"))}");
     }
 
     return 0;
@@ -137,7 +137,7 @@ foreach (var scenario in scenarios)
             }
 
             results[server].Add(metrics);
-            var line = $"{scenario.Id} round {round + 1}/{rounds} {server}: {string.Join(", ", metrics.Select(m => $"{m.Value:N0} {m.Name}"))}";
+            var line = $"{scenario.Id} round {round + 1}/{rounds} {server}: {string.Join(", ", metrics.Select(m => $"{Figure(m.Value)} {m.Name}"))}";
             Console.WriteLine(line);
             perRound.AppendLine(CultureInfo.InvariantCulture, $"- {line}");
         }
@@ -151,13 +151,13 @@ foreach (var scenario in scenarios)
         var higherIsBetter = courier[0].HigherIsBetter;
         var ratios = courier.Zip(nats, (c, n) => higherIsBetter ? c.Value / n.Value : n.Value / c.Value).ToList();
         table.AppendLine(CultureInfo.InvariantCulture,
-            $"| {scenario.Id} | {name} | {Median(nats.Select(m => m.Value)):N0} | {Median(courier.Select(m => m.Value)):N0} | {Median(ratios):F2} | {ratios.Min():F2}-{ratios.Max():F2} |");
+            $"| {scenario.Id} | {name} | {Figure(Median(nats.Select(m => m.Value)))} | {Figure(Median(courier.Select(m => m.Value)))} | {Median(ratios):F2} | {ratios.Min():F2}-{ratios.Max():F2} |");
         if (scenario.Mosquitto)
         {
             var mosquitto = results["mosquitto"].Select(r => r.First(m => m.Name == name)).ToList();
             var vsMosquitto = courier.Zip(mosquitto, (c, m) => higherIsBetter ? c.Value / m.Value : m.Value / c.Value).ToList();
             mosquittoTable.AppendLine(CultureInfo.InvariantCulture,
-                $"| {scenario.Id} | {name} | {Median(mosquitto.Select(m => m.Value)):N0} | {Median(courier.Select(m => m.Value)):N0} | {Median(vsMosquitto):F2} | {vsMosquitto.Min():F2}-{vsMosquitto.Max():F2} |");
+                $"| {scenario.Id} | {name} | {Figure(Median(mosquitto.Select(m => m.Value)))} | {Figure(Median(courier.Select(m => m.Value)))} | {Median(vsMosquitto):F2} | {vsMosquitto.Min():F2}-{vsMosquitto.Max():F2} |");
         }
     }
 }
@@ -192,3 +192,6 @@ static double Median(IEnumerable<double> values)
     var sorted = values.Order().ToList();
     return sorted.Count % 2 == 1 ? sorted[sorted.Count / 2] : (sorted[(sorted.Count / 2) - 1] + sorted[sorted.Count / 2]) / 2;
 }
+
+// Small figures (CPU microseconds per message) keep two decimals; the rest are whole numbers.
+static string Figure(double value) => value.ToString(Math.Abs(value) < 100 ? "N2" : "N0", CultureInfo.InvariantCulture);

@@ -489,6 +489,7 @@ internal static class Scenarios
     {
         using var client = CreateBenchStream(server, storage);
         var batch = BenchClient.PubBatch("bench.js", size, window, "_INBOX.bench.ack");
+        var cpu = server.CpuTime();
         var sw = Stopwatch.StartNew();
         var sent = 0;
         while (sent < messages && sw.Elapsed < RunLimit)
@@ -502,7 +503,7 @@ internal static class Scenarios
             sent += window;
         }
 
-        return [new("msgs/s", sent / sw.Elapsed.TotalSeconds)];
+        return [new("msgs/s", sent / sw.Elapsed.TotalSeconds), ServerCpuPerMessage(server, cpu, sent)];
     }
 
     /// <summary>
@@ -592,6 +593,7 @@ internal static class Scenarios
         var next = $"{{\"batch\":{Window},\"expires\":5000000000}}";
         var request = System.Text.Encoding.ASCII.GetBytes($"PUB $JS.API.CONSUMER.MSG.NEXT.BENCH.{name} _INBOX.fetch {next.Length}\r\n{next}\r\n");
         var acks = new System.Text.StringBuilder();
+        var cpu = server.CpuTime();
         var sw = Stopwatch.StartNew();
         var received = 0;
         while (received < messages && sw.Elapsed < RunLimit)
@@ -618,8 +620,12 @@ internal static class Scenarios
             received += Window;
         }
 
-        return [new("msgs/s", received / sw.Elapsed.TotalSeconds)];
+        return [new("msgs/s", received / sw.Elapsed.TotalSeconds), ServerCpuPerMessage(server, cpu, received)];
     }
+
+    /// <summary>The server's CPU time (user and system) since <paramref name="before"/> per message, in microseconds.</summary>
+    private static Metric ServerCpuPerMessage(ServerProcess server, TimeSpan before, int messages) =>
+        new("server CPU us/msg", (server.CpuTime() - before).TotalMicroseconds / Math.Max(messages, 1), HigherIsBetter: false);
 
     private static IReadOnlyList<Metric> ConnectionStorm(ServerProcess server, int threads, int connections)
     {

@@ -34,6 +34,18 @@ internal sealed class ServerProcess : IDisposable
     /// <summary>The WebSocket port when the config has a websocket block, else 0.</summary>
     public int WebSocketPort { get; }
 
+    /// <summary>The server process's CPU time so far, user and system (zero for an external server).</summary>
+    public TimeSpan CpuTime()
+    {
+        if (_process is null)
+        {
+            return TimeSpan.Zero;
+        }
+
+        _process.Refresh();
+        return _process.TotalProcessorTime;
+    }
+
     /// <summary>Resident set size of the server process, in bytes (Linux /proc).</summary>
     public long ResidentBytes()
     {

@@ -15,14 +15,12 @@ public class NatsParserBenchmarks
     private const int MixedCount = 100; // PUBs in the mixed batch; results are per PUB
 
     private readonly NatsParser _parser = new();
-    private readonly NatsParser _internal = new() { AllowInternalOps = true };
     private ReadOnlySequence<byte> _ping;
     private ReadOnlySequence<byte> _pub16;
     private ReadOnlySequence<byte> _pub128;
     private ReadOnlySequence<byte> _hpub;
     private ReadOnlySequence<byte> _mixed;
     private ReadOnlySequence<byte> _split;
-    private ReadOnlySequence<byte> _jpub;
 
     [GlobalSetup]
     public void Setup()
@@ -32,22 +30,11 @@ public class NatsParserBenchmarks
         _pub128 = new ReadOnlySequence<byte>(Frames.Pub("orders.eu.created", 128));
         _hpub = new ReadOnlySequence<byte>(Frames.HPub("orders.eu.created", "Nats-Msg-Id: 1f2e3d4c", 16));
         _mixed = new ReadOnlySequence<byte>(MixedBatch());
-        _jpub = new ReadOnlySequence<byte>(Frames.Concat(
-            "JPUB _INBOX.Kf7YpQ2mWbX9cLr4TnZs8a orders.eu.created $JS.ACK.ORDERS.processor.1.48213.48213.1764251721123456789.0 0 128\r\n"u8.ToArray(),
-            new byte[128],
-            "\r\n"u8.ToArray()));
 
         // The payload straddles two segments: the parser slices it, never copies it.
         var pub = Frames.Pub("orders.eu.created", 128);
         var payloadStart = Array.IndexOf(pub, (byte)'\n') + 1;
         _split = BufferSegment.Split(pub, payloadStart + 64);
-
-        var jpub = new SequenceReader<byte>(_jpub);
-        var delivery = default(ClientCommand);
-        if (_internal.TryRead(ref jpub, ref delivery, out _) != ParseStatus.Command || delivery.Op != ClientOp.DeliverPub || delivery.Payload.Length != 128)
-        {
-            throw new InvalidOperationException("the parser did not read the JPUB as expected");
-        }
 
         if (ParseAll(_mixed) != MixedCount || ParseOne(_split) != 128 + (long)ClientOp.Pub || ParseOne(_hpub) <= 16)
         {
@@ -72,19 +59,6 @@ public class NatsParserBenchmarks
 
     [Benchmark(Description = "PUB 128 B, payload split across 2 segments")]
     public long PubSplitPayload() => ParseOne(_split);
-
-    [Benchmark(Description = "JPUB 128 B (a JetStream delivery, in-process)")]
-    public long JPub()
-    {
-        var reader = new SequenceReader<byte>(_jpub);
-        var command = default(ClientCommand);
-        if (_internal.TryRead(ref reader, ref command, out _) != ParseStatus.Command)
-        {
-            ThrowNotParsed();
-        }
-
-        return command.Payload.Length + (long)command.Op;
-    }
 
     // PUBs of 0 to 1024 bytes on a handful of subjects, every fifth with a reply subject.
     private static byte[] MixedBatch()

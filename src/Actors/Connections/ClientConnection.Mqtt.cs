@@ -486,6 +486,7 @@ internal sealed partial class ClientConnection
     {
         var mqtt = _mqtt!;
         mqtt.CaptureTouched = false;
+        FlushTouched(); // completes the capture subscriptions reached: their sessions get the messages to journal
         try
         {
             await _broker.MqttCaptures.WaitForCapturedAsync().WaitAsync(SessionAttachTimeout).ConfigureAwait(false);

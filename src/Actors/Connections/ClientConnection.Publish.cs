@@ -62,14 +62,14 @@ internal sealed partial class ClientConnection
     }
 
     /// <summary>
-    /// A client's PUB, HPUB or JPUB, as the other overload; the payload's slice of the read buffer is
-    /// taken only once someone is to receive it (a publish nobody receives costs no slicing).
+    /// A client's PUB or HPUB, as the other overload; the payload's slice of the read buffer is taken
+    /// only once someone is to receive it (a publish nobody receives costs no slicing).
     /// </summary>
-    private void ProcessClientPublish(ReadOnlySpan<byte> messageSubject, scoped in ClientCommand command)
+    private void ProcessClientPublish(scoped in ClientCommand command)
     {
         if (BeginPublish(command.Subject, command.ReplyTo, (int)command.PayloadLength, out var match))
         {
-            CompletePublish(match, command.Subject, messageSubject, command.ReplyTo, command.HeaderSize, command.Payload, default);
+            CompletePublish(match, command.Subject, command.Subject, command.ReplyTo, command.HeaderSize, command.Payload, default);
         }
     }
 
@@ -418,10 +418,9 @@ internal sealed partial class ClientConnection
     {
         // A small batch is latency-bound (request/reply): write it from this thread. A large one is
         // throughput-bound: hand it to the pumps so another core writes while this one parses. An
-        // in-process service's pipe is always written from here: its reader (the service's parse and
-        // the hand-over to its actor) is cheap and runs inline, so a pool hop would be pure cost. And
-        // an in-process service's own batches (a stream's PubAcks, a consumer's delivery pass) are
-        // written by the service's thread, which has nothing else to parse meanwhile.
+        // in-process subscriber is completed from here (a call: the hand-over to its actor), so a pool
+        // hop would be pure cost. And an in-process client's own batches (a stream's PubAcks, a
+        // consumer's delivery pass) are written by the service's thread, which has nothing else to parse.
         var small = InMsgs - _inMsgsAtBatchStart <= InlineFlushMaxMessages;
         var inline = IsInternal || small;
         _inMsgsAtBatchStart = InMsgs;
@@ -439,7 +438,7 @@ internal sealed partial class ClientConnection
             foreach (var outbound in _touched)
             {
                 outbound.Signal(inline || outbound.InProcess);
-                if (_route is null && outbound.IsStalling && !_stalledOn.Contains(outbound)) // routes are never stalled, as nats-server stalls only client producers
+                if (_route is null && !IsInternal && outbound.IsStalling && !_stalledOn.Contains(outbound)) // routes and services are never stalled, as nats-server stalls only client producers
                 {
                     _stalledOn.Add(outbound);
                 }

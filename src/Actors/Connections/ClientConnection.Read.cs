@@ -4,7 +4,6 @@ using System.Net.Sockets;
 using System.Text.Json;
 using Akka.Actor;
 using Courier.Actors.Hosting;
-using Courier.Actors.Server;
 using Courier.Protocols.Nats;
 using Microsoft.Extensions.Logging;
 
@@ -16,7 +15,7 @@ internal sealed partial class ClientConnection
     private bool _headers;
     private bool _noResponders;
 
-    // The MQTT sessions' capture client (in-process): an MQTT publisher that reaches it defers its PUBACKs.
+    // The MQTT sessions' capture client (InProcessRole.MqttCapture): an MQTT publisher that reaches it defers its PUBACKs.
     private bool _isMqttCapture;
     private bool _echo = true;
     // nats-server's options before CONNECT: verbose and pedantic until the client says otherwise.
@@ -189,18 +188,7 @@ internal sealed partial class ClientConnection
                         break;
                     }
 
-                    ProcessClientPublish(command.Subject, command);
-                    break;
-                case ClientOp.DeliverPub:
-                    // In-process clients only (the parser accepts JPUB nowhere else): JetStream delivery.
-                    if (_pendingChanges.Count > 0)
-                    {
-                        reader.Rewind(reader.Consumed - before);
-                        outcome = ReadOutcome.FlushSubscriptions;
-                        break;
-                    }
-
-                    ProcessClientPublish(command.MessageSubject, command);
+                    ProcessClientPublish(command);
                     break;
                 case ClientOp.Sub:
                     ProcessSubscribe(command.Subject, command.Queue, command.Sid);
@@ -283,9 +271,7 @@ internal sealed partial class ClientConnection
 
         if (!_connectReceived)
         {
-            // In-process clients are Courier's own services (JetStream): never subject to client auth,
-            // which they could not pass (with authorization users and JetStream, the server did not start).
-            var auth = IsInternal ? new AuthResult(true, null, null) : _broker.Authenticate(options, ClientCertificate, IsWebSocket, NonceBytes(), RemoteIp);
+            var auth = _broker.Authenticate(options, ClientCertificate, IsWebSocket, NonceBytes(), RemoteIp);
             if (!auth.Succeeded)
             {
                 LogAuthenticationFailure(options, auth.Failure);
@@ -314,13 +300,10 @@ internal sealed partial class ClientConnection
             Rtt = rtt > TimeSpan.Zero ? rtt : TimeSpan.FromMicroseconds(1); // as nats-server's computeRTT
             _permissions = auth.Permissions is null ? null : new ClientPermissions(auth.Permissions);
             DeliveryFilter = _permissions is { FiltersDeliveries: true } ? _permissions : null;
-            if (!IsInternal)
+            BindAccount(auth.Account ?? _broker.Accounts.Global);
+            if (auth.Account is { } bound && _broker.ActivateAccountAsync(bound) is { IsCompleted: false } activation)
             {
-                BindAccount(auth.Account ?? _broker.Accounts.Global); // an internal client was put in its account when made
-                if (auth.Account is { } bound && _broker.ActivateAccountAsync(bound) is { IsCompleted: false } activation)
-                {
-                    _activation = activation; // awaited before the next command (see FlushSubscriptionChangesAsync)
-                }
+                _activation = activation; // awaited before the next command (see FlushSubscriptionChangesAsync)
             }
         }
 
@@ -335,8 +318,6 @@ internal sealed partial class ClientConnection
         }
 
         ConnectOptions = options;
-        _isMqttCapture = IsInternal && options.Name == Mqtt.MqttCaptureLedger.CaptureClientName;
-        IsJetStream = IsInternal && options.Name == JetStream.InternalClient.JetStreamName;
         _headers = options.Headers;
         _noResponders = options.NoResponders;
         _echo = options.Echo;
@@ -346,10 +327,7 @@ internal sealed partial class ClientConnection
         {
             _connectReceived = true;
             _owner.Tell(ConnectionActor.Protocol.Connected.Instance);
-            if (!IsInternal)
-            {
-                _broker.Events?.ClientConnected(this); // once per connection: the system account's CONNECT event
-            }
+            _broker.Events?.ClientConnected(this); // once per connection: the system account's CONNECT event
         }
 
         if (_verbose)

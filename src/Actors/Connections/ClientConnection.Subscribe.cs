@@ -76,49 +76,48 @@ internal sealed partial class ClientConnection
             return;
         }
 
-        var sid = sidBytes.ToArray();
-        var sub = new Subscription(this, _account, subject, queue, sid, _account.Space.ShardForSubscription(subjectBytes))
-        {
-            Direct = DirectSubscribers?.Find(sidBytes),
-        };
-        var max = _broker.Options.MaxSubscriptions;
-        lock (_subsLock)
-        {
-            if (_subs.ContainsKey(sub.SidKey))
-            {
-                // nats-server keeps the first subscription for a repeated sid.
-                sub = null;
-            }
-            else if (max > 0 && _subs.Count >= max)
-            {
-                sub = null;
-                max = -1;
-            }
-            else
-            {
-                _subs.Add(sub.SidKey, sub);
-            }
-        }
-
-        if (max == -1)
+        var sub = new Subscription(this, _account, subject, queue, sidBytes.ToArray(), _account.Space.ShardForSubscription(subjectBytes));
+        if (!TryAddSubscription(sub))
         {
             WriteOwn(ProtocolWriter.Error(NatsErrors.MaxSubscriptionsExceeded));
             return;
-        }
-
-        if (sub is not null)
-        {
-            _pendingChanges.Add(new SubChange(sub, Add: true));
-            if (_account.StreamImports.Count > 0)
-            {
-                AddShadows(sub);
-            }
         }
 
         if (_verbose)
         {
             WriteOwn(ProtocolWriter.Ok);
         }
+    }
+
+    /// <summary>
+    /// Adds a subscription to the table and this batch's changes (with its shadows in the accounts it
+    /// imports from). False over max_subscriptions; a repeated sid keeps the first subscription, as nats-server.
+    /// </summary>
+    private bool TryAddSubscription(Subscription sub)
+    {
+        var max = _broker.Options.MaxSubscriptions;
+        lock (_subsLock)
+        {
+            if (_subs.ContainsKey(sub.SidKey))
+            {
+                return true;
+            }
+
+            if (max > 0 && _subs.Count >= max)
+            {
+                return false;
+            }
+
+            _subs.Add(sub.SidKey, sub);
+        }
+
+        _pendingChanges.Add(new SubChange(sub, Add: true));
+        if (_account.StreamImports.Count > 0)
+        {
+            AddShadows(sub);
+        }
+
+        return true;
     }
 
     // UNSUB <sid> [max_msgs]\r\n

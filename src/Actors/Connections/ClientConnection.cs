@@ -16,13 +16,6 @@ namespace Courier.Actors.Connections;
 /// </summary>
 internal sealed partial class ClientConnection
 {
-    /// <summary>
-    /// What an in-process client (Courier's own services) may publish at once: not max_payload, which is the
-    /// clients' limit. A MSG.GET answer carries a stored message of max_payload in base64 inside JSON, a
-    /// delivery adds its headers; nats-server does not check its internal clients' payloads either.
-    /// </summary>
-    private const int InternalMaxPayload = 256 * 1024 * 1024;
-
     private readonly Broker _broker;
     private readonly Socket? _socket;
     private Stream _stream; // replaced once by the SslStream after a TLS handshake, before the pumps start
@@ -47,7 +40,7 @@ internal sealed partial class ClientConnection
         _account = broker.Accounts.Global;
         Id = id;
         var options = broker.Options;
-        _parser = new NatsParser(options.MaxControlLine, socket is null ? InternalMaxPayload : options.MaxPayload) { AllowInternalOps = socket is null };
+        _parser = new NatsParser(options.MaxControlLine, options.MaxPayload);
         Outbound = new Outbound(options.MaxPending, inProcess: socket is null);
         Outbound.SlowConsumerDetected = OnSlowConsumer;
         _msgTemplateSize = (options.MaxControlLine * 2) + 64; // two control lines' worth of subject and reply
@@ -86,19 +79,16 @@ internal sealed partial class ClientConnection
 
     public Outbound Outbound { get; }
 
-    /// <summary>An in-process client's subscriptions served by calls (set by the broker when it makes the connection); else null.</summary>
-    internal DirectSubscribers? DirectSubscribers { get; set; }
-
     /// <summary>A client over WebSocket (its stream unframes reads and frames write batches).</summary>
     public bool IsWebSocket => _stream is WebSocketStream;
 
-    /// <summary>An in-process connection of one of Courier's own services (no socket).</summary>
+    /// <summary>An in-process connection of one of Courier's own services (no socket: <see cref="InProcessClient"/>).</summary>
     public bool IsInternal => _socket is null;
 
     /// <summary>
-    /// The in-process client of a JetStream API (<see cref="JetStream.InternalClient.JetStreamName"/>): unlike
-    /// Courier's other services its subscriptions (streams, acks, flow control, cluster forwarding) are
-    /// told to routes, all but the API's own node-local ones.
+    /// The in-process client of a JetStream API (<see cref="InProcessRole.JetStream"/>): unlike Courier's
+    /// other services its subscriptions (streams, acks, flow control, cluster forwarding) are told to
+    /// routes, all but the API's own node-local ones.
     /// </summary>
     public bool IsJetStream { get; private set; }
 
@@ -331,10 +321,18 @@ internal sealed partial class ClientConnection
     /// <summary>Asks the owning actor to close this connection.</summary>
     public void RequestClose(string reason)
     {
-        if (!IsClosed)
+        if (IsClosed)
         {
-            _owner.Tell(new ConnectionActor.Protocol.Close(reason));
+            return;
         }
+
+        if (IsInternal)
+        {
+            Shutdown(reason); // an in-process connection has no actor: its client owns it
+            return;
+        }
+
+        _owner.Tell(new ConnectionActor.Protocol.Close(reason));
     }
 
     public override string ToString() => $"cid:{Id} {RemoteIp}:{RemotePort}";

@@ -20,8 +20,6 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
     private readonly ServerStats _stats;
     private readonly IConnectionFactory _factory;
     private int _open;
-    private int _internal;
-    private readonly HashSet<IActorRef> _internalChildren = [];
 
     public ConnectionSupervisor(ServerOptions options, ClientRegistry registry, ServerStats stats, IConnectionFactory factory)
     {
@@ -31,24 +29,7 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
         _factory = factory;
         Receive<Protocol.Accept>(OnAccept);
         Receive<Protocol.AcceptMqtt>(OnAcceptMqtt);
-        Receive<Protocol.AcceptInternal>(accept =>
-        {
-            // In-process clients (Courier's own services) do not count against max_connections.
-            var id = _registry.NextClientId();
-            var child = Context.ActorOf(ConnectionActor.Props(_factory, _registry, _options, null, accept.Stream, id), $"internal-{id}");
-            Context.Watch(child);
-            _internalChildren.Add(child);
-            _open++;
-            _internal++;
-        });
-        Receive<Terminated>(terminated =>
-        {
-            _open--;
-            if (_internalChildren.Remove(terminated.ActorRef))
-            {
-                _internal--;
-            }
-        });
+        Receive<Terminated>(_ => _open--);
         Receive<Protocol.Sweep>(_ => Sweep());
     }
 
@@ -66,7 +47,7 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
     private void OnAccept(Protocol.Accept accept)
     {
         var id = _registry.NextClientId();
-        if (_open - _internal >= _options.MaxConnections)
+        if (_open >= _options.MaxConnections)
         {
             _ = RejectAsync(accept.Socket, accept.Stream, id);
             return;
@@ -81,7 +62,7 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
     private void OnAcceptMqtt(Protocol.AcceptMqtt accept)
     {
         var id = _registry.NextClientId();
-        if (_open - _internal >= _options.MaxConnections)
+        if (_open >= _options.MaxConnections)
         {
             // MQTT has no error before CONNECT: the socket is closed, as nats-server does.
             accept.Stream?.Dispose();
@@ -175,20 +156,6 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
             public Stream? Stream { get; }
 
             public override string ToString() => $"AcceptMqtt({Socket.RemoteEndPoint})";
-        }
-
-        /// <summary>An in-process connection (its server-side stream) from one of Courier's own services.</summary>
-        public sealed class AcceptInternal
-        {
-            public AcceptInternal(Stream stream)
-            {
-                ArgumentNullException.ThrowIfNull(stream);
-                Stream = stream;
-            }
-
-            public Stream Stream { get; }
-
-            public override string ToString() => "AcceptInternal";
         }
 
         /// <summary>Look for writes stuck past the deadline.</summary>

@@ -1,12 +1,10 @@
 using System.Buffers;
-using System.Collections.Concurrent;
 
 namespace Courier.Actors.Connections;
 
 /// <summary>
-/// A subscription of an in-process service (a stream's capture) that takes its messages as calls on
-/// the publisher's thread instead of MSG frames through the service's pipe: no MSG line formatted, no
-/// pipe write, no parse. Deliveries to it are batched as frames are: <see cref="Deliver"/> per
+/// A subscription of an in-process client (<see cref="InProcessClient"/>) that takes its messages as
+/// calls on the publisher's thread: no MSG line formatted, nothing written or parsed. Deliveries to it are batched as frames are: <see cref="Deliver"/> per
 /// message, then <see cref="Complete"/> once the publisher's read batch is over (Outbound.Signal).
 /// It counts its own deliveries under the lock it takes anyway, so a delivery takes no other lock:
 /// the outbound is told once per batch (when <c>first</c>) and adds the counts at completion.
@@ -27,21 +25,4 @@ internal interface IDirectSubscriber
     /// (the connection's messages out).
     /// </summary>
     void Complete(out long messages, out long bytes);
-}
-
-/// <summary>
-/// An in-process client's direct subscribers by sid, shared between the client (which registers one
-/// before sending its SUB) and its connection on the broker's side (which binds it to the subscription
-/// the SUB makes).
-/// </summary>
-internal sealed class DirectSubscribers
-{
-    private readonly ConcurrentDictionary<string, IDirectSubscriber> _bySid = new();
-
-    public void Add(string sid, IDirectSubscriber subscriber) => _bySid[sid] = subscriber;
-
-    public void Remove(string sid) => _bySid.TryRemove(sid, out _);
-
-    public IDirectSubscriber? Find(ReadOnlySpan<byte> sid) =>
-        _bySid.IsEmpty ? null : _bySid.GetValueOrDefault(System.Text.Encoding.UTF8.GetString(sid));
 }

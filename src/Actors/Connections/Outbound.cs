@@ -39,8 +39,8 @@ internal sealed class Outbound
     }
 
     /// <summary>
-    /// The outbound of an in-process connection (one of Courier's own services): its "socket" is a pipe
-    /// whose reader runs inline, so publishers always flush it on their own thread (no pool hop).
+    /// The outbound of an in-process connection (one of Courier's own services): its subscriptions are
+    /// calls, completed inline, so publishers always signal it on their own thread (no pool hop).
     /// </summary>
     public bool InProcess { get; }
 

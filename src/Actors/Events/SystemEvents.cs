@@ -4,7 +4,6 @@ using System.Text.Json;
 using System.Text.Json.Serialization.Metadata;
 using Courier.Actors.Accounts;
 using Courier.Actors.Connections;
-using Courier.Actors.JetStream;
 using Courier.Actors.Server;
 
 namespace Courier.Actors.Events;
@@ -31,19 +30,18 @@ internal sealed class SystemEvents : IAsyncDisposable
     {
         _broker = broker;
         Account = system;
-        Client = new InternalClient(broker, "courier-system", system);
+        Client = new InProcessClient(broker, InProcessRole.Service, system);
     }
 
     /// <summary>The system account.</summary>
     public Account Account { get; }
 
     /// <summary>The in-process client of the system account that sends the events (and answers its requests).</summary>
-    public InternalClient Client { get; }
+    public InProcessClient Client { get; }
 
     /// <summary>Connects the client and, in operator mode, subscribes to account JWT pushes.</summary>
     public Task StartAsync()
     {
-        Client.Start();
         if (_broker.Trust is { } trust)
         {
             foreach (var subject in (string[])[ClaimsUpdates.UpdateSubject, .. ClaimsUpdates.AccountSubjects])

@@ -2,7 +2,7 @@ using System.Buffers;
 using System.Buffers.Text;
 using System.Text;
 using System.Text.Json;
-using Courier.Protocols.Nats;
+using Courier.Actors.Connections;
 
 namespace Courier.Actors.JetStream;
 
@@ -43,13 +43,13 @@ internal readonly record struct AckEntry(string Consumer, ulong StreamSeq, AckKi
 /// The stream's subscription to its ack subjects: decodes each ack straight from the read buffer
 /// (no string per subject or token, no body copy) and hands the stream one array per read batch.
 /// </summary>
-internal sealed class AckSink(Action<AckEntry[]> handler) : FrameSink
+internal sealed class AckSink(Action<AckEntry[]> handler) : DeliverySink
 {
     private readonly List<AckEntry> _batch = [];
     private byte[] _lastConsumerBytes = [];
     private string _lastConsumer = "";
 
-    public override void Add(ref ServerFrame frame)
+    public override void Add(in InProcessMessage frame)
     {
         // $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<timestamp>.<pending>
         var subject = frame.Subject;
@@ -160,7 +160,7 @@ internal sealed class AckSink(Action<AckEntry[]> handler) : FrameSink
 /// <summary>
 /// A delivered message's ack subject, nats-server's format:
 /// <c>$JS.ACK.&lt;stream&gt;.&lt;consumer&gt;.&lt;delivered&gt;.&lt;stream seq&gt;.&lt;consumer seq&gt;.&lt;timestamp&gt;.&lt;pending&gt;</c>,
-/// formatted in place by <see cref="InternalClient"/>.
+/// formatted in place by <see cref="InProcessClient"/>.
 /// </summary>
 /// <param name="Prefix">UTF-8 <c>$JS.ACK.&lt;stream&gt;.&lt;consumer&gt;.</c>, made once per consumer.</param>
 /// <param name="Deliveries">How often this message has been delivered, this time included.</param>

@@ -1,22 +1,22 @@
 using System.Buffers;
 using System.Text;
 using Akka.Actor;
-using Courier.Protocols.Nats;
+using Courier.Actors.Connections;
 
 namespace Courier.Actors.JetStream;
 
 /// <summary>
 /// The API client's subscription to <c>$JS.API.&gt;</c> (or a domain's <c>$JS.&lt;domain&gt;.API.&gt;</c>):
 /// a pull request (<c>CONSUMER.MSG.NEXT.&lt;stream&gt;.&lt;consumer&gt;</c>) whose consumer runs on this node
-/// goes from the read loop straight to it; every other request is collected and handed to the API
+/// goes from the publisher's thread straight to it; every other request is collected and handed to the API
 /// actor once per read batch, in order.
 /// </summary>
-internal sealed class ApiRequestSink(string apiPrefix, ConsumerDirectory consumers, Action<IReadOnlyList<InternalMessage>> handler) : FrameSink
+internal sealed class ApiRequestSink(string apiPrefix, ConsumerDirectory consumers, Action<IReadOnlyList<InternalMessage>> handler) : DeliverySink
 {
     private readonly byte[] _nextPrefix = Encoding.UTF8.GetBytes(apiPrefix + "CONSUMER.MSG.NEXT.");
     private readonly List<InternalMessage> _batch = [];
 
-    public override void Add(ref ServerFrame frame)
+    public override void Add(in InProcessMessage frame)
     {
         if (!frame.ReplyTo.IsEmpty
             && frame.Subject.StartsWith(_nextPrefix)
@@ -27,7 +27,7 @@ internal sealed class ApiRequestSink(string apiPrefix, ConsumerDirectory consume
             return;
         }
 
-        _batch.Add(InternalMessage.From(ref frame));
+        _batch.Add(InternalMessage.From(frame));
     }
 
     public override void Complete()

@@ -65,7 +65,7 @@ internal sealed partial class ConsumerActor
 
         _flowRequest = string.Concat($"$JS.FC.{_stream}.{_name}.", suffix);
         _flowRequestSize = _flowPending;
-        _client.Publish(_config.DeliverSubject!, _flowRequest, "NATS/1.0 100 FlowControl Request\r\n\r\n"u8, default);
+        _out.Publish(_config.DeliverSubject!, _flowRequest, "NATS/1.0 100 FlowControl Request\r\n\r\n"u8, default);
     }
 
     private void OnFlowControlResponse(Protocol.FlowControlResponse response)
@@ -93,6 +93,6 @@ internal sealed partial class ConsumerActor
             header.Append(CultureInfo.InvariantCulture, $"Nats-Consumer-Stalled: {_flowRequest}\r\n");
         }
 
-        _client.Publish(subject, null, Encoding.ASCII.GetBytes(header.Append("\r\n").ToString()), default);
+        _out.Publish(subject, null, Encoding.ASCII.GetBytes(header.Append("\r\n").ToString()), default);
     }
 }

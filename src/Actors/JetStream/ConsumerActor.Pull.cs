@@ -235,7 +235,7 @@ internal sealed partial class ConsumerActor
 
     // NATS/1.0 <status>\r\nNats-Pending-Messages: <batch left>\r\nNats-Pending-Bytes: <max_bytes left>\r\n\r\n
     private void PendingStatus(Waiting waiting, string status) =>
-        _client.Publish(waiting.Reply, null, Encoding.ASCII.GetBytes(string.Create(CultureInfo.InvariantCulture,
+        _out.Publish(waiting.Reply, null, Encoding.ASCII.GetBytes(string.Create(CultureInfo.InvariantCulture,
             $"NATS/1.0 {status}\r\nNats-Pending-Messages: {waiting.Remaining}\r\nNats-Pending-Bytes: {waiting.MaxBytes}\r\n\r\n")), default);
 
     /// <summary>One pull request waiting for messages.</summary>

@@ -3,6 +3,7 @@ using System.Text;
 using Akka.Actor;
 using Akka.Event;
 using Akka.Persistence;
+using Courier.Actors.Connections;
 using Courier.Protocols.JetStream;
 using Courier.Protocols.Subjects;
 using Courier.Storage;
@@ -34,7 +35,8 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
 
     private static readonly long DefaultAckWait = TimeSpan.FromSeconds(30).Ticks * 100; // ns, nats-server default
 
-    private readonly InternalClient _client;
+    private readonly InProcessClient _client;
+    private readonly InProcessPublisher _out;
     private readonly IStreamStore _store;
     private readonly string _stream;
     private readonly string _name;
@@ -70,10 +72,11 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     private int _eventsSinceSnapshot;
     private ConsumerInfoResponse? _initialInfo; // the create reply: the state before the first delivery, as nats-server
 
-    public ConsumerActor(InternalClient client, IStreamStore store, string stream, ConsumerConfig config, DateTime created, string? persistenceId, ConsumerContext context)
+    public ConsumerActor(InProcessClient client, IStreamStore store, string stream, ConsumerConfig config, DateTime created, string? persistenceId, ConsumerContext context)
     {
         _context = context;
         _client = client;
+        _out = client.CreatePublisher();
         _store = store;
         _stream = stream;
         _config = config;
@@ -162,23 +165,23 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     public string Name => _name;
 
     /// <summary>
-    /// What this actor sends during a turn reaches the broker in one pipe write, from this thread, at
-    /// the end of the turn (<see cref="InternalClient.BeginDeferred"/>): no thread-pool hop per reply.
+    /// What this actor publishes during a turn goes through the publish pipeline as one batch, on this
+    /// thread, at the end of the turn (<see cref="InProcessPublisher"/>): no thread-pool hop per reply.
     /// </summary>
     protected override bool AroundReceive(Receive receive, object message)
     {
-        InternalClient.BeginDeferred();
+        _out.BeginTurn();
         try
         {
             return base.AroundReceive(receive, message);
         }
         finally
         {
-            InternalClient.EndDeferred();
+            _out.EndTurn();
         }
     }
 
-    public static Props Props(InternalClient client, IStreamStore store, string stream, ConsumerConfig config, DateTime created, string? persistenceId, ConsumerContext context) =>
+    public static Props Props(InProcessClient client, IStreamStore store, string stream, ConsumerConfig config, DateTime created, string? persistenceId, ConsumerContext context) =>
         Akka.Actor.Props.Create(() => new ConsumerActor(client, store, stream, config, created, persistenceId, context));
 
     /// <summary>The journal id of a durable consumer created at <paramref name="created"/>.</summary>
@@ -306,7 +309,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     {
         foreach (var reply in confirmations ?? [])
         {
-            _client.Publish(reply, null, default, default);
+            _out.Publish(reply, null, default, default);
         }
     }
 
@@ -573,7 +576,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
             }
         }
 
-        _client.Deliver(target, message.Subject, ackReply, headers, payload);
+        _out.Deliver(target, message.Subject, ackReply, headers, payload);
         if (IsPush)
         {
             CountFlowControl(target.Length + ackReply.Length + headers.Length + payload.Length);
@@ -731,7 +734,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
             StreamSeq = seq,
             Deliveries = pending.Deliveries,
         };
-        _client.Publish($"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{_stream}.{_name}", null, default, System.Text.Json.JsonSerializer.SerializeToUtf8Bytes(advisory, ConsumerJsonContext.Default.MaxDeliveriesAdvisory));
+        _out.Publish($"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{_stream}.{_name}", null, default, System.Text.Json.JsonSerializer.SerializeToUtf8Bytes(advisory, ConsumerJsonContext.Default.MaxDeliveriesAdvisory));
         if (_context.Interest is null)
         {
             _pending.Remove(seq);
@@ -877,7 +880,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     private TimeSpan InactiveThreshold => _config.InactiveThreshold > 0 ? TimeSpan.FromTicks(_config.InactiveThreshold / 100) : TimeSpan.FromSeconds(5);
 
     private void Status(string inbox, string status) =>
-        _client.Publish(inbox, null, Encoding.ASCII.GetBytes($"NATS/1.0 {status}\r\n\r\n"), default);
+        _out.Publish(inbox, null, Encoding.ASCII.GetBytes($"NATS/1.0 {status}\r\n\r\n"), default);
 
     private ulong NumPending()
     {

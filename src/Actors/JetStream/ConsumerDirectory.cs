@@ -7,7 +7,7 @@ namespace Courier.Actors.JetStream;
 
 /// <summary>
 /// An account's consumer actors by stream and consumer name, readable from any thread. The API
-/// client's read loop hands a pull request (<c>CONSUMER.MSG.NEXT</c>) straight to its consumer with
+/// client's request sink hands a pull request (<c>CONSUMER.MSG.NEXT</c>) straight to its consumer with
 /// it, and a stream's ack subscription hands acks straight to theirs, instead of through the API
 /// actor's and the stream actor's mailboxes: two hand-overs less per pull request, one less per ack
 /// batch, and for a file stream none to the I/O dispatcher's threads (whose idle spinning cost the
@@ -73,7 +73,7 @@ internal sealed class ConsumerDirectory
 
 /// <summary>
 /// One stream's consumer actors by name: the stream actor's own list (it alone writes it), readable
-/// from the read loops through the account's <see cref="ConsumerDirectory"/>.
+/// from publishers' threads through the account's <see cref="ConsumerDirectory"/>.
 /// </summary>
 internal sealed class StreamConsumers
 {

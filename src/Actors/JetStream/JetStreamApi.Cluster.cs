@@ -3,6 +3,7 @@ using System.Globalization;
 using System.Text.Json;
 using Akka.Actor;
 using Akka.DistributedData;
+using Courier.Actors.Connections;
 using Courier.Protocols.JetStream;
 using Courier.Protocols.Subjects;
 
@@ -305,7 +306,7 @@ internal sealed partial class JetStreamApi
     }
 
     private void Forward(string serverId, string kind, InternalMessage request) =>
-        _client.Publish(JetStreamCluster.ForwardSubject(serverId, kind, request.Subject), request.ReplyTo, request.Headers, request.Payload);
+        _out.Publish(JetStreamCluster.ForwardSubject(serverId, kind, request.Subject), request.ReplyTo, request.Headers, request.Payload);
 
     /// <summary>Records that this node owns <paramref name="config"/>'s stream; <paramref name="then"/> runs once every member has it (or after a timeout).</summary>
     private void Announce(StreamConfig config, Action? then = null)
@@ -410,7 +411,7 @@ internal sealed partial class JetStreamApi
             _gathers[id] = answer;
             asks.Add(AwaitGatherAsync(id, answer.Task));
             var reply = $"{JetStreamCluster.Prefix}{cluster.ServerId}.{JetStreamCluster.Reply}.{id.ToString(CultureInfo.InvariantCulture)}";
-            _client.Publish(JetStreamCluster.ForwardSubject(peer, JetStreamCluster.Gather, "streams"), reply, default, default);
+            _out.Publish(JetStreamCluster.ForwardSubject(peer, JetStreamCluster.Gather, "streams"), reply, default, default);
         }
 
         return CollectAsync([.. _streams.Values], asks);
@@ -470,7 +471,7 @@ internal sealed partial class JetStreamApi
         }
 
         response.Total = response.Streams.Count;
-        _client.Publish(reply, null, default, JsonSerializer.SerializeToUtf8Bytes(response, JetStreamJsonContext.Default.StreamListResponse));
+        _out.Publish(reply, null, default, JsonSerializer.SerializeToUtf8Bytes(response, JetStreamJsonContext.Default.StreamListResponse));
     }
 
     private async Task ClusterListAsync(string reply, Task<List<StreamInfoResponse>> gathered, List<string> page, int total, int offset, int limit)

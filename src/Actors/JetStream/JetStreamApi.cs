@@ -2,6 +2,7 @@ using System.Text.Json;
 using System.Text.Json.Serialization.Metadata;
 using Akka.Actor;
 using Akka.Event;
+using Courier.Actors.Connections;
 using Courier.Actors.Routing;
 using Courier.Protocols.JetStream;
 using Courier.Protocols.Subjects;
@@ -12,7 +13,7 @@ namespace Courier.Actors.JetStream;
 /// <summary>
 /// Answers <c>$JS.API.*</c> for the node: creates, finds and deletes streams (one
 /// <see cref="StreamActor"/> each) and routes stream requests to them. It is a client of the broker
-/// through an <see cref="InternalClient"/>; requests arrive one actor message per read batch.
+/// through an <see cref="InProcessClient"/>; requests arrive one actor message per read batch.
 /// </summary>
 /// <remarks>
 /// It never waits for a stream inside its own turn: a request about one stream goes to that stream's
@@ -32,14 +33,15 @@ internal sealed partial class JetStreamApi : ReceiveActor
     private static readonly TimeSpan InfoTimeout = TimeSpan.FromSeconds(10);
 
     private readonly JetStreamSettings _settings;
-    private readonly Func<InternalClient> _connect;
+    private readonly Func<InProcessClient> _connect;
     private readonly SubjectSpace _space;
     private readonly ILoggingAdapter _log = Context.GetLogger();
     private readonly Dictionary<string, StreamEntry> _streams = new(StringComparer.Ordinal);
     private readonly Dictionary<string, List<InternalMessage>> _deleting = new(StringComparer.Ordinal);
     private readonly string _streamsDirectory;
     private readonly FileStoreOptions _fileStoreOptions;
-    private InternalClient _client = null!;
+    private InProcessClient _client = null!;
+    private InProcessPublisher _out = null!;
     private readonly ApiCounters _counters = new();
     private readonly ConsumerDirectory _consumers = new();
     private readonly LocalStreams _localStreams;
@@ -48,7 +50,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
     private long _incarnation;
     private bool _requested;
 
-    public JetStreamApi(JetStreamSettings settings, Func<InternalClient> connect, SubjectSpace space, LocalStreams? streams, JetStreamCluster? cluster, string account)
+    public JetStreamApi(JetStreamSettings settings, Func<InProcessClient> connect, SubjectSpace space, LocalStreams? streams, JetStreamCluster? cluster, string account)
     {
         _localStreams = streams ?? new LocalStreams();
         _settings = settings;
@@ -85,7 +87,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         }
     }
 
-    private static async Task WhenStreamsStartedAsync(IReadOnlyList<IActorRef> streams, InternalClient client)
+    private static async Task WhenStreamsStartedAsync(IReadOnlyList<IActorRef> streams, InProcessClient client)
     {
         await Task.WhenAll(streams.Select(s => s.Ask<StreamActor.Protocol.Started>(StreamActor.Protocol.AwaitStarted.Instance, InfoTimeout))).ConfigureAwait(false);
         await client.FlushAsync().ConfigureAwait(false);
@@ -97,14 +99,14 @@ internal sealed partial class JetStreamApi : ReceiveActor
     /// <param name="streams">The account's streams as other streams' sources see them; null: a registry of its own.</param>
     /// <param name="cluster">The node's cluster view when it has a <c>cluster { }</c>; null: every stream is local.</param>
     /// <param name="account">The account's name (its streams' entries in the cluster's placement map).</param>
-    public static Props Props(JetStreamSettings settings, Func<InternalClient> connect, SubjectSpace space, LocalStreams? streams = null, JetStreamCluster? cluster = null, string account = "$G") =>
+    public static Props Props(JetStreamSettings settings, Func<InProcessClient> connect, SubjectSpace space, LocalStreams? streams = null, JetStreamCluster? cluster = null, string account = "$G") =>
         Akka.Actor.Props.Create(() => new JetStreamApi(settings, connect, space, streams, cluster, account));
 
     protected override void PreStart()
     {
         Directory.CreateDirectory(_streamsDirectory);
         _client = _connect();
-        _client.Start();
+        _out = _client.CreatePublisher();
         var self = Self;
         _client.Subscribe(ApiPrefix + ">", null, new ApiRequestSink(ApiPrefix, _consumers, batch => self.Tell(new Protocol.Requests(batch))));
         if (_settings.Domain is { } domain)
@@ -122,21 +124,20 @@ internal sealed partial class JetStreamApi : ReceiveActor
         RecoverStreams();
     }
 
-    /// <summary>Closes the internal client without blocking the actor's thread (it finishes on its own).</summary>
     /// <summary>
-    /// What this actor sends during a turn reaches the broker in one pipe write, from this thread, at
-    /// the end of the turn (<see cref="InternalClient.BeginDeferred"/>): no thread-pool hop per reply.
+    /// What this actor publishes during a turn goes through the publish pipeline as one batch, on this
+    /// thread, at the end of the turn (<see cref="InProcessPublisher"/>): no thread-pool hop per reply.
     /// </summary>
     protected override bool AroundReceive(Receive receive, object message)
     {
-        InternalClient.BeginDeferred();
+        _out.BeginTurn();
         try
         {
             return base.AroundReceive(receive, message);
         }
         finally
         {
-            InternalClient.EndDeferred();
+            _out.EndTurn();
         }
     }
 
@@ -801,7 +802,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         where T : notnull
     {
         _counters.Count(response);
-        _client.Publish(reply, null, default, JsonSerializer.SerializeToUtf8Bytes(response, typeInfo));
+        _out.Publish(reply, null, default, JsonSerializer.SerializeToUtf8Bytes(response, typeInfo));
     }
 
     private sealed record StreamEntry(StreamConfig Config, IActorRef Actor, DateTime Created);

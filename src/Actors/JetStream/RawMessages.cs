@@ -1,6 +1,6 @@
 using System.Buffers;
 using System.Text;
-using Courier.Protocols.Nats;
+using Courier.Actors.Connections;
 
 namespace Courier.Actors.JetStream;
 
@@ -65,14 +65,14 @@ internal sealed class RawMessages
 }
 
 /// <summary>Collects a read batch into a <see cref="RawMessages"/> and hands it over.</summary>
-internal sealed class RawMessageSink(Action<RawMessages> handler) : FrameSink
+internal sealed class RawMessageSink(Action<RawMessages> handler) : DeliverySink
 {
     private byte[] _data = ArrayPool<byte>.Shared.Rent(4096);
     private RawEntry[] _entries = ArrayPool<RawEntry>.Shared.Rent(64);
     private int _used;
     private int _count;
 
-    public override void Add(ref ServerFrame frame)
+    public override void Add(in InProcessMessage frame)
     {
         var headers = Math.Max(frame.HeaderSize, 0);
         var total = (int)frame.Payload.Length;

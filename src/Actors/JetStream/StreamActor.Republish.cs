@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Text;
+using Courier.Actors.Connections;
 using Courier.Protocols.JetStream;
 using Courier.Protocols.Nats;
 using Courier.Protocols.Subjects;
@@ -80,7 +81,7 @@ internal sealed partial class StreamActor
     {
         foreach (var (subject, headers, payload) in _republishing)
         {
-            _client.Publish(subject, null, headers, payload);
+            _out.Publish(subject, null, headers, payload);
         }
 
         _republishing.Clear();

@@ -2,6 +2,7 @@ using System.Globalization;
 using System.Text;
 using Akka.Actor;
 using Akka.Event;
+using Courier.Actors.Connections;
 using Courier.Protocols.JetStream;
 using Courier.Protocols.Nats;
 using Courier.Protocols.Subjects;

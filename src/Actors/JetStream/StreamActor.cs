@@ -4,6 +4,7 @@ using System.Text;
 using System.Text.Json;
 using Akka.Actor;
 using Akka.Event;
+using Courier.Actors.Connections;
 using Courier.Actors.Hosting;
 using Courier.Protocols.JetStream;
 using Courier.Protocols.Nats;
@@ -21,7 +22,8 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     /// <summary>How often messages past max_age are removed.</summary>
     private static readonly TimeSpan AgeCheckInterval = TimeSpan.FromSeconds(1);
 
-    private readonly InternalClient _client;
+    private readonly InProcessClient _client;
+    private readonly InProcessPublisher _out;
     private readonly IStreamStore _store;
     private readonly byte[] _pubAckPrefix;
     private StreamConfig _config;
@@ -45,7 +47,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     private StoreMessage[] _storeScratch = []; // a batch's messages as the store takes them; reused, cleared after each batch
     private bool _flushQueued;
 
-    public StreamActor(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain, ApiCounters counters, LocalStreams streams, StreamConsumers consumers)
+    public StreamActor(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain, ApiCounters counters, LocalStreams streams, StreamConsumers consumers)
     {
         _streams = streams;
         _consumers = consumers;
@@ -54,6 +56,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         _consumerContext = new ConsumerContext(config.Retention == "workqueue", hasInterest);
         _interest = config.Retention == "interest" ? new InterestLedger(store) : null;
         _client = client;
+        _out = client.CreatePublisher();
         _config = config;
         // nats-server's PubAck prefix: {"stream":"S", "seq": or, in a domain, {"stream":"S", "domain":"D", "seq":
         _pubAckPrefix = Encoding.UTF8.GetBytes(domain is null
@@ -150,7 +153,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     /// <c>consumers</c> is the stream's entry in its account's <see cref="ConsumerDirectory"/> (null: a list
     /// of its own), through which pull requests and acks reach the consumers without this actor.
     /// </remarks>
-    public static Props Props(InternalClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain = null, ApiCounters? counters = null, LocalStreams? streams = null, StreamConsumers? consumers = null)
+    public static Props Props(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain = null, ApiCounters? counters = null, LocalStreams? streams = null, StreamConsumers? consumers = null)
     {
         counters ??= new ApiCounters();
         streams ??= new LocalStreams();
@@ -183,19 +186,19 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     }
 
     /// <summary>
-    /// What this actor sends during a turn reaches the broker in one pipe write, from this thread, at
-    /// the end of the turn (<see cref="InternalClient.BeginDeferred"/>): no thread-pool hop per reply.
+    /// What this actor publishes during a turn goes through the publish pipeline as one batch, on this
+    /// thread, at the end of the turn (<see cref="InProcessPublisher"/>): no thread-pool hop per reply.
     /// </summary>
     protected override bool AroundReceive(Receive receive, object message)
     {
-        InternalClient.BeginDeferred();
+        _out.BeginTurn();
         try
         {
             return base.AroundReceive(receive, message);
         }
         finally
         {
-            InternalClient.EndDeferred();
+            _out.EndTurn();
         }
     }
 
@@ -228,10 +231,10 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         {
             // One actor message per read batch of the internal client, never one per NATS message.
             // Served by calls on the publisher's thread: no MSG frame formatted and parsed again per message.
-            _sids.Add(_client.SubscribeDirect(subject, new RawMessageSink(batch => self.Tell(new Protocol.Append(batch)))));
+            _sids.Add(_client.Subscribe(subject, null, new RawMessageSink(batch => self.Tell(new Protocol.Append(batch)))));
         }
 
-        // Acks go from the client's read loop straight to their consumers (ConsumerDirectory), not through this actor.
+        // Acks go from the publisher's thread straight to their consumers (ConsumerDirectory), not through this actor.
         var consumers = _consumers;
         _sids.Add(_client.Subscribe($"$JS.ACK.{_config.Name}.>", null, new AckSink(batch => DispatchAcks(consumers, batch))));
         _sids.Add(_client.Subscribe($"$JS.FC.{_config.Name}.>", null, batch => self.Tell(new Protocol.FlowControlBatch(batch))));
@@ -353,7 +356,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         }
     }
 
-    /// <summary>Runs on the internal client's read loop: one actor message per run of acks to the same consumer in a read batch (usually the whole batch).</summary>
+    /// <summary>Runs on the publisher's thread (the ack sink's completion): one actor message per run of acks to the same consumer in a read batch (usually the whole batch).</summary>
     private static void DispatchAcks(StreamConsumers consumers, AckEntry[] acks)
     {
         var start = 0;
@@ -470,7 +473,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
                 }
                 else if (request.ReplyTo is { } missing)
                 {
-                    _client.Publish(missing, null, "NATS/1.0 404 Consumer Not Found\r\n\r\n"u8, default);
+                    _out.Publish(missing, null, "NATS/1.0 404 Consumer Not Found\r\n\r\n"u8, default);
                 }
 
                 break;
@@ -762,18 +765,18 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
 
             if (acks[i] is null && results[i].Ok)
             {
-                _client.Publish(reply, FormatPubAck(ackJson, results[i].Sequence, duplicate: false));
+                _out.Publish(reply, FormatPubAck(ackJson, results[i].Sequence, duplicate: false));
                 continue;
             }
 
             if (acks[i] is { Duplicate: true, Error: null } duplicate)
             {
-                _client.Publish(reply, FormatPubAck(ackJson, duplicate.Seq, duplicate: true));
+                _out.Publish(reply, FormatPubAck(ackJson, duplicate.Seq, duplicate: true));
                 continue;
             }
 
             var ack = acks[i] ?? new PubAck { Error = StoreFailure(results[i].Error) };
-            _client.Publish(reply, JsonSerializer.SerializeToUtf8Bytes(ack, JetStreamJsonContext.Default.PubAck));
+            _out.Publish(reply, JsonSerializer.SerializeToUtf8Bytes(ack, JetStreamJsonContext.Default.PubAck));
         }
     }
 
@@ -980,7 +983,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
 
             if (!result.Found || result.Message is not { } m)
             {
-                _client.Publish(reply, null, "NATS/1.0 404 Message Not Found\r\n\r\n"u8, default);
+                _out.Publish(reply, null, "NATS/1.0 404 Message Not Found\r\n\r\n"u8, default);
                 continue;
             }
 
@@ -988,7 +991,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
             headers = NatsHeaders.Set(headers, "Nats-Subject", m.Subject);
             headers = NatsHeaders.Set(headers, "Nats-Sequence", m.Sequence.ToString(System.Globalization.CultureInfo.InvariantCulture));
             headers = NatsHeaders.Set(headers, "Nats-Time-Stamp", FromUnixNanos(m.Timestamp).ToString("yyyy-MM-ddTHH:mm:ss.fffffffZ", System.Globalization.CultureInfo.InvariantCulture));
-            _client.Publish(reply, null, headers, m.Payload.Span);
+            _out.Publish(reply, null, headers, m.Payload.Span);
         }
     }
 
@@ -1147,7 +1150,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         _counters.Count(response);
         if (replyTo is not null)
         {
-            _client.Publish(replyTo, null, default, JsonSerializer.SerializeToUtf8Bytes(response, typeInfo));
+            _out.Publish(replyTo, null, default, JsonSerializer.SerializeToUtf8Bytes(response, typeInfo));
         }
     }
 

@@ -1,4 +1,4 @@
-using Courier.Actors.JetStream;
+using Courier.Actors.Connections;
 
 namespace Courier.Actors.Mqtt;
 
@@ -6,29 +6,26 @@ namespace Courier.Actors.Mqtt;
 /// What lets a QoS 1/2 PUBLISH be acknowledged only once the persistent sessions that keep it have
 /// journaled it (a PUBACK is a promise: <c>kill -9</c> right after it must not lose the message for an
 /// offline session). Every QoS 1/2 message a session's capture subscription takes gets a number here
-/// (on the capture client's read loop, in arrival order) and stays unresolved until its session has
+/// (as the capture subscription takes it, on the publisher's thread) and stays unresolved until its session has
 /// journaled it or dropped it.
 /// </summary>
 /// <remarks>
 /// A publisher whose read batch reached a capture subscription (<see cref="Connections.ClientConnection"/>
 /// sees the capture connection among its targets) calls <see cref="WaitForCapturedAsync"/> once per read
-/// batch: a PING/PONG through the capture client proves everything routed before was read there, so
+/// batch: a flush of the capture client proves everything routed before was delivered there, so
 /// numbered; then it waits until no number below the capture client's next one is unresolved. One lock,
 /// taken per captured QoS 1/2 message and per barrier, never across I/O; QoS 0 never comes here.
 /// </remarks>
 internal sealed class MqttCaptureLedger
 {
-    /// <summary>The CONNECT name of the capture client: its server side marks the connection (<c>IsMqttCapture</c>).</summary>
-    public const string CaptureClientName = "courier-mqtt-capture";
-
     private readonly Lock _lock = new();
     private readonly SortedSet<long> _unresolved = [];
     private readonly List<(long UpTo, TaskCompletionSource Done)> _waiters = [];
-    private InternalClient? _client;
+    private InProcessClient? _client;
     private long _next = 1;
 
     /// <summary>The sessions' capture client, once made (<see cref="MqttSessions"/>): barriers go through it.</summary>
-    public void Attach(InternalClient client)
+    public void Attach(InProcessClient client)
     {
         lock (_lock)
         {
@@ -84,7 +81,7 @@ internal sealed class MqttCaptureLedger
     /// </summary>
     public async Task WaitForCapturedAsync()
     {
-        InternalClient? client;
+        InProcessClient? client;
         lock (_lock)
         {
             client = _client;
@@ -95,7 +92,7 @@ internal sealed class MqttCaptureLedger
             return; // no persistent session has ever captured anything
         }
 
-        await client.FlushAsync().ConfigureAwait(false); // what was routed before is read, so numbered
+        await client.FlushAsync().ConfigureAwait(false); // what was routed before is delivered, so numbered
         Task wait;
         lock (_lock)
         {

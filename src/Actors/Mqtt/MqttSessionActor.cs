@@ -4,9 +4,7 @@ using Akka.Actor;
 using Akka.Event;
 using Akka.Persistence;
 using Courier.Actors.Connections;
-using Courier.Actors.JetStream;
 using Courier.Protocols.Mqtt;
-using Courier.Protocols.Nats;
 using Courier.Protocols.Subjects;
 
 namespace Courier.Actors.Mqtt;
@@ -34,7 +32,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     internal const int SnapshotEvery = 1000;
 
     private readonly string _clientId;
-    private readonly Func<InternalClient> _captureClient;
+    private readonly Func<InProcessClient> _captureClient;
     private readonly MqttCaptureLedger _ledger;
     private readonly Dictionary<string, byte> _subscriptions = new(StringComparer.Ordinal);
     private readonly SortedDictionary<long, MqttStoredMessage> _pending = [];
@@ -54,7 +52,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     private long _appliedSeq;
     private int _eventsSinceSnapshot;
 
-    public MqttSessionActor(string clientId, Func<InternalClient> captureClient, MqttCaptureLedger ledger)
+    public MqttSessionActor(string clientId, Func<InProcessClient> captureClient, MqttCaptureLedger ledger)
     {
         _clientId = clientId;
         _captureClient = captureClient;
@@ -215,7 +213,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
     public override string PersistenceId => "$MQTT/sess/" + _clientId;
 
-    public static Props Props(string clientId, Func<InternalClient> captureClient, MqttCaptureLedger ledger) =>
+    public static Props Props(string clientId, Func<InProcessClient> captureClient, MqttCaptureLedger ledger) =>
         Akka.Actor.Props.Create(() => new MqttSessionActor(clientId, captureClient, ledger));
 
     private void OnAttach(MqttSessions.Protocol.Attach attach)
@@ -502,16 +500,16 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     }
 
     /// <summary>
-    /// The capture subscription's sink, on the in-process client's read loop: it copies only the
+    /// The capture subscription's sink, called on each publisher's thread: it copies only the
     /// messages published at QoS 1/2 (QoS 0 ones, most of the traffic, cost nothing here) and hands
     /// them to the session once per read batch.
     /// </summary>
-    private sealed class CaptureSink(IActorRef session, string filter, MqttCaptureLedger ledger) : FrameSink
+    private sealed class CaptureSink(IActorRef session, string filter, MqttCaptureLedger ledger) : DeliverySink
     {
         private List<InternalMessage>? _batch;
         private List<long>? _numbers;
 
-        public override void Add(ref ServerFrame frame)
+        public override void Add(in InProcessMessage frame)
         {
             if (frame.HeaderSize <= 0)
             {

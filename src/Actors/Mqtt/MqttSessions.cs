@@ -2,7 +2,6 @@ using Akka.Actor;
 using Akka.Event;
 using Akka.Persistence;
 using Courier.Actors.Connections;
-using Courier.Actors.JetStream;
 
 namespace Courier.Actors.Mqtt;
 
@@ -16,7 +15,7 @@ internal sealed class MqttSessions : ReceivePersistentActor
 {
     private const int SnapshotEvery = 1000;
 
-    private readonly Func<InternalClient> _newCaptureClient;
+    private readonly Func<InProcessClient> _newCaptureClient;
     private readonly MqttCaptureLedger _ledger;
     private readonly Dictionary<string, IActorRef> _sessions = new(StringComparer.Ordinal);
     private readonly Dictionary<IActorRef, string> _ids = [];
@@ -24,12 +23,12 @@ internal sealed class MqttSessions : ReceivePersistentActor
     private readonly HashSet<string> _persistent = new(StringComparer.Ordinal);
     private readonly HashSet<string> _recovering = new(StringComparer.Ordinal);
     private readonly List<IActorRef> _awaitingReady = [];
-    private InternalClient? _captureClient;
+    private InProcessClient? _captureClient;
     private bool _recovered;
     private int _eventsSinceSnapshot;
     private long _created;
 
-    public MqttSessions(Func<InternalClient> newCaptureClient, MqttCaptureLedger ledger)
+    public MqttSessions(Func<InProcessClient> newCaptureClient, MqttCaptureLedger ledger)
     {
         _newCaptureClient = newCaptureClient;
         _ledger = ledger;
@@ -102,7 +101,7 @@ internal sealed class MqttSessions : ReceivePersistentActor
 
     public override string PersistenceId => "$MQTT/sessions";
 
-    public static Props Props(Func<InternalClient> newCaptureClient, MqttCaptureLedger ledger) =>
+    public static Props Props(Func<InProcessClient> newCaptureClient, MqttCaptureLedger ledger) =>
         Akka.Actor.Props.Create(() => new MqttSessions(newCaptureClient, ledger));
 
     protected override void PostStop()
@@ -116,12 +115,11 @@ internal sealed class MqttSessions : ReceivePersistentActor
     }
 
     // The in-process NATS client the persistent sessions capture messages through, made on first use.
-    private InternalClient CaptureClient()
+    private InProcessClient CaptureClient()
     {
         if (_captureClient is null)
         {
             _captureClient = _newCaptureClient();
-            _captureClient.Start();
             _ledger.Attach(_captureClient);
         }
 

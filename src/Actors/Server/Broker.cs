@@ -121,7 +121,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             // Retained messages and persistent sessions come back from the journal before the MQTT
             // listener accepts: a subscriber gets what was retained, a session what was kept for it.
             MqttRetainedStore = System.ActorOf(Mqtt.MqttRetainedStore.Props(MqttRetained), "mqtt-retained");
-            MqttSessions = System.ActorOf(Mqtt.MqttSessions.Props(() => new InternalClient(this, Mqtt.MqttCaptureLedger.CaptureClientName), MqttCaptures), "mqtt-sessions");
+            MqttSessions = System.ActorOf(Mqtt.MqttSessions.Props(() => new InProcessClient(this, InProcessRole.MqttCapture), MqttCaptures), "mqtt-sessions");
             await MqttRetainedStore.Ask<Mqtt.MqttRetainedStore.Protocol.Ready>(Mqtt.MqttRetainedStore.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
             await MqttSessions.Ask<Mqtt.MqttSessions.Protocol.Ready>(Mqtt.MqttSessions.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
         }
@@ -185,7 +185,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         // JetStream, the global account's.
         if (Options.Accounts.Count == 0 && Trust is null)
         {
-            var global = System!.ActorOf(JetStreamApi.Props(JetStreamSettings.From(Options) with { FirstRequest = StartWarmUp }, () => new InternalClient(this, InternalClient.JetStreamName), Space, cluster: cluster, account: Accounts.Global.Name), "jetstream");
+            var global = System!.ActorOf(JetStreamApi.Props(JetStreamSettings.From(Options) with { FirstRequest = StartWarmUp }, () => new InProcessClient(this, InProcessRole.JetStream), Space, cluster: cluster, account: Accounts.Global.Name), "jetstream");
             await global.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
             JetStream = global;
             Accounts.Global.JetStream = global;
@@ -215,7 +215,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     {
         var settings = JetStreamSettings.ForAccount(Options, account.Name, limits) with { FirstRequest = StartWarmUp };
         account.Streams = new LocalStreams(prefix => account.JetStreamExporterFor(prefix)?.Streams);
-        var api = System!.ActorOf(JetStreamApi.Props(settings, () => new InternalClient(this, InternalClient.JetStreamName, account), account.Space, account.Streams, JetStreamCluster, account.Name), actorName);
+        var api = System!.ActorOf(JetStreamApi.Props(settings, () => new InProcessClient(this, InProcessRole.JetStream, account), account.Space, account.Streams, JetStreamCluster, account.Name), actorName);
         await api.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
         account.JetStream = api;
         return api;
@@ -775,42 +775,12 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// <summary>The client port actually listened on.</summary>
     public int ListenPort => _info.Port;
 
-    /// <summary>
-    /// Opens an in-process client connection: the broker serves it through the same pumps as a
-    /// socket. Returns the client's ends: read server frames from the reader, write commands to the writer.
-    /// </summary>
-    /// <param name="account">The account the client lives in; null: the global account.</param>
-    /// <param name="direct">Where the client registers subscriptions served by calls instead of MSG frames.</param>
-    internal (System.IO.Pipelines.PipeReader Input, System.IO.Pipelines.PipeWriter Output) ConnectInternal(Account? account = null, DirectSubscribers? direct = null)
-    {
-        var (server, input, output) = DuplexPipeStream.CreatePair();
-        if (account is not null || direct is not null)
-        {
-            // The connection is made by the supervisor: it finds its account and direct subscribers here by its stream.
-            _internalClients[server] = (account, direct);
-        }
-
-        _connections.Tell(new ConnectionSupervisor.Protocol.AcceptInternal(server));
-        return (input, output);
-    }
-
-    private readonly System.Collections.Concurrent.ConcurrentDictionary<Stream, (Account? Account, DirectSubscribers? Direct)> _internalClients = new();
+    /// <summary>The connection of an in-process client (<see cref="InProcessClient"/>) in <paramref name="account"/> (null: the global account).</summary>
+    internal ClientConnection ConnectInProcess(Account? account, InProcessRole role) =>
+        ClientConnection.InProcess(this, Registry.NextClientId(), account ?? Accounts.Global, role);
 
     /// <inheritdoc />
-    ClientConnection IConnectionFactory.Create(Stream stream, Socket? socket, ulong id, IActorRef owner)
-    {
-        var connection = new ClientConnection(this, stream, socket, id, owner);
-        if (socket is null && _internalClients.TryRemove(stream, out var made))
-        {
-            connection.DirectSubscribers = made.Direct;
-            if (made.Account is { } account)
-            {
-                connection.BindAccount(account); // an account's JetStream: its internal client lives in the account
-            }
-        }
-
-        return connection;
-    }
+    ClientConnection IConnectionFactory.Create(Stream stream, Socket? socket, ulong id, IActorRef owner) => new(this, stream, socket, id, owner);
 
     /// <inheritdoc />
     ClientConnection IConnectionFactory.CreateMqtt(Stream stream, Socket socket, ulong id, IActorRef owner) =>

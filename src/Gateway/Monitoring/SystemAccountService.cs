@@ -2,8 +2,8 @@ using System.Diagnostics;
 using System.Text;
 using System.Text.Json;
 using System.Text.Json.Serialization.Metadata;
+using Courier.Actors.Connections;
 using Courier.Actors.Events;
-using Courier.Actors.JetStream;
 using Courier.Actors.Server;
 using Microsoft.Extensions.Logging;
 

@@ -16,12 +16,6 @@ public enum ClientOp : byte
     Info,
     Ok,
     Err,
-
-    /// <summary>
-    /// Courier-internal: publish to a delivery subject with another subject on the MSG line (how
-    /// JetStream delivers a stored message to a consumer's inbox). Accepted from in-process clients only.
-    /// </summary>
-    DeliverPub,
 }
 
 /// <summary>What <see cref="NatsParser.TryRead"/> found at the reader's position.</summary>
@@ -71,8 +65,6 @@ public ref struct ClientCommand
     /// <summary>PUB/HPUB/SUB subject.</summary>
     public ReadOnlySpan<byte> Subject;
 
-    /// <summary>JPUB: the subject written on the delivered MSG line (routing uses <see cref="Subject"/>).</summary>
-    public ReadOnlySpan<byte> MessageSubject;
 
     /// <summary>PUB/HPUB reply subject; empty when none.</summary>
     public ReadOnlySpan<byte> ReplyTo;

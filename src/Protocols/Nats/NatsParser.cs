@@ -45,9 +45,6 @@ public sealed class NatsParser
     /// <summary>Bytes allowed in a message (<c>max_payload</c>).</summary>
     public int MaxPayload { get; set; }
 
-    /// <summary>Accept Courier's internal JPUB op (in-process connections only).</summary>
-    public bool AllowInternalOps { get; init; }
-
     /// <summary>
     /// Reads one command. On <see cref="ParseStatus.Command"/> the reader is past the command; on
     /// <see cref="ParseStatus.NeedMoreData"/> it is where it was; on <see cref="ParseStatus.Error"/>
@@ -62,7 +59,7 @@ public sealed class NatsParser
             return ParseStatus.NeedMoreData;
         }
 
-        if (TryReadCanonicalPub(ref reader, ref command) || (AllowInternalOps && TryReadCanonicalJPub(ref reader, ref command)))
+        if (TryReadCanonicalPub(ref reader, ref command))
         {
             return ParseStatus.Command;
         }
@@ -148,64 +145,6 @@ public sealed class NatsParser
         command.ReplyTo = reply;
         command.HeaderSize = -1;
         command.SetPayloadSlice(reader.Sequence, reader.Consumed + payloadStart, size);
-        reader.Advance(payloadStart + size + 2);
-        return true;
-    }
-
-    /// <summary>
-    /// A JetStream delivery as <see cref="ParseJPub"/> reads it, in its canonical form (what
-    /// <c>InternalClient</c> writes: single spaces, everything in the current segment) in one pass;
-    /// anything else is left to the general path, untouched.
-    /// </summary>
-    private bool TryReadCanonicalJPub(scoped ref SequenceReader<byte> reader, scoped ref ClientCommand command)
-    {
-        var unread = reader.UnreadSpan;
-        if (unread.Length < 16 || !unread.StartsWith("JPUB "u8))
-        {
-            return false;
-        }
-
-        var lf = unread.IndexOf((byte)'\n');
-        if (lf < 6 || lf > _maxLine || unread[lf - 1] != (byte)'\r')
-        {
-            return false;
-        }
-
-        // <deliver-subject> <subject> <reply-to> <#header bytes> <#total bytes>, one space apart
-        // (an empty token or a tab goes the general way).
-        var args = unread[5..(lf - 1)];
-        Span<int> ends = stackalloc int[4];
-        var from = 0;
-        for (var i = 0; i < ends.Length; i++)
-        {
-            var space = args[from..].IndexOf((byte)' ');
-            if (space <= 0)
-            {
-                return false;
-            }
-
-            ends[i] = from + space;
-            from = ends[i] + 1;
-        }
-
-        var headerDigits = args[(ends[2] + 1)..ends[3]];
-        var sizeDigits = args[(ends[3] + 1)..];
-        var headerSize = headerDigits.Length > 9 ? -1 : ParseSize(headerDigits);
-        var size = sizeDigits.Length > 9 ? -1 : ParseSize(sizeDigits);
-        var payloadStart = lf + 1;
-        if (headerSize < 0 || size < 0 || headerSize > size || args[..ends[2]].IndexOf((byte)'\t') >= 0
-            || (long)payloadStart + size + 2 > unread.Length
-            || unread[payloadStart + (int)size] != (byte)'\r' || unread[payloadStart + (int)size + 1] != (byte)'\n')
-        {
-            return false;
-        }
-
-        command.Op = ClientOp.DeliverPub;
-        command.Subject = args[..ends[0]];
-        command.MessageSubject = args[(ends[0] + 1)..ends[1]];
-        command.ReplyTo = args[(ends[1] + 1)..ends[2]];
-        command.HeaderSize = (int)headerSize;
-        command.SetPayloadSlice(reader.Sequence, reader.Consumed + payloadStart, (int)size);
         reader.Advance(payloadStart + size + 2);
         return true;
     }
@@ -319,13 +258,6 @@ public sealed class NatsParser
                 {
                     command.Op = ClientOp.Pong;
                     return ParseStatus.Command;
-                }
-
-                break;
-            case 'j':
-                if (AllowInternalOps && StartsWithOp(line, "JPUB"u8))
-                {
-                    return ParseJPub(line[4..], ref reader, ref command, out error);
                 }
 
                 break;
@@ -497,32 +429,6 @@ public sealed class NatsParser
 
     // [payload]\r\n: the payload is a slice of the input. The CRLF after it is checked a byte at a
     // time as it arrives, as nats-server's MSG_END_R/MSG_END_N states, so a wrong byte fails at once.
-    // JPUB <deliver-subject> <subject> <reply-to> <#header bytes> <#total bytes>\r\n[headers][payload]\r\n
-    private ParseStatus ParseJPub(ReadOnlySpan<byte> args, scoped ref SequenceReader<byte> reader, scoped ref ClientCommand command, out ParseError error)
-    {
-        Span<Range> ranges = stackalloc Range[MaxArgs];
-        if (SplitArgs(args, ranges) != 5)
-        {
-            return Fail(ParseError.InvalidArguments, out error);
-        }
-
-        command.Subject = args[ranges[0]];
-        command.MessageSubject = args[ranges[1]];
-        command.ReplyTo = args[ranges[2]];
-        var headerSize = ParseSize(args[ranges[3]]);
-        var size = ParseSize(args[ranges[4]]);
-        if (headerSize < 0 || size < 0 || headerSize > size || size > int.MaxValue - 2)
-        {
-            return Fail(ParseError.InvalidArguments, out error);
-        }
-
-        command.Op = ClientOp.DeliverPub;
-        command.HeaderSize = (int)headerSize;
-        var status = ReadPayload(ref reader, (int)size, out var payload, out error);
-        command.Payload = payload;
-        return status;
-    }
-
     internal static ParseStatus ReadPayload(ref SequenceReader<byte> reader, int size, out ReadOnlySequence<byte> payload, out ParseError error)
     {
         error = ParseError.None;
@@ -632,7 +538,7 @@ public sealed class NatsParser
     internal static int SplitArgs(ReadOnlySpan<byte> args, Span<Range> ranges)
     {
         // Vectorized searches for each token's start and end: the arguments are mostly subjects tens
-        // of bytes long (a JetStream delivery's JPUB carries three), where a byte-at-a-time loop cost
+        // of bytes long, where a byte-at-a-time loop cost
         // more than the rest of the command.
         var count = 0;
         var offset = 0;

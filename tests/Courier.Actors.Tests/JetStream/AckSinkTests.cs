@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Text;
+using Courier.Actors.Connections;
 using Courier.Actors.JetStream;
 using Courier.Actors.Tests.Server;
 using Xunit;
@@ -13,8 +14,7 @@ public sealed class AckSinkTests
     public async Task Acks_of_every_kind_are_decoded_from_what_a_client_publishes()
     {
         await using var harness = await BrokerHarness.StartAsync();
-        await using var client = new InternalClient(harness.Broker);
-        client.Start();
+        await using var client = new InProcessClient(harness.Broker);
         var received = new ConcurrentQueue<AckEntry>();
         client.Subscribe("$JS.ACK.S.>", null, new AckSink(batch =>
         {

@@ -1,4 +1,4 @@
-using Courier.Actors.JetStream;
+using Courier.Actors.Connections;
 using Courier.Actors.Mqtt;
 using Courier.Actors.Tests.Server;
 using Xunit;
@@ -22,8 +22,7 @@ public sealed class MqttCaptureLedgerTests
     public async Task The_barrier_waits_until_every_message_captured_before_it_is_resolved()
     {
         await using var harness = await BrokerHarness.StartAsync();
-        await using var client = new InternalClient(harness.Broker, MqttCaptureLedger.CaptureClientName);
-        client.Start();
+        await using var client = new InProcessClient(harness.Broker, InProcessRole.MqttCapture);
         var ledger = new MqttCaptureLedger();
         ledger.Attach(client);
         var first = ledger.Capture();
@@ -42,8 +41,7 @@ public sealed class MqttCaptureLedgerTests
     public async Task With_nothing_unresolved_the_barrier_opens_after_the_capture_clients_round_trip()
     {
         await using var harness = await BrokerHarness.StartAsync();
-        await using var client = new InternalClient(harness.Broker, MqttCaptureLedger.CaptureClientName);
-        client.Start();
+        await using var client = new InProcessClient(harness.Broker, InProcessRole.MqttCapture);
         var ledger = new MqttCaptureLedger();
         ledger.Attach(client);
         ledger.Resolve([ledger.Capture()]);

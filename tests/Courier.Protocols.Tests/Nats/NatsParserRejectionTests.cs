@@ -41,6 +41,10 @@ public sealed class NatsParserRejectionTests
     public void Pub_whose_payload_is_not_followed_by_crlf_is_an_unknown_operation(string input) =>
         AssertRejected(input, ParseError.UnknownOperation);
 
+    [Fact]
+    public void Jpub_is_an_unknown_operation_as_in_nats_server() =>
+        AssertRejected("JPUB d s r 0 5\r\nhello\r\n", ParseError.UnknownOperation);
+
     [Theory]
     [InlineData("PUB foo bar baz 5\r\nhello\r\n")]
     [InlineData("PUB foo 5x\r\nhello\r\n")]

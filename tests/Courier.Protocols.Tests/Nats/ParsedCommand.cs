@@ -16,8 +16,7 @@ internal sealed record ParsedCommand(
     long Max = 0,
     int HeaderSize = 0,
     string Payload = "",
-    string Arguments = "",
-    string MessageSubject = "")
+    string Arguments = "")
 {
     public static readonly ParsedCommand Ping = new(ClientOp.Ping);
     public static readonly ParsedCommand Pong = new(ClientOp.Pong);
@@ -32,17 +31,13 @@ internal sealed record ParsedCommand(
         command.Max,
         command.HeaderSize,
         Encoding.Latin1.GetString(command.Payload),
-        Text(command.Arguments),
-        Text(command.MessageSubject));
+        Text(command.Arguments));
 
     public static ParsedCommand Pub(string subject, string payload, string replyTo = "") =>
         new(ClientOp.Pub, subject, replyTo, HeaderSize: -1, Payload: payload);
 
     public static ParsedCommand HPub(string subject, int headerSize, string payload, string replyTo = "") =>
         new(ClientOp.HPub, subject, replyTo, HeaderSize: headerSize, Payload: payload);
-
-    public static ParsedCommand JPub(string deliverSubject, string subject, string replyTo, int headerSize, string payload) =>
-        new(ClientOp.DeliverPub, deliverSubject, replyTo, HeaderSize: headerSize, Payload: payload, MessageSubject: subject);
 
     public static ParsedCommand Sub(string subject, string sid, string queue = "") =>
         new(ClientOp.Sub, subject, Queue: queue, Sid: sid);
@@ -57,7 +52,7 @@ internal sealed record ParsedCommand(
 
     public override string ToString() =>
         $"{Op}(subject '{Escape(Subject)}', reply '{Escape(ReplyTo)}', queue '{Escape(Queue)}', sid '{Escape(Sid)}', "
-        + $"max {Max}, hdr {HeaderSize}, payload '{Escape(Payload)}', args '{Escape(Arguments)}', msg subject '{Escape(MessageSubject)}')";
+        + $"max {Max}, hdr {HeaderSize}, payload '{Escape(Payload)}', args '{Escape(Arguments)}')";
 
     private static string Text(ReadOnlySpan<byte> bytes) => Encoding.Latin1.GetString(bytes);
 

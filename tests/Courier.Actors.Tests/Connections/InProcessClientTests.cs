@@ -1,20 +1,19 @@
 using System.Collections.Concurrent;
 using System.Text;
-using Courier.Actors.JetStream;
+using Courier.Actors.Connections;
 using Courier.Actors.Tests.Server;
 using Xunit;
 
-namespace Courier.Actors.Tests.JetStream;
+namespace Courier.Actors.Tests.Connections;
 
-/// <summary>Courier's in-process client is an ordinary client of the broker.</summary>
-public sealed class InternalClientTests
+/// <summary>Courier's in-process client reaches the subject space as a network client does, without protocol text.</summary>
+public sealed class InProcessClientTests
 {
     [Fact]
     public async Task An_internal_subscriber_receives_what_a_network_client_publishes_in_batches_with_reply_and_headers()
     {
         await using var harness = await BrokerHarness.StartAsync();
-        await using var client = new InternalClient(harness.Broker);
-        client.Start();
+        await using var client = new InProcessClient(harness.Broker);
         var received = new ConcurrentQueue<InternalMessage>();
         var batches = 0;
         client.Subscribe("internal.>", null, batch =>
@@ -47,15 +46,14 @@ public sealed class InternalClientTests
         Assert.Equal("internal.h", withHeaders.Subject);
         Assert.Equal("NATS/1.0\r\n\r\n"u8.ToArray(), withHeaders.Headers);
         Assert.Equal("hi"u8.ToArray(), withHeaders.Payload);
-        Assert.True(batches < 101, $"{batches} batches for 101 messages: expected them grouped per read");
+        Assert.True(batches < 101, $"{batches} batches for 101 messages: expected them grouped per publisher batch");
     }
 
     [Fact]
     public async Task What_an_internal_client_publishes_reaches_network_subscribers()
     {
         await using var harness = await BrokerHarness.StartAsync();
-        await using var client = new InternalClient(harness.Broker);
-        client.Start();
+        await using var client = new InProcessClient(harness.Broker);
         using var subscriber = await harness.ConnectAsync();
         await subscriber.SendAsync("SUB from.inside 5\r\nPING\r\n");
         await subscriber.ExpectLineAsync("PONG");
@@ -74,30 +72,30 @@ public sealed class InternalClientTests
     }
 
     [Fact]
-    public async Task A_deferred_turn_larger_than_one_write_reaches_the_subscriber_whole_and_in_order()
+    public async Task A_turn_larger_than_one_batch_reaches_the_subscriber_whole_and_in_order()
     {
         await using var harness = await BrokerHarness.StartAsync();
-        await using var client = new InternalClient(harness.Broker);
-        client.Start();
+        await using var client = new InProcessClient(harness.Broker);
         using var subscriber = await harness.ConnectAsync();
         await subscriber.SendAsync("SUB deferred.> 1\r\nPING\r\n");
         await subscriber.ExpectLineAsync("PONG");
 
-        // 600 KB in one turn: written in pieces during the turn and the rest at its end.
+        // 600 KB in one turn: handed to the pipeline in pieces during the turn and the rest at its end.
         const int Count = 600;
         var payload = new byte[1000];
-        InternalClient.BeginDeferred();
+        var publisher = client.CreatePublisher();
+        publisher.BeginTurn();
         try
         {
             for (var i = 0; i < Count; i++)
             {
                 payload[0] = (byte)('0' + (i % 10));
-                client.Publish(CultureInfo($"deferred.{i}"), null, default, payload);
+                publisher.Publish(CultureInfo($"deferred.{i}"), null, default, payload);
             }
         }
         finally
         {
-            InternalClient.EndDeferred();
+            publisher.EndTurn();
         }
 
         for (var i = 0; i < Count; i++)
@@ -110,37 +108,67 @@ public sealed class InternalClientTests
     }
 
     [Fact]
-    public async Task Two_clients_deferring_on_one_thread_both_deliver_when_the_turn_ends()
+    public async Task What_a_turn_publishes_waits_for_the_turns_end_and_goes_at_once_outside_a_turn()
     {
         await using var harness = await BrokerHarness.StartAsync();
-        await using var first = new InternalClient(harness.Broker);
-        await using var second = new InternalClient(harness.Broker);
-        first.Start();
-        second.Start();
+        await using var client = new InProcessClient(harness.Broker);
         using var subscriber = await harness.ConnectAsync();
-        await subscriber.SendAsync("SUB pair.* 1\r\nPING\r\n");
+        await subscriber.SendAsync("SUB turn.* 1\r\nPING\r\n");
         await subscriber.ExpectLineAsync("PONG");
+        var publisher = client.CreatePublisher();
 
-        InternalClient.BeginDeferred();
-        InternalClient.BeginDeferred(); // nested: only the outermost end writes
-        try
-        {
-            first.Publish("pair.a", null, default, "a"u8);
-            second.Publish("pair.b", null, default, "b"u8);
-        }
-        finally
-        {
-            InternalClient.EndDeferred();
-            InternalClient.EndDeferred();
-        }
+        publisher.BeginTurn();
+        publisher.Publish("turn.a", null, default, "a"u8);
+        await client.FlushAsync(); // everything handed to the pipeline is delivered; the turn's batch is not handed yet
+        await subscriber.SendAsync("PING\r\n");
+        Assert.Equal("PONG", await subscriber.ReadLineAsync());
 
-        var lines = new HashSet<string>();
-        for (var i = 0; i < 4; i++)
-        {
-            lines.Add(await subscriber.ReadLineAsync() ?? "");
-        }
+        publisher.EndTurn();
+        publisher.Publish("turn.b", null, default, "b"u8); // outside a turn: at once
+        Assert.Equal("MSG turn.a 1 1", await subscriber.ReadLineAsync());
+        Assert.Equal("a", await subscriber.ReadLineAsync());
+        Assert.Equal("MSG turn.b 1 1", await subscriber.ReadLineAsync());
+        Assert.Equal("b", await subscriber.ReadLineAsync());
+    }
 
-        Assert.Equal(["MSG pair.a 1 1", "MSG pair.b 1 1", "a", "b"], lines.Order(StringComparer.Ordinal));
+    [Fact]
+    public async Task A_publish_after_a_subscribe_reaches_the_new_subscription()
+    {
+        await using var harness = await BrokerHarness.StartAsync();
+        await using var client = new InProcessClient(harness.Broker);
+        await using var other = new InProcessClient(harness.Broker);
+        for (var i = 0; i < 50; i++)
+        {
+            // No flush between them: the publish waits in the client's queue until the SUB is in effect (invariant 2).
+            var got = new TaskCompletionSource<InternalMessage>(TaskCreationOptions.RunContinuationsAsynchronously);
+            var sid = other.Subscribe(CultureInfo($"order.{i}"), null, batch => got.TrySetResult(batch[0]));
+            await other.FlushAsync();
+            var reply = client.Subscribe(CultureInfo($"reply.{i}"), null, _ => { });
+            client.Publish(CultureInfo($"order.{i}"), CultureInfo($"reply.{i}"), default, "x"u8);
+            var message = await got.Task.WaitAsync(TimeSpan.FromSeconds(5));
+            Assert.Equal(CultureInfo($"reply.{i}"), message.ReplyTo);
+            other.Unsubscribe(sid);
+            client.Unsubscribe(reply);
+        }
+    }
+
+    [Fact]
+    public async Task An_in_process_subscription_takes_jetstream_style_deliveries_with_their_own_subject()
+    {
+        await using var harness = await BrokerHarness.StartAsync();
+        await using var client = new InProcessClient(harness.Broker);
+        using var subscriber = await harness.ConnectAsync();
+        await subscriber.SendAsync("CONNECT {\"headers\":true}\r\nSUB deliver.here 9\r\nPING\r\n");
+        await subscriber.ExpectLineAsync("PONG");
+        var publisher = client.CreatePublisher();
+
+        var ack = new Courier.Actors.JetStream.AckReply(Courier.Actors.JetStream.AckReply.MakePrefix("S", "C"), 1, 42, 7, 1700000000000000000, 3);
+        publisher.Deliver("deliver.here", "orders.eu", ack, "NATS/1.0\r\n\r\n"u8, "hi"u8);
+
+        Assert.Equal("HMSG orders.eu 9 $JS.ACK.S.C.1.42.7.1700000000000000000.3 12 14", await subscriber.ReadLineAsync());
+        Assert.Equal("NATS/1.0", await subscriber.ReadLineAsync());
+        Assert.Equal("", await subscriber.ReadLineAsync());
+        Assert.Equal("hi", await subscriber.ReadLineAsync());
     }
 
     private static string CultureInfo(FormattableString text) => text.ToString(System.Globalization.CultureInfo.InvariantCulture);
