@@ -15,7 +15,7 @@ internal sealed partial class ClientConnection
     {
         if (JwtAccount is { } account && Interlocked.Exchange(ref _accountAdmitted, 0) == 1)
         {
-            _broker.ReleaseFromAccount(account);
+            _broker.Authentication.ReleaseFromAccount(account);
         }
     }
 
@@ -33,7 +33,7 @@ internal sealed partial class ClientConnection
             Log.AuthenticationFailureReason(_log, Id, failure);
         }
 
-        Log.AuthenticationError(_log, Id, _broker.AuthenticationErrorText(options));
+        Log.AuthenticationError(_log, Id, _broker.Authentication.ErrorText(options));
     }
 
     private static partial class Log

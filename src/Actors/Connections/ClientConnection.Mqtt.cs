@@ -336,7 +336,7 @@ internal sealed partial class ClientConnection
         var mqtt = _mqtt!;
         var connect = mqtt.PendingConnect!;
         mqtt.PendingConnect = null;
-        var auth = _broker.AuthenticateMqtt(connect.User, connect.Password, ClientCertificate);
+        var auth = _broker.Authentication.AuthenticateMqtt(connect.User, connect.Password, ClientCertificate);
         if (!auth.Succeeded)
         {
             // nats-server's authViolation for MQTT: CONNACK 0x05, then close.

@@ -164,7 +164,7 @@ internal sealed partial class ClientConnection
                 break;
             }
 
-            if (!_connectReceived && command.Op != ClientOp.Connect && _broker.Options.AuthRequired)
+            if (!_connectReceived && command.Op != ClientOp.Connect && _broker.Authentication.AuthRequired)
             {
                 outcome = Fatal(NatsErrors.AuthorizationViolation, "Authentication Failure");
                 break;
@@ -271,7 +271,7 @@ internal sealed partial class ClientConnection
 
         if (!_connectReceived)
         {
-            var auth = _broker.Authenticate(options, ClientCertificate, IsWebSocket, NonceBytes(), RemoteIp);
+            var auth = _broker.Authentication.Authenticate(options, ClientCertificate, IsWebSocket, NonceBytes(), RemoteIp);
             if (!auth.Succeeded)
             {
                 LogAuthenticationFailure(options, auth.Failure);
@@ -280,7 +280,7 @@ internal sealed partial class ClientConnection
 
             if (auth.AccountKey is { } accountKey)
             {
-                if (!_broker.TryAdmitToAccount(accountKey))
+                if (!_broker.Authentication.TryAdmitToAccount(accountKey))
                 {
                     Log.ProtocolError(_log, Id, NatsErrors.MaxAccountConnectionsExceeded);
                     return Fatal(NatsErrors.MaxAccountConnectionsExceeded, "Maximum Account Connections Exceeded");

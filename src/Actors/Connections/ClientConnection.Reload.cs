@@ -16,7 +16,7 @@ internal sealed partial class ClientConnection
             return;
         }
 
-        var auth = _broker.Authenticate(connect, ClientCertificate, IsWebSocket, NonceBytes(), RemoteIp);
+        var auth = _broker.Authentication.Authenticate(connect, ClientCertificate, IsWebSocket, NonceBytes(), RemoteIp);
         if (!auth.Succeeded)
         {
             SendError(Protocols.Nats.NatsErrors.AuthorizationViolation);

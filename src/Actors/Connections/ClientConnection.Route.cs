@@ -202,7 +202,7 @@ internal sealed partial class ClientConnection
 
         var route = _route!;
         var cluster = _broker.Options.Cluster;
-        if (cluster.Username is { } user && (connect.User != user || !Server.Broker.SecretEquals(cluster.Password, connect.Pass)))
+        if (cluster.Username is { } user && (connect.User != user || !Server.Authentication.Secrets.Equal(cluster.Password, connect.Pass)))
         {
             return Fatal(NatsErrors.AuthorizationViolation, "Authentication Failure");
         }

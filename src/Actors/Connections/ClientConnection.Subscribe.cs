@@ -181,11 +181,11 @@ internal sealed partial class ClientConnection
                 changes[i + 1] = new SubChange(shadows[i], Add: false);
             }
 
-            _broker.ApplyWithoutWaiting(changes);
+            _broker.Subscriptions.ApplyWithoutWaiting(changes);
             return;
         }
 
-        _broker.ApplyWithoutWaiting([new SubChange(sub, Add: false)]);
+        _broker.Subscriptions.ApplyWithoutWaiting([new SubChange(sub, Add: false)]);
     }
 
     /// <summary>Makes the batch of SUB/UNSUB in effect in the routers, then returns (invariant 2).</summary>
@@ -200,7 +200,7 @@ internal sealed partial class ClientConnection
 
         var changes = _pendingChanges.ToArray();
         _pendingChanges.Clear();
-        await _broker.ApplyAsync(changes).ConfigureAwait(false);
+        await _broker.Subscriptions.ApplyAsync(changes).ConfigureAwait(false);
     }
 
     private Subscription[] RemoveAllSubscriptions()
@@ -227,7 +227,7 @@ internal sealed partial class ClientConnection
             }
         }
 
-        _broker.ApplyWithoutWaiting(changes);
+        _broker.Subscriptions.ApplyWithoutWaiting(changes);
         return all;
     }
 

@@ -158,8 +158,8 @@ internal sealed partial class ClientConnection
     private byte[] FormatInfo()
     {
         Span<byte> info = stackalloc byte[2048]; // bytes: the INFO line is a few hundred
-        var length = _broker.FormatInfo(info, Id, RemoteIp, nonce: Nonce);
-        return length > 0 ? info[..length].ToArray() : ProtocolWriter.Info(_broker.CreateInfo(this));
+        var length = _broker.Info.Format(info, Id, RemoteIp, nonce: Nonce);
+        return length > 0 ? info[..length].ToArray() : ProtocolWriter.Info(_broker.Info.Create(this));
     }
 
     // The innermost message says what went wrong (e.g. "client didn't provide a certificate").

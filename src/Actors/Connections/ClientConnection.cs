@@ -4,6 +4,7 @@ using Akka.Actor;
 using Courier.Actors.Accounts;
 using Courier.Actors.Mqtt;
 using Courier.Actors.Server;
+using Courier.Actors.Server.Authentication;
 using Courier.Protocols.Nats;
 using Microsoft.Extensions.Logging;
 
@@ -157,10 +158,10 @@ internal sealed partial class ClientConnection
             return;
         }
 
-        if (_mqtt is null && _broker.NonceRequired)
+        if (_mqtt is null && _broker.Authentication.NonceRequired)
         {
             // nkey users or operator mode: the client signs this nonce of its INFO.
-            Nonce = Broker.NewNonce();
+            Nonce = Authenticator.NewNonce();
         }
 
         if (_stream is WebSocketStream { Tls: { } wss })
@@ -194,14 +195,14 @@ internal sealed partial class ClientConnection
 
         // INFO is formatted in place: no per-connection JSON serialization or garbage.
         Span<byte> info = stackalloc byte[2048]; // bytes: the INFO line is a few hundred
-        var length = _broker.FormatInfo(info, Id, RemoteIp, IsWebSocket, Nonce);
+        var length = _broker.Info.Format(info, Id, RemoteIp, IsWebSocket, Nonce);
         if (length > 0)
         {
             Outbound.Write(info[..length]);
         }
         else
         {
-            Outbound.Write(ProtocolWriter.Info(_broker.CreateInfo(this)));
+            Outbound.Write(ProtocolWriter.Info(_broker.Info.Create(this)));
         }
 
         Outbound.Signal();

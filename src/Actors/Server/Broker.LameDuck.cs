@@ -43,7 +43,7 @@ public sealed partial class Broker
             clients.Add(client);
             if (!client.IsMqtt && client.ConnectOptions is { Protocol: >= 1 })
             {
-                var info = CreateInfo(client);
+                var info = Info.Create(client);
                 info.LameDuckMode = true;
                 // INFO {json}\r\n
                 client.Outbound.Write(ProtocolWriter.Info(info));

@@ -1,10 +1,6 @@
-using System.Buffers.Text;
 using System.Globalization;
 using System.Net.Sockets;
 using System.Security.Cryptography;
-using System.Security.Cryptography.X509Certificates;
-using System.Text;
-using System.Text.Json;
 using Akka.Actor;
 using Courier.Actors.Accounts;
 using Courier.Actors.Cluster;
@@ -12,6 +8,7 @@ using Courier.Actors.Connections;
 using Courier.Actors.Hosting;
 using Courier.Actors.JetStream;
 using Courier.Actors.Routing;
+using Courier.Actors.Server.Authentication;
 using Courier.Actors.Server.Identity;
 using Courier.Protocols.Nats;
 using Microsoft.Extensions.Logging;
@@ -36,13 +33,10 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// <summary>How long startup waits for the JetStream API (its streams recovered) before giving up.</summary>
     private static readonly TimeSpan JetStreamStartTimeout = TimeSpan.FromMinutes(5);
 
-    private readonly ServerInfo _info;
     private readonly ILoggerFactory _loggerFactory;
     private readonly System.Collections.Concurrent.ConcurrentDictionary<string, Task> _jetStreamStarts = new(StringComparer.Ordinal);
     private IActorRef _connections = ActorRefs.Nobody;
     private bool _ownsSystem;
-    private byte[]? _infoJson;
-    private byte[]? _webSocketInfoJson;
 
     public Broker(ServerOptions options, ILoggerFactory? loggerFactory = null, int literalShards = DefaultLiteralShards)
     {
@@ -55,6 +49,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         Registry = new ClientRegistry(Stats);
         Accounts = new AccountRegistry(literalShards, Registry);
         Trust = options.Operator is { } operatorMode ? new OperatorTrust(operatorMode) : null;
+        Authentication = new Authenticator(options, Trust, Accounts.GetOrCreate);
 
         // Operator mode: the accounts the resolver holds at startup, with their JWTs' exports and imports.
         Accounts.Configure(Trust is null ? options.Accounts : [.. options.Accounts, .. Trust.KnownAccounts()]);
@@ -62,7 +57,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         Tls = options.Tls is { } tls ? new TlsTransport(tls) : null;
         MqttTls = options.Mqtt?.Tls is { } mqttTls ? new TlsTransport(mqttTls) : null;
         RouteTls = options.Cluster.Tls is { } routeTls ? new TlsTransport(routeTls) : null;
-        _info = new ServerInfo
+        Info = new ClientInfo(new ServerInfo
         {
             ServerId = ServerId,
             ServerName = ServerName,
@@ -77,12 +72,15 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             TlsVerify = options.Tls is { Verify: true },
             MaxPayload = options.MaxPayload,
             JetStream = options.JetStream,
-        };
+        }, options.WebSocket);
         if (options.Cluster.Enabled)
         {
             Routes = new RouteTable(ServerId, options.Cluster.Name);
             Routes.Changed += OnRoutesChanged;
         }
+
+        Subscriptions = new SubscriptionChanges(Routes);
+        Monitoring = new MonitoringSnapshots(Registry, Accounts, Routes, Stats, () => JetStream);
     }
 
     /// <summary>
@@ -163,7 +161,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             }
         }
 
-        await ApplyAsync(changes).ConfigureAwait(false);
+        await Subscriptions.ApplyAsync(changes).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -207,7 +205,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             JetStream ??= api;
         }
 
-        await ApplyAsync(disabled).ConfigureAwait(false);
+        await Subscriptions.ApplyAsync(disabled).ConfigureAwait(false);
     }
 
     /// <summary>One account's JetStream API (its streams, its limits), started and ready; set as the account's.</summary>
@@ -246,7 +244,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         {
             if (Trust!.AccountOptionsFor(account.Name) is not { JetStream: { } limits } options)
             {
-                await ApplyAsync([AccountClient(account).AddImportSubscription(JetStreamApi.InfoSubject, ImportBinding.JetStreamDisabled())]).ConfigureAwait(false);
+                await Subscriptions.ApplyAsync([AccountClient(account).AddImportSubscription(JetStreamApi.InfoSubject, ImportBinding.JetStreamDisabled())]).ConfigureAwait(false);
                 return;
             }
 
@@ -419,36 +417,6 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
     public ServerStats Stats { get; } = new();
 
-    /// <summary>Client connections open now (Courier's own in-process connections excluded).</summary>
-    public int ConnectionCount
-    {
-        get
-        {
-            var n = 0;
-            foreach (var c in Registry.Clients)
-            {
-                n += c.IsInternal || c.IsRoute ? 0 : 1;
-            }
-
-            return n;
-        }
-    }
-
-    /// <summary>Subscriptions held now, in every account.</summary>
-    public int SubscriptionCount
-    {
-        get
-        {
-            var n = 0;
-            foreach (var account in Accounts.All)
-            {
-                n += account.Space.Count;
-            }
-
-            return n;
-        }
-    }
-
     internal ILogger Logger { get; }
 
     /// <summary>The actor system; null until <see cref="StartAsync"/>.</summary>
@@ -491,9 +459,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// <summary>Sets the port listeners actually bound (for INFO when the configured port was -1).</summary>
     public void SetListenPort(int port)
     {
-        _info.Port = port;
-        _infoJson = null;
-        _webSocketInfoJson = null;
+        Info.SetPort(port);
     }
 
     /// <summary>Takes ownership of an accepted MQTT client socket.</summary>
@@ -616,7 +582,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     internal IReadOnlyList<string> OwnClientUrls()
     {
         var host = Options.Host;
-        var port = _info.Port;
+        var port = Info.Port;
         if (host is not ("0.0.0.0" or "::" or "[::]"))
         {
             return [$"{host}:{port}"];
@@ -714,14 +680,11 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
                 }
             }
 
-            if (_info.ConnectUrls is { } current && current.SequenceEqual(urls))
+            if (!Info.TrySetConnectUrls(urls))
             {
                 return;
             }
 
-            _info.ConnectUrls = urls;
-            _infoJson = null;
-            _webSocketInfoJson = null;
             if (notify)
             {
                 SendInfoToClients();
@@ -740,7 +703,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
                 continue;
             }
 
-            var length = FormatInfo(line, client.Id, client.RemoteIp);
+            var length = Info.Format(line, client.Id, client.RemoteIp);
             if (length > 0)
             {
                 client.Outbound.Write(line[..length]);
@@ -749,31 +712,15 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         }
     }
 
-    /// <summary>The routes registered now, for /routez, by rid.</summary>
-    public IReadOnlyList<RouteSummary> GetRoutes()
-    {
-        var list = new List<RouteSummary>();
-        foreach (var c in Routes?.Routes ?? [])
-        {
-            var link = c.Route!;
-            list.Add(new RouteSummary(
-                c.Id, link.RemoteId ?? "", link.RemoteInfo?.ServerName ?? "", link.Solicited, link.Explicit, c.RemoteIp, c.RemotePort, c.Started,
-                c.LastActivity, c.Outbound.PendingBytes, c.InMsgs, c.Outbound.OutMsgs, c.InBytes, c.Outbound.OutBytes, c.SubscriptionCount));
-        }
-
-        list.Sort((a, b) => a.Rid.CompareTo(b.Rid));
-        return list;
-    }
-
     /// <summary>The client URLs INFO advertises now (this node's first).</summary>
-    public IReadOnlyList<string> ConnectUrls => _info.ConnectUrls ?? OwnClientUrls();
+    public IReadOnlyList<string> ConnectUrls => Info.ConnectUrls ?? OwnClientUrls();
 
     /// <summary>Creates the data path of a route link (<see cref="Cluster.RouteActor"/>).</summary>
     internal ClientConnection CreateRoute(Stream stream, Socket socket, ulong id, IActorRef owner, RouteLink link) =>
         new(this, stream, socket, id, owner, route: link);
 
     /// <summary>The client port actually listened on.</summary>
-    public int ListenPort => _info.Port;
+    public int ListenPort => Info.Port;
 
     /// <summary>The connection of an in-process client (<see cref="InProcessClient"/>) in <paramref name="account"/> (null: the global account).</summary>
     internal ClientConnection ConnectInProcess(Account? account, InProcessRole role) =>
@@ -787,93 +734,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         new(this, stream, socket, id, owner, mqtt: true);
 
     /// <inheritdoc />
-    byte[] IConnectionFactory.RejectionInfo(ulong id) => ProtocolWriter.Info(CreateInfo(id, null));
-
-    /// <summary>A snapshot of open (or recently closed) connections for monitoring, by cid.</summary>
-    public IReadOnlyList<ConnectionInfo> GetConnections(bool closed = false)
-    {
-        var list = new List<ConnectionInfo>();
-        if (closed)
-        {
-            list.AddRange(Registry.Closed);
-        }
-        else
-        {
-            foreach (var c in Registry.Clients)
-            {
-                if (!c.IsInternal && !c.IsRoute)
-                {
-                    list.Add(ClientRegistry.Describe(c, subscriptions: c.SubscriptionsSnapshot(), stop: null));
-                }
-            }
-        }
-
-        list.Sort((a, b) => a.Cid.CompareTo(b.Cid));
-        return list;
-    }
-
-    /// <summary>The accounts for /accountz: their names, the global account's included.</summary>
-    public IReadOnlyList<string> GetAccountNames()
-    {
-        var names = new List<string>();
-        foreach (var account in Accounts.All)
-        {
-            names.Add(account.Name);
-        }
-
-        names.Sort(StringComparer.Ordinal);
-        return names;
-    }
-
-    /// <summary>One account for <c>/accountz?acc=</c>; null when there is no such account.</summary>
-    public AccountSummary? GetAccount(string name)
-    {
-        if (Accounts.Find(name) is not { } account)
-        {
-            return null;
-        }
-
-        var clients = 0;
-        foreach (var c in Registry.Clients)
-        {
-            clients += !c.IsInternal && !c.IsRoute && ReferenceEquals(c.Account, account) ? 1 : 0;
-        }
-
-        var options = account.Options;
-        return new AccountSummary(
-            account.Name,
-            clients,
-            account.Space.Count,
-            account.JetStream is not null,
-            options?.Exports ?? [],
-            options?.Imports ?? []);
-    }
-
-    /// <summary>JetStream usage for /jsz; null when JetStream is off.</summary>
-    public async Task<JetStreamStats?> GetJetStreamStatsAsync()
-    {
-        if (JetStream is null)
-        {
-            return null;
-        }
-
-        return await JetStream.Ask<JetStreamStats>(JetStreamApi.Protocol.GetStats.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(false);
-    }
-
-    /// <summary>Totals over closed and open connections.</summary>
-    public (long InMsgs, long InBytes, long OutMsgs, long OutBytes) GetTotals()
-    {
-        long inMsgs = Stats.InMsgs, inBytes = Stats.InBytes, outMsgs = Stats.OutMsgs, outBytes = Stats.OutBytes;
-        foreach (var c in Registry.Clients)
-        {
-            inMsgs += c.InMsgs;
-            inBytes += c.InBytes;
-            outMsgs += c.Outbound.OutMsgs;
-            outBytes += c.Outbound.OutBytes;
-        }
-
-        return (inMsgs, inBytes, outMsgs, outBytes);
-    }
+    byte[] IConnectionFactory.RejectionInfo(ulong id) => ProtocolWriter.Info(Info.Create(id, null));
 
     /// <summary>Stops the actors (and the actor system, when the broker created it).</summary>
     public async ValueTask DisposeAsync()
@@ -911,203 +772,20 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
     internal void Unregister(ClientConnection client, Subscription[] subscriptions) => Registry.Unregister(client, subscriptions);
 
-    /// <summary>
-    /// Writes <c>INFO {json}\r\n</c> for one client into <paramref name="destination"/>: the server's
-    /// part is serialized once, only client_id and client_ip are added per connection. Returns the
-    /// length, or -1 when the destination is too small.
-    /// </summary>
-    internal int FormatInfo(Span<byte> destination, ulong clientId, string? clientIp, bool webSocket = false, string? nonce = null)
-    {
-        var json = webSocket && Options.WebSocket is { AuthOverride: true } && !_info.AuthRequired
-            ? _webSocketInfoJson ??= WebSocketInfoJson()
-            : _infoJson ??= JsonSerializer.SerializeToUtf8Bytes(_info, NatsJsonContext.Default.ServerInfo);
-        var p = 0;
-        if (!Append(destination, ref p, "INFO "u8) || !Append(destination, ref p, json.AsSpan(0, json.Length - 1)) ||
-            !Append(destination, ref p, ",\"client_id\":"u8) ||
-            !Utf8Formatter.TryFormat(clientId, destination[p..], out var written))
-        {
-            return -1;
-        }
+    /// <summary>Puts SUB/UNSUB batches in effect in the routes and router shards.</summary>
+    internal SubscriptionChanges Subscriptions { get; }
 
-        p += written;
-        if (!string.IsNullOrEmpty(clientIp))
-        {
-            if (!Append(destination, ref p, ",\"client_ip\":\""u8) || destination.Length - p < clientIp.Length + 1)
-            {
-                return -1;
-            }
+    /// <summary>Snapshots of the node for monitoring.</summary>
+    internal MonitoringSnapshots Monitoring { get; }
 
-            p += Encoding.ASCII.GetBytes(clientIp, destination[p..]); // an IP address: ASCII, nothing to escape
-            destination[p++] = (byte)'"';
-        }
+    /// <summary>The INFO clients get.</summary>
+    internal ClientInfo Info { get; }
 
-        if (nonce is not null)
-        {
-            // Raw URL-safe base64: ASCII, nothing to escape.
-            if (!Append(destination, ref p, ",\"nonce\":\""u8) || destination.Length - p < nonce.Length + 1)
-            {
-                return -1;
-            }
+    /// <summary>Checks logins: the authorization in force, the INFO nonce, operator-mode account admission.</summary>
+    internal Authenticator Authentication { get; }
 
-            p += Encoding.ASCII.GetBytes(nonce, destination[p..]);
-            destination[p++] = (byte)'"';
-        }
-
-        return Append(destination, ref p, "}\r\n"u8) ? p : -1;
-    }
-
-    private static bool Append(Span<byte> destination, ref int position, ReadOnlySpan<byte> bytes)
-    {
-        if (!bytes.TryCopyTo(destination[position..]))
-        {
-            return false;
-        }
-
-        position += bytes.Length;
-        return true;
-    }
-
-    internal ServerInfo CreateInfo(ClientConnection client)
-    {
-        var info = CreateInfo(client.Id, client.RemoteIp);
-        info.AuthRequired |= client.IsWebSocket && Options.WebSocket is { AuthOverride: true };
-        info.Nonce = client.Nonce;
-        return info;
-    }
-
-    /// <summary>INFO for WebSocket clients when only the websocket block asks for authorization (nats-server's authOverride).</summary>
-    private byte[] WebSocketInfoJson()
-    {
-        var info = _info.Clone();
-        info.AuthRequired = true;
-        return JsonSerializer.SerializeToUtf8Bytes(info, NatsJsonContext.Default.ServerInfo);
-    }
-
-    internal ServerInfo CreateInfo(ulong clientId, string? clientIp)
-    {
-        var info = _info.Clone();
-        info.ClientId = clientId;
-        info.ClientIp = string.IsNullOrEmpty(clientIp) ? null : clientIp;
-        return info;
-    }
-
-    /// <summary>Makes a batch of subscription changes effective; completes when every shard involved has published it.</summary>
-    internal Task ApplyAsync(IReadOnlyList<SubChange> changes)
-    {
-        if (changes.Count == 0)
-        {
-            return Task.CompletedTask;
-        }
-
-        // Routes first: an RS+ is queued ahead of any message this client publishes after the SUB.
-        Routes?.OnLocalChanges(changes);
-
-        var account = changes[0].Sub.Account;
-        var first = changes[0].Sub.Shard;
-        var single = true;
-        for (var i = 1; i < changes.Count && single; i++)
-        {
-            single = changes[i].Sub.Shard == first && ReferenceEquals(changes[i].Sub.Account, account);
-        }
-
-        if (single && account.Routers is { } routers)
-        {
-            return routers[first].Ask<SubjectRouter.Protocol.Applied>(ApplyFor(changes), null, CancellationToken.None);
-        }
-
-        return ApplyToEveryShardAsync(changes);
-    }
-
-    // A batch over several shards (or accounts), or for an account whose shards are still starting.
-    private static async Task ApplyToEveryShardAsync(IReadOnlyList<SubChange> changes)
-    {
-        var tasks = new List<Task>();
-        var seen = new HashSet<(Account, int)>();
-        foreach (var change in changes)
-        {
-            if (seen.Add((change.Sub.Account, change.Sub.Shard)))
-            {
-                var routers = await change.Sub.Account.RoutersAsync().ConfigureAwait(false);
-                tasks.Add(routers[change.Sub.Shard].Ask<SubjectRouter.Protocol.Applied>(ApplyFor(changes), null, CancellationToken.None));
-            }
-        }
-
-        await Task.WhenAll(tasks).ConfigureAwait(false);
-    }
-
-    // The shard answers the ask's temporary actor; no timeout (a shard that restarts answers after its rebuild).
-    private static Func<IActorRef, object> ApplyFor(IReadOnlyList<SubChange> changes) =>
-        replyTo => new SubjectRouter.Protocol.Apply(changes, replyTo);
-
-    /// <summary>Like <see cref="ApplyAsync"/>, for removals nobody waits on (a closing client, auto-unsubscribe).</summary>
-    internal void ApplyWithoutWaiting(IReadOnlyList<SubChange> changes)
-    {
-        Routes?.OnLocalChanges(changes);
-        var seen = new HashSet<(Account, int)>();
-        foreach (var change in changes)
-        {
-            if (!seen.Add((change.Sub.Account, change.Sub.Shard)))
-            {
-                continue;
-            }
-
-            if (change.Sub.Account.Routers is { } routers)
-            {
-                routers[change.Sub.Shard].Tell(new SubjectRouter.Protocol.Apply(changes, null));
-            }
-            else
-            {
-                _ = TellWhenStartedAsync(change.Sub.Account, change.Sub.Shard, changes);
-            }
-        }
-    }
-
-    private static async Task TellWhenStartedAsync(Account account, int shard, IReadOnlyList<SubChange> changes)
-    {
-        var routers = await account.RoutersAsync().ConfigureAwait(false);
-        routers[shard].Tell(new SubjectRouter.Protocol.Apply(changes, null));
-    }
-
-    /// <summary>
-    /// An MQTT CONNECT's credentials, as nats-server: the <c>mqtt.authorization</c> user or token
-    /// when set (the token is sent as the password); else, with <c>mqtt.tls.verify_and_map</c>, the
-    /// client certificate's user; else <c>mqtt.no_auth_user</c> for a client
-    /// without a user name; else the server's own users, user or token (the password doubling as the token).
-    /// </summary>
-    internal AuthResult AuthenticateMqtt(string? user, string? password, X509Certificate2? clientCertificate = null)
-    {
-        var mqtt = Options.Mqtt;
-        if (mqtt?.Username is { } mqttUser)
-        {
-            return user == mqttUser && SecretEquals(mqtt.Password, password) ? new AuthResult(true, user, null) : AuthResult.Denied;
-        }
-
-        if (mqtt?.Token is { } token)
-        {
-            return SecretEquals(token, password) ? new AuthResult(true, null, null) : AuthResult.Denied;
-        }
-
-        if (mqtt?.Tls is { MapCertificateToUser: true } && Options.Users.Count > 0)
-        {
-            // mqtt.tls.verify_and_map: the certificate alone names the user, as for NATS clients.
-            return clientCertificate is not null && CertificateUserMap.Find(clientCertificate, Options.Users) is { } mapped
-                ? new AuthResult(true, mapped.User, mapped.Permissions ?? Options.DefaultPermissions)
-                : AuthResult.Denied;
-        }
-
-        if (user is null && mqtt?.NoAuthUser is { } noAuthUser)
-        {
-            UserEntry? entry;
-            lock (_authLock)
-            {
-                entry = Options.Users.Find(u => u.User == noAuthUser);
-            }
-
-            return entry is null ? AuthResult.Denied : new AuthResult(true, entry.User, entry.Permissions ?? Options.DefaultPermissions);
-        }
-
-        return Authenticate(new ConnectOptions { User = user, Pass = password, AuthToken = password });
-    }
+    /// <summary>Operator mode's trusted keys and account resolver; null without an <c>operator</c>.</summary>
+    internal OperatorTrust? Trust { get; }
 
     /// <summary>The client listener's TLS (the handshake each accepted socket goes through), or null for plain TCP.</summary>
     public TlsTransport? Tls { get; }
@@ -1117,150 +795,6 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
     /// <summary>The <c>cluster { tls { } }</c> transport: both sides of every route link; null for plain routes.</summary>
     public TlsTransport? RouteTls { get; }
-
-    /// <summary>
-    /// Checks a CONNECT's credentials. With <c>verify_and_map</c> and users configured, the client
-    /// certificate alone names the user (nats-server's checkClientTLSCertSubject); one that names no
-    /// configured user is refused.
-    /// </summary>
-    /// <remarks>
-    /// <paramref name="nonce"/> is the one this client's INFO carried (nkey and JWT users sign it);
-    /// <paramref name="remoteIp"/> is checked against a user JWT's source networks.
-    /// </remarks>
-    internal AuthResult Authenticate(ConnectOptions connect, X509Certificate2? clientCertificate = null, bool webSocket = false,
-        byte[]? nonce = null, string? remoteIp = null)
-    {
-        lock (_authLock)
-        {
-            return AuthenticateUnderLock(connect, clientCertificate, webSocket, nonce, remoteIp);
-        }
-    }
-
-    private AuthResult AuthenticateUnderLock(ConnectOptions connect, X509Certificate2? clientCertificate, bool webSocket, byte[]? nonce, string? remoteIp)
-    {
-        var o = Options;
-        if (webSocket && o.WebSocket is { AuthOverride: true } ws)
-        {
-            return AuthenticateWebSocket(connect, ws);
-        }
-
-        if (!o.AuthRequired)
-        {
-            return new AuthResult(true, null, null);
-        }
-
-        if (Trust is { } trust)
-        {
-            // Operator mode: a user JWT is required, whatever else the CONNECT carries.
-            // Each account JWT's users live in an account named by its public key, as nats-server names it.
-            var result = trust.Authenticate(connect, nonce, webSocket ? "WEBSOCKET" : "STANDARD", remoteIp, DateTimeOffset.UtcNow.ToUnixTimeSeconds());
-            return result is { Succeeded: true, AccountKey: { } key } ? result with { Account = Accounts.GetOrCreate(key) } : result;
-        }
-
-        if (o.NkeyUsers.Count > 0 && connect.Nkey is not null)
-        {
-            return AuthenticateNkey(connect, nonce);
-        }
-
-        // The listener's own block decides (nats-server's tlsMap: the websocket block's for WebSocket clients).
-        var tls = webSocket ? o.WebSocket?.Tls : o.Tls;
-        if (tls is { MapCertificateToUser: true } && o.Users.Count > 0)
-        {
-            return clientCertificate is not null && CertificateUserMap.Find(clientCertificate, o.Users) is { } mapped
-                ? new AuthResult(true, mapped.User, mapped.Permissions ?? o.DefaultPermissions, AccountOf(mapped))
-                : AuthResult.Denied;
-        }
-
-        if (o.NoAuthUser is { } noAuthUser && string.IsNullOrEmpty(connect.User) && string.IsNullOrEmpty(connect.Pass) &&
-            string.IsNullOrEmpty(connect.AuthToken) && string.IsNullOrEmpty(connect.Nkey) && string.IsNullOrEmpty(connect.Jwt))
-        {
-            // no_auth_user: a client that sends no credentials logs in as that user (nats-server's processClientOrLeafAuthentication).
-            foreach (var user in o.Users)
-            {
-                if (user.User == noAuthUser)
-                {
-                    return new AuthResult(true, user.User, user.Permissions ?? o.DefaultPermissions, AccountOf(user));
-                }
-            }
-        }
-
-        if (o.Users.Count > 0 && connect.User is not null)
-        {
-            foreach (var user in o.Users)
-            {
-                if (user.User == connect.User && SecretEquals(user.Password, connect.Pass))
-                {
-                    return new AuthResult(true, user.User, user.Permissions ?? o.DefaultPermissions, AccountOf(user));
-                }
-            }
-        }
-
-        if (o.Username is not null && connect.User == o.Username && SecretEquals(o.Password, connect.Pass))
-        {
-            return new AuthResult(true, o.Username, o.DefaultPermissions);
-        }
-
-        if (o.Token is not null && SecretEquals(o.Token, connect.AuthToken))
-        {
-            return new AuthResult(true, null, o.DefaultPermissions);
-        }
-
-        return AuthResult.Denied;
-    }
-
-    /// <summary>
-    /// A WebSocket client when the websocket block has its own authorization: its user, password,
-    /// token and no_auth_user replace the server's; the users list still applies (nats-server's
-    /// processClientOrLeafAuthentication with the websocket override).
-    /// </summary>
-    private AuthResult AuthenticateWebSocket(ConnectOptions connect, WebSocketOptions ws)
-    {
-        var o = Options;
-        var user = connect.User;
-        var pass = connect.Pass;
-        if (ws.NoAuthUser is { } noAuthUser && user is null && pass is null && connect.AuthToken is null)
-        {
-            foreach (var entry in o.Users)
-            {
-                if (entry.User == noAuthUser)
-                {
-                    return new AuthResult(true, entry.User, entry.Permissions ?? o.DefaultPermissions, AccountOf(entry));
-                }
-            }
-        }
-
-        if (o.Users.Count > 0 && user is not null)
-        {
-            foreach (var entry in o.Users)
-            {
-                if (entry.User == user && SecretEquals(entry.Password, pass))
-                {
-                    return new AuthResult(true, entry.User, entry.Permissions ?? o.DefaultPermissions, AccountOf(entry));
-                }
-            }
-
-            return AuthResult.Denied;
-        }
-
-        if (ws.Username is not null && user == ws.Username && SecretEquals(ws.Password, pass))
-        {
-            return new AuthResult(true, ws.Username, null);
-        }
-
-        if (ws.Token is not null && SecretEquals(ws.Token, connect.AuthToken))
-        {
-            return new AuthResult(true, null, null);
-        }
-
-        return AuthResult.Denied;
-    }
-
-    /// <summary>The account a configured user logs into (null: the global account).</summary>
-    private Account? AccountOf(UserEntry user) => user.Account is { } name ? Accounts.GetOrCreate(name) : null;
-
-    internal static bool SecretEquals(string? expected, string? given) =>
-        expected is not null && given is not null &&
-        CryptographicOperations.FixedTimeEquals(Encoding.UTF8.GetBytes(expected), Encoding.UTF8.GetBytes(given));
 
     private static string NewServerId()
     {
@@ -1276,56 +810,3 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         return new string(id);
     }
 }
-
-/// <summary>One account as /accountz?acc= shows it.</summary>
-public sealed record AccountSummary(
-    string Name,
-    int ClientConnections,
-    int Subscriptions,
-    bool JetStream,
-    IReadOnlyList<ExportOptions> Exports,
-    IReadOnlyList<ImportOptions> Imports);
-
-/// <summary>One route as /routez shows it.</summary>
-public sealed record RouteSummary(
-    ulong Rid,
-    string RemoteId,
-    string RemoteName,
-    bool DidSolicit,
-    bool IsConfigured,
-    string Ip,
-    int Port,
-    DateTime Start,
-    DateTime LastActivity,
-    long PendingBytes,
-    long InMsgs,
-    long OutMsgs,
-    long InBytes,
-    long OutBytes,
-    int Subscriptions);
-
-/// <summary>One connection as /connz shows it.</summary>
-public sealed record ConnectionInfo(
-    ulong Cid,
-    string Ip,
-    int Port,
-    DateTime Start,
-    DateTime LastActivity,
-    string? Name,
-    string? Lang,
-    string? Version,
-    string? AuthorizedUser,
-    long InMsgs,
-    long InBytes,
-    long OutMsgs,
-    long OutBytes,
-    long PendingBytes,
-    IReadOnlyList<string> Subscriptions,
-    DateTime? Stop,
-    string? Reason,
-    string? TlsVersion = null,
-    string? TlsCipherSuite = null,
-    string Type = ConnectionTypes.Nats,
-    string? MqttClient = null,
-    string Account = "$G",
-    TimeSpan Rtt = default);

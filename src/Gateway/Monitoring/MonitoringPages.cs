@@ -32,12 +32,12 @@ internal sealed partial class MonitoringPages
 
     /// <summary>/accountz: the account names (and the system account).</summary>
     public Accountz AccountList() =>
-        new() { ServerId = _broker.ServerId, Now = DateTime.UtcNow, SystemAccount = _broker.SystemAccount?.Name, Accounts = _broker.GetAccountNames() };
+        new() { ServerId = _broker.ServerId, Now = DateTime.UtcNow, SystemAccount = _broker.SystemAccount?.Name, Accounts = _broker.Monitoring.GetAccountNames() };
 
     /// <summary>/accountz?acc=: one account's detail (nats-server's AccountInfo); null when there is no such account.</summary>
     public AccountzDetail? AccountDetail(string name)
     {
-        if (_broker.GetAccount(name) is not { } account)
+        if (_broker.Monitoring.GetAccount(name) is not { } account)
         {
             return null;
         }
@@ -72,7 +72,7 @@ internal sealed partial class MonitoringPages
     public Routez Routez()
     {
         var now = DateTime.UtcNow;
-        var routes = _broker.GetRoutes();
+        var routes = _broker.Monitoring.GetRoutes();
         return new Routez
         {
             ServerId = _broker.ServerId,
@@ -106,7 +106,7 @@ internal sealed partial class MonitoringPages
     {
         var o = _broker.Options;
         var now = DateTime.UtcNow;
-        var totals = _broker.GetTotals();
+        var totals = _broker.Monitoring.GetTotals();
         using var process = Process.GetCurrentProcess();
         return new Varz
         {
@@ -155,14 +155,14 @@ internal sealed partial class MonitoringPages
             Mem = process.WorkingSet64,
             Cores = Environment.ProcessorCount,
             MaxProcs = Environment.ProcessorCount,
-            Connections = _broker.ConnectionCount,
+            Connections = _broker.Monitoring.ConnectionCount,
             TotalConnections = _broker.Stats.TotalConnections,
             InMsgs = totals.InMsgs,
             OutMsgs = totals.OutMsgs,
             InBytes = totals.InBytes,
             OutBytes = totals.OutBytes,
             SlowConsumers = _broker.Stats.SlowConsumers,
-            Subscriptions = _broker.SubscriptionCount,
+            Subscriptions = _broker.Monitoring.SubscriptionCount,
             ConfigLoadTime = _configLoadTime,
             SystemAccount = _broker.SystemAccount?.Name,
         };
@@ -179,7 +179,7 @@ internal sealed partial class MonitoringPages
         var user = withAuth ? query.User ?? "" : "";
         var account = query.Account ?? "";
 
-        var all = _broker.GetConnections(closed: query.Closed);
+        var all = _broker.Monitoring.GetConnections(closed: query.Closed);
         if (user.Length > 0 || account.Length > 0)
         {
             // Only that account's (and that user's) connections: nothing of another account shows.
@@ -237,7 +237,7 @@ internal sealed partial class MonitoringPages
     {
         ServerId = _broker.ServerId,
         Now = DateTime.UtcNow,
-        NumSubscriptions = _broker.SubscriptionCount,
+        NumSubscriptions = _broker.Monitoring.SubscriptionCount,
         Total = 0, // nats-server: the listed subscriptions, none without ?subs=1
         Offset = 0,
         Limit = DefaultSubszLimit,

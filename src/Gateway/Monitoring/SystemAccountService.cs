@@ -376,7 +376,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
 
     private Statsz BuildStatsz()
     {
-        var totals = _broker.GetTotals();
+        var totals = _broker.Monitoring.GetTotals();
         using var process = Process.GetCurrentProcess();
         var uptime = DateTime.UtcNow - _broker.Started;
         var active = new HashSet<string>(StringComparer.Ordinal);
@@ -388,17 +388,17 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
             }
         }
 
-        var routes = _broker.GetRoutes();
+        var routes = _broker.Monitoring.GetRoutes();
         return new Statsz
         {
             Start = _broker.Started,
             Mem = process.WorkingSet64,
             Cores = Environment.ProcessorCount,
             Cpu = uptime.TotalSeconds <= 0 ? 0 : Math.Round(100 * process.TotalProcessorTime.TotalSeconds / uptime.TotalSeconds, 2),
-            Connections = _broker.ConnectionCount,
+            Connections = _broker.Monitoring.ConnectionCount,
             TotalConnections = _broker.Stats.TotalConnections,
             ActiveAccounts = active.Count,
-            Subscriptions = _broker.SubscriptionCount,
+            Subscriptions = _broker.Monitoring.SubscriptionCount,
             Sent = new StatszData { Msgs = totals.OutMsgs, Bytes = totals.OutBytes },
             Received = new StatszData { Msgs = totals.InMsgs, Bytes = totals.InBytes },
             SlowConsumers = _broker.Stats.SlowConsumers,

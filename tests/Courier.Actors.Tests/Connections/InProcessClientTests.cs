@@ -68,7 +68,7 @@ public sealed class InProcessClientTests
         Assert.Equal("NATS/1.0", await subscriber.ReadLineAsync());
         Assert.Equal("", await subscriber.ReadLineAsync());
         Assert.Equal("x", await subscriber.ReadLineAsync());
-        Assert.Equal(1, harness.Broker.ConnectionCount); // the internal connection is not a client
+        Assert.Equal(1, harness.Broker.Monitoring.ConnectionCount); // the internal connection is not a client
     }
 
     [Fact]

@@ -39,7 +39,7 @@ public sealed class FaultInjectionTests : Akka.TestKit.Xunit2.TestKit
         await bystander.SendAsync("PUB fault.a 2\r\nhi\r\nPING\r\n");
         await bystander.ExpectLineAsync("MSG fault.a 7 2");
         Assert.Equal("hi", await bystander.ReadLineAsync());
-        await WaitUntil(() => harness.Broker.ConnectionCount == 1 && harness.Broker.SubscriptionCount == 1);
+        await WaitUntil(() => harness.Broker.Monitoring.ConnectionCount == 1 && harness.Broker.Monitoring.SubscriptionCount == 1);
     }
 
     [Fact]

@@ -1,0 +1,151 @@
+using Akka.Actor;
+using Courier.Actors.Accounts;
+using Courier.Actors.Cluster;
+using Courier.Actors.JetStream;
+
+namespace Courier.Actors.Server;
+
+/// <summary>
+/// What monitoring shows of the node (/varz, /connz, /routez, /accountz, /jsz and the system account's
+/// answers): snapshots of its connections, routes, accounts and totals, read from the registries.
+/// </summary>
+internal sealed class MonitoringSnapshots(ClientRegistry registry, AccountRegistry accounts, RouteTable? routes, ServerStats stats, Func<IActorRef?> jetStream)
+{
+    private readonly ClientRegistry _registry = registry;
+    private readonly AccountRegistry _accounts = accounts;
+    private readonly RouteTable? _routes = routes;
+    private readonly ServerStats _stats = stats;
+    private readonly Func<IActorRef?> _jetStream = jetStream;
+
+    /// <summary>Client connections open now (Courier's own in-process connections excluded).</summary>
+    public int ConnectionCount
+    {
+        get
+        {
+            var n = 0;
+            foreach (var c in _registry.Clients)
+            {
+                n += c.IsInternal || c.IsRoute ? 0 : 1;
+            }
+
+            return n;
+        }
+    }
+
+    /// <summary>The routes registered now, for /routez, by rid.</summary>
+    public IReadOnlyList<RouteSummary> GetRoutes()
+    {
+        var list = new List<RouteSummary>();
+        foreach (var c in _routes?.Routes ?? [])
+        {
+            var link = c.Route!;
+            list.Add(new RouteSummary(
+                c.Id, link.RemoteId ?? "", link.RemoteInfo?.ServerName ?? "", link.Solicited, link.Explicit, c.RemoteIp, c.RemotePort, c.Started,
+                c.LastActivity, c.Outbound.PendingBytes, c.InMsgs, c.Outbound.OutMsgs, c.InBytes, c.Outbound.OutBytes, c.SubscriptionCount));
+        }
+
+        list.Sort((a, b) => a.Rid.CompareTo(b.Rid));
+        return list;
+    }
+
+    /// <summary>A snapshot of open (or recently closed) connections for monitoring, by cid.</summary>
+    public IReadOnlyList<ConnectionInfo> GetConnections(bool closed = false)
+    {
+        var list = new List<ConnectionInfo>();
+        if (closed)
+        {
+            list.AddRange(_registry.Closed);
+        }
+        else
+        {
+            foreach (var c in _registry.Clients)
+            {
+                if (!c.IsInternal && !c.IsRoute)
+                {
+                    list.Add(ClientRegistry.Describe(c, subscriptions: c.SubscriptionsSnapshot(), stop: null));
+                }
+            }
+        }
+
+        list.Sort((a, b) => a.Cid.CompareTo(b.Cid));
+        return list;
+    }
+
+    /// <summary>The accounts for /accountz: their names, the global account's included.</summary>
+    public IReadOnlyList<string> GetAccountNames()
+    {
+        var names = new List<string>();
+        foreach (var account in _accounts.All)
+        {
+            names.Add(account.Name);
+        }
+
+        names.Sort(StringComparer.Ordinal);
+        return names;
+    }
+
+    /// <summary>One account for <c>/accountz?acc=</c>; null when there is no such account.</summary>
+    public AccountSummary? GetAccount(string name)
+    {
+        if (_accounts.Find(name) is not { } account)
+        {
+            return null;
+        }
+
+        var clients = 0;
+        foreach (var c in _registry.Clients)
+        {
+            clients += !c.IsInternal && !c.IsRoute && ReferenceEquals(c.Account, account) ? 1 : 0;
+        }
+
+        var options = account.Options;
+        return new AccountSummary(
+            account.Name,
+            clients,
+            account.Space.Count,
+            account.JetStream is not null,
+            options?.Exports ?? [],
+            options?.Imports ?? []);
+    }
+
+    /// <summary>JetStream usage for /jsz; null when JetStream is off.</summary>
+    public async Task<JetStreamStats?> GetJetStreamStatsAsync()
+    {
+        if (_jetStream() is not { } jetStream)
+        {
+            return null;
+        }
+
+        return await jetStream.Ask<JetStreamStats>(JetStreamApi.Protocol.GetStats.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(false);
+    }
+
+    /// <summary>Totals over closed and open connections.</summary>
+    public (long InMsgs, long InBytes, long OutMsgs, long OutBytes) GetTotals()
+    {
+        long inMsgs = _stats.InMsgs, inBytes = _stats.InBytes, outMsgs = _stats.OutMsgs, outBytes = _stats.OutBytes;
+        foreach (var c in _registry.Clients)
+        {
+            inMsgs += c.InMsgs;
+            inBytes += c.InBytes;
+            outMsgs += c.Outbound.OutMsgs;
+            outBytes += c.Outbound.OutBytes;
+        }
+
+        return (inMsgs, inBytes, outMsgs, outBytes);
+    }
+
+    /// <summary>Subscriptions held now, in every account.</summary>
+    public int SubscriptionCount
+    {
+        get
+        {
+            var n = 0;
+            foreach (var account in _accounts.All)
+            {
+                n += account.Space.Count;
+            }
+
+            return n;
+        }
+    }
+}
