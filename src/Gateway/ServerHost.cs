@@ -71,7 +71,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
         {
             // Bound (not yet accepting) before the actor system starts: its Akka.Cluster roles name the route port.
             _routeListener = new TcpAcceptor(_options.Cluster.Host, _options.Cluster.Port, Broker.AcceptRoute, error => Log.RouteAcceptError(_log, error));
-            Broker.SetRoutePort(_routeListener.LocalEndPoint.Port);
+            Broker.ClusterView.SetRoutePort(_routeListener.LocalEndPoint.Port);
         }
 
         // Cheap wake-ups for latency-bound traffic (request/reply, synchronous JetStream publishes); see IdlePoll.

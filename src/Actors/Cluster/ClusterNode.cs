@@ -97,13 +97,13 @@ internal sealed partial class ClusterNode : ReceiveActor, IWithTimers
         Log.MemberUp(_log, member.Address.ToString(), Name(member));
         if (member.Address.Equals(_cluster.SelfAddress))
         {
-            _broker.OnMembershipChanged(true);
+            _broker.ClusterView.OnMembershipChanged(true);
             return;
         }
 
         if (Role(member, ServerRole) is { } serverId && Role(member, RouteRole) is { } route && Uri.TryCreate(route, UriKind.Absolute, out var url))
         {
-            _broker.RouteManager.Tell(new RouteManager.Protocol.MemberUp(serverId, url));
+            _broker.ClusterView.RouteManager.Tell(new RouteManager.Protocol.MemberUp(serverId, url));
         }
     }
 
@@ -112,13 +112,13 @@ internal sealed partial class ClusterNode : ReceiveActor, IWithTimers
         Log.MemberRemoved(_log, member.Address.ToString(), Name(member), previous.ToString());
         if (member.Address.Equals(_cluster.SelfAddress))
         {
-            _broker.OnMembershipChanged(false);
+            _broker.ClusterView.OnMembershipChanged(false);
             return;
         }
 
         if (Role(member, ServerRole) is { } serverId)
         {
-            _broker.RouteManager.Tell(new RouteManager.Protocol.MemberRemoved(serverId));
+            _broker.ClusterView.RouteManager.Tell(new RouteManager.Protocol.MemberRemoved(serverId));
         }
     }
 

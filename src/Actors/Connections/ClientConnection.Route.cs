@@ -76,7 +76,7 @@ internal sealed partial class ClientConnection
             Outbound.Write(Encoding.UTF8.GetBytes("CONNECT " + JsonSerializer.Serialize(connect, NatsJsonContext.Default.RouteConnect) + "\r\n"));
         }
 
-        Outbound.Write(_broker.RouteInfoLine());
+        Outbound.Write(_broker.ClusterView.RouteInfoLine());
         if (_broker.RouteTls is { } tls)
         {
             // CONNECT and INFO wait in the outbound: they are the first encrypted frames.
@@ -266,19 +266,19 @@ internal sealed partial class ClientConnection
             if (route.RemoteId != info.ServerId)
             {
                 // Gossip: a peer tells of a server it just met; dial it unless we know it.
-                _broker.OnImplicitRoute(info);
+                _broker.ClusterView.OnImplicitRoute(info);
             }
             else if (!info.LameDuckMode)
             {
                 info.CourierAkka ??= known.CourierAkka;
                 route.RemoteInfo = info;
-                _broker.OnRoutesChanged();
+                _broker.ClusterView.OnRoutesChanged();
             }
             else if (!route.LameDuck)
             {
                 // The peer is in lame duck mode: stop advertising its client URLs, tell our clients (nats-server's processRouteInfo).
                 route.LameDuck = true;
-                _broker.OnRoutesChanged();
+                _broker.ClusterView.OnRoutesChanged();
             }
 
             return ReadOutcome.Continue;

@@ -19,18 +19,7 @@ public sealed partial class Broker
     internal IReadOnlyList<ClientConnection> EnterLameDuckMode()
     {
         IsLameDuck = true;
-        if (Routes is { } routes)
-        {
-            // INFO {json}\r\n, with "ldm":true
-            var line = RouteInfoLine(lameDuck: true);
-            foreach (var route in routes.Routes)
-            {
-                route.Outbound.Write(line);
-                route.Outbound.Signal();
-            }
-
-            UpdateConnectUrls(notify: false); // without this node's URLs; the INFO below tells the clients
-        }
+        ClusterView.EnterLameDuckMode();
 
         var clients = new List<ClientConnection>();
         foreach (var client in Clients)

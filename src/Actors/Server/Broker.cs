@@ -1,4 +1,3 @@
-using System.Globalization;
 using System.Net.Sockets;
 using System.Security.Cryptography;
 using Akka.Actor;
@@ -73,13 +72,13 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             MaxPayload = options.MaxPayload,
             JetStream = options.JetStream,
         }, options.WebSocket);
-        if (options.Cluster.Enabled)
-        {
-            Routes = new RouteTable(ServerId, options.Cluster.Name);
-            Routes.Changed += OnRoutesChanged;
-        }
-
+        Routes = options.Cluster.Enabled ? new RouteTable(ServerId, options.Cluster.Name) : null;
         Subscriptions = new SubscriptionChanges(Routes);
+        ClusterView = new ClusterView(options, ServerId, ServerName, Routes, Info, Registry);
+        if (Routes is not null)
+        {
+            Routes.Changed += ClusterView.OnRoutesChanged;
+        }
         Monitoring = new MonitoringSnapshots(Registry, Accounts, Routes, Stats, () => JetStream);
     }
 
@@ -97,7 +96,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         }
 
         _ownsSystem = system is null;
-        System = system ?? await Task.Run(() => ActorSystemConfig.CreateSystem(ActorSystemConfig.Build(Options, ClusterMemberConfig()), _loggerFactory)).ConfigureAwait(false);
+        System = system ?? await Task.Run(() => ActorSystemConfig.CreateSystem(ActorSystemConfig.Build(Options, ClusterView.MemberConfig()), _loggerFactory)).ConfigureAwait(false);
         // Every account's shards exist before any SUB can be routed to them.
         await Accounts.Start(System).ConfigureAwait(false);
         await StartImportsAsync().ConfigureAwait(false);
@@ -126,12 +125,17 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
         if (Routes is not null)
         {
-            RouteManager = System.ActorOf(Cluster.RouteManager.Props(this), "routes");
+            var routeManager = System.ActorOf(Cluster.RouteManager.Props(this), "routes");
+            IActorRef clusterNode = ActorRefs.Nobody;
+            string? akkaAddress = null;
             if (System.Settings.ProviderClass.Contains("Cluster", StringComparison.Ordinal))
             {
-                AkkaAddress = Akka.Cluster.Cluster.Get(System).SelfAddress.ToString();
-                ClusterNode = System.ActorOf(Cluster.ClusterNode.Props(this), "cluster-node");
+                akkaAddress = Akka.Cluster.Cluster.Get(System).SelfAddress.ToString();
+                ClusterView.Started(routeManager, ActorRefs.Nobody, akkaAddress); // the membership actor reads the route manager
+                clusterNode = System.ActorOf(Cluster.ClusterNode.Props(this), "cluster-node");
             }
+
+            ClusterView.Started(routeManager, clusterNode, akkaAddress);
         }
     }
 
@@ -293,119 +297,10 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// <summary>The system account's events and its client; null until started, or without a system account.</summary>
     internal Events.SystemEvents? Events { get; private set; }
 
-    /// <summary>This node's Akka.Cluster address (told to peers in the route INFO); null without a cluster.</summary>
-    internal string? AkkaAddress { get; private set; }
 
-    /// <summary>The membership actor; Nobody without a cluster.</summary>
-    internal IActorRef ClusterNode { get; private set; } = ActorRefs.Nobody;
 
     /// <summary>The node's view of the cluster for JetStream (/jsz's meta_cluster); null without a <c>cluster { }</c> or JetStream.</summary>
     internal JetStreamCluster? JetStreamCluster { get; private set; }
-
-    /// <summary>Whether this node is an Up member of the Akka cluster (for /healthz and /varz).</summary>
-    public bool IsClusterMember => Volatile.Read(ref _member);
-
-    private bool _member;
-    private bool _everMember;
-
-    /// <summary>
-    /// Whether this node should be an Akka.Cluster member: it was one, or a Courier peer is routed
-    /// (a lone node, or one routed to nats-server only, is healthy without membership).
-    /// </summary>
-    public bool ClusterPeersExpected
-    {
-        get
-        {
-            if (Volatile.Read(ref _everMember))
-            {
-                return true;
-            }
-
-            foreach (var route in Routes?.Routes ?? [])
-            {
-                if (route.Route?.RemoteInfo?.CourierAkka is not null)
-                {
-                    return true;
-                }
-            }
-
-            return false;
-        }
-    }
-
-    /// <summary>Membership of this node changed (Up, or removed).</summary>
-    internal void OnMembershipChanged(bool member)
-    {
-        Volatile.Write(ref _member, member);
-        if (member)
-        {
-            Volatile.Write(ref _everMember, true);
-        }
-    }
-
-    /// <summary>The public host peers reach this node's route listener and Akka.Remote on.</summary>
-    internal string ClusterPublicHost()
-    {
-        var cluster = Options.Cluster;
-        if (cluster.Advertise is { } advertise)
-        {
-            var colon = advertise.LastIndexOf(':');
-            return colon < 0 ? advertise : advertise[..colon];
-        }
-
-        if (cluster.Host is not ("0.0.0.0" or "::" or "[::]" or ""))
-        {
-            return cluster.Host;
-        }
-
-        var urls = OwnClientUrls();
-        var first = urls[0];
-        return first[..first.LastIndexOf(':')];
-    }
-
-    // Roles: the server id, its name and the route URL members dial (Cluster.ClusterNode).
-    private ClusterMember? ClusterMemberConfig()
-    {
-        if (Routes is null)
-        {
-            return null;
-        }
-
-        var host = ClusterPublicHost();
-        var bind = Options.Cluster.Host is "" or "::" or "[::]" ? "0.0.0.0" : Options.Cluster.Host;
-        var routePort = _routePort;
-        if (Options.Cluster.Advertise is { } advertise && advertise.LastIndexOf(':') is var colon and > 0
-            && int.TryParse(advertise.AsSpan(colon + 1), NumberStyles.None, CultureInfo.InvariantCulture, out var advertisedPort))
-        {
-            routePort = advertisedPort; // members dial the advertised route URL, as peers told of it in INFO do
-        }
-
-        // akka_advertise: peers reach Akka.Remote through another address (a proxy); by default the cluster host.
-        var akkaHost = host;
-        var akkaPublicPort = 0;
-        if (Options.Cluster.AkkaAdvertise is { } akkaAdvertise && akkaAdvertise.LastIndexOf(':') is var akkaColon and > 0
-            && int.TryParse(akkaAdvertise.AsSpan(akkaColon + 1), NumberStyles.None, CultureInfo.InvariantCulture, out var akkaPort))
-        {
-            akkaHost = akkaAdvertise[..akkaColon];
-            akkaPublicPort = akkaPort;
-        }
-
-        return new ClusterMember(bind, akkaHost,
-        [
-            Cluster.ClusterNode.ServerRole + ServerId,
-            Cluster.ClusterNode.NameRole + ServerName,
-            Cluster.ClusterNode.RouteRole + $"nats-route://{host}:{routePort}",
-        ],
-            Options.Cluster.AkkaPort,
-            akkaPublicPort);
-    }
-
-    /// <summary>The route listener is bound on <paramref name="port"/> (before <see cref="StartAsync"/>: the Akka roles name it).</summary>
-    public void SetRoutePort(int port)
-    {
-        _routePort = port;
-        _routeInfoLine = null;
-    }
 
     public ServerOptions Options { get; }
 
@@ -436,8 +331,6 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// <summary>The node's routes and the interest told to them; null without a <c>cluster { }</c>.</summary>
     internal RouteTable? Routes { get; }
 
-    /// <summary>The route manager actor (listener hand-offs, dialling, reconnects); Nobody without a cluster.</summary>
-    internal IActorRef RouteManager { get; private set; } = ActorRefs.Nobody;
 
     /// <summary>The JetStream API actor, when JetStream is enabled.</summary>
     internal IActorRef? JetStream { get; private set; }
@@ -501,219 +394,16 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             return;
         }
 
-        _routePort = routePort;
-        _routeInfoLine = null;
-        RouteManager.Tell(new RouteManager.Protocol.StartRouting(Options.Cluster.Routes));
+        ClusterView.SetRoutePort(routePort);
+        ClusterView.RouteManager.Tell(new RouteManager.Protocol.StartRouting(Options.Cluster.Routes));
     }
 
     /// <summary>Takes ownership of an accepted route socket.</summary>
     public void AcceptRoute(Socket socket)
     {
         socket.NoDelay = true;
-        RouteManager.Tell(new RouteManager.Protocol.Accepted(socket));
+        ClusterView.RouteManager.Tell(new RouteManager.Protocol.Accepted(socket));
     }
-
-    /// <summary>The route listener's port (0 before <see cref="StartRouting"/>).</summary>
-    public int RoutePort => _routePort;
-
-    private int _routePort;
-    private byte[]? _routeInfoLine;
-
-    /// <summary>
-    /// <c>INFO {json}\r\n</c> for a route, as nats-server's startRouteAcceptLoop fills it: id, name,
-    /// the route listener's (or advertised) host and port, cluster name, headers, and unless
-    /// <c>no_advertise</c> the client URLs. Cached until the cluster name or the URLs change.
-    /// </summary>
-    internal byte[] RouteInfoLine() => RouteInfoLine(lameDuck: false);
-
-    /// <summary>
-    /// As <see cref="RouteInfoLine()"/>; with <paramref name="lameDuck"/> the one INFO a node in lame duck
-    /// mode sends its routes, with <c>"ldm":true</c> (nats-server's sendLDMToRoutes), never cached.
-    /// </summary>
-    internal byte[] RouteInfoLine(bool lameDuck)
-    {
-        if (!lameDuck && _routeInfoLine is { } line)
-        {
-            return line;
-        }
-
-        var cluster = Options.Cluster;
-        var info = new RouteInfo
-        {
-            ServerId = ServerId,
-            ServerName = ServerName,
-            Version = Options.NatsServerVersion,
-            Go = "courier " + CourierVersion,
-            Host = cluster.Host,
-            Port = _routePort,
-            Headers = true,
-            AuthRequired = cluster.Username is not null,
-            TlsRequired = cluster.Tls is not null, // nats-server: both true with a cluster tls block
-            TlsVerify = cluster.Tls is not null,
-            MaxPayload = Options.MaxPayload,
-            Proto = 2, // RouteProtoV2: accounts on RS+/RS-/RMSG
-            Cluster = Routes!.ClusterName,
-            Dynamic = Routes.Dynamic,
-            Lnoc = true,
-            ConnectUrls = cluster.NoAdvertise ? null : OwnClientUrls(),
-            CourierAkka = AkkaAddress,
-        };
-        if (cluster.Advertise is { } advertise)
-        {
-            var colon = advertise.LastIndexOf(':');
-            info.Host = colon < 0 ? advertise : advertise[..colon];
-            info.Port = colon < 0 ? _routePort : int.Parse(advertise.AsSpan(colon + 1), global::System.Globalization.CultureInfo.InvariantCulture);
-            info.Ip = $"nats-route://{info.Host}:{info.Port}/";
-        }
-
-        if (lameDuck)
-        {
-            info.LameDuckMode = true;
-            return ProtocolWriter.Info(info);
-        }
-
-        return _routeInfoLine = ProtocolWriter.Info(info);
-    }
-
-    /// <summary>
-    /// This node's client URLs (host:port) as nats-server's getClientConnectURLs: the listen host, or
-    /// when it listens on every address, each non-loopback IPv4 address (loopback if there is no other).
-    /// </summary>
-    internal IReadOnlyList<string> OwnClientUrls()
-    {
-        var host = Options.Host;
-        var port = Info.Port;
-        if (host is not ("0.0.0.0" or "::" or "[::]"))
-        {
-            return [$"{host}:{port}"];
-        }
-
-        var urls = new List<string>();
-        try
-        {
-            foreach (var nic in global::System.Net.NetworkInformation.NetworkInterface.GetAllNetworkInterfaces())
-            {
-                foreach (var address in nic.GetIPProperties().UnicastAddresses)
-                {
-                    if (address.Address.AddressFamily == AddressFamily.InterNetwork && !global::System.Net.IPAddress.IsLoopback(address.Address))
-                    {
-                        urls.Add($"{address.Address}:{port}");
-                    }
-                }
-            }
-        }
-        catch (global::System.Net.NetworkInformation.NetworkInformationException)
-        {
-        }
-
-        return urls.Count > 0 ? urls : [$"127.0.0.1:{port}"];
-    }
-
-    /// <summary>A peer told of a server it met (gossip): the route manager dials it unless it is known.</summary>
-    internal void OnImplicitRoute(RouteInfo info) => RouteManager.Tell(new RouteManager.Protocol.ImplicitRoute(info));
-
-    /// <summary>A route registered, went away, or sent new client URLs.</summary>
-    internal void OnRoutesChanged()
-    {
-        _routeInfoLine = null;
-        if (Routes is null)
-        {
-            return;
-        }
-
-        UpdateConnectUrls();
-        if (ClusterNode.IsNobody())
-        {
-            return;
-        }
-
-        var peers = new List<string>();
-        foreach (var route in Routes.Routes)
-        {
-            if (route.Route?.RemoteInfo?.CourierAkka is { } akka)
-            {
-                peers.Add(akka);
-            }
-        }
-
-        ClusterNode.Tell(new ClusterNode.Protocol.PeersChanged(peers));
-    }
-
-    private readonly Lock _connectUrlsLock = new();
-
-    /// <summary>
-    /// INFO <c>connect_urls</c>: this node's client URLs and those its routes advertised, unless
-    /// <c>no_advertise</c>. When they change, clients that understand async INFO (CONNECT protocol 1)
-    /// get a new INFO, so they learn of nodes that came or went (nats-server's
-    /// addConnectURLsAndSendINFOToClients). A node in lame duck mode leaves its own URLs out, and the
-    /// URLs of a peer that said it is in lame duck mode are left out (nats-server's sendLDMToClients and
-    /// removeConnectURLsAndSendINFOToClients), so clients move to the nodes that stay. With
-    /// <paramref name="notify"/> false only the INFO is updated (lame duck mode sends its own).
-    /// </summary>
-    private void UpdateConnectUrls(bool notify = true)
-    {
-        if (Options.Cluster.NoAdvertise || Routes is null)
-        {
-            return;
-        }
-
-        // Computed, set and sent under one lock: two routes registering at once on different threads
-        // must not let the one that read the routes first set (and send) its older list last, which
-        // left a node advertising fewer URLs than it routes to. Route changes are rare; the lock is
-        // held while INFO lines are queued on client outbounds, which never call back.
-        lock (_connectUrlsLock)
-        {
-            var urls = IsLameDuck ? new List<string>() : new List<string>(OwnClientUrls());
-            foreach (var route in Routes.Routes)
-            {
-                if (route.Route is { LameDuck: true })
-                {
-                    continue;
-                }
-
-                foreach (var url in route.Route?.ConnectUrls ?? [])
-                {
-                    if (!urls.Contains(url))
-                    {
-                        urls.Add(url);
-                    }
-                }
-            }
-
-            if (!Info.TrySetConnectUrls(urls))
-            {
-                return;
-            }
-
-            if (notify)
-            {
-                SendInfoToClients();
-            }
-        }
-    }
-
-    /// <summary>An async INFO (the current one) to every client that understands it (CONNECT protocol 1).</summary>
-    private void SendInfoToClients()
-    {
-        Span<byte> line = stackalloc byte[4096]; // bytes: an INFO with a few dozen URLs
-        foreach (var client in Registry.Clients)
-        {
-            if (client.IsRoute || client.IsInternal || client.IsWebSocket || client.IsMqtt || client.ConnectOptions is not { Protocol: >= 1 })
-            {
-                continue;
-            }
-
-            var length = Info.Format(line, client.Id, client.RemoteIp);
-            if (length > 0)
-            {
-                client.Outbound.Write(line[..length]);
-                client.Outbound.Signal();
-            }
-        }
-    }
-
-    /// <summary>The client URLs INFO advertises now (this node's first).</summary>
-    public IReadOnlyList<string> ConnectUrls => Info.ConnectUrls ?? OwnClientUrls();
 
     /// <summary>Creates the data path of a route link (<see cref="Cluster.RouteActor"/>).</summary>
     internal ClientConnection CreateRoute(Stream stream, Socket socket, ulong id, IActorRef owner, RouteLink link) =>
@@ -757,7 +447,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
         // A host's system (a test's) outlives the broker: stop just the broker's actors, children first.
         var jetStreams = Accounts.All.Select(a => a.JetStream).Where(j => j is not null && !ReferenceEquals(j, JetStream));
-        foreach (var actor in new[] { JetStream }.Concat(jetStreams).Concat([ClusterNode, RouteManager, _connections]).Concat(Accounts.Supervisors))
+        foreach (var actor in new[] { JetStream }.Concat(jetStreams).Concat([ClusterView.ClusterNode, ClusterView.RouteManager, _connections]).Concat(Accounts.Supervisors))
         {
             if (actor is not null && !actor.IsNobody())
             {
@@ -774,6 +464,9 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
     /// <summary>Puts SUB/UNSUB batches in effect in the routes and router shards.</summary>
     internal SubscriptionChanges Subscriptions { get; }
+
+    /// <summary>The node's view of its cluster: routes' INFO, connect_urls, membership.</summary>
+    internal ClusterView ClusterView { get; }
 
     /// <summary>Snapshots of the node for monitoring.</summary>
     internal MonitoringSnapshots Monitoring { get; }

@@ -139,12 +139,12 @@ internal sealed partial class MonitoringPages
                 {
                     Name = table.ClusterName,
                     Host = o.Cluster.Host,
-                    Port = _broker.RoutePort,
+                    Port = _broker.ClusterView.RoutePort,
                     AuthTimeout = o.Cluster.AuthTimeout.TotalSeconds,
                     Urls = o.Cluster.Routes.Count == 0 ? null : [.. o.Cluster.Routes.Select(u => $"{u.Host}:{u.Port}")],
                 }
                 : new VarzCluster(),
-            ConnectUrls = _broker.Routes is null || o.Cluster.NoAdvertise ? null : _broker.ConnectUrls,
+            ConnectUrls = _broker.Routes is null || o.Cluster.NoAdvertise ? null : _broker.ClusterView.ConnectUrls,
             Routes = _broker.Routes?.Routes.Length ?? 0,
             JetStream = o.JetStream
                 ? new VarzJetStream { Config = VarzJetStreamConfig.From(o, o.StoreDir ?? "") }

@@ -84,7 +84,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
             return Json(new Healthz { Status = "unavailable", Error = "JetStream not enabled" }, GatewayJsonContext.Default.Healthz, StatusCodes.Status503ServiceUnavailable);
         }
 
-        if (_broker.Routes is not null && _broker.ClusterPeersExpected && !_broker.IsClusterMember)
+        if (_broker.Routes is not null && _broker.ClusterView.ClusterPeersExpected && !_broker.ClusterView.IsClusterMember)
         {
             // A clustered node that routes reach but that is not (or no longer) an Up member of the Akka cluster.
             return Json(new Healthz { Status = "unavailable", Error = "not a member of the cluster" }, GatewayJsonContext.Default.Healthz, StatusCodes.Status503ServiceUnavailable);
