@@ -69,7 +69,6 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         _store.DisplacementObserver = _displaced;
         _directory = directory;
         ReceiveAsync<Protocol.ConsumerRequest>(HandleConsumerRequestAsync);
-        Receive<Protocol.GetConsumer>(get => Sender.Tell(_consumers.TryGetValue(get.Name, out var consumer) ? consumer : ActorRefs.Nobody));
         Receive<Protocol.FlowControlBatch>(OnFlowControl);
         ReceiveAsync<Protocol.Update>(async update =>
         {
@@ -1273,9 +1272,6 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
 
         /// <summary>A read batch of direct get requests.</summary>
         public sealed record DirectGets(IReadOnlyList<InternalMessage> Messages);
-
-        /// <summary>Asks for a consumer's actor (<see cref="ActorRefs.Nobody"/> when there is none): for fault injection.</summary>
-        public sealed record GetConsumer(string Name);
 
         /// <summary>A read batch of answers to push consumers' flow control requests.</summary>
         public sealed record FlowControlBatch(IReadOnlyList<InternalMessage> Messages);
