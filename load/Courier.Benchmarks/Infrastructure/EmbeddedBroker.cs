@@ -2,12 +2,13 @@ using System.Buffers;
 using Akka.Actor;
 using Courier.Actors.Connections;
 using Courier.Actors.Server;
+using Courier.Testing;
 
 namespace Courier.Benchmarks.Infrastructure;
 
 /// <summary>
 /// A real <see cref="Broker"/> (actor system, subject routers, subject space) with socketless
-/// client connections: commands go in through <see cref="ClientConnection.ProcessBatchAsync"/>, and
+/// client connections: commands go in through <see cref="ReadBatches.ProcessBatchAsync"/>, and
 /// each subscriber's write pump drains into <see cref="Stream.Null"/>.
 /// </summary>
 internal sealed class EmbeddedBroker : IAsyncDisposable

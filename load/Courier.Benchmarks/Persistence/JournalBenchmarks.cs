@@ -3,8 +3,8 @@ using Akka.Actor;
 using Akka.Configuration;
 using BenchmarkDotNet.Attributes;
 using Courier.Actors.Hosting;
-using Courier.Actors.Persistence;
 using Courier.Benchmarks.Storage;
+using Courier.Testing;
 using Microsoft.Extensions.Logging.Abstractions;
 
 namespace Courier.Benchmarks.Persistence;
@@ -111,11 +111,10 @@ public class JournalBenchmarks
         }
     }
 
-    /// <summary>The journal's engine calls so far (<c>JournalPlugin.Protocol.GetBatches</c>).</summary>
+    /// <summary>The journal's engine calls so far (its group commits).</summary>
     private long Batches()
     {
-        var journal = Akka.Persistence.Persistence.Instance.Apply(_system).JournalFor(null);
-        return journal.Ask<long>(JournalPlugin.Protocol.GetBatches.Instance, RoundTimeout).GetAwaiter().GetResult();
+        return Akka.Persistence.Persistence.Instance.Apply(_system).JournalFor(null).GroupCommits();
     }
 
     private Config Configure()

@@ -2,6 +2,7 @@ using System.Buffers;
 using BenchmarkDotNet.Attributes;
 using Courier.Actors.Connections;
 using Courier.Benchmarks.Infrastructure;
+using Courier.Testing;
 
 namespace Courier.Benchmarks.Publish;
 

@@ -28,7 +28,7 @@ internal sealed partial class ClientConnection
     /// <summary>Set when subscribe permissions deny subjects: publishers check each delivery against it.</summary>
     public ClientPermissions? DeliveryFilter { get; private set; }
 
-    private enum ReadOutcome
+    internal enum ReadOutcome
     {
         /// <summary>Everything complete was processed; read more.</summary>
         Continue,
@@ -110,36 +110,10 @@ internal sealed partial class ClientConnection
         RequestClose(closeReason);
     }
 
-    /// <summary>
-    /// Runs one read batch through the same steps as <see cref="RunReadPumpAsync"/>'s loop body,
-    /// without a socket: parse and process every complete command, await pending SUB/UNSUB in the
-    /// routers, then signal the touched outbounds once. Returns the bytes consumed.
-    /// </summary>
-    /// <remarks>
-    /// Only for Courier.Benchmarks (the embedded publish path) and tests; the pump never calls it.
-    /// Completes synchronously, without allocating, when the batch holds no SUB/UNSUB.
-    /// </remarks>
-    internal async ValueTask<long> ProcessBatchAsync(ReadOnlySequence<byte> buffer)
-    {
-        var length = buffer.Length;
-        while (Process(ref buffer) == ReadOutcome.FlushSubscriptions)
-        {
-            await FlushSubscriptionChangesAsync().ConfigureAwait(false);
-        }
-
-        if (_pendingChanges.Count > 0)
-        {
-            await FlushSubscriptionChangesAsync().ConfigureAwait(false);
-        }
-
-        FlushTouched();
-        return length - buffer.Length;
-    }
-
     private string? _closeRequest;
 
     /// <summary>Processes every complete command in <paramref name="buffer"/>, slicing off what it consumed.</summary>
-    private ReadOutcome Process(ref ReadOnlySequence<byte> buffer)
+    internal ReadOutcome Process(ref ReadOnlySequence<byte> buffer)
     {
         if (_route is not null)
         {

@@ -69,7 +69,6 @@ internal sealed partial class JetStreamApi : ReceiveActor
             // stream can meet "no responders".
             WhenStreamsStartedAsync([.. _streams.Values.Select(s => s.Actor)], _client).PipeTo(Sender, success: () => Protocol.Ready.Instance);
         });
-        Receive<Protocol.GetStream>(get => Sender.Tell(_streams.TryGetValue(get.Name, out var entry) ? entry.Actor : ActorRefs.Nobody));
         Receive<Protocol.StreamDeleted>(OnStreamDeleted);
         Receive<Terminated>(OnStreamTerminated);
         Receive<Protocol.GetStats>(_ => GatherStatsAsync(NewStats(), [.. _streams.Values]).PipeTo(Sender));
@@ -810,9 +809,6 @@ internal sealed partial class JetStreamApi : ReceiveActor
     /// <summary>The messages this actor understands.</summary>
     public static partial class Protocol
     {
-        /// <summary>Asks for a stream's actor (<see cref="ActorRefs.Nobody"/> when there is none); for fault-injection tests.</summary>
-        public sealed record GetStream(string Name);
-
         /// <summary>Asks for <see cref="Ready"/> once the API subscription is in effect.</summary>
         public sealed class AwaitReady
         {

@@ -68,8 +68,10 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         _store = store;
         _store.DisplacementObserver = _displaced;
         _directory = directory;
-        ReceiveAsync<Protocol.ConsumerRequest>(HandleConsumerRequestAsync);
-        Receive<Protocol.GetConsumer>(get => Sender.Tell(_consumers.TryGetValue(get.Name, out var consumer) ? consumer : ActorRefs.Nobody));
+        Receive<Protocol.ConsumerRequest>(HandleConsumerRequest);
+        Receive<ConsumerInfoAnswer>(OnConsumerInfoAnswer);
+        Receive<ConsumerListAnswer>(OnConsumerListAnswer);
+        Receive<ConsumerUnanswered>(OnConsumerUnanswered);
         Receive<Protocol.FlowControlBatch>(OnFlowControl);
         ReceiveAsync<Protocol.Update>(async update =>
         {
@@ -376,11 +378,11 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         }
     }
 
-    private async Task HandleConsumerRequestAsync(Protocol.ConsumerRequest request)
+    private void HandleConsumerRequest(Protocol.ConsumerRequest request)
     {
         try
         {
-            await HandleConsumerRequestCoreAsync(request).ConfigureAwait(true);
+            HandleConsumerRequestCore(request);
         }
         catch (JsonException)
         {
@@ -390,19 +392,18 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         }
     }
 
-    private async Task HandleConsumerRequestCoreAsync(Protocol.ConsumerRequest request)
+    private void HandleConsumerRequestCore(Protocol.ConsumerRequest request)
     {
         switch (request.Operation)
         {
             case "CREATE":
             case "DURABLE.CREATE":
-                await CreateConsumerAsync(request).ConfigureAwait(true);
+                CreateConsumer(request);
                 break;
             case "INFO":
-                if (await ConsumerInfoAsync(request.Consumer) is { } info)
+                if (_consumers.TryGetValue(request.Consumer, out var known))
                 {
-                    info.Type = "io.nats.jetstream.api.v1.consumer_info_response";
-                    Reply(request.ReplyTo, info, ConsumerJsonContext.Default.ConsumerInfoResponse);
+                    ReplyConsumerInfoLater(known, ConsumerActor.Protocol.GetInfo.Instance, request.ReplyTo, "io.nats.jetstream.api.v1.consumer_info_response");
                 }
                 else
                 {
@@ -429,36 +430,34 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
                 {
                     var names = _consumers.Names.Order(StringComparer.Ordinal).ToList();
                     var (offset, count) = ApiPaging.Page(names.Count, RequestedOffset(request.Payload), ApiPaging.ListLimit);
-                    var infos = new List<ConsumerInfoResponse>();
+                    var page = new List<IActorRef>(count);
                     foreach (var name in names.GetRange(offset, count))
                     {
-                        if (await ConsumerInfoAsync(name) is { } i)
+                        if (_consumers.TryGetValue(name, out var listed))
                         {
-                            infos.Add(i);
+                            page.Add(listed);
                         }
                     }
 
-                    Reply(request.ReplyTo, new ConsumerListResponse
-                    {
-                        Type = "io.nats.jetstream.api.v1.consumer_list_response",
-                        Total = names.Count,
-                        Offset = offset,
-                        Limit = ApiPaging.ListLimit,
-                        Consumers = infos,
-                    }, ConsumerJsonContext.Default.ConsumerListResponse);
+                    ReplyConsumerListLater([.. page], names.Count, offset, request.ReplyTo);
                     break;
                 }
             case "DELETE":
                 if (_consumers.Remove(request.Consumer, out var doomed))
                 {
-                    await doomed.Ask<ConsumerActor.Protocol.Deleted>(ConsumerActor.Protocol.Delete.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
-                    ForgetConsumer(request.Consumer);
-                    if (ConsumersDirectory is { } dir && Directory.Exists(Path.Combine(dir, request.Consumer)))
+                    // The one wait left in a turn: nothing else (a create of the same name) may run until
+                    // the consumer has deleted its state and its directory is gone (Akka suspends the mailbox).
+                    RunTask(async () =>
                     {
-                        Directory.Delete(Path.Combine(dir, request.Consumer), recursive: true);
-                    }
+                        await doomed.Ask<ConsumerActor.Protocol.Deleted>(ConsumerActor.Protocol.Delete.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
+                        ForgetConsumer(request.Consumer);
+                        if (ConsumersDirectory is { } dir && Directory.Exists(Path.Combine(dir, request.Consumer)))
+                        {
+                            Directory.Delete(Path.Combine(dir, request.Consumer), recursive: true);
+                        }
 
-                    Reply(request.ReplyTo, new SuccessResponse { Type = "io.nats.jetstream.api.v1.consumer_delete_response", Success = true }, JetStreamJsonContext.Default.SuccessResponse);
+                        Reply(request.ReplyTo, new SuccessResponse { Type = "io.nats.jetstream.api.v1.consumer_delete_response", Success = true }, JetStreamJsonContext.Default.SuccessResponse);
+                    });
                 }
                 else
                 {
@@ -484,12 +483,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     private static int RequestedOffset(byte[] payload) =>
         payload.Length == 0 ? 0 : JsonSerializer.Deserialize(payload, JetStreamJsonContext.Default.StreamListRequest)?.Offset ?? 0;
 
-    private async Task<ConsumerInfoResponse?> ConsumerInfoAsync(string name) =>
-        _consumers.TryGetValue(name, out var actor)
-            ? await actor.Ask<ConsumerInfoResponse>(ConsumerActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true)
-            : null;
-
-    private async Task CreateConsumerAsync(Protocol.ConsumerRequest request)
+    private void CreateConsumer(Protocol.ConsumerRequest request)
     {
         const string Type = "io.nats.jetstream.api.v1.consumer_create_response";
         var create = JsonSerializer.Deserialize(request.Payload, ConsumerJsonContext.Default.CreateConsumerRequest);
@@ -543,9 +537,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
 
         if (_consumers.TryGetValue(name, out var existing))
         {
-            var info = await existing.Ask<ConsumerInfoResponse>(ConsumerActor.Protocol.GetInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
-            info.Type = Type;
-            Reply(request.ReplyTo, info, ConsumerJsonContext.Default.ConsumerInfoResponse);
+            ReplyConsumerInfoLater(existing, ConsumerActor.Protocol.GetInfo.Instance, request.ReplyTo, Type);
             return;
         }
 
@@ -567,9 +559,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         }
 
         var actor = StartConsumer(config, createdAt, persisted);
-        var created = await actor.Ask<ConsumerInfoResponse>(ConsumerActor.Protocol.GetCreatedInfo.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
-        created.Type = Type;
-        Reply(request.ReplyTo, created, ConsumerJsonContext.Default.ConsumerInfoResponse);
+        ReplyConsumerInfoLater(actor, ConsumerActor.Protocol.GetCreatedInfo.Instance, request.ReplyTo, Type);
     }
 
     private static string NewConsumerName()
@@ -1273,9 +1263,6 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
 
         /// <summary>A read batch of direct get requests.</summary>
         public sealed record DirectGets(IReadOnlyList<InternalMessage> Messages);
-
-        /// <summary>Asks for a consumer's actor (<see cref="ActorRefs.Nobody"/> when there is none): for fault injection.</summary>
-        public sealed record GetConsumer(string Name);
 
         /// <summary>A read batch of answers to push consumers' flow control requests.</summary>
         public sealed record FlowControlBatch(IReadOnlyList<InternalMessage> Messages);

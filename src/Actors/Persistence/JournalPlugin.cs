@@ -47,6 +47,9 @@ internal sealed class JournalPlugin : AsyncWriteJournal, IWithTimers
     /// <inheritdoc />
     public ITimerScheduler Timers { get; set; } = null!;
 
+    /// <summary>Group commits (engine calls) so far; readable from any thread.</summary>
+    internal long Batches => _writer.Batches;
+
     protected override void PreStart()
     {
         base.PreStart();
@@ -75,9 +78,6 @@ internal sealed class JournalPlugin : AsyncWriteJournal, IWithTimers
                     CancellationToken.None,
                     TaskContinuationOptions.OnlyOnFaulted,
                     TaskScheduler.Default);
-                return true;
-            case Protocol.GetBatches:
-                Sender.Tell(_writer.Batches);
                 return true;
             default:
                 return false;
@@ -181,20 +181,6 @@ internal sealed class JournalPlugin : AsyncWriteJournal, IWithTimers
     private static long TicksToUnixNanos(long ticks) => ticks <= 0 ? 0 : (ticks - DateTime.UnixEpoch.Ticks) * 100;
 
     private static long UnixNanosToTicks(long nanos) => nanos <= 0 ? 0 : DateTime.UnixEpoch.Ticks + (nanos / 100);
-
-    /// <summary>Messages the plugin understands beside Akka's journal protocol.</summary>
-    internal static class Protocol
-    {
-        /// <summary>Asks for the number of group commits so far (a <see cref="long"/>).</summary>
-        public sealed class GetBatches
-        {
-            public static readonly GetBatches Instance = new();
-
-            private GetBatches()
-            {
-            }
-        }
-    }
 
     /// <summary>The sync_interval timer's tick.</summary>
     private sealed class SyncTick

@@ -20,6 +20,7 @@ internal sealed class JournalWriter : IDisposable
     private List<Work> _queue = [];
     private List<Work> _draining = [];
     private bool _stopping;
+    private long _batches;
 
     public JournalWriter(IJournalStore store, string name)
     {
@@ -28,8 +29,8 @@ internal sealed class JournalWriter : IDisposable
         _thread.Start();
     }
 
-    /// <summary>Engine calls made so far: one per drained run of writes (benchmarks and tests read it).</summary>
-    public long Batches { get; private set; }
+    /// <summary>Engine calls made so far: one per drained run of writes (benchmarks and tests read it, from any thread).</summary>
+    public long Batches => Interlocked.Read(ref _batches);
 
     /// <summary>Queues atomic writes; completes with one rejection (or null) per write once they are durable.</summary>
     /// <exception cref="IOException">(through the task) The batch could not be made durable.</exception>
@@ -149,7 +150,7 @@ internal sealed class JournalWriter : IDisposable
         try
         {
             _store.WriteMessages(writes, rejections);
-            Batches++;
+            Interlocked.Increment(ref _batches);
         }
         catch (Exception e)
         {

@@ -25,7 +25,8 @@ namespace Courier.Storage.FileStorage;
 /// leaves the zero tail, which recovery cuts. The spare itself is <c>spare.tmp</c>, which recovery
 /// deletes with any other temp file.</para>
 /// <para>Threads: the preparer touches only the spare file and <see cref="_spareState"/>; the rollover
-/// takes the spare under the store lock once the preparer has published it ready.</para>
+/// takes the spare under the store lock once the preparer has published it ready. Stop and delete do not
+/// wait for a preparer under way: it stops at its next chunk, and a spare it made ready is deleted after it.</para>
 /// </remarks>
 internal sealed partial class FileStore
 {
@@ -71,8 +72,10 @@ internal sealed partial class FileStore
         var ready = false;
         try
         {
-            using (var file = _fs.Open(SparePath, FileMode.Create))
+            // A preparer that starts after the store began closing makes no file (the store does not wait for it).
+            if (!Volatile.Read(ref _spareClosing))
             {
+                using var file = _fs.Open(SparePath, FileMode.Create);
                 if (WriteZeros(file, 0, _blockSize, () => Volatile.Read(ref _spareClosing)) && !Volatile.Read(ref _spareClosing))
                 {
                     file.Sync();
@@ -122,7 +125,12 @@ internal sealed partial class FileStore
         return true;
     }
 
-    /// <summary>Stops preparing (waits for a preparer under way) and removes the spare: on stop and delete.</summary>
+    /// <summary>
+    /// Stops preparing and removes the spare: on stop and delete. Never waits: a preparer under way sees the
+    /// store closing before its next chunk and deletes its file itself; one that finished just before is
+    /// followed by a continuation that deletes the spare it left (the stream actor stops its store on its
+    /// own thread, which must not block on the preparer's writes and fsync).
+    /// </summary>
     private void DiscardSpare()
     {
         Task? task;
@@ -132,10 +140,25 @@ internal sealed partial class FileStore
             task = _spareTask;
         }
 
-        task?.Wait();
-        if (_spareState != SpareNone)
+        if (task is null || task.IsCompleted)
         {
-            _spareState = SpareNone;
+            DeleteReadySpare();
+            return;
+        }
+
+        task.ContinueWith(
+            static (_, store) => ((FileStore)store!).DeleteReadySpare(),
+            this,
+            CancellationToken.None,
+            TaskContinuationOptions.ExecuteSynchronously,
+            TaskScheduler.Default);
+    }
+
+    /// <summary>Deletes a spare that was made ready and not taken; the preparer is done.</summary>
+    private void DeleteReadySpare()
+    {
+        if (Interlocked.Exchange(ref _spareState, SpareNone) != SpareNone)
+        {
             try
             {
                 _fs.Delete(SparePath);

@@ -3,6 +3,7 @@ using System.Text;
 using Akka.Actor;
 using Courier.Actors.Connections;
 using Courier.Actors.Server;
+using Courier.Testing;
 using Xunit;
 
 namespace Courier.Actors.Tests.Accounts;

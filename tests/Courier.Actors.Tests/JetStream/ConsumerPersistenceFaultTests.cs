@@ -151,8 +151,8 @@ public sealed class ConsumerPersistenceFaultTests : JetStreamTestKit
 
     private static async Task<IActorRef> ConsumerAsync(BrokerHarness harness)
     {
-        var stream = await harness.Broker.JetStream!.Ask<IActorRef>(new JetStreamApi.Protocol.GetStream("FI"), TimeSpan.FromSeconds(5));
-        return await stream.Ask<IActorRef>(new StreamActor.Protocol.GetConsumer("D"), TimeSpan.FromSeconds(5));
+        var stream = await JetStreamActors.StreamAsync(harness.Broker.JetStream!, "FI");
+        return await JetStreamActors.ConsumerAsync(stream, "D");
     }
 
     /// <summary>no_wait fetches until one returns at least <paramref name="minimum"/> messages (the consumer may be restarting).</summary>

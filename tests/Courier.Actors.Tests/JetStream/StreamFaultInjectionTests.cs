@@ -35,7 +35,7 @@ public sealed class StreamFaultInjectionTests : JetStreamTestKit
             await JetStreamWire.RequestAsync(c, m.AckSubject, "+ACK");
         }
 
-        var stream = await harness.Broker.JetStream!.Ask<IActorRef>(new JetStreamApi.Protocol.GetStream("FI"), TimeSpan.FromSeconds(5));
+        var stream = await JetStreamActors.StreamAsync(harness.Broker.JetStream!, "FI");
         stream.Tell(Kill.Instance);
 
         // The restarted stream answers again, with every message and the next sequence.
@@ -87,8 +87,8 @@ public sealed class StreamFaultInjectionTests : JetStreamTestKit
         }
 
         Assert.NotEmpty(Directory.EnumerateFiles(snapshots, "*.snap")); // so recovery starts from a snapshot
-        var stream = await harness.Broker.JetStream!.Ask<IActorRef>(new JetStreamApi.Protocol.GetStream("FI"), TimeSpan.FromSeconds(5));
-        var consumer = await stream.Ask<IActorRef>(new StreamActor.Protocol.GetConsumer("D"), TimeSpan.FromSeconds(5));
+        var stream = await JetStreamActors.StreamAsync(harness.Broker.JetStream!, "FI");
+        var consumer = await JetStreamActors.ConsumerAsync(stream, "D");
         consumer.Tell(Kill.Instance);
 
         // The restarted consumer redelivers exactly the 5 unacknowledged deliveries (second delivery), then the rest.
@@ -123,17 +123,18 @@ public sealed class StreamFaultInjectionTests : JetStreamTestKit
         }
 
         // Eleven failures in a row: more than the supervisor's ten restarts a minute, so the actor stops.
-        var first = await harness.Broker.JetStream!.Ask<IActorRef>(new JetStreamApi.Protocol.GetStream("FI"), TimeSpan.FromSeconds(5));
+        var first = await JetStreamActors.StreamAsync(harness.Broker.JetStream!, "FI");
         for (var i = 0; i < 11; i++)
         {
             first.Tell(Kill.Instance);
         }
 
         var second = first;
-        for (var attempt = 0; attempt < 100 && second.Equals(first); attempt++)
+        // Between the old actor's end and the new one's start the stream has no actor (Nobody).
+        for (var attempt = 0; attempt < 100 && (second.Equals(first) || second.Equals(ActorRefs.Nobody)); attempt++)
         {
             await Task.Delay(20);
-            second = await harness.Broker.JetStream!.Ask<IActorRef>(new JetStreamApi.Protocol.GetStream("FI"), TimeSpan.FromSeconds(5));
+            second = await JetStreamActors.StreamAsync(harness.Broker.JetStream!, "FI");
         }
 
         Assert.NotEqual(first, second);

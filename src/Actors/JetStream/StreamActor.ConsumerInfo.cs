@@ -1,0 +1,75 @@
+using Akka.Actor;
+using Akka.Event;
+using Courier.Protocols.JetStream;
+
+namespace Courier.Actors.JetStream;
+
+/// <summary>
+/// Consumer API answers made of consumers' infos (CONSUMER.INFO, CONSUMER.LIST, a create's reply):
+/// the infos are asked of the consumer actors off this actor's turn, and the answer is piped back to
+/// be replied in a turn of its own. The stream keeps storing and answering meanwhile; it never waits
+/// inside a turn for a consumer (as <see cref="JetStreamApi"/> gathers the account detail).
+/// </summary>
+internal sealed partial class StreamActor
+{
+    /// <summary>How long a consumer has to answer for its info (as before: a consumer that is going away may never).</summary>
+    private static readonly TimeSpan ConsumerInfoTimeout = TimeSpan.FromSeconds(10);
+
+    /// <summary>Replies with <paramref name="consumer"/>'s info (asked with <paramref name="ask"/>) once it answers, typed <paramref name="type"/>.</summary>
+    private void ReplyConsumerInfoLater(IActorRef consumer, object ask, string? replyTo, string type) =>
+        consumer.Ask<ConsumerInfoResponse>(ask, ConsumerInfoTimeout)
+            .PipeTo(Self, success: info => new ConsumerInfoAnswer(replyTo, type, info), failure: e => new ConsumerUnanswered(type, e));
+
+    /// <summary>CONSUMER.LIST's page: the consumers' infos, asked of all at once, in the page's (name) order.</summary>
+    private void ReplyConsumerListLater(IActorRef[] page, int total, int offset, string? replyTo) =>
+        GatherConsumerListAsync(page, total, offset).PipeTo(Self, success: list => new ConsumerListAnswer(replyTo, list));
+
+    /// <summary>A consumer that does not answer in time is left out, as nats-server leaves out one without info.</summary>
+    private static async Task<ConsumerListResponse> GatherConsumerListAsync(IActorRef[] page, int total, int offset)
+    {
+        var asks = Array.ConvertAll(page, c => c.Ask<ConsumerInfoResponse>(ConsumerActor.Protocol.GetInfo.Instance, ConsumerInfoTimeout));
+        var infos = new List<ConsumerInfoResponse>(asks.Length);
+        foreach (var ask in asks)
+        {
+            try
+            {
+                infos.Add(await ask.ConfigureAwait(false));
+            }
+            catch (Exception e) when (e is AskTimeoutException or TaskCanceledException)
+            {
+                // a consumer that is going away
+            }
+        }
+
+        return new ConsumerListResponse
+        {
+            Type = "io.nats.jetstream.api.v1.consumer_list_response",
+            Total = total,
+            Offset = offset,
+            Limit = ApiPaging.ListLimit,
+            Consumers = infos,
+        };
+    }
+
+    private void OnConsumerInfoAnswer(ConsumerInfoAnswer answer)
+    {
+        answer.Info.Type = answer.Type;
+        Reply(answer.ReplyTo, answer.Info, ConsumerJsonContext.Default.ConsumerInfoResponse);
+    }
+
+    private void OnConsumerListAnswer(ConsumerListAnswer answer) =>
+        Reply(answer.ReplyTo, answer.Response, ConsumerJsonContext.Default.ConsumerListResponse);
+
+    // The requester times out, as it did when the stream waited for the consumer in its turn.
+    private void OnConsumerUnanswered(ConsumerUnanswered unanswered) =>
+        _log.Warning("stream {0}: no consumer info for a {1} ({2})", _config.Name, unanswered.Type, unanswered.Cause.GetBaseException().Message);
+
+    /// <summary>A consumer's info, asked off the actor, to reply with as <see cref="Type"/>.</summary>
+    private sealed record ConsumerInfoAnswer(string? ReplyTo, string Type, ConsumerInfoResponse Info);
+
+    /// <summary>CONSUMER.LIST's answer, gathered off the actor.</summary>
+    private sealed record ConsumerListAnswer(string? ReplyTo, ConsumerListResponse Response);
+
+    /// <summary>A consumer did not answer for its info (stopped, or past <see cref="ConsumerInfoTimeout"/>).</summary>
+    private sealed record ConsumerUnanswered(string Type, Exception Cause);
+}
