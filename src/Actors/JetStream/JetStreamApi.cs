@@ -3,6 +3,7 @@ using System.Text.Json.Serialization.Metadata;
 using Akka.Actor;
 using Akka.Event;
 using Courier.Actors.Connections;
+using Courier.Actors.Hosting;
 using Courier.Actors.Routing;
 using Courier.Protocols.JetStream;
 using Courier.Protocols.Subjects;
@@ -61,13 +62,13 @@ internal sealed partial class JetStreamApi : ReceiveActor
         _streamsDirectory = settings.StreamsDirectory;
         _fileStoreOptions = new FileStoreOptions { Sync = settings.Sync };
         Receive<Protocol.Requests>(requests => Handle(requests.Messages));
-        Receive<Protocol.AwaitReady>(_ =>
+        Receive<Readiness.AwaitReady>(_ =>
         {
             // PreStart subscribed to $JS.API.> and started the recovered streams: once each stream
-            // has run its PreStart (it answers a Started after it) and the broker has answered a PING
+            // has run its PreStart (it answers Ready after it) and the broker has answered a PING
             // after that, their subscriptions are in effect and no request or publish to a recovered
             // stream can meet "no responders".
-            WhenStreamsStartedAsync([.. _streams.Values.Select(s => s.Actor)], _client).PipeTo(Sender, success: () => Protocol.Ready.Instance);
+            WhenStreamsStartedAsync([.. _streams.Values.Select(s => s.Actor)], _client).PipeTo(Sender, success: () => Readiness.Ready.Instance);
         });
         Receive<Protocol.GetStream>(get => Sender.Tell(_streams.TryGetValue(get.Name, out var entry) ? entry.Actor : ActorRefs.Nobody));
         Receive<Protocol.StreamDeleted>(OnStreamDeleted);
@@ -89,7 +90,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
 
     private static async Task WhenStreamsStartedAsync(IReadOnlyList<IActorRef> streams, InProcessClient client)
     {
-        await Task.WhenAll(streams.Select(s => s.Ask<StreamActor.Protocol.Started>(StreamActor.Protocol.AwaitStarted.Instance, InfoTimeout))).ConfigureAwait(false);
+        await Task.WhenAll(streams.Select(s => s.Ask<Readiness.Ready>(Readiness.AwaitReady.Instance, InfoTimeout))).ConfigureAwait(false);
         await client.FlushAsync().ConfigureAwait(false);
     }
 
@@ -812,26 +813,6 @@ internal sealed partial class JetStreamApi : ReceiveActor
     {
         /// <summary>Asks for a stream's actor (<see cref="ActorRefs.Nobody"/> when there is none); for fault-injection tests.</summary>
         public sealed record GetStream(string Name);
-
-        /// <summary>Asks for <see cref="Ready"/> once the API subscription is in effect.</summary>
-        public sealed class AwaitReady
-        {
-            public static readonly AwaitReady Instance = new();
-
-            private AwaitReady()
-            {
-            }
-        }
-
-        /// <summary>The API answers requests.</summary>
-        public sealed class Ready
-        {
-            public static readonly Ready Instance = new();
-
-            private Ready()
-            {
-            }
-        }
 
         /// <summary>Asks for <see cref="JetStreamStats"/> (/jsz).</summary>
         public sealed class GetStats

@@ -118,7 +118,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         Receive<Protocol.ExpireByAge>(_ => _store.ExpireByAge((DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100));
         Receive<Protocol.SyncStore>(_ => _store.Sync());
 
-        Receive<Protocol.AwaitStarted>(_ => Sender.Tell(Protocol.Started.Instance));
+        Receive<Readiness.AwaitReady>(_ => Sender.Tell(Readiness.Ready.Instance)); // after PreStart: the stream has subscribed to its subjects
         Receive<Protocol.OriginAdvanced>(_ => QueueCopy());
         Receive<Protocol.CopyFromOrigins>(_ => CopyFromOrigins());
         Receive<Protocol.Append>(Append);
@@ -1207,26 +1207,6 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
 
         /// <summary>Answer <paramref name="ReplyTo"/> with the stream info of response type <paramref name="Type"/>; for a new stream, once its subscriptions are in effect.</summary>
         public sealed record ReplyInfo(string ReplyTo, string Type, bool DidCreate);
-
-        /// <summary>Asks for <see cref="Started"/>: answered once the stream's PreStart (its subscriptions) has run.</summary>
-        public sealed class AwaitStarted
-        {
-            public static readonly AwaitStarted Instance = new();
-
-            private AwaitStarted()
-            {
-            }
-        }
-
-        /// <summary>The stream has subscribed to its subjects.</summary>
-        public sealed class Started
-        {
-            public static readonly Started Instance = new();
-
-            private Started()
-            {
-            }
-        }
 
         /// <summary>An origin of this mirror or sources stream flushed new messages (or the 1 s check): copy what is new.</summary>
         public sealed class OriginAdvanced
