@@ -348,7 +348,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         foreach (var (entry, info) in await GatherInfosAsync(streams).ConfigureAwait(false))
         {
             var bytes = (long)(info?.State?.Bytes ?? 0);
-            if (entry.Config.Storage == "memory")
+            if (entry.Config.Storage == StorageType.Memory)
             {
                 memory += bytes;
             }
@@ -525,7 +525,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         try
         {
             store = OpenStore(config, directory);
-            if (config.Storage != "memory")
+            if (config.Storage != StorageType.Memory)
             {
                 var meta = new StreamInfoResponse { Config = config, Created = created };
                 // Durably: lazyfs power cuts (load/powerloss.sh --strict) left an empty meta.json behind
@@ -593,7 +593,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         {
             // As nats-server: nothing gets in or out of a sealed stream any more.
             config.MaxAge = 0;
-            config.Discard = "new";
+            config.Discard = DiscardPolicy.New;
             config.DenyDelete = true;
             config.DenyPurge = true;
             config.AllowRollup = false;
@@ -648,7 +648,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
 
     private IActorRef Start(StreamConfig config, DateTime created, IStreamStore store)
     {
-        var directory = config.Storage == "memory" ? null : Path.Combine(_streamsDirectory, config.Name);
+        var directory = config.Storage == StorageType.Memory ? null : Path.Combine(_streamsDirectory, config.Name);
         // A unique child name: a deleted stream's actor may still be stopping when its name is reused.
         var consumers = _consumers.Open(config.Name);
         var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest, _settings.Domain, _counters, _localStreams, consumers), $"stream-{Uri.EscapeDataString(config.Name)}-{++_incarnation}");
@@ -695,7 +695,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         MaxAge = TimeSpan.FromTicks(config.MaxAge / 100),
         MaxMsgsPerSubject = config.MaxMsgsPerSubject,
         MaxMsgSize = config.MaxMsgSize,
-        Discard = config.Discard == "new" ? DiscardPolicy.New : DiscardPolicy.Old,
+        Discard = config.Discard,
         DiscardNewPerSubject = config.DiscardNewPerSubject,
         FirstSeq = config.FirstSeq,
     };
@@ -708,7 +708,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
     /// </summary>
     private ApiError? CheckResources(StreamConfig config, StreamConfig? previous)
     {
-        var memory = config.Storage == "memory";
+        var memory = config.Storage == StorageType.Memory;
         if (_settings.Limits is { } account)
         {
             // The account's limits first (nats-server's checkBytesLimits with the account's tier), then the server's.
@@ -740,8 +740,8 @@ internal sealed partial class JetStreamApi : ReceiveActor
         return Reserved(config.Storage) + adding > limit;
     }
 
-    /// <summary>The max_bytes reserved by streams of <paramref name="storage"/> ("file" or "memory"); streams without max_bytes reserve nothing.</summary>
-    private long Reserved(string storage)
+    /// <summary>The max_bytes reserved by streams of <paramref name="storage"/>; streams without max_bytes reserve nothing.</summary>
+    private long Reserved(StorageType storage)
     {
         long reserved = 0;
         foreach (var entry in _streams.Values)
@@ -758,7 +758,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
     private IStreamStore OpenStore(StreamConfig config, string directory)
     {
         var storeConfig = ToStoreConfig(config);
-        if (config.Storage == "memory")
+        if (config.Storage == StorageType.Memory)
         {
             return StreamStores.CreateMemory(storeConfig);
         }

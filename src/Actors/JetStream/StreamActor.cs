@@ -53,8 +53,8 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         _consumers = consumers;
         _domain = domain;
         _counters = counters;
-        _consumerContext = new ConsumerContext(config.Retention == "workqueue", hasInterest);
-        _interest = config.Retention == "interest" ? new InterestLedger(store) : null;
+        _consumerContext = new ConsumerContext(config.Retention == RetentionPolicy.WorkQueue, hasInterest);
+        _interest = config.Retention == RetentionPolicy.Interest ? new InterestLedger(store) : null;
         _client = client;
         _out = client.CreatePublisher();
         _config = config;
@@ -549,7 +549,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
             return;
         }
 
-        if (_config.Retention == "workqueue" && ConsumerConfigRules.CheckWorkQueue(config, _consumerConfigs.Values) is { } refused)
+        if (_config.Retention == RetentionPolicy.WorkQueue && ConsumerConfigRules.CheckWorkQueue(config, _consumerConfigs.Values) is { } refused)
         {
             Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = refused }, JetStreamJsonContext.Default.ErrorResponse);
             return;
