@@ -2,6 +2,7 @@ using Courier.Actors.Hosting;
 using Courier.Actors.Server;
 using Courier.Gateway.Configuration;
 using Courier.Gateway.Logging;
+using Courier.Protocols;
 using Microsoft.Extensions.Logging;
 
 namespace Courier.Gateway;
@@ -71,7 +72,7 @@ internal sealed partial class ServerHost
 
         if (_options.IdlePoll != next.IdlePoll)
         {
-            ReloadLog.Changed(_log, "idle_poll", Protocols.JetStream.GoDuration.Format(next.IdlePoll.Ticks * 100));
+            ReloadLog.Changed(_log, "idle_poll", GoDuration.Format(next.IdlePoll.Ticks * 100));
             IdlePoll.Configure(next.IdlePoll);
             _options.IdlePoll = next.IdlePoll;
         }

@@ -1,3 +1,5 @@
+using Courier.Protocols.JetStream;
+
 namespace Courier.Storage;
 
 /// <summary>

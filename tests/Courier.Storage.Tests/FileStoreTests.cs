@@ -1,3 +1,4 @@
+using Courier.Protocols.JetStream;
 using Courier.Storage.FileStorage;
 using Xunit;
 

@@ -1,3 +1,4 @@
+using Courier.Protocols.JetStream;
 using Xunit;
 
 namespace Courier.Storage.Tests;

@@ -1,4 +1,5 @@
 using System.Text;
+using Courier.Protocols.JetStream;
 using Xunit;
 
 namespace Courier.Storage.Tests;

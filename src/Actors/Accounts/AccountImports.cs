@@ -231,8 +231,8 @@ internal sealed class ImportBinding
     /// <summary>For a shadow: the importer's subscription it shadows (delivery counts and removal go there).</summary>
     public Subscription? Primary { get; private init; }
 
-    /// <summary>For a shadow whose exporter subject is wider than the local one: the local subject every delivery must match.</summary>
-    public string? Filter { get; private init; }
+    /// <summary>For a shadow whose exporter subject is wider than the local one: the local subject (UTF-8) every delivery must match.</summary>
+    public byte[]? Filter { get; private init; }
 
     /// <summary>For a service request subscription: its import.</summary>
     public ServiceImport? Service { get; private init; }
@@ -241,7 +241,7 @@ internal sealed class ImportBinding
     public Account? Responses { get; private init; }
 
     public static ImportBinding Shadow(StreamImport import, Subscription primary, bool filter) =>
-        new(ImportKind.StreamShadow) { Stream = import, Primary = primary, Filter = filter ? primary.Subject : null };
+        new(ImportKind.StreamShadow) { Stream = import, Primary = primary, Filter = filter ? System.Text.Encoding.UTF8.GetBytes(primary.Subject) : null };
 
     public static ImportBinding Request(ServiceImport import) => new(ImportKind.ServiceRequest) { Service = import };
 

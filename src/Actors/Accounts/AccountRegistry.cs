@@ -2,6 +2,7 @@ using System.Collections.Concurrent;
 using Akka.Actor;
 using Courier.Actors.Routing;
 using Courier.Actors.Server;
+using Courier.Protocols.Subjects;
 
 namespace Courier.Actors.Accounts;
 

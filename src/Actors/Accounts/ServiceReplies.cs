@@ -1,6 +1,6 @@
 using System.Security.Cryptography;
-using Courier.Actors.Routing;
 using Courier.Actors.Server;
+using Courier.Protocols.Subjects;
 
 namespace Courier.Actors.Accounts;
 

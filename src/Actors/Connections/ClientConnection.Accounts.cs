@@ -124,7 +124,7 @@ internal sealed partial class ClientConnection
         }
 
         var mapped = new ReadOnlySpan<byte>(line, _msgTemplateSize, subjectLength);
-        if (import.Filter is { } filter && !MatchesLocal(mapped, filter))
+        if (import.Filter is { } filter && !SubjectRules.Matches(mapped, filter))
         {
             return false;
         }
@@ -169,14 +169,6 @@ internal sealed partial class ClientConnection
 
         Delivered(target, primary, claim, templates.ReplyTo);
         return true;
-    }
-
-    private static bool MatchesLocal(ReadOnlySpan<byte> subject, string pattern)
-    {
-        Span<char> chars = stackalloc char[256]; // subjects longer than this are checked through a string
-        return subject.Length <= chars.Length
-            ? SubjectRules.Matches(chars[..System.Text.Encoding.UTF8.GetChars(subject, chars)], pattern)
-            : SubjectRules.Matches(System.Text.Encoding.UTF8.GetString(subject), pattern);
     }
 
     /// <summary>

@@ -1,6 +1,5 @@
 using System.Collections.Concurrent;
 using System.Text;
-using Courier.Actors.Routing;
 using Courier.Actors.Server;
 using Courier.Protocols.Subjects;
 

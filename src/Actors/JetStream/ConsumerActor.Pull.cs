@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Text;
 using System.Text.Json;
+using Courier.Protocols;
 using Courier.Protocols.JetStream;
 
 namespace Courier.Actors.JetStream;

@@ -93,7 +93,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         _nextSeq = StartSequence();
         _deliveredStream = _nextSeq - 1;
         _ackFloorStream = _deliveredStream;
-        if (_config.DeliverPolicy == "last_per_subject")
+        if (_config.DeliverPolicy == DeliverPolicy.LastPerSubject)
         {
             // The last message of every matching subject first, then what arrives after.
             var filter = _config.FilterSubject is { Length: > 0 } f ? f : null;
@@ -337,10 +337,10 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         var state = _store.State();
         return _config.DeliverPolicy switch
         {
-            "last" => Math.Max(LastFilteredSequence(state.LastSeq), 1),
-            "new" => state.LastSeq + 1,
-            "by_start_sequence" => Math.Max(_config.OptStartSeq, 1),
-            "by_start_time" when _config.OptStartTime is { } time =>
+            DeliverPolicy.Last => Math.Max(LastFilteredSequence(state.LastSeq), 1),
+            DeliverPolicy.New => state.LastSeq + 1,
+            DeliverPolicy.ByStartSequence => Math.Max(_config.OptStartSeq, 1),
+            DeliverPolicy.ByStartTime when _config.OptStartTime is { } time =>
                 Math.Max(_store.GetSequenceFromTime((time.ToUniversalTime() - DateTime.UnixEpoch).Ticks * 100), 1),
             _ => Math.Max(state.FirstSeq, 1),
         };
@@ -378,7 +378,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         var pushReady = IsPush && _context.HasInterest(_config.DeliverSubject!);
         while (IsPush ? pushReady && !FlowControlStalled : _waiting.Count > 0)
         {
-            if (_config.AckPolicy != "none" && _pending.Count >= maxAckPending && _redeliver.Count == 0)
+            if (_config.AckPolicy != AckPolicy.None && _pending.Count >= maxAckPending && _redeliver.Count == 0)
             {
                 atAckLimit = true;
                 break;
@@ -407,7 +407,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
                 }
             }
 
-            if (message is null && _config.AckPolicy != "none" && _pending.Count >= maxAckPending)
+            if (message is null && _config.AckPolicy != AckPolicy.None && _pending.Count >= maxAckPending)
             {
                 atAckLimit = true;
                 break;
@@ -567,7 +567,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
             _deliveredStream = message.Sequence;
         }
 
-        if (_config.AckPolicy != "none")
+        if (_config.AckPolicy != AckPolicy.None)
         {
             SetPending(message.Sequence, new Pending(_deliveredConsumer, deliveries, _passNow.AddTicks(AckWaitFor(deliveries) / 100).Ticks));
             if (_persistenceId is not null)
@@ -671,7 +671,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
 
     private void Acknowledge(ulong seq)
     {
-        if (_config.AckPolicy != "all")
+        if (_config.AckPolicy != AckPolicy.All)
         {
             Acknowledged(seq);
             return;
@@ -760,7 +760,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
 
     private void AdvanceAckFloor()
     {
-        if (_config.AckPolicy == "none")
+        if (_config.AckPolicy == AckPolicy.None)
         {
             _ackFloorStream = _deliveredStream;
             _ackFloorConsumer = _deliveredConsumer;

@@ -26,7 +26,7 @@ internal static class ConsumerConfigRules
     /// </summary>
     public static void ApplyDefaults(ConsumerConfig config)
     {
-        if (config.MaxAckPending == 0 && config.AckPolicy is "explicit" or "all")
+        if (config.MaxAckPending == 0 && config.AckPolicy is AckPolicy.Explicit or AckPolicy.All)
         {
             config.MaxAckPending = DefaultMaxAckPending;
         }
@@ -91,7 +91,7 @@ internal static class ConsumerConfigRules
                 return ApiError.ConsumerPushMaxWaiting;
             }
 
-            if (config.MaxAckPending > 0 && config.AckPolicy == "none")
+            if (config.MaxAckPending > 0 && config.AckPolicy == AckPolicy.None)
             {
                 return ApiError.ConsumerMaxPendingAckPolicyRequired;
             }
@@ -103,7 +103,7 @@ internal static class ConsumerConfigRules
         }
         else
         {
-            if (config.AckPolicy == "none" && stream.Retention == "workqueue")
+            if (config.AckPolicy == AckPolicy.None && stream.Retention == RetentionPolicy.WorkQueue)
             {
                 return ApiError.ConsumerPullRequiresAck;
             }
@@ -148,7 +148,7 @@ internal static class ConsumerConfigRules
     /// </summary>
     public static ApiError? CheckWorkQueue(ConsumerConfig config, IEnumerable<ConsumerConfig> others)
     {
-        if (config.AckPolicy != "explicit")
+        if (config.AckPolicy != AckPolicy.Explicit)
         {
             return ApiError.ConsumerWorkQueueRequiresExplicitAck;
         }
@@ -172,7 +172,7 @@ internal static class ConsumerConfigRules
             }
         }
 
-        return config.DeliverPolicy == "all" ? null : ApiError.ConsumerWorkQueueNotDeliverAll;
+        return config.DeliverPolicy == DeliverPolicy.All ? null : ApiError.ConsumerWorkQueueNotDeliverAll;
     }
 
     /// <summary>The consumer's filter subjects (filter_subject or filter_subjects); empty when unfiltered.</summary>

@@ -499,7 +499,7 @@ internal sealed partial class JetStreamApi
         foreach (var info in await gathered.ConfigureAwait(false))
         {
             var bytes = (long)(info.State?.Bytes ?? 0);
-            if (info.Config?.Storage == "memory")
+            if (info.Config?.Storage == StorageType.Memory)
             {
                 memory += bytes;
             }

@@ -17,8 +17,8 @@ internal sealed partial class JetStreamApi
         ApiTotal = _counters.Total,
         ApiErrors = _counters.Errors,
         StoreDirectory = _settings.StoreDirectory,
-        ReservedMemory = Reserved("memory"),
-        ReservedStorage = Reserved("file"),
+        ReservedMemory = Reserved(StorageType.Memory),
+        ReservedStorage = Reserved(StorageType.File),
     };
 
     private void OnGetDetail(Protocol.GetDetail get)
@@ -41,13 +41,13 @@ internal sealed partial class JetStreamApi
     }
 
     /// <summary>Adds one stream's usage (its info; nothing when it did not answer) to the totals.</summary>
-    private static void Count(JetStreamStats stats, string storage, StreamInfoResponse? info)
+    private static void Count(JetStreamStats stats, StorageType storage, StreamInfoResponse? info)
     {
         var bytes = info?.State?.Bytes ?? 0;
         stats.Messages += info?.State?.Messages ?? 0;
         stats.Bytes += bytes;
         stats.Consumers += info?.State?.ConsumerCount ?? 0;
-        if (storage == "memory")
+        if (storage == StorageType.Memory)
         {
             stats.Memory += bytes;
         }

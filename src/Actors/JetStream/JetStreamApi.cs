@@ -3,6 +3,7 @@ using System.Text.Json.Serialization.Metadata;
 using Akka.Actor;
 using Akka.Event;
 using Courier.Actors.Connections;
+using Courier.Actors.Hosting;
 using Courier.Actors.Routing;
 using Courier.Protocols.JetStream;
 using Courier.Protocols.Subjects;
@@ -61,13 +62,13 @@ internal sealed partial class JetStreamApi : ReceiveActor
         _streamsDirectory = settings.StreamsDirectory;
         _fileStoreOptions = new FileStoreOptions { Sync = settings.Sync };
         Receive<Protocol.Requests>(requests => Handle(requests.Messages));
-        Receive<Protocol.AwaitReady>(_ =>
+        Receive<Readiness.AwaitReady>(_ =>
         {
             // PreStart subscribed to $JS.API.> and started the recovered streams: once each stream
-            // has run its PreStart (it answers a Started after it) and the broker has answered a PING
+            // has run its PreStart (it answers Ready after it) and the broker has answered a PING
             // after that, their subscriptions are in effect and no request or publish to a recovered
             // stream can meet "no responders".
-            WhenStreamsStartedAsync([.. _streams.Values.Select(s => s.Actor)], _client).PipeTo(Sender, success: () => Protocol.Ready.Instance);
+            WhenStreamsStartedAsync([.. _streams.Values.Select(s => s.Actor)], _client).PipeTo(Sender, success: () => Readiness.Ready.Instance);
         });
         Receive<Protocol.StreamDeleted>(OnStreamDeleted);
         Receive<Terminated>(OnStreamTerminated);
@@ -88,7 +89,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
 
     private static async Task WhenStreamsStartedAsync(IReadOnlyList<IActorRef> streams, InProcessClient client)
     {
-        await Task.WhenAll(streams.Select(s => s.Ask<StreamActor.Protocol.Started>(StreamActor.Protocol.AwaitStarted.Instance, InfoTimeout))).ConfigureAwait(false);
+        await Task.WhenAll(streams.Select(s => s.Ask<Readiness.Ready>(Readiness.AwaitReady.Instance, InfoTimeout))).ConfigureAwait(false);
         await client.FlushAsync().ConfigureAwait(false);
     }
 
@@ -346,7 +347,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         foreach (var (entry, info) in await GatherInfosAsync(streams).ConfigureAwait(false))
         {
             var bytes = (long)(info?.State?.Bytes ?? 0);
-            if (entry.Config.Storage == "memory")
+            if (entry.Config.Storage == StorageType.Memory)
             {
                 memory += bytes;
             }
@@ -523,7 +524,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         try
         {
             store = OpenStore(config, directory);
-            if (config.Storage != "memory")
+            if (config.Storage != StorageType.Memory)
             {
                 var meta = new StreamInfoResponse { Config = config, Created = created };
                 // Durably: lazyfs power cuts (load/powerloss.sh --strict) left an empty meta.json behind
@@ -591,7 +592,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         {
             // As nats-server: nothing gets in or out of a sealed stream any more.
             config.MaxAge = 0;
-            config.Discard = "new";
+            config.Discard = DiscardPolicy.New;
             config.DenyDelete = true;
             config.DenyPurge = true;
             config.AllowRollup = false;
@@ -646,7 +647,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
 
     private IActorRef Start(StreamConfig config, DateTime created, IStreamStore store)
     {
-        var directory = config.Storage == "memory" ? null : Path.Combine(_streamsDirectory, config.Name);
+        var directory = config.Storage == StorageType.Memory ? null : Path.Combine(_streamsDirectory, config.Name);
         // A unique child name: a deleted stream's actor may still be stopping when its name is reused.
         var consumers = _consumers.Open(config.Name);
         var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest, _settings.Domain, _counters, _localStreams, consumers), $"stream-{Uri.EscapeDataString(config.Name)}-{++_incarnation}");
@@ -693,7 +694,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         MaxAge = TimeSpan.FromTicks(config.MaxAge / 100),
         MaxMsgsPerSubject = config.MaxMsgsPerSubject,
         MaxMsgSize = config.MaxMsgSize,
-        Discard = config.Discard == "new" ? DiscardPolicy.New : DiscardPolicy.Old,
+        Discard = config.Discard,
         DiscardNewPerSubject = config.DiscardNewPerSubject,
         FirstSeq = config.FirstSeq,
     };
@@ -706,7 +707,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
     /// </summary>
     private ApiError? CheckResources(StreamConfig config, StreamConfig? previous)
     {
-        var memory = config.Storage == "memory";
+        var memory = config.Storage == StorageType.Memory;
         if (_settings.Limits is { } account)
         {
             // The account's limits first (nats-server's checkBytesLimits with the account's tier), then the server's.
@@ -738,8 +739,8 @@ internal sealed partial class JetStreamApi : ReceiveActor
         return Reserved(config.Storage) + adding > limit;
     }
 
-    /// <summary>The max_bytes reserved by streams of <paramref name="storage"/> ("file" or "memory"); streams without max_bytes reserve nothing.</summary>
-    private long Reserved(string storage)
+    /// <summary>The max_bytes reserved by streams of <paramref name="storage"/>; streams without max_bytes reserve nothing.</summary>
+    private long Reserved(StorageType storage)
     {
         long reserved = 0;
         foreach (var entry in _streams.Values)
@@ -756,7 +757,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
     private IStreamStore OpenStore(StreamConfig config, string directory)
     {
         var storeConfig = ToStoreConfig(config);
-        if (config.Storage == "memory")
+        if (config.Storage == StorageType.Memory)
         {
             return StreamStores.CreateMemory(storeConfig);
         }
@@ -809,26 +810,6 @@ internal sealed partial class JetStreamApi : ReceiveActor
     /// <summary>The messages this actor understands.</summary>
     public static partial class Protocol
     {
-        /// <summary>Asks for <see cref="Ready"/> once the API subscription is in effect.</summary>
-        public sealed class AwaitReady
-        {
-            public static readonly AwaitReady Instance = new();
-
-            private AwaitReady()
-            {
-            }
-        }
-
-        /// <summary>The API answers requests.</summary>
-        public sealed class Ready
-        {
-            public static readonly Ready Instance = new();
-
-            private Ready()
-            {
-            }
-        }
-
         /// <summary>Asks for <see cref="JetStreamStats"/> (/jsz).</summary>
         public sealed class GetStats
         {

@@ -53,8 +53,8 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         _consumers = consumers;
         _domain = domain;
         _counters = counters;
-        _consumerContext = new ConsumerContext(config.Retention == "workqueue", hasInterest);
-        _interest = config.Retention == "interest" ? new InterestLedger(store) : null;
+        _consumerContext = new ConsumerContext(config.Retention == RetentionPolicy.WorkQueue, hasInterest);
+        _interest = config.Retention == RetentionPolicy.Interest ? new InterestLedger(store) : null;
         _client = client;
         _out = client.CreatePublisher();
         _config = config;
@@ -120,7 +120,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         Receive<Protocol.ExpireByAge>(_ => _store.ExpireByAge((DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100));
         Receive<Protocol.SyncStore>(_ => _store.Sync());
 
-        Receive<Protocol.AwaitStarted>(_ => Sender.Tell(Protocol.Started.Instance));
+        Receive<Readiness.AwaitReady>(_ => Sender.Tell(Readiness.Ready.Instance)); // after PreStart: the stream has subscribed to its subjects
         Receive<Protocol.OriginAdvanced>(_ => QueueCopy());
         Receive<Protocol.CopyFromOrigins>(_ => CopyFromOrigins());
         Receive<Protocol.Append>(Append);
@@ -541,7 +541,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
             return;
         }
 
-        if (_config.Retention == "workqueue" && ConsumerConfigRules.CheckWorkQueue(config, _consumerConfigs.Values) is { } refused)
+        if (_config.Retention == RetentionPolicy.WorkQueue && ConsumerConfigRules.CheckWorkQueue(config, _consumerConfigs.Values) is { } refused)
         {
             Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = refused }, JetStreamJsonContext.Default.ErrorResponse);
             return;
@@ -1197,26 +1197,6 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
 
         /// <summary>Answer <paramref name="ReplyTo"/> with the stream info of response type <paramref name="Type"/>; for a new stream, once its subscriptions are in effect.</summary>
         public sealed record ReplyInfo(string ReplyTo, string Type, bool DidCreate);
-
-        /// <summary>Asks for <see cref="Started"/>: answered once the stream's PreStart (its subscriptions) has run.</summary>
-        public sealed class AwaitStarted
-        {
-            public static readonly AwaitStarted Instance = new();
-
-            private AwaitStarted()
-            {
-            }
-        }
-
-        /// <summary>The stream has subscribed to its subjects.</summary>
-        public sealed class Started
-        {
-            public static readonly Started Instance = new();
-
-            private Started()
-            {
-            }
-        }
 
         /// <summary>An origin of this mirror or sources stream flushed new messages (or the 1 s check): copy what is new.</summary>
         public sealed class OriginAdvanced

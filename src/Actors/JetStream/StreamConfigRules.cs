@@ -54,12 +54,12 @@ internal static class StreamConfigRules
             return ApiError.StreamInvalidConfig($"stream description is too long, maximum allowed is {MaxDescriptionLength}");
         }
 
-        if (config.Storage is not ("file" or "memory"))
+        if (config.Storage == StorageType.Unknown)
         {
             return ApiError.StreamInvalidConfig("invalid storage type");
         }
 
-        if (config.Retention is not ("limits" or "interest" or "workqueue") || config.Discard is not ("old" or "new"))
+        if (config.Retention == RetentionPolicy.Unknown || config.Discard == DiscardPolicy.Unknown)
         {
             return ApiError.StreamInvalidConfig("invalid retention or discard policy");
         }
@@ -102,7 +102,7 @@ internal static class StreamConfigRules
 
         if (config.DiscardNewPerSubject)
         {
-            if (config.Discard != "new")
+            if (config.Discard != DiscardPolicy.New)
             {
                 return ApiError.StreamInvalidConfig("discard new per subject requires discard new policy to be set");
             }

@@ -1,6 +1,7 @@
 using Akka.Actor;
 using Akka.Event;
 using Akka.Persistence;
+using Courier.Actors.Hosting;
 
 namespace Courier.Actors.Mqtt;
 
@@ -36,16 +37,17 @@ internal sealed class MqttRetainedStore : ReceivePersistentActor
             _ready = true;
             foreach (var waiting in _awaitingReady)
             {
-                waiting.Tell(Protocol.Ready.Instance);
+                waiting.Tell(Readiness.Ready.Instance);
             }
 
             _awaitingReady.Clear();
         });
-        Command<Protocol.AwaitReady>(_ =>
+        // Ready once the retained messages are recovered.
+        Command<Readiness.AwaitReady>(_ =>
         {
             if (_ready)
             {
-                Sender.Tell(Protocol.Ready.Instance);
+                Sender.Tell(Readiness.Ready.Instance);
             }
             else
             {
@@ -98,26 +100,6 @@ internal sealed class MqttRetainedStore : ReceivePersistentActor
     /// <summary>The messages of the retained store (and <see cref="MqttRetainedEvent"/>, answered with <see cref="Stored"/> once journaled).</summary>
     public static class Protocol
     {
-        /// <summary>Asks for <see cref="Ready"/> once the retained messages are recovered.</summary>
-        public sealed class AwaitReady
-        {
-            public static readonly AwaitReady Instance = new();
-
-            private AwaitReady()
-            {
-            }
-        }
-
-        /// <summary>The retained messages are recovered.</summary>
-        public sealed class Ready
-        {
-            public static readonly Ready Instance = new();
-
-            private Ready()
-            {
-            }
-        }
-
         /// <summary>A change is in the journal.</summary>
         public sealed class Stored
         {

@@ -2,6 +2,7 @@ using Akka.Actor;
 using Akka.Event;
 using Akka.Persistence;
 using Courier.Actors.Connections;
+using Courier.Actors.Hosting;
 
 namespace Courier.Actors.Mqtt;
 
@@ -47,7 +48,8 @@ internal sealed class MqttSessions : ReceivePersistentActor
             AnswerReadyIfDone();
         });
 
-        Command<Protocol.AwaitReady>(_ =>
+        // Ready once every persistent session is recovered and capturing.
+        Command<Readiness.AwaitReady>(_ =>
         {
             _awaitingReady.Add(Sender);
             AnswerReadyIfDone();
@@ -192,7 +194,7 @@ internal sealed class MqttSessions : ReceivePersistentActor
         var flushed = _captureClient?.FlushAsync() ?? Task.CompletedTask;
         foreach (var waiting in _awaitingReady)
         {
-            flushed.PipeTo(waiting, success: () => Protocol.Ready.Instance);
+            flushed.PipeTo(waiting, success: () => Readiness.Ready.Instance);
         }
 
         _awaitingReady.Clear();
@@ -252,25 +254,5 @@ internal sealed class MqttSessions : ReceivePersistentActor
         /// stopped unless another was sent to it since.
         /// </summary>
         public sealed record Idle(int Attaches);
-
-        /// <summary>Asks for <see cref="Ready"/> once every persistent session is recovered.</summary>
-        public sealed class AwaitReady
-        {
-            public static readonly AwaitReady Instance = new();
-
-            private AwaitReady()
-            {
-            }
-        }
-
-        /// <summary>Every persistent session is recovered and capturing.</summary>
-        public sealed class Ready
-        {
-            public static readonly Ready Instance = new();
-
-            private Ready()
-            {
-            }
-        }
     }
 }

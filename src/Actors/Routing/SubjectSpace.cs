@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Collections.Concurrent;
 using System.Text;
+using Courier.Protocols.Subjects;
 
 namespace Courier.Actors.Routing;
 

@@ -119,8 +119,8 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             // listener accepts: a subscriber gets what was retained, a session what was kept for it.
             MqttRetainedStore = System.ActorOf(Mqtt.MqttRetainedStore.Props(MqttRetained), "mqtt-retained");
             MqttSessions = System.ActorOf(Mqtt.MqttSessions.Props(() => new InProcessClient(this, InProcessRole.MqttCapture), MqttCaptures), "mqtt-sessions");
-            await MqttRetainedStore.Ask<Mqtt.MqttRetainedStore.Protocol.Ready>(Mqtt.MqttRetainedStore.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
-            await MqttSessions.Ask<Mqtt.MqttSessions.Protocol.Ready>(Mqtt.MqttSessions.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
+            await MqttRetainedStore.Ask<Readiness.Ready>(Readiness.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
+            await MqttSessions.Ask<Readiness.Ready>(Readiness.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
         }
 
         if (Routes is not null)
@@ -188,7 +188,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         if (Options.Accounts.Count == 0 && Trust is null)
         {
             var global = System!.ActorOf(JetStreamApi.Props(JetStreamSettings.From(Options) with { FirstRequest = StartWarmUp }, () => new InProcessClient(this, InProcessRole.JetStream), Space, cluster: cluster, account: Accounts.Global.Name), "jetstream");
-            await global.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
+            await global.Ask<Readiness.Ready>(Readiness.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
             JetStream = global;
             Accounts.Global.JetStream = global;
             return;
@@ -218,7 +218,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         var settings = JetStreamSettings.ForAccount(Options, account.Name, limits) with { FirstRequest = StartWarmUp };
         account.Streams = new LocalStreams(prefix => account.JetStreamExporterFor(prefix)?.Streams);
         var api = System!.ActorOf(JetStreamApi.Props(settings, () => new InProcessClient(this, InProcessRole.JetStream, account), account.Space, account.Streams, JetStreamCluster, account.Name), actorName);
-        await api.Ask<JetStreamApi.Protocol.Ready>(JetStreamApi.Protocol.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
+        await api.Ask<Readiness.Ready>(Readiness.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
         account.JetStream = api;
         return api;
     }

@@ -1,5 +1,6 @@
 using System.Collections.Frozen;
 using Courier.Actors.Server;
+using Courier.Protocols;
 
 namespace Courier.Gateway.Configuration;
 

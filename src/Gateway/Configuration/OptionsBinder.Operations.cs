@@ -1,3 +1,5 @@
+using Courier.Protocols;
+
 namespace Courier.Gateway.Configuration;
 
 /// <summary>Operational keys: log time and rotation, lame duck mode (nats-server's opts.go); Courier's idle_poll.</summary>
@@ -30,7 +32,7 @@ internal sealed partial class OptionsBinder
                 {
                     if (duration < MinLameDuckDuration)
                     {
-                        Error(entry, $"invalid lame_duck_duration of {Monitoring.MonitoringPages.GoDurationText(duration)}, minimum is 30 seconds");
+                        Error(entry, $"invalid lame_duck_duration of {GoDuration.FormatUptime(duration)}, minimum is 30 seconds");
                     }
                     else
                     {
@@ -58,7 +60,7 @@ internal sealed partial class OptionsBinder
                 {
                     if (duration < TimeSpan.Zero || duration > MaxIdlePoll)
                     {
-                        Error(entry, $"invalid idle_poll of {Protocols.JetStream.GoDuration.Format(duration.Ticks * 100)}, it must be between 0 (off) and 10ms");
+                        Error(entry, $"invalid idle_poll of {GoDuration.Format(duration.Ticks * 100)}, it must be between 0 (off) and 10ms");
                     }
                     else
                     {

@@ -2,6 +2,7 @@ using System.Collections.Frozen;
 using System.Net.Security;
 using System.Security.Authentication;
 using Courier.Actors.Server;
+using Courier.Protocols;
 
 namespace Courier.Gateway.Configuration;
 

@@ -1,6 +1,7 @@
 using System.Collections.Frozen;
 using System.Globalization;
 using Courier.Actors.Server;
+using Courier.Protocols;
 using Courier.Storage;
 
 namespace Courier.Gateway.Configuration;

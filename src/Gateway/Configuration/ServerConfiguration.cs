@@ -1,4 +1,5 @@
 using Courier.Actors.Server;
+using Courier.Protocols;
 
 namespace Courier.Gateway.Configuration;
 
@@ -147,7 +148,7 @@ internal sealed class ServerConfiguration
         if (options.LameDuckGracePeriod >= options.LameDuckDuration)
         {
             // nats-server's validateOptions, with Go's duration text.
-            return $"lame duck grace period ({Monitoring.MonitoringPages.GoDurationText(options.LameDuckGracePeriod)}) should be strictly lower than lame duck duration ({Monitoring.MonitoringPages.GoDurationText(options.LameDuckDuration)})";
+            return $"lame duck grace period ({GoDuration.FormatUptime(options.LameDuckGracePeriod)}) should be strictly lower than lame duck duration ({GoDuration.FormatUptime(options.LameDuckDuration)})";
         }
 
         if (options.Port is < -1 or > MaxPort)

@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using Courier.Actors.Server;
+using Courier.Protocols;
 
 namespace Courier.Gateway.Monitoring;
 
@@ -90,8 +91,8 @@ internal sealed partial class MonitoringPages
                 Port = r.Port,
                 Start = r.Start,
                 LastActivity = r.LastActivity,
-                Uptime = GoDurationText(now - r.Start),
-                Idle = GoDurationText(now - r.LastActivity),
+                Uptime = GoDuration.FormatUptime(now - r.Start),
+                Idle = GoDuration.FormatUptime(now - r.LastActivity),
                 Pending = r.PendingBytes,
                 InMsgs = r.InMsgs,
                 OutMsgs = r.OutMsgs,
@@ -151,7 +152,7 @@ internal sealed partial class MonitoringPages
                 : null,
             Start = _broker.Started,
             Now = now,
-            Uptime = GoDurationText(now - _broker.Started),
+            Uptime = GoDuration.FormatUptime(now - _broker.Started),
             Mem = process.WorkingSet64,
             Cores = Environment.ProcessorCount,
             MaxProcs = Environment.ProcessorCount,
@@ -198,9 +199,9 @@ internal sealed partial class MonitoringPages
                 Port = c.Port,
                 Start = c.Start,
                 LastActivity = c.LastActivity,
-                Uptime = GoDurationText(now - c.Start),
-                Idle = GoDurationText(now - c.LastActivity),
-                Rtt = c.Rtt > TimeSpan.Zero ? Courier.Protocols.JetStream.GoDuration.Format(c.Rtt.Ticks * 100) : null,
+                Uptime = GoDuration.FormatUptime(now - c.Start),
+                Idle = GoDuration.FormatUptime(now - c.LastActivity),
+                Rtt = c.Rtt > TimeSpan.Zero ? GoDuration.Format(c.Rtt.Ticks * 100) : null,
                 PendingBytes = c.PendingBytes,
                 InMsgs = c.InMsgs,
                 OutMsgs = c.OutMsgs,
@@ -242,31 +243,4 @@ internal sealed partial class MonitoringPages
         Offset = 0,
         Limit = DefaultSubszLimit,
     };
-
-    /// <summary>A duration the way nats-server prints uptime: <c>1d2h3m4s</c>, largest units first.</summary>
-    internal static string GoDurationText(TimeSpan d)
-    {
-        if (d < TimeSpan.Zero)
-        {
-            d = TimeSpan.Zero;
-        }
-
-        var text = "";
-        if (d.Days > 0)
-        {
-            text += $"{d.Days}d";
-        }
-
-        if (d.Hours > 0 || text.Length > 0)
-        {
-            text += $"{d.Hours}h";
-        }
-
-        if (d.Minutes > 0 || text.Length > 0)
-        {
-            text += $"{d.Minutes}m";
-        }
-
-        return text + $"{d.Seconds}s";
-    }
 }

@@ -113,15 +113,15 @@ public sealed class StreamConfig
     [JsonPropertyName("name")] public string Name { get; set; } = "";
     [JsonPropertyName("description")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Description { get; set; }
     [JsonPropertyName("subjects")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? Subjects { get; set; }
-    [JsonPropertyName("retention")] public string Retention { get; set; } = "limits";
+    [JsonPropertyName("retention")] public RetentionPolicy Retention { get; set; } = RetentionPolicy.Limits;
     [JsonPropertyName("max_consumers")] public int MaxConsumers { get; set; } = -1;
     [JsonPropertyName("max_msgs")] public long MaxMsgs { get; set; } = -1;
     [JsonPropertyName("max_bytes")] public long MaxBytes { get; set; } = -1;
     [JsonPropertyName("max_age")] public long MaxAge { get; set; }
     [JsonPropertyName("max_msgs_per_subject")] public long MaxMsgsPerSubject { get; set; } = -1;
     [JsonPropertyName("max_msg_size")] public int MaxMsgSize { get; set; } = -1;
-    [JsonPropertyName("discard")] public string Discard { get; set; } = "old";
-    [JsonPropertyName("storage")] public string Storage { get; set; } = "file";
+    [JsonPropertyName("discard")] public DiscardPolicy Discard { get; set; } = DiscardPolicy.Old;
+    [JsonPropertyName("storage")] public StorageType Storage { get; set; } = StorageType.File;
     [JsonPropertyName("num_replicas")] public int Replicas { get; set; } = 1;
     [JsonPropertyName("duplicate_window")] public long DuplicateWindow { get; set; }
     [JsonPropertyName("compression")] public string Compression { get; set; } = "none";

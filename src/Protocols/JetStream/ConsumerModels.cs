@@ -8,16 +8,16 @@ public sealed class ConsumerConfig
     [JsonPropertyName("durable_name")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? DurableName { get; set; }
     [JsonPropertyName("name")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Name { get; set; }
     [JsonPropertyName("description")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Description { get; set; }
-    [JsonPropertyName("deliver_policy")] public string DeliverPolicy { get; set; } = "all";
+    [JsonPropertyName("deliver_policy")] public DeliverPolicy DeliverPolicy { get; set; } = DeliverPolicy.All;
     [JsonPropertyName("opt_start_seq")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public ulong OptStartSeq { get; set; }
     [JsonPropertyName("opt_start_time")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public DateTime? OptStartTime { get; set; }
-    [JsonPropertyName("ack_policy")] public string AckPolicy { get; set; } = "none";
+    [JsonPropertyName("ack_policy")] public AckPolicy AckPolicy { get; set; } = AckPolicy.None;
     [JsonPropertyName("ack_wait")] public long AckWait { get; set; }
     [JsonPropertyName("max_deliver")] public long MaxDeliver { get; set; } = -1;
     [JsonPropertyName("backoff")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<long>? Backoff { get; set; }
     [JsonPropertyName("filter_subject")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? FilterSubject { get; set; }
     [JsonPropertyName("filter_subjects")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? FilterSubjects { get; set; }
-    [JsonPropertyName("replay_policy")] public string ReplayPolicy { get; set; } = "instant";
+    [JsonPropertyName("replay_policy")] public ReplayPolicy ReplayPolicy { get; set; } = ReplayPolicy.Instant;
     [JsonPropertyName("max_waiting")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int MaxWaiting { get; set; }
     [JsonPropertyName("max_ack_pending")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long MaxAckPending { get; set; }
     [JsonPropertyName("deliver_subject")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? DeliverSubject { get; set; }

@@ -19,14 +19,20 @@ public static class SubjectRules
     public static bool IsValidSubject(string subject) => IsValidSubject(System.Text.Encoding.UTF8.GetBytes(subject));
 
     /// <summary>True when the subject has a wildcard token.</summary>
-    public static bool HasWildcard(ReadOnlySpan<byte> subject)
+    public static bool HasWildcard(ReadOnlySpan<byte> subject) => HasWildcard(subject, Separator, (byte)'*', (byte)'>');
+
+    /// <inheritdoc cref="HasWildcard(ReadOnlySpan{byte})"/>
+    public static bool HasWildcard(ReadOnlySpan<char> subject) => HasWildcard(subject, '.', '*', '>');
+
+    private static bool HasWildcard<T>(ReadOnlySpan<T> subject, T separator, T star, T full)
+        where T : IEquatable<T>
     {
         var tokenStart = 0;
         for (var i = 0; i <= subject.Length; i++)
         {
-            if (i == subject.Length || subject[i] == Separator)
+            if (i == subject.Length || subject[i].Equals(separator))
             {
-                if (i - tokenStart == 1 && (subject[tokenStart] == (byte)'*' || subject[tokenStart] == (byte)'>'))
+                if (i - tokenStart == 1 && (subject[tokenStart].Equals(star) || subject[tokenStart].Equals(full)))
                 {
                     return true;
                 }
@@ -92,13 +98,19 @@ public static class SubjectRules
     /// <summary>
     /// Whether a literal subject is matched by a pattern that may have wildcards.
     /// </summary>
-    public static bool Matches(ReadOnlySpan<char> subject, ReadOnlySpan<char> pattern)
+    public static bool Matches(ReadOnlySpan<char> subject, ReadOnlySpan<char> pattern) => Matches(subject, pattern, '.', '*', '>');
+
+    /// <inheritdoc cref="Matches(ReadOnlySpan{char}, ReadOnlySpan{char})"/>
+    public static bool Matches(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> pattern) => Matches(subject, pattern, Separator, (byte)'*', (byte)'>');
+
+    private static bool Matches<T>(ReadOnlySpan<T> subject, ReadOnlySpan<T> pattern, T separator, T star, T full)
+        where T : IEquatable<T>
     {
         while (true)
         {
-            var pDot = pattern.IndexOf('.');
+            var pDot = pattern.IndexOf(separator);
             var pToken = pDot < 0 ? pattern : pattern[..pDot];
-            if (pToken.Length == 1 && pToken[0] == '>')
+            if (pToken.Length == 1 && pToken[0].Equals(full))
             {
                 return !subject.IsEmpty;
             }
@@ -108,9 +120,9 @@ public static class SubjectRules
                 return false;
             }
 
-            var sDot = subject.IndexOf('.');
+            var sDot = subject.IndexOf(separator);
             var sToken = sDot < 0 ? subject : subject[..sDot];
-            if (!(pToken.Length == 1 && pToken[0] == '*') && !pToken.SequenceEqual(sToken))
+            if (!(pToken.Length == 1 && pToken[0].Equals(star)) && !pToken.SequenceEqual(sToken))
             {
                 return false;
             }

@@ -1,6 +1,7 @@
 using System.Buffers.Binary;
-using Courier.Storage.Internal;
+using Courier.Protocols.Subjects;
 using Courier.Storage.IO;
+using Courier.Storage.Internal;
 
 namespace Courier.Storage.FileStorage;
 
@@ -176,7 +177,7 @@ internal static class BlockIndex
         private readonly StoreFileSystem _fs;
         private readonly StoreFile _file;
         private readonly byte[] _buffer = new byte[BufferSize];
-        private readonly Dictionary<byte[], int> _subjectIds = new(ByteArrayComparer.Instance);
+        private readonly Dictionary<byte[], int> _subjectIds = new(SubjectBytesComparer.Instance);
         private readonly Dictionary<byte[], int>.AlternateLookup<ReadOnlySpan<byte>> _subjectLookup;
         private readonly List<byte[]> _subjects = [];
         private int _length;

@@ -2,7 +2,7 @@ using System.Buffers;
 using System.Buffers.Binary;
 using System.Globalization;
 using System.Runtime.InteropServices;
-using Courier.Storage.Internal;
+using Courier.Protocols.Subjects;
 
 namespace Courier.Storage.FileStorage;
 
@@ -347,7 +347,7 @@ internal sealed partial class FileStore
 
     private long ScanBuffer(MsgBlock block, long from, ReadOnlySpan<byte> data, List<IndexEntry> entries, List<(ulong Seq, ulong Bytes)>? claims, bool report)
     {
-        var subjects = new Dictionary<byte[], byte[]>(ByteArrayComparer.Instance).GetAlternateLookup<ReadOnlySpan<byte>>();
+        var subjects = new Dictionary<byte[], byte[]>(SubjectBytesComparer.Instance).GetAlternateLookup<ReadOnlySpan<byte>>();
         // The last good message sequence before the scanned bytes: from this block's indexed entries,
         // else (recovery) the last sequence of the blocks before it. A damaged record is believed to
         // be the message it names only if that is the next sequence.

@@ -1,8 +1,9 @@
 using System.Buffers;
 using System.Buffers.Binary;
 using System.Diagnostics;
-using Courier.Storage.Internal;
+using Courier.Protocols.JetStream;
 using Courier.Storage.IO;
+using Courier.Storage.Internal;
 
 namespace Courier.Storage.FileStorage;
 

@@ -1,3 +1,5 @@
+using Courier.Protocols.JetStream;
+
 namespace Courier.Storage.Internal;
 
 /// <summary>Deletes, purges, compaction, truncation, age expiry and limit enforcement.</summary>

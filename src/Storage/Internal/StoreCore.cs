@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using Courier.Protocols.JetStream;
 
 namespace Courier.Storage.Internal;
 

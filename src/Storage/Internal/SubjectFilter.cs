@@ -1,4 +1,5 @@
 using System.Text;
+using Courier.Protocols.Subjects;
 
 namespace Courier.Storage.Internal;
 
@@ -40,7 +41,7 @@ internal sealed class SubjectFilter
         }
 
         var utf8 = Encoding.UTF8.GetBytes(filter);
-        return new SubjectFilter(filter, utf8, isAll: false, isLiteral: !HasWildcard(utf8));
+        return new SubjectFilter(filter, utf8, isAll: false, isLiteral: !SubjectRules.HasWildcard(utf8));
     }
 
     /// <summary>Whether the literal <paramref name="subject"/> matches this filter.</summary>
@@ -51,84 +52,9 @@ internal sealed class SubjectFilter
             return true;
         }
 
-        return IsLiteral ? subject.SequenceEqual(Utf8) : Match(subject, Utf8);
-    }
-
-    /// <summary>Token-wise match of a literal subject against a pattern, as NATS subscriptions.</summary>
-    public static bool Match(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> pattern)
-    {
-        while (true)
-        {
-            var pDot = pattern.IndexOf((byte)'.');
-            var pToken = pDot < 0 ? pattern : pattern[..pDot];
-            if (pToken.Length == 1 && pToken[0] == (byte)'>')
-            {
-                return !subject.IsEmpty;
-            }
-
-            if (subject.IsEmpty)
-            {
-                return false;
-            }
-
-            var sDot = subject.IndexOf((byte)'.');
-            var sToken = sDot < 0 ? subject : subject[..sDot];
-            if (!(pToken.Length == 1 && pToken[0] == (byte)'*') && !pToken.SequenceEqual(sToken))
-            {
-                return false;
-            }
-
-            if (pDot < 0 || sDot < 0)
-            {
-                return pDot < 0 && sDot < 0;
-            }
-
-            pattern = pattern[(pDot + 1)..];
-            subject = subject[(sDot + 1)..];
-        }
+        return IsLiteral ? subject.SequenceEqual(Utf8) : SubjectRules.Matches(subject, Utf8);
     }
 
     /// <summary>True for a non-empty subject with no <c>*</c> or <c>&gt;</c> token: a filter that is one subject.</summary>
-    public static bool IsLiteralSubject(ReadOnlySpan<char> subject)
-    {
-        if (subject.IsEmpty)
-        {
-            return false;
-        }
-
-        var tokenStart = 0;
-        for (var i = 0; i <= subject.Length; i++)
-        {
-            if (i == subject.Length || subject[i] == '.')
-            {
-                if (i - tokenStart == 1 && subject[tokenStart] is '*' or '>')
-                {
-                    return false;
-                }
-
-                tokenStart = i + 1;
-            }
-        }
-
-        return true;
-    }
-
-    private static bool HasWildcard(ReadOnlySpan<byte> subject)
-    {
-        var tokenStart = 0;
-        for (var i = 0; i <= subject.Length; i++)
-        {
-            if (i == subject.Length || subject[i] == (byte)'.')
-            {
-                if (i - tokenStart == 1 && (subject[tokenStart] == (byte)'*' || subject[tokenStart] == (byte)'>'))
-                {
-                    return true;
-                }
-
-                tokenStart = i + 1;
-            }
-        }
-
-        return false;
-    }
+    public static bool IsLiteralSubject(ReadOnlySpan<char> subject) => !subject.IsEmpty && !SubjectRules.HasWildcard(subject);
 }

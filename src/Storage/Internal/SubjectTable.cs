@@ -1,4 +1,5 @@
 using System.Text;
+using Courier.Protocols.Subjects;
 
 namespace Courier.Storage.Internal;
 
@@ -33,7 +34,7 @@ internal sealed class SubjectEntry
 /// </summary>
 internal sealed class SubjectTable
 {
-    private readonly Dictionary<byte[], SubjectEntry> _byKey = new(ByteArrayComparer.Instance);
+    private readonly Dictionary<byte[], SubjectEntry> _byKey = new(SubjectBytesComparer.Instance);
     private readonly Dictionary<byte[], SubjectEntry>.AlternateLookup<ReadOnlySpan<byte>> _bySpan;
     private readonly Stack<int> _freeIds = new();
     private SubjectEntry?[] _byId = new SubjectEntry?[16]; // id 0 is "no subject"

@@ -1,4 +1,5 @@
 using Courier.Gateway.Configuration;
+using Courier.Protocols;
 using Xunit;
 
 namespace Courier.Gateway.Tests.Configuration;

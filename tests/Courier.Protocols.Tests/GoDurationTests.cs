@@ -1,7 +1,6 @@
-using Courier.Protocols.JetStream;
 using Xunit;
 
-namespace Courier.Protocols.Tests.JetStream;
+namespace Courier.Protocols.Tests;
 
 /// <summary>Durations as Go's time.Duration.String() writes them (nats-server's status texts use it).</summary>
 public sealed class GoDurationTests

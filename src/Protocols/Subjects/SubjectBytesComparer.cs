@@ -1,9 +1,12 @@
-namespace Courier.Storage.Internal;
+namespace Courier.Protocols.Subjects;
 
-/// <summary>Byte arrays compared by content, with span lookups that allocate nothing.</summary>
-internal sealed class ByteArrayComparer : IEqualityComparer<byte[]>, IAlternateEqualityComparer<ReadOnlySpan<byte>, byte[]>
+/// <summary>
+/// Compares subjects (and other UTF-8 names) kept as byte arrays by content, and looks them up by
+/// span, so the publish path and the stores find a key without making a string or an array.
+/// </summary>
+public sealed class SubjectBytesComparer : IEqualityComparer<byte[]>, IAlternateEqualityComparer<ReadOnlySpan<byte>, byte[]>
 {
-    public static readonly ByteArrayComparer Instance = new();
+    public static readonly SubjectBytesComparer Instance = new();
 
     public bool Equals(byte[]? x, byte[]? y) => ReferenceEquals(x, y) || (x is not null && y is not null && x.AsSpan().SequenceEqual(y));
 
@@ -17,7 +20,7 @@ internal sealed class ByteArrayComparer : IEqualityComparer<byte[]>, IAlternateE
 
     private static int Hash(ReadOnlySpan<byte> bytes)
     {
-        var h = new HashCode();
+        var h = default(HashCode);
         h.AddBytes(bytes);
         return h.ToHashCode();
     }
