@@ -1,0 +1,202 @@
+using Courier.Protocols.JetStream;
+
+namespace Courier.Actors.JetStream;
+
+/// <summary>
+/// Acks and what follows from them: ack waits, pending deliveries, the ack floor, max_deliver, and
+/// interest retention reports to the stream's ledger.
+/// </summary>
+internal sealed partial class ConsumerActor
+{
+    private long AckWaitFor(long deliveries)
+    {
+        if (_config.Backoff is { Count: > 0 } backoff)
+        {
+            return backoff[(int)Math.Min(deliveries - 1, backoff.Count - 1)];
+        }
+
+        return _config.AckWait;
+    }
+
+    // Acks decoded by the stream's AckSink from $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<...> and the body.
+    private void OnAcks(ArraySegment<AckEntry> acks)
+    {
+        _lastActivity = DateTime.UtcNow;
+        List<string>? confirmations = null;
+        foreach (var ack in acks)
+        {
+            var seq = ack.StreamSeq;
+            switch (ack.Kind)
+            {
+                case AckKind.Ack:
+                    Acknowledge(seq);
+                    break;
+                case AckKind.Nak:
+                    if (_pending.TryGetValue(seq, out var nakked))
+                    {
+                        if (ack.DelayNanos > 0)
+                        {
+                            SetPending(seq, nakked with { DeadlineTicks = DateTime.UtcNow.AddTicks(ack.DelayNanos / 100).Ticks });
+                        }
+                        else
+                        {
+                            _redeliver.Add(seq);
+                        }
+                    }
+
+                    break;
+                case AckKind.Progress:
+                    if (_pending.TryGetValue(seq, out var working))
+                    {
+                        SetPending(seq, working with { DeadlineTicks = DateTime.UtcNow.AddTicks(_config.AckWait / 100).Ticks });
+                    }
+
+                    break;
+                case AckKind.Term:
+                    Acknowledge(seq); // as nats-server: no redelivery, and retention counts it as acknowledged
+                    break;
+                case AckKind.Next:
+                    Acknowledge(seq);
+                    if (ack.Reply is { } reply)
+                    {
+                        _waiting.AddLast(new Waiting(reply, 1, false, DateTime.MaxValue, TimeSpan.Zero) { LastActivity = DateTime.UtcNow });
+                        TickRegularly();
+                    }
+
+                    continue; // the reply is the next message, not an empty acknowledgement
+            }
+
+            if (ack.Reply is { } ackReply)
+            {
+                confirmations ??= [];
+                confirmations.Add(ackReply);
+            }
+        }
+
+        AdvanceAckFloor();
+        ReportInterest();
+
+        // Double-ack confirmations go out only once the acks' event is stored (it survives kill -9).
+        _positionsChanged = true;
+        Checkpoint(confirmations);
+        Deliver();
+    }
+
+    private void SetPending(ulong seq, Pending pending)
+    {
+        _pending[seq] = pending;
+        if (pending.DeadlineTicks != 0 && pending.DeadlineTicks < _nextDeadlineTicks)
+        {
+            _nextDeadlineTicks = pending.DeadlineTicks;
+        }
+    }
+
+    private void Acknowledge(ulong seq)
+    {
+        if (_config.AckPolicy != AckPolicy.All)
+        {
+            Acknowledged(seq);
+            return;
+        }
+
+        // _pending is in sequence order: the acknowledged ones are its head.
+        foreach (var s in _pending.KeysUpTo(seq))
+        {
+            Acknowledged(s);
+        }
+    }
+
+    private void Acknowledged(ulong seq)
+    {
+        if (!_pending.Remove(seq))
+        {
+            return;
+        }
+
+        _redeliver.Remove(seq);
+        if (_persistenceId is not null)
+        {
+            _delta.Removed.Add(seq);
+        }
+
+        if (_context.WorkQueue)
+        {
+            // Work-queue retention: a message is gone once its consumer has acknowledged it.
+            _store.RemoveMessage(seq);
+        }
+        else if (_context.Interest is not null)
+        {
+            _released.Add(seq);
+        }
+    }
+
+    /// <summary>
+    /// Interest retention: tells the stream's ledger what this consumer acknowledged and where its
+    /// ack floor is now; messages no other consumer needs go. Once per ack batch or delivery pass.
+    /// </summary>
+    /// <summary>
+    /// A message delivered max_deliver times is not delivered again (a NAK or an expired ack wait
+    /// brought it here): nats-server publishes its max_deliver advisory and drops it from pending, so
+    /// the ack floor moves on. On an interest or work-queue stream that would release the message
+    /// from the stream, which nats-server does not do: there it stays pending, never redelivered.
+    /// </summary>
+    private void DeliveriesExhausted(ulong seq, Pending pending)
+    {
+        if (pending.DeadlineTicks == long.MaxValue)
+        {
+            return; // already reported
+        }
+
+        var advisory = new MaxDeliveriesAdvisory
+        {
+            Id = Guid.NewGuid().ToString("N"),
+            Timestamp = DateTime.UtcNow,
+            Stream = _stream,
+            Consumer = _name,
+            StreamSeq = seq,
+            Deliveries = pending.Deliveries,
+        };
+        _out.Publish($"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{_stream}.{_name}", null, default, System.Text.Json.JsonSerializer.SerializeToUtf8Bytes(advisory, ConsumerJsonContext.Default.MaxDeliveriesAdvisory));
+        if (_context.Interest is null)
+        {
+            _pending.Remove(seq);
+            if (_persistenceId is not null)
+            {
+                _delta.Removed.Add(seq);
+            }
+        }
+        else
+        {
+            _pending[seq] = pending with { DeadlineTicks = long.MaxValue };
+        }
+    }
+
+    private void ReportInterest()
+    {
+        if (_context.Interest is { } interest)
+        {
+            interest.Release(_released, _ackFloorStream);
+            _released.Clear();
+        }
+    }
+
+    private void AdvanceAckFloor()
+    {
+        if (_config.AckPolicy == AckPolicy.None)
+        {
+            _ackFloorStream = _deliveredStream;
+            _ackFloorConsumer = _deliveredConsumer;
+            return;
+        }
+
+        if (!_pending.TryGetFirst(out var firstSeq, out var first))
+        {
+            _ackFloorStream = _deliveredStream;
+            _ackFloorConsumer = _deliveredConsumer;
+            return;
+        }
+
+        _ackFloorStream = firstSeq - 1;
+        _ackFloorConsumer = first.ConsumerSeq - 1;
+    }
+}
