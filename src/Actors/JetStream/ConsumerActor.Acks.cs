@@ -131,10 +131,6 @@ internal sealed partial class ConsumerActor
     }
 
     /// <summary>
-    /// Interest retention: tells the stream's ledger what this consumer acknowledged and where its
-    /// ack floor is now; messages no other consumer needs go. Once per ack batch or delivery pass.
-    /// </summary>
-    /// <summary>
     /// A message delivered max_deliver times is not delivered again (a NAK or an expired ack wait
     /// brought it here): nats-server publishes its max_deliver advisory and drops it from pending, so
     /// the ack floor moves on. On an interest or work-queue stream that would release the message
@@ -171,6 +167,10 @@ internal sealed partial class ConsumerActor
         }
     }
 
+    /// <summary>
+    /// Interest retention: tells the stream's ledger what this consumer acknowledged and where its
+    /// ack floor is now; messages no other consumer needs go. Once per ack batch or delivery pass.
+    /// </summary>
     private void ReportInterest()
     {
         if (_context.Interest is { } interest)
