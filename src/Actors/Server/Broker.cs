@@ -103,7 +103,8 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         _connections = System.ActorOf(ConnectionSupervisor.Props(Options, Registry, Stats, this), "connections");
         if (SystemAccount is { } systemAccount)
         {
-            var events = new Events.SystemEvents(this, systemAccount);
+            var eventsContext = new Events.SystemEventsContext(Options, ServerId, ServerName, Routes, Registry, Accounts, Trust);
+            var events = new Events.SystemEvents(eventsContext, systemAccount, new InProcessClient(this, InProcessRole.Service, systemAccount));
             await events.StartAsync().ConfigureAwait(false);
             Events = events;
         }
