@@ -29,16 +29,16 @@ internal sealed partial class ClusterNode : ReceiveActor, IWithTimers
     // peer seen could make two nodes that each see only a third one form clusters of their own.
     private static readonly TimeSpan SettleDelay = TimeSpan.FromSeconds(2);
 
-    private readonly Broker _broker;
+    private readonly ClusterView _view;
     private readonly ILogger _log;
     private readonly Akka.Cluster.Cluster _cluster;
     private readonly HashSet<Address> _peers = [];
     private bool _joined;
 
-    public ClusterNode(Broker broker)
+    public ClusterNode(ClusterView view, ILogger logger)
     {
-        _broker = broker;
-        _log = broker.Logger;
+        _view = view;
+        _log = logger;
         _cluster = Akka.Cluster.Cluster.Get(Context.System);
         Receive<Protocol.PeersChanged>(changed =>
         {
@@ -67,7 +67,9 @@ internal sealed partial class ClusterNode : ReceiveActor, IWithTimers
     /// <inheritdoc />
     public ITimerScheduler Timers { get; set; } = null!;
 
-    public static Props Props(Broker broker) => Akka.Actor.Props.Create(() => new ClusterNode(broker));
+    /// <param name="view">The node's view of its cluster: the route manager to tell, where membership is reported.</param>
+    /// <param name="logger">The node's logger.</param>
+    public static Props Props(ClusterView view, ILogger logger) => Akka.Actor.Props.Create(() => new ClusterNode(view, logger));
 
     protected override void PreStart() =>
         _cluster.Subscribe(Self, ClusterEvent.InitialStateAsEvents, typeof(ClusterEvent.IMemberEvent), typeof(ClusterEvent.IReachabilityEvent));
@@ -97,13 +99,13 @@ internal sealed partial class ClusterNode : ReceiveActor, IWithTimers
         Log.MemberUp(_log, member.Address.ToString(), Name(member));
         if (member.Address.Equals(_cluster.SelfAddress))
         {
-            _broker.ClusterView.OnMembershipChanged(true);
+            _view.OnMembershipChanged(true);
             return;
         }
 
         if (Role(member, ServerRole) is { } serverId && Role(member, RouteRole) is { } route && Uri.TryCreate(route, UriKind.Absolute, out var url))
         {
-            _broker.ClusterView.RouteManager.Tell(new RouteManager.Protocol.MemberUp(serverId, url));
+            _view.RouteManager.Tell(new RouteManager.Protocol.MemberUp(serverId, url));
         }
     }
 
@@ -112,13 +114,13 @@ internal sealed partial class ClusterNode : ReceiveActor, IWithTimers
         Log.MemberRemoved(_log, member.Address.ToString(), Name(member), previous.ToString());
         if (member.Address.Equals(_cluster.SelfAddress))
         {
-            _broker.ClusterView.OnMembershipChanged(false);
+            _view.OnMembershipChanged(false);
             return;
         }
 
         if (Role(member, ServerRole) is { } serverId)
         {
-            _broker.ClusterView.RouteManager.Tell(new RouteManager.Protocol.MemberRemoved(serverId));
+            _view.RouteManager.Tell(new RouteManager.Protocol.MemberRemoved(serverId));
         }
     }
 

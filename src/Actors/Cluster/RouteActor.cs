@@ -1,7 +1,6 @@
 using System.Net.Sockets;
 using Akka.Actor;
 using Courier.Actors.Connections;
-using Courier.Actors.Server;
 using Courier.Protocols.Nats;
 using Microsoft.Extensions.Logging;
 
@@ -19,16 +18,16 @@ internal sealed partial class RouteActor : ReceiveActor, IWithTimers
     private const string AuthTimerKey = "auth";
     private const string PingTimerKey = "ping";
 
-    private readonly Broker _broker;
+    private readonly RouteContext _context;
     private readonly RouteLink _link;
     private readonly ClientConnection _connection;
     private string _closeReason = "Server Shutdown";
 
-    public RouteActor(Broker broker, Socket socket, RouteLink link, ulong id)
+    public RouteActor(RouteContext context, Socket socket, RouteLink link, ulong id)
     {
-        _broker = broker;
+        _context = context;
         _link = link;
-        _connection = broker.CreateRoute(new NetworkStream(socket, ownsSocket: false), socket, id, Self, link);
+        _connection = context.CreateConnection(new NetworkStream(socket, ownsSocket: false), socket, id, Self, link);
 
         Receive<ConnectionActor.Protocol.Connected>(_ => Timers.Cancel(AuthTimerKey));
         Receive<ConnectionActor.Protocol.AuthTimeout>(_ =>
@@ -41,7 +40,7 @@ internal sealed partial class RouteActor : ReceiveActor, IWithTimers
         });
         Receive<ConnectionActor.Protocol.PingTick>(_ =>
         {
-            if (_connection.PingsOut + 1 > _broker.Options.MaxPingsOut)
+            if (_connection.PingsOut + 1 > _context.Options.MaxPingsOut)
             {
                 _connection.SendError(NatsErrors.StaleConnection);
                 StopWith("Stale Connection");
@@ -57,30 +56,30 @@ internal sealed partial class RouteActor : ReceiveActor, IWithTimers
     public ITimerScheduler Timers { get; set; } = null!;
 
     /// <summary>The link's data path (for the manager's bookkeeping).</summary>
-    public static Props Props(Broker broker, Socket socket, RouteLink link, ulong id) =>
-        Akka.Actor.Props.Create(() => new RouteActor(broker, socket, link, id));
+    public static Props Props(RouteContext context, Socket socket, RouteLink link, ulong id) =>
+        Akka.Actor.Props.Create(() => new RouteActor(context, socket, link, id));
 
     protected override void PreStart()
     {
-        _broker.Register(_connection);
-        if (!_link.Solicited && _broker.Options.Cluster.Username is not null)
+        _context.Registry.Register(_connection);
+        if (!_link.Solicited && _context.Options.Cluster.Username is not null)
         {
-            Timers.StartSingleTimer(AuthTimerKey, ConnectionActor.Protocol.AuthTimeout.Instance, _broker.Options.Cluster.AuthTimeout);
+            Timers.StartSingleTimer(AuthTimerKey, ConnectionActor.Protocol.AuthTimeout.Instance, _context.Options.Cluster.AuthTimeout);
         }
 
-        if (_broker.Options.PingInterval > TimeSpan.Zero)
+        if (_context.Options.PingInterval > TimeSpan.Zero)
         {
-            Timers.StartPeriodicTimer(PingTimerKey, ConnectionActor.Protocol.PingTick.Instance, _broker.Options.PingInterval);
+            Timers.StartPeriodicTimer(PingTimerKey, ConnectionActor.Protocol.PingTick.Instance, _context.Options.PingInterval);
         }
 
-        Log.Created(_broker.Logger, _connection.RemoteIp, _connection.RemotePort, _connection.Id, _link.Solicited ? "solicited" : "accepted");
+        Log.Created(_context.Logger, _connection.RemoteIp, _connection.RemotePort, _connection.Id, _link.Solicited ? "solicited" : "accepted");
         _connection.Start();
     }
 
     protected override void PostStop()
     {
         _connection.Shutdown(_closeReason);
-        Log.Closed(_broker.Logger, _connection.RemoteIp, _connection.RemotePort, _connection.Id, _connection.CloseReason ?? _closeReason);
+        Log.Closed(_context.Logger, _connection.RemoteIp, _connection.RemotePort, _connection.Id, _connection.CloseReason ?? _closeReason);
     }
 
     private void StopWith(string reason)

@@ -1,7 +1,6 @@
 using System.Net;
 using System.Net.Sockets;
 using Akka.Actor;
-using Courier.Actors.Server;
 using Courier.Protocols.Nats;
 using Microsoft.Extensions.Logging;
 
@@ -19,7 +18,7 @@ internal sealed partial class RouteManager : ReceiveActor, IWithTimers
     private static readonly TimeSpan DialTimeout = TimeSpan.FromSeconds(1); // nats-server's DEFAULT_ROUTE_DIAL
     private static readonly TimeSpan RetryDelay = TimeSpan.FromSeconds(1); // nats-server's routeConnectDelay / DEFAULT_ROUTE_RECONNECT
 
-    private readonly Broker _broker;
+    private readonly RouteContext _context;
     private readonly ILogger _log;
     private readonly Dictionary<IActorRef, RouteLink> _links = [];
     private readonly HashSet<string> _dialing = new(StringComparer.OrdinalIgnoreCase);
@@ -27,10 +26,10 @@ internal sealed partial class RouteManager : ReceiveActor, IWithTimers
     private List<Uri> _explicit = [];
     private bool _started;
 
-    public RouteManager(Broker broker)
+    public RouteManager(RouteContext context)
     {
-        _broker = broker;
-        _log = broker.Logger;
+        _context = context;
+        _log = context.Logger;
         Receive<Protocol.StartRouting>(start =>
         {
             _started = true;
@@ -48,7 +47,7 @@ internal sealed partial class RouteManager : ReceiveActor, IWithTimers
         {
             // A Courier member: keep a route to it for as long as it is a member.
             _members[up.ServerId] = up.Url;
-            if (_started && !_broker.Routes!.IsConnected(up.ServerId))
+            if (_started && !_context.Routes.IsConnected(up.ServerId))
             {
                 Dial(up.Url, isExplicit: false, attempt: 0);
             }
@@ -56,7 +55,7 @@ internal sealed partial class RouteManager : ReceiveActor, IWithTimers
         Receive<Protocol.MemberRemoved>(removed =>
         {
             _members.Remove(removed.ServerId);
-            foreach (var route in _broker.Routes!.Routes)
+            foreach (var route in _context.Routes.Routes)
             {
                 if (route.Route?.RemoteId == removed.ServerId)
                 {
@@ -70,14 +69,14 @@ internal sealed partial class RouteManager : ReceiveActor, IWithTimers
     /// <inheritdoc />
     public ITimerScheduler Timers { get; set; } = null!;
 
-    public static Props Props(Broker broker) => Akka.Actor.Props.Create(() => new RouteManager(broker));
+    public static Props Props(RouteContext context) => Akka.Actor.Props.Create(() => new RouteManager(context));
 
     protected override SupervisorStrategy SupervisorStrategy() => Akka.Actor.SupervisorStrategy.StoppingStrategy;
 
     private void StartLink(Socket socket, RouteLink link)
     {
-        var id = _broker.NextClientId();
-        var child = Context.ActorOf(RouteActor.Props(_broker, socket, link, id), $"route-{id}");
+        var id = _context.Registry.NextClientId();
+        var child = Context.ActorOf(RouteActor.Props(_context, socket, link, id), $"route-{id}");
         Context.Watch(child);
         _links[child] = link;
     }
@@ -134,7 +133,7 @@ internal sealed partial class RouteManager : ReceiveActor, IWithTimers
             Log.ConnectErrorDebug(_log, dialled.Attempt, dialled.Error ?? "connection failed");
         }
 
-        var retries = _broker.Options.Cluster.ConnectRetries;
+        var retries = _context.Options.Cluster.ConnectRetries;
         if (!dialled.Explicit && !IsMember(dialled.Url) && (retries <= 0 || dialled.Attempt > retries))
         {
             _dialing.Remove(Key(dialled.Url));
@@ -156,7 +155,7 @@ internal sealed partial class RouteManager : ReceiveActor, IWithTimers
             return;
         }
 
-        if (link.RemoteId is { } member && _members.TryGetValue(member, out var memberUrl) && !_broker.Routes!.IsConnected(member))
+        if (link.RemoteId is { } member && _members.TryGetValue(member, out var memberUrl) && !_context.Routes.IsConnected(member))
         {
             // A member's route dropped while it is still a member: dial it again, whichever side dialled before.
             if (_dialing.Add(Key(memberUrl)))
@@ -172,7 +171,7 @@ internal sealed partial class RouteManager : ReceiveActor, IWithTimers
             return;
         }
 
-        if (link.RemoteId is { } remoteId && _broker.Routes!.IsConnected(remoteId))
+        if (link.RemoteId is { } remoteId && _context.Routes.IsConnected(remoteId))
         {
             Log.AlreadyConnected(_log, remoteId);
             return;
@@ -191,7 +190,7 @@ internal sealed partial class RouteManager : ReceiveActor, IWithTimers
 
     private void OnImplicitRoute(RouteInfo info)
     {
-        if (info.ServerId == _broker.ServerId || _broker.Routes!.IsConnected(info.ServerId) || string.IsNullOrEmpty(info.Ip))
+        if (info.ServerId == _context.ServerId || _context.Routes.IsConnected(info.ServerId) || string.IsNullOrEmpty(info.Ip))
         {
             return;
         }

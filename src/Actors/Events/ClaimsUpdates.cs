@@ -1,4 +1,5 @@
 using System.Text;
+using Courier.Actors.Accounts;
 using Courier.Actors.Server;
 using Courier.Actors.Server.Identity;
 using NATS.NKeys;
@@ -21,7 +22,7 @@ internal static class ClaimsUpdates
     public static readonly string[] AccountSubjects = ["$SYS.REQ.ACCOUNT.*.CLAIMS.UPDATE", "$SYS.ACCOUNT.*.CLAIMS.UPDATE"];
 
     /// <summary>Handles a push on <paramref name="subject"/>; the answer, or null when none is due.</summary>
-    public static ClaimsUpdateResponse? Handle(Broker broker, OperatorTrust trust, SystemEvents events, string subject, byte[] payload)
+    public static ClaimsUpdateResponse? Handle(OperatorTrust trust, AccountRegistry accounts, ClientRegistry registry, SystemEvents events, string subject, byte[] payload)
     {
         var tokens = subject.Split('.');
         string? subjectKey = tokens.Length switch
@@ -60,7 +61,7 @@ internal static class ClaimsUpdates
         }
 
         var key = claims.Subject;
-        if (resolver != AccountResolverKind.Full && broker.Accounts.Find(key) is null)
+        if (resolver != AccountResolverKind.Full && accounts.Find(key) is null)
         {
             // MEMORY and cache update only the accounts this server has loaded.
             return Ok(events, key, resolver == AccountResolverKind.Cache ? "jwt update cache skipped" : "jwt update skipped");
@@ -71,7 +72,7 @@ internal static class ClaimsUpdates
             return Error(events, key, $"jwt update{cache} resulted in error", saveError);
         }
 
-        CloseRevoked(broker, trust, key);
+        CloseRevoked(registry, trust, key);
 
         return Ok(events, key, "jwt updated");
     }
@@ -80,7 +81,7 @@ internal static class ClaimsUpdates
     /// As nats-server's updateAccountClaims: the account's connected users that its JWT (the one the
     /// resolver holds now) revokes, or whose bearer token it no longer allows, are closed.
     /// </summary>
-    private static void CloseRevoked(Broker broker, OperatorTrust trust, string account)
+    private static void CloseRevoked(ClientRegistry registry, OperatorTrust trust, string account)
     {
         if (trust.LookupAccount(account, out _) is not { Nats: var nats })
         {
@@ -93,7 +94,7 @@ internal static class ClaimsUpdates
             return;
         }
 
-        foreach (var client in broker.Registry.Clients)
+        foreach (var client in registry.Clients)
         {
             if (client.IsClosed || client.JwtAccount != account || client.ConnectOptions?.Jwt is not { Length: > 0 } userJwt)
             {

@@ -23,14 +23,17 @@ internal sealed class SystemEvents : IAsyncDisposable
     private const string Alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     private const int EventIdLength = 22; // characters, as a nuid
 
-    private readonly Broker _broker;
+    private readonly SystemEventsContext _context;
     private long _seq;
 
-    public SystemEvents(Broker broker, Account system)
+    /// <param name="context">What the events use of the node.</param>
+    /// <param name="system">The system account.</param>
+    /// <param name="client">An in-process client of <paramref name="system"/>; the events own it.</param>
+    public SystemEvents(SystemEventsContext context, Account system, InProcessClient client)
     {
-        _broker = broker;
+        _context = context;
         Account = system;
-        Client = new InProcessClient(broker, InProcessRole.Service, system);
+        Client = client;
     }
 
     /// <summary>The system account.</summary>
@@ -42,7 +45,7 @@ internal sealed class SystemEvents : IAsyncDisposable
     /// <summary>Connects the client and, in operator mode, subscribes to account JWT pushes.</summary>
     public Task StartAsync()
     {
-        if (_broker.Trust is { } trust)
+        if (_context.Trust is { } trust)
         {
             foreach (var subject in (string[])[ClaimsUpdates.UpdateSubject, .. ClaimsUpdates.AccountSubjects])
             {
@@ -50,7 +53,7 @@ internal sealed class SystemEvents : IAsyncDisposable
                 {
                     foreach (var m in messages)
                     {
-                        if (ClaimsUpdates.Handle(_broker, trust, this, m.Subject, m.Payload) is { } answer && !string.IsNullOrEmpty(m.ReplyTo))
+                        if (ClaimsUpdates.Handle(trust, _context.Accounts, _context.Registry, this, m.Subject, m.Payload) is { } answer && !string.IsNullOrEmpty(m.ReplyTo))
                         {
                             Publish(m.ReplyTo, answer, EventsJsonContext.Default.ClaimsUpdateResponse);
                         }
@@ -75,13 +78,13 @@ internal sealed class SystemEvents : IAsyncDisposable
     /// <summary>The <c>server</c> part of the next system-account message: a new <c>seq</c>, the time now.</summary>
     public EventServer NextServer()
     {
-        var o = _broker.Options;
+        var o = _context.Options;
         return new EventServer
         {
-            Name = _broker.ServerName,
+            Name = _context.ServerName,
             Host = o.Host,
-            Id = _broker.ServerId,
-            Cluster = _broker.Routes?.ClusterName is { Length: > 0 } cluster ? cluster : null,
+            Id = _context.ServerId,
+            Cluster = _context.Routes?.ClusterName is { Length: > 0 } cluster ? cluster : null,
             Domain = string.IsNullOrEmpty(o.JetStreamDomain) ? null : o.JetStreamDomain,
             Version = o.NatsServerVersion,
             Seq = (ulong)Interlocked.Increment(ref _seq),
@@ -174,7 +177,7 @@ internal sealed class SystemEvents : IAsyncDisposable
     {
         int conns = 0;
         long inMsgs = 0, inBytes = 0, outMsgs = 0, outBytes = 0;
-        foreach (var c in _broker.Registry.Clients)
+        foreach (var c in _context.Registry.Clients)
         {
             if (c.IsInternal || c.IsRoute || c.IsClosed || c.ConnectOptions is null || !ReferenceEquals(c.Account, account))
             {

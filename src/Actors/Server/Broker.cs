@@ -103,7 +103,8 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         _connections = System.ActorOf(ConnectionSupervisor.Props(Options, Registry, Stats, this), "connections");
         if (SystemAccount is { } systemAccount)
         {
-            var events = new Events.SystemEvents(this, systemAccount);
+            var eventsContext = new Events.SystemEventsContext(Options, ServerId, ServerName, Routes, Registry, Accounts, Trust);
+            var events = new Events.SystemEvents(eventsContext, systemAccount, new InProcessClient(this, InProcessRole.Service, systemAccount));
             await events.StartAsync().ConfigureAwait(false);
             Events = events;
         }
@@ -125,14 +126,15 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
         if (Routes is not null)
         {
-            var routeManager = System.ActorOf(Cluster.RouteManager.Props(this), "routes");
+            var routeContext = new RouteContext(Options, ServerId, Routes, Registry, CreateRoute, Logger);
+            var routeManager = System.ActorOf(Cluster.RouteManager.Props(routeContext), "routes");
             IActorRef clusterNode = ActorRefs.Nobody;
             string? akkaAddress = null;
             if (System.Settings.ProviderClass.Contains("Cluster", StringComparison.Ordinal))
             {
                 akkaAddress = Akka.Cluster.Cluster.Get(System).SelfAddress.ToString();
                 ClusterView.Started(routeManager, ActorRefs.Nobody, akkaAddress); // the membership actor reads the route manager
-                clusterNode = System.ActorOf(Cluster.ClusterNode.Props(this), "cluster-node");
+                clusterNode = System.ActorOf(Cluster.ClusterNode.Props(ClusterView, Logger), "cluster-node");
             }
 
             ClusterView.Started(routeManager, clusterNode, akkaAddress);
@@ -405,8 +407,8 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         ClusterView.RouteManager.Tell(new RouteManager.Protocol.Accepted(socket));
     }
 
-    /// <summary>Creates the data path of a route link (<see cref="Cluster.RouteActor"/>).</summary>
-    internal ClientConnection CreateRoute(Stream stream, Socket socket, ulong id, IActorRef owner, RouteLink link) =>
+    /// <summary>Creates the data path of a route link (<see cref="Cluster.RouteActor"/>): the <see cref="RouteContext"/>'s factory.</summary>
+    private ClientConnection CreateRoute(Stream stream, Socket socket, ulong id, IActorRef owner, RouteLink link) =>
         new(this, stream, socket, id, owner, route: link);
 
     /// <summary>The client port actually listened on.</summary>
