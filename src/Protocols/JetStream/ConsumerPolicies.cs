@@ -1,3 +1,4 @@
+using System.Text.Json;
 using System.Text.Json.Serialization;
 
 namespace Courier.Protocols.JetStream;
@@ -51,19 +52,37 @@ public enum ReplayPolicy
 }
 
 /// <summary>The wire names of <see cref="DeliverPolicy"/>; an unknown one is invalid JSON, as nats-server.</summary>
-public sealed class DeliverPolicyConverter() : WireEnumConverter<DeliverPolicy>(
-    null,
-    ("all", DeliverPolicy.All),
-    ("last", DeliverPolicy.Last),
-    ("new", DeliverPolicy.New),
-    ("by_start_sequence", DeliverPolicy.ByStartSequence),
-    ("by_start_time", DeliverPolicy.ByStartTime),
-    ("last_per_subject", DeliverPolicy.LastPerSubject));
+public sealed class DeliverPolicyConverter : JsonConverter<DeliverPolicy>
+{
+    private static readonly WireNames Names = new(nameof(DeliverPolicy), null, ("all", (int)DeliverPolicy.All), ("last", (int)DeliverPolicy.Last), ("new", (int)DeliverPolicy.New), ("by_start_sequence", (int)DeliverPolicy.ByStartSequence), ("by_start_time", (int)DeliverPolicy.ByStartTime), ("last_per_subject", (int)DeliverPolicy.LastPerSubject));
+
+    public override bool HandleNull => true;
+
+    public override DeliverPolicy Read(ref Utf8JsonReader reader, Type typeToConvert, JsonSerializerOptions options) => (DeliverPolicy)Names.Read(ref reader);
+
+    public override void Write(Utf8JsonWriter writer, DeliverPolicy value, JsonSerializerOptions options) => Names.Write(writer, (int)value);
+}
 
 /// <summary>The wire names of <see cref="AckPolicy"/>; an unknown one is invalid JSON, as nats-server.</summary>
-public sealed class AckPolicyConverter() : WireEnumConverter<AckPolicy>(
-    null, ("none", AckPolicy.None), ("all", AckPolicy.All), ("explicit", AckPolicy.Explicit));
+public sealed class AckPolicyConverter : JsonConverter<AckPolicy>
+{
+    private static readonly WireNames Names = new(nameof(AckPolicy), null, ("none", (int)AckPolicy.None), ("all", (int)AckPolicy.All), ("explicit", (int)AckPolicy.Explicit));
+
+    public override bool HandleNull => true;
+
+    public override AckPolicy Read(ref Utf8JsonReader reader, Type typeToConvert, JsonSerializerOptions options) => (AckPolicy)Names.Read(ref reader);
+
+    public override void Write(Utf8JsonWriter writer, AckPolicy value, JsonSerializerOptions options) => Names.Write(writer, (int)value);
+}
 
 /// <summary>The wire names of <see cref="ReplayPolicy"/>; an unknown one is invalid JSON, as nats-server.</summary>
-public sealed class ReplayPolicyConverter() : WireEnumConverter<ReplayPolicy>(
-    null, ("instant", ReplayPolicy.Instant), ("original", ReplayPolicy.Original));
+public sealed class ReplayPolicyConverter : JsonConverter<ReplayPolicy>
+{
+    private static readonly WireNames Names = new(nameof(ReplayPolicy), null, ("instant", (int)ReplayPolicy.Instant), ("original", (int)ReplayPolicy.Original));
+
+    public override bool HandleNull => true;
+
+    public override ReplayPolicy Read(ref Utf8JsonReader reader, Type typeToConvert, JsonSerializerOptions options) => (ReplayPolicy)Names.Read(ref reader);
+
+    public override void Write(Utf8JsonWriter writer, ReplayPolicy value, JsonSerializerOptions options) => Names.Write(writer, (int)value);
+}

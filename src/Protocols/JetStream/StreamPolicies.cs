@@ -1,3 +1,4 @@
+using System.Text.Json;
 using System.Text.Json.Serialization;
 
 namespace Courier.Protocols.JetStream;
@@ -48,13 +49,37 @@ public enum RetentionPolicy
 }
 
 /// <summary>The wire names of <see cref="StorageType"/>.</summary>
-public sealed class StorageTypeConverter() : WireEnumConverter<StorageType>(
-    StorageType.Unknown, ("file", StorageType.File), ("memory", StorageType.Memory));
+public sealed class StorageTypeConverter : JsonConverter<StorageType>
+{
+    private static readonly WireNames Names = new(nameof(StorageType), (int)StorageType.Unknown, ("file", (int)StorageType.File), ("memory", (int)StorageType.Memory));
+
+    public override bool HandleNull => true;
+
+    public override StorageType Read(ref Utf8JsonReader reader, Type typeToConvert, JsonSerializerOptions options) => (StorageType)Names.Read(ref reader);
+
+    public override void Write(Utf8JsonWriter writer, StorageType value, JsonSerializerOptions options) => Names.Write(writer, (int)value);
+}
 
 /// <summary>The wire names of <see cref="DiscardPolicy"/>.</summary>
-public sealed class DiscardPolicyConverter() : WireEnumConverter<DiscardPolicy>(
-    DiscardPolicy.Unknown, ("old", DiscardPolicy.Old), ("new", DiscardPolicy.New));
+public sealed class DiscardPolicyConverter : JsonConverter<DiscardPolicy>
+{
+    private static readonly WireNames Names = new(nameof(DiscardPolicy), (int)DiscardPolicy.Unknown, ("old", (int)DiscardPolicy.Old), ("new", (int)DiscardPolicy.New));
+
+    public override bool HandleNull => true;
+
+    public override DiscardPolicy Read(ref Utf8JsonReader reader, Type typeToConvert, JsonSerializerOptions options) => (DiscardPolicy)Names.Read(ref reader);
+
+    public override void Write(Utf8JsonWriter writer, DiscardPolicy value, JsonSerializerOptions options) => Names.Write(writer, (int)value);
+}
 
 /// <summary>The wire names of <see cref="RetentionPolicy"/>.</summary>
-public sealed class RetentionPolicyConverter() : WireEnumConverter<RetentionPolicy>(
-    RetentionPolicy.Unknown, ("limits", RetentionPolicy.Limits), ("interest", RetentionPolicy.Interest), ("workqueue", RetentionPolicy.WorkQueue));
+public sealed class RetentionPolicyConverter : JsonConverter<RetentionPolicy>
+{
+    private static readonly WireNames Names = new(nameof(RetentionPolicy), (int)RetentionPolicy.Unknown, ("limits", (int)RetentionPolicy.Limits), ("interest", (int)RetentionPolicy.Interest), ("workqueue", (int)RetentionPolicy.WorkQueue));
+
+    public override bool HandleNull => true;
+
+    public override RetentionPolicy Read(ref Utf8JsonReader reader, Type typeToConvert, JsonSerializerOptions options) => (RetentionPolicy)Names.Read(ref reader);
+
+    public override void Write(Utf8JsonWriter writer, RetentionPolicy value, JsonSerializerOptions options) => Names.Write(writer, (int)value);
+}
