@@ -9,7 +9,7 @@ namespace Courier.Actors.Connections;
 /// </summary>
 internal interface IConnectionFactory
 {
-    /// <summary>The data path of client <paramref name="id"/> (<paramref name="socket"/> null: an in-process client).</summary>
+    /// <summary>The data path of client <paramref name="id"/> (in-process clients are made by <see cref="InProcessClient"/>, not here).</summary>
     ClientConnection Create(Stream stream, Socket? socket, ulong id, IActorRef owner);
 
     /// <summary>The data path of MQTT client <paramref name="id"/>.</summary>

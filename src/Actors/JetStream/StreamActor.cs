@@ -214,8 +214,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         var subjects = _config.Subjects is { Count: > 0 } s ? s : IsCopying(_config) ? [] : [_config.Name];
         foreach (var subject in subjects)
         {
-            // One actor message per read batch of the internal client, never one per NATS message.
-            // Served by calls on the publisher's thread: no MSG frame formatted and parsed again per message.
+            // Served by calls on the publisher's thread, one actor message per publisher batch, never one per NATS message.
             _sids.Add(_client.Subscribe(subject, null, new RawMessageSink(batch => self.Tell(new Protocol.Append(batch)))));
         }
 

@@ -20,7 +20,7 @@ namespace Courier.Actors.Mqtt;
 /// <para>A persistent session (clean_session=0) journals its subscriptions and keeps every QoS 1/2
 /// message for them until the client acknowledges it, across reconnects and restarts [MQTT-3.1.2-4,5].
 /// For each QoS 1/2 subscription it holds a capture subscription of its own (through the node's
-/// in-process client), whether the client is connected or not, and takes from it only the messages
+/// in-process capture client, called on each publisher's thread), whether the client is connected or not, and takes from it only the messages
 /// published at QoS 1 or 2 (nats-server's <c>Nmqtt-Pub</c> header): those are journaled, then
 /// handed to the connection, which sends them through its in-flight window. The connection's own
 /// subscription passes such messages over (<see cref="Routing.Subscription.MqttSessionCaptured"/>)
