@@ -39,7 +39,7 @@ internal sealed class EmbeddedBroker : IAsyncDisposable
     /// </summary>
     public ClientConnection Connect()
     {
-        var client = new ClientConnection(Broker, new MemoryStream(), socket: null, Broker.NextClientId(), ActorRefs.Nobody);
+        var client = new ClientConnection(Broker.NatsClients, new MemoryStream(), socket: null, Broker.NextClientId(), ActorRefs.Nobody);
         Run(client, ConnectCommand);
         _clients.Add((client, client.Outbound.RunWritePumpAsync(Stream.Null)));
         return client;

@@ -69,7 +69,7 @@ internal sealed class Account
     /// The account's own in-process client: it holds the subscriptions of its service imports and of
     /// its <c>_R_.</c> replies (never started; publishers deliver to these subscriptions inline).
     /// </summary>
-    internal ClientConnection? ImportClient { get; set; }
+    internal InProcessConnection? ImportClient { get; set; }
 
     /// <summary>The account's name (its public key for JWT accounts).</summary>
     public string Name { get; }

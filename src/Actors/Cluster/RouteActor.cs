@@ -20,7 +20,7 @@ internal sealed partial class RouteActor : ReceiveActor, IWithTimers
 
     private readonly RouteContext _context;
     private readonly RouteLink _link;
-    private readonly ClientConnection _connection;
+    private readonly RouteConnection _connection;
     private string _closeReason = "Server Shutdown";
 
     public RouteActor(RouteContext context, Socket socket, RouteLink link, ulong id)

@@ -7,7 +7,7 @@ using Microsoft.Extensions.Logging;
 namespace Courier.Actors.Cluster;
 
 /// <summary>Makes the data path of a route link: a connection over the link's stream, owned by its <see cref="RouteActor"/>.</summary>
-internal delegate ClientConnection RouteConnectionFactory(Stream stream, Socket socket, ulong id, IActorRef owner, RouteLink link);
+internal delegate RouteConnection RouteConnectionFactory(Stream stream, Socket socket, ulong id, IActorRef owner, RouteLink link);
 
 /// <summary>
 /// What the route actors (<see cref="RouteManager"/> and its <see cref="RouteActor"/>s) use of the

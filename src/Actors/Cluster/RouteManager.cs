@@ -57,7 +57,7 @@ internal sealed partial class RouteManager : ReceiveActor, IWithTimers
             _members.Remove(removed.ServerId);
             foreach (var route in _context.Routes.Routes)
             {
-                if (route.Route?.RemoteId == removed.ServerId)
+                if (route.Link.RemoteId == removed.ServerId)
                 {
                     route.RequestClose("Cluster Member Removed");
                 }
@@ -204,7 +204,7 @@ internal sealed partial class RouteManager : ReceiveActor, IWithTimers
             }
         }
 
-        // Dialled with the cluster's own credentials when it has some (ClientConnection.StartRoute).
+        // Dialled with the cluster's own credentials when it has some (RouteConnection.Start).
         if (Uri.TryCreate(info.Ip, UriKind.Absolute, out var url))
         {
             Dial(url, isExplicit: false, attempt: 0);

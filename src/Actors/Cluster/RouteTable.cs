@@ -1,5 +1,4 @@
 using System.Text;
-using Courier.Actors.Accounts;
 using Courier.Actors.Connections;
 using Courier.Protocols.Nats;
 
@@ -21,10 +20,10 @@ namespace Courier.Actors.Cluster;
 internal sealed class RouteTable
 {
     private readonly Lock _lock = new();
-    private readonly Dictionary<string, ClientConnection> _remotes = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, RouteConnection> _remotes = new(StringComparer.Ordinal);
     private readonly Dictionary<string, Interest> _interest = new(StringComparer.Ordinal);
     private byte[] _scratch = new byte[1024];
-    private ClientConnection[] _snapshot = [];
+    private RouteConnection[] _snapshot = [];
     private volatile string _clusterName;
 
     public RouteTable(string serverId, string? clusterName)
@@ -47,7 +46,7 @@ internal sealed class RouteTable
     public event Action? Changed;
 
     /// <summary>The registered routes now.</summary>
-    public ClientConnection[] Routes => Volatile.Read(ref _snapshot);
+    public RouteConnection[] Routes => Volatile.Read(ref _snapshot);
 
     /// <summary>Whether a route to the server <paramref name="serverId"/> is registered.</summary>
     public bool IsConnected(string serverId)
@@ -88,14 +87,14 @@ internal sealed class RouteTable
     /// interest on it. False when the peer already has a route: the caller closes this one as a
     /// duplicate; when this one was dialled, the kept one inherits its URL (nats-server's addRoute).
     /// </summary>
-    public bool TryRegister(ClientConnection link, out int routeCount)
+    public bool TryRegister(RouteConnection link, out int routeCount)
     {
-        var route = link.Route!;
+        var route = link.Link;
         lock (_lock)
         {
             if (_remotes.TryGetValue(route.RemoteId!, out var existing))
             {
-                var kept = existing.Route!;
+                var kept = existing.Link;
                 if (route.Solicited && !kept.Solicited)
                 {
                     kept.Url = route.Url;
@@ -125,9 +124,9 @@ internal sealed class RouteTable
     }
 
     /// <summary>Removes a closing link if it is the registered route to its peer.</summary>
-    public void Unregister(ClientConnection link)
+    public void Unregister(RouteConnection link)
     {
-        var route = link.Route!;
+        var route = link.Link;
         lock (_lock)
         {
             if (!route.Registered || route.RemoteId is not { } id || !_remotes.TryGetValue(id, out var current) || !ReferenceEquals(current, link))
@@ -144,7 +143,7 @@ internal sealed class RouteTable
     }
 
     /// <summary>Sends a new peer's INFO to every other route, so each of them dials it (gossip; nats-server's forwardNewRouteInfoToKnownServers).</summary>
-    public void ForwardInfo(RouteInfo info, ClientConnection except)
+    public void ForwardInfo(RouteInfo info, RouteConnection except)
     {
         var line = ProtocolWriter.Info(info);
         foreach (var route in Routes)
@@ -174,9 +173,7 @@ internal sealed class RouteTable
             {
                 var sub = change.Sub;
                 // An account's reply subscription (service exports) is told: responses from other nodes reach it.
-                if (sub.Client.IsRoute
-                    || (sub.Client.IsInternal && sub.Import is not { Kind: ImportKind.ServiceResponse } && !sub.Client.IsJetStream)
-                    || (sub.Client.IsJetStream && JetStream.JetStreamCluster.IsNodeLocal(sub.Subject)))
+                if (!sub.Client.TellsRoutes(sub))
                 {
                     continue;
                 }
@@ -225,7 +222,7 @@ internal sealed class RouteTable
     }
 
     // RS+ <account> <subject>[ <queue> <weight>]\r\n  or  RS- <account> <subject>[ <queue>]\r\n   (caller holds _lock)
-    private void WriteInterest(ClientConnection link, Interest interest, bool add)
+    private void WriteInterest(RouteConnection link, Interest interest, bool add)
     {
         var needed = interest.Account.Length + interest.Subject.Length + interest.Queue.Length + 32;
         if (_scratch.Length < needed)

@@ -1,210 +1,66 @@
-using System.Net;
+using System.Buffers;
 using System.Net.Sockets;
+using System.Text;
 using Akka.Actor;
-using Courier.Actors.Accounts;
-using Courier.Actors.Mqtt;
-using Courier.Actors.Server;
+using Courier.Actors.Routing;
 using Courier.Actors.Server.Authentication;
 using Courier.Protocols.Nats;
+using Courier.Protocols.Subjects;
 using Microsoft.Extensions.Logging;
 
 namespace Courier.Actors.Connections;
 
 /// <summary>
-/// One client connection's data path: the read pump (parse, authorize, publish, subscribe) and the
-/// outbound buffer with its write pump. Its <see cref="ConnectionActor"/> owns its lifetime: the
-/// pumps report to the actor, and the actor shuts the connection down.
+/// A NATS client: INFO, then CONNECT, PUB/HPUB, SUB/UNSUB, PING/PONG from the client and MSG/HMSG to it,
+/// over TCP, TLS (the client listener's <c>tls {}</c>) or WebSocket (the transport says which). Its
+/// <see cref="ConnectionActor"/> owns its lifetime.
 /// </summary>
-internal sealed partial class ClientConnection
+internal sealed partial class ClientConnection : Connection
 {
-    private readonly Broker _broker;
-    private readonly Socket? _socket;
-    private Stream _stream; // replaced once by the SslStream after a TLS handshake, before the pumps start
-    private readonly IActorRef _owner;
-    private readonly ILogger _log;
+    private static readonly byte[] NoRespondersPayload = ProtocolWriter.NoRespondersHeader.ToArray();
+
+    private readonly ClientContext _context;
     private readonly NatsParser _parser;
-    private readonly int _msgTemplateSize;
-    private readonly long _startedTick;
-    private int _closed;
-    private long _lastActivityTick;
-    private Account _account; // the global account until CONNECT names another; read on every publish
-    private Task _readPump = Task.CompletedTask;
-    private Task _writePump = Task.CompletedTask;
+    private bool _connectReceived;
+    private bool _headers;
+    private bool _noResponders;
 
-    public ClientConnection(Broker broker, Stream stream, Socket? socket, ulong id, IActorRef owner, bool mqtt = false, Cluster.RouteLink? route = null)
+    // nats-server's options before CONNECT: verbose and pedantic until the client says otherwise.
+    private bool _verbose = true;
+    private bool _pedantic = true;
+    private byte[]? _noRespondersLine; // allocated at the first no-responders answer
+
+    public ClientConnection(ClientContext context, Stream stream, Socket? socket, ulong id, IActorRef owner)
+        : base(context.Node, new Transport(stream, socket), id, owner, PublisherKind.Client)
     {
-        _broker = broker;
-        _stream = stream;
-        _socket = socket;
-        _owner = owner;
-        _log = broker.Logger;
-        _account = broker.Accounts.Global;
-        Id = id;
-        var options = broker.Options;
+        _context = context;
+        var options = context.Node.Options;
         _parser = new NatsParser(options.MaxControlLine, options.MaxPayload);
-        Outbound = new Outbound(options.MaxPending, inProcess: socket is null);
-        Outbound.SlowConsumerDetected = OnSlowConsumer;
-        _msgTemplateSize = (options.MaxControlLine * 2) + 64; // two control lines' worth of subject and reply
-        if (socket?.RemoteEndPoint is IPEndPoint remote)
-        {
-            RemoteIp = remote.Address.IsIPv4MappedToIPv6 ? remote.Address.MapToIPv4().ToString() : remote.Address.ToString();
-            RemotePort = remote.Port;
-        }
-
-        if (mqtt)
-        {
-            // A PUBLISH may carry max_payload bytes plus its topic (up to 65535 + 2 bytes) and packet id.
-            _mqtt = new MqttConnectionState(options.MaxPayload + ushort.MaxValue + 4)
-            {
-                Inflight = new MqttInflight(Outbound, options.Mqtt?.MaxAckPending ?? 0),
-            };
-        }
-
-        if (route is not null)
-        {
-            // A route: no verbose or pedantic mode, its own parser (RS+/RS-/RMSG), messages up to the
-            // largest payload nats-server can be configured for (a peer may allow more than we do).
-            _route = route;
-            _routeParser = new RouteParser(options.MaxControlLine, Math.Max(options.MaxPayload, RouteParser.DefaultMaxPayload));
-            _verbose = false;
-            _pedantic = false;
-        }
-
-        Started = DateTime.UtcNow;
-        _startedTick = Environment.TickCount64;
-        _lastActivityTick = _startedTick;
     }
 
-    /// <summary>The client id (INFO <c>client_id</c>, connz <c>cid</c>).</summary>
-    public ulong Id { get; }
-
-    public Outbound Outbound { get; }
-
-    /// <summary>A client over WebSocket (its stream unframes reads and frames write batches).</summary>
-    public bool IsWebSocket => _stream is WebSocketStream;
-
-    /// <summary>An in-process connection of one of Courier's own services (no socket: <see cref="InProcessClient"/>).</summary>
-    public bool IsInternal => _socket is null;
-
-    /// <summary>
-    /// The in-process client of a JetStream API (<see cref="InProcessRole.JetStream"/>): unlike Courier's
-    /// other services its subscriptions (streams, acks, flow control, cluster forwarding) are told to
-    /// routes, all but the API's own node-local ones.
-    /// </summary>
-    public bool IsJetStream { get; private set; }
-
-    /// <summary>The actor that owns this connection's lifetime.</summary>
-    public IActorRef Owner => _owner;
-
-    public string RemoteIp { get; } = "";
-
-    public int RemotePort { get; }
-
-    public DateTime Started { get; }
-
-    /// <summary>
-    /// When the last read batch was processed. Kept as the cheap monotonic millisecond tick (one per
-    /// read batch on the hot path), turned into a time only when monitoring asks.
-    /// </summary>
-    public DateTime LastActivity => Started.AddMilliseconds(Volatile.Read(ref _lastActivityTick) - _startedTick);
-
-    /// <summary>
-    /// The round-trip time, estimated as nats-server does at CONNECT: from the connection's start to its
-    /// CONNECT (the INFO went out and the CONNECT came back). Zero before CONNECT.
-    /// </summary>
-    public TimeSpan Rtt { get; private set; }
-
-    /// <summary>The CONNECT options; null until CONNECT.</summary>
-    public ConnectOptions? ConnectOptions { get; private set; }
-
-    /// <summary>
-    /// The client's account: its publishes and subscriptions reach this account's subject space only.
-    /// The global account until CONNECT authenticates a user of another (set once, by the read pump).
-    /// </summary>
-    public Account Account => _account;
-
-    /// <summary>The authenticated user name (an nkey user's or a JWT user's public key), if any.</summary>
-    public string? AuthorizedUser { get; private set; }
+    /// <inheritdoc />
+    public override ConnectionKind Kind => ConnectionKind.Client;
 
     /// <summary>The nonce of this client's INFO (raw URL-safe base64), when nkey users or operator mode need one.</summary>
     public string? Nonce { get; private set; }
 
-    /// <summary>When the client's user JWT expires (the connection is closed then); null when it does not.</summary>
-    public DateTimeOffset? AuthExpires { get; private set; }
-
-    /// <summary>The operator-mode account (public key) the client's user JWT belongs to; null otherwise.</summary>
-    public string? JwtAccount { get; private set; }
-
-    /// <summary>Messages received from this client (written only by its read pump).</summary>
-    public long InMsgs { get; private set; }
-
-    /// <summary>Payload bytes received from this client.</summary>
-    public long InBytes { get; private set; }
-
-    /// <summary>Server PINGs sent without a PONG back.</summary>
-    public int PingsOut => Volatile.Read(ref _pingsOut);
-
-    public bool IsClosed => Volatile.Read(ref _closed) != 0;
-
-    /// <summary>Why the connection closed, for logs and monitoring.</summary>
-    public string? CloseReason { get; private set; }
-
-    /// <summary>Sends INFO (NATS) and starts the read and write pumps (after the TLS handshake on a TLS client listener).</summary>
-    public void Start()
+    /// <summary>Sends INFO (after the TLS handshake when it comes first) and starts the read and write pumps.</summary>
+    public override void Start()
     {
-        if (_route is not null)
-        {
-            StartRoute();
-            return;
-        }
-
-        if (_mqtt is null && _broker.Authentication.NonceRequired)
+        if (_context.Authentication.NonceRequired)
         {
             // nkey users or operator mode: the client signs this nonce of its INFO.
             Nonce = Authenticator.NewNonce();
         }
 
-        if (_stream is WebSocketStream { Tls: { } wss })
-        {
-            // wss: the listener ran the handshake before the upgrade; its certificate may name the
-            // user (verify_and_map). Like nats-server 2.9, connz shows no TLS version for these clients.
-            ClientCertificate = wss.RemoteCertificate as System.Security.Cryptography.X509Certificates.X509Certificate2;
-        }
-
-        if (_mqtt is not null && _socket is not null && !IsWebSocket && _broker.MqttTls is { } mqttTls)
-        {
-            // mqtt.tls: the handshake first (over WebSocket the listener's wss did it).
-            _readPump = Task.Run(() => SecureMqttAndRunAsync(mqttTls));
-            return;
-        }
-
-        if (_mqtt is not null)
-        {
-            // MQTT: the server says nothing before the client's CONNECT.
-            _writePump = Task.Run(RunWritePumpAsync);
-            _readPump = Task.Run(RunMqttReadPumpAsync);
-            return;
-        }
-
-        if (_socket is not null && !IsWebSocket && _broker.Tls is { } tls)
+        if (Transport.Socket is not null && !IsWebSocket && _context.Tls is { } tls)
         {
             // The client listener's tls {} block: WebSocket clients have their own listener and block.
             _readPump = Task.Run(() => SecureAndRunAsync(tls));
             return;
         }
 
-        // INFO is formatted in place: no per-connection JSON serialization or garbage.
-        Span<byte> info = stackalloc byte[2048]; // bytes: the INFO line is a few hundred
-        var length = _broker.Info.Format(info, Id, RemoteIp, IsWebSocket, Nonce);
-        if (length > 0)
-        {
-            Outbound.Write(info[..length]);
-        }
-        else
-        {
-            Outbound.Write(ProtocolWriter.Info(_broker.Info.Create(this)));
-        }
-
+        Outbound.Write(FormatInfo(IsWebSocket));
         Outbound.Signal();
 
         // Both pumps start on this thread rather than through the thread pool: the write pump sends the
@@ -215,143 +71,268 @@ internal sealed partial class ClientConnection
         _readPump = RunReadPumpAsync();
     }
 
-    /// <summary>Queues <c>-ERR '&lt;text&gt;'</c> and flushes it.</summary>
-    public void SendError(string text)
+    /// <summary>
+    /// A TLS client connection, as nats-server's createClient: INFO in the clear (<c>tls_required</c>), then
+    /// the client's ClientHello and the server handshake, then the pumps over the encrypted stream. With
+    /// <c>handshake_first</c> the handshake comes first and INFO is the first encrypted frame.
+    /// </summary>
+    /// <remarks>
+    /// Runs on the thread pool as the connection's read pump; the handshake's own timeout bounds it. A
+    /// failed handshake closes this connection only, with nats-server's log line.
+    /// </remarks>
+    private async Task SecureAndRunAsync(TlsTransport tls)
     {
-        Outbound.Write(ProtocolWriter.Error(text));
+        if (!tls.Options.HandshakeFirst)
+        {
+            try
+            {
+                await Transport.Stream.WriteAsync(FormatInfo(webSocket: false)).ConfigureAwait(false);
+            }
+            catch (Exception e) when (Transport.IsHandshakeFailure(e))
+            {
+                RequestClose("TLS Handshake Error");
+                return;
+            }
+        }
+
+        if (!await TrySecureAsync(tls, "cid", "TLS handshake error").ConfigureAwait(false))
+        {
+            return;
+        }
+
+        if (tls.Options.HandshakeFirst)
+        {
+            Outbound.Write(FormatInfo(webSocket: false));
+        }
+
         Outbound.Signal();
+        _writePump = Task.Run(RunWritePumpAsync);
+        await RunReadPumpAsync().ConfigureAwait(false);
     }
 
-    /// <summary>Sends a keepalive PING and counts it as outstanding.</summary>
-    public void SendPing()
+    /// <summary>The INFO line for this client, formatted in place (once per connection: not on the data path).</summary>
+    private byte[] FormatInfo(bool webSocket)
     {
-        Interlocked.Increment(ref _pingsOut);
-        Outbound.Write(ProtocolWriter.Ping);
-        Outbound.Signal();
+        Span<byte> info = stackalloc byte[2048]; // bytes: the INFO line is a few hundred
+        var length = _context.Info.Format(info, Id, RemoteIp, webSocket, Nonce);
+        return length > 0 ? info[..length].ToArray() : ProtocolWriter.Info(_context.Info.Create(this));
+    }
+
+    /// <inheritdoc />
+    internal override ReadOutcome Process(ref ReadOnlySequence<byte> buffer)
+    {
+        var reader = new SequenceReader<byte>(buffer);
+        var command = default(ClientCommand);
+        var outcome = ReadOutcome.Continue;
+        while (true)
+        {
+            var before = reader.Consumed;
+            var status = _parser.TryRead(ref reader, ref command, out var error);
+            if (status == ParseStatus.NeedMoreData)
+            {
+                break;
+            }
+
+            if (status == ParseStatus.Error)
+            {
+                outcome = ProtocolViolation(error);
+                break;
+            }
+
+            if (!_connectReceived && command.Op != ClientOp.Connect && _context.Authentication.AuthRequired)
+            {
+                outcome = Fatal(NatsErrors.AuthorizationViolation, "Authentication Failure");
+                break;
+            }
+
+            switch (command.Op)
+            {
+                case ClientOp.Pub:
+                case ClientOp.HPub:
+                    if (_pendingChanges.Count > 0)
+                    {
+                        reader.Rewind(reader.Consumed - before);
+                        outcome = ReadOutcome.Wait; // pending SUB/UNSUB in effect first (invariant 2)
+                        break;
+                    }
+
+                    if (command.Op == ClientOp.HPub && !_headers)
+                    {
+                        // nats-server: headers not supported by this client -> closed without an error.
+                        outcome = Fatal(null, "Headers Not Supported");
+                        break;
+                    }
+
+                    ProcessPublish(command);
+                    break;
+                case ClientOp.Sub:
+                    ProcessSubscribe(command.Subject, command.Queue, command.Sid);
+                    break;
+                case ClientOp.Unsub:
+                    RemoveSubscription(Encoding.UTF8.GetString(command.Sid), command.Max);
+                    if (_verbose)
+                    {
+                        WriteOwn(ProtocolWriter.Ok);
+                    }
+
+                    break;
+                case ClientOp.Ping:
+                    WriteOwn(ProtocolWriter.Pong);
+                    break;
+                case ClientOp.Pong:
+                    ReceivedPong();
+                    break;
+                case ClientOp.Connect:
+                    outcome = ProcessConnect(command.Arguments);
+                    break;
+                case ClientOp.Err:
+                    // nats-server closes a client that sends -ERR, without a reply.
+                    outcome = Fatal(null, "Client Error");
+                    break;
+                default:
+                    // INFO and +OK from a client are ignored.
+                    break;
+            }
+
+            if (outcome != ReadOutcome.Continue)
+            {
+                break;
+            }
+        }
+
+        MarkActivity();
+        buffer = buffer.Slice(reader.Position);
+        return outcome;
+    }
+
+    private ReadOutcome ProtocolViolation(ParseError error)
+    {
+        if (error == ParseError.InvalidArguments)
+        {
+            return Fatal(null, "Protocol Violation");
+        }
+
+        var text = NatsErrors.ToText(error);
+        LogProtocolError(text);
+        return Fatal(text, error == ParseError.MaxPayloadViolation ? "Maximum Payload Exceeded" : "Protocol Violation");
     }
 
     /// <summary>
-    /// Ends the connection: unregisters its subscriptions, writes what is queued (so a final -ERR
-    /// reaches the client), then closes the socket. Called by the owning actor when it stops.
+    /// PUB or HPUB: permissions, the subject check (pedantic), +OK (verbose), then the pipeline. The
+    /// payload's slice of the read buffer is taken only once someone is to receive it (a publish
+    /// nobody receives costs no slicing). No one to receive a request: the no-responders status.
     /// </summary>
-    public void Shutdown(string reason)
+    private void ProcessPublish(scoped in ClientCommand command)
     {
-        if (Interlocked.Exchange(ref _closed, 1) != 0)
+        var publisher = Publisher;
+        publisher.Count((int)command.PayloadLength);
+        var subject = command.Subject;
+        if (Permissions is { } permissions && !permissions.CanPublish(subject))
         {
+            WriteOwn(ProtocolWriter.Error(NatsErrors.PublishViolation(Encoding.UTF8.GetString(subject))));
             return;
         }
 
-        CloseReason = reason;
-        Log.Closed(_log, Id, reason);
-        _mqtt?.Inflight.Close();
-        if (_route is not null)
+        if (_pedantic && !SubjectRules.IsValidLiteralSubject(subject))
         {
-            _broker.Routes?.Unregister(this);
+            WriteOwn(ProtocolWriter.Error(NatsErrors.InvalidPublishSubject));
         }
 
-        var subscriptions = RemoveAllSubscriptions();
-        _broker.Unregister(this, subscriptions);
+        if (_verbose)
+        {
+            WriteOwn(ProtocolWriter.Ok);
+        }
+
+        var match = publisher.Match(subject);
+        var delivered = !match.IsEmpty && publisher.Deliver(match, subject, subject, command.ReplyTo, command.HeaderSize, command.Payload, default);
+        if (!delivered && _noResponders && !command.ReplyTo.IsEmpty)
+        {
+            SendNoResponders(command.ReplyTo);
+        }
+    }
+
+    // HMSG <reply> <sid> 16 16\r\nNATS/1.0 503\r\n\r\n\r\n to this client's own subscription on the reply subject.
+    private void SendNoResponders(ReadOnlySpan<byte> replyTo)
+    {
+        var match = Publisher.Account.Space.Match(replyTo);
+        foreach (var sub in match.Plain)
+        {
+            if (!ReferenceEquals(sub.Client, this))
+            {
+                continue;
+            }
+
+            var header = ProtocolWriter.NoRespondersHeader;
+            var line = _noRespondersLine is { } existing && existing.Length >= replyTo.Length + 64 ? existing : _noRespondersLine = new byte[(replyTo.Length + 64) * 2];
+            if (ProtocolWriter.TryFormatMsgTemplate(line, replyTo, default, header.Length, header.Length, out var prefixLength, out var suffixLength))
+            {
+                Outbound.WriteMsg(
+                    new ReadOnlySpan<byte>(line, 0, prefixLength),
+                    sub.Sid,
+                    new ReadOnlySpan<byte>(line, prefixLength, suffixLength),
+                    new ReadOnlySequence<byte>(NoRespondersPayload));
+                Publisher.Touch(Outbound);
+            }
+
+            return;
+        }
+    }
+
+    // SUB <subject> [queue group] <sid>\r\n
+    private void ProcessSubscribe(ReadOnlySpan<byte> subjectBytes, ReadOnlySpan<byte> queueBytes, ReadOnlySpan<byte> sidBytes)
+    {
+        if (!SubjectRules.IsValidSubject(subjectBytes) || (!queueBytes.IsEmpty && !IsValidQueue(queueBytes)))
+        {
+            WriteOwn(ProtocolWriter.Error(NatsErrors.InvalidSubject));
+            return;
+        }
+
+        var subject = Encoding.UTF8.GetString(subjectBytes);
+        var queue = queueBytes.IsEmpty ? null : Encoding.UTF8.GetString(queueBytes);
+        if (Permissions is { } permissions && !permissions.CanSubscribe(subject))
+        {
+            WriteOwn(ProtocolWriter.Error(NatsErrors.SubscribeViolation(subject, queue)));
+            return;
+        }
+
+        var account = Account;
+        var sub = new Subscription(this, account, subject, queue, sidBytes.ToArray(), account.Space.ShardForSubscription(subjectBytes));
+        if (!TryAddSubscription(sub))
+        {
+            WriteOwn(ProtocolWriter.Error(NatsErrors.MaxSubscriptionsExceeded));
+            return;
+        }
+
+        if (_verbose)
+        {
+            WriteOwn(ProtocolWriter.Ok);
+        }
+    }
+
+    /// <summary>MSG or HMSG from the publish's shared template; a client that did not ask for headers gets a plain MSG without the header block, as nats-server.</summary>
+    internal override bool WriteMessage(Subscription sub, ref MsgTemplates templates, in ReadOnlySequence<byte> payload, Publisher from)
+    {
+        if (templates.HeaderSize > 0 && !_headers)
+        {
+            templates.FormatPlain();
+            return Outbound.WriteMsg(templates.PlainPrefix, sub.Sid, templates.PlainSuffix, payload.Slice(templates.HeaderSize));
+        }
+
+        return Outbound.WriteMsg(templates.Prefix, sub.Sid, templates.Suffix, payload);
+    }
+
+    /// <inheritdoc />
+    private protected override void OnClosed()
+    {
         ReleaseAccountAdmission();
-        if (!IsInternal && _route is null && ConnectOptions is not null && _mqtt is null)
+        if (ConnectOptions is not null)
         {
-            _broker.Events?.ClientClosed(this); // the system account's DISCONNECT event
-        }
-
-        Outbound.Complete();
-        _ = CloseTransportAsync();
-    }
-
-    private async Task CloseTransportAsync()
-    {
-        // Give the write pump a moment to flush a final -ERR; a stuck peer cannot hold us here. WaitAsync
-        // drops its timer as soon as the pump ends (a Task.Delay would stay in the timer queue for the whole
-        // second: a connection storm closing thousands a second kept thousands of timers there).
-        await _writePump.WaitAsync(TimeSpan.FromSeconds(1)).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
-        var flushed = _writePump.IsCompleted;
-        if (_stream is WebSocketStream webSocket && flushed)
-        {
-            // nats-server ends a WebSocket client with a close frame whose status says why; a peer
-            // that reads nothing cannot hold the close here past the same second.
-            try
-            {
-                await webSocket.CloseAsync(CloseReason ?? "Server Shutdown").AsTask().WaitAsync(TimeSpan.FromSeconds(1)).ConfigureAwait(false);
-            }
-            catch (TimeoutException)
-            {
-            }
-        }
-
-        try
-        {
-            _socket?.Shutdown(SocketShutdown.Both);
-        }
-        catch (SocketException)
-        {
-        }
-        catch (ObjectDisposedException)
-        {
-        }
-
-        await _stream.DisposeAsync().ConfigureAwait(false);
-        _socket?.Dispose();
-        if (!flushed)
-        {
-            Log.WriteDidNotFinish(_log, Id);
+            _context.Events?.ClientClosed(this); // the system account's DISCONNECT event
         }
     }
-
-    private async Task RunWritePumpAsync()
-    {
-        try
-        {
-            await Outbound.RunWritePumpAsync(_stream).ConfigureAwait(false);
-        }
-        catch (Exception e) when (e is IOException or SocketException or ObjectDisposedException)
-        {
-            RequestClose("Write Error");
-        }
-    }
-
-    private void OnSlowConsumer()
-    {
-        _broker.Stats.CountSlowConsumer();
-        Log.SlowConsumer(_log, Id, RemoteIp, RemotePort);
-        RequestClose("Slow Consumer (Pending Bytes)");
-    }
-
-    /// <summary>Asks the owning actor to close this connection.</summary>
-    public void RequestClose(string reason)
-    {
-        if (IsClosed)
-        {
-            return;
-        }
-
-        if (IsInternal)
-        {
-            Shutdown(reason); // an in-process connection has no actor: its client owns it
-            return;
-        }
-
-        _owner.Tell(new ConnectionActor.Protocol.Close(reason));
-    }
-
-    public override string ToString() => $"cid:{Id} {RemoteIp}:{RemotePort}";
 
     private static partial class Log
     {
-        [LoggerMessage(Level = LogLevel.Warning, Message = "cid:{Cid} - Slow Consumer Detected: MaxPending exceeded ({Ip}:{Port})")]
-        public static partial void SlowConsumer(ILogger logger, ulong cid, string ip, int port);
-
-        [LoggerMessage(Level = LogLevel.Debug, Message = "cid:{Cid} - closed before its last writes were flushed")]
-        public static partial void WriteDidNotFinish(ILogger logger, ulong cid);
-
-        [LoggerMessage(Level = LogLevel.Debug, Message = "cid:{Cid} - Client connection closed: {Reason}")]
-        public static partial void Closed(ILogger logger, ulong cid, string reason);
-
-        [LoggerMessage(Level = LogLevel.Error, Message = "cid:{Cid} - {Error}")]
-        public static partial void ProtocolError(ILogger logger, ulong cid, string error);
-
         [LoggerMessage(Level = LogLevel.Trace, Message = "cid:{Cid} - <<- [{Op}]")]
         public static partial void TraceIn(ILogger logger, ulong cid, ClientOp op);
     }

@@ -13,7 +13,7 @@ internal interface IConnectionFactory
     ClientConnection Create(Stream stream, Socket? socket, ulong id, IActorRef owner);
 
     /// <summary>The data path of MQTT client <paramref name="id"/>.</summary>
-    ClientConnection CreateMqtt(Stream stream, Socket socket, ulong id, IActorRef owner);
+    MqttConnection CreateMqtt(Stream stream, Socket socket, ulong id, IActorRef owner);
 
     /// <summary>The INFO line sent to a client refused at accept (max_connections), before the error.</summary>
     byte[] RejectionInfo(ulong id);

@@ -2,7 +2,6 @@ using System.Collections.Concurrent;
 using System.Globalization;
 using System.Text;
 using Courier.Actors.Accounts;
-using Courier.Actors.Server;
 
 namespace Courier.Actors.Connections;
 
@@ -52,7 +51,7 @@ internal sealed class InProcessClient : IAsyncDisposable
 {
     private const int MaxPooledBatchBytes = 1024 * 1024; // bytes: a batch grown past this is dropped, not pooled
 
-    private readonly ClientConnection _connection;
+    private readonly InProcessConnection _connection;
     private readonly Lock _subscribeLock = new();
     private readonly Dictionary<string, DirectSink> _sinks = new(StringComparer.Ordinal); // under _subscribeLock
     private readonly ConcurrentQueue<PublishBatch> _queue = new();
@@ -61,11 +60,11 @@ internal sealed class InProcessClient : IAsyncDisposable
     private Task? _blocked; // SUB/UNSUB not yet in effect: the queue waits for it (written under _subscribeLock)
     private int _nextSid;
 
-    /// <param name="broker">The node.</param>
+    /// <param name="node">What every connection uses of the node.</param>
     /// <param name="role">What the endpoint is to the node (routes, the MQTT capture).</param>
     /// <param name="account">The account whose subject space the client uses; null: the global account.</param>
-    public InProcessClient(Broker broker, InProcessRole role = InProcessRole.Service, Account? account = null) =>
-        _connection = broker.ConnectInProcess(account, role);
+    public InProcessClient(ConnectionContext node, InProcessRole role = InProcessRole.Service, Account? account = null) =>
+        _connection = InProcessConnection.Create(node, account ?? node.Accounts.Global, role);
 
     /// <summary>Subscribes; <paramref name="handler"/> receives each publisher batch's messages, copied.</summary>
     public string Subscribe(string subject, string? queue, Action<IReadOnlyList<InternalMessage>> handler) =>
@@ -82,7 +81,7 @@ internal sealed class InProcessClient : IAsyncDisposable
         {
             var sid = (++_nextSid).ToString(CultureInfo.InvariantCulture);
             _sinks[sid] = direct;
-            _connection.SubscribeInProcess(subject, queue, sid, direct);
+            _connection.Subscribe(subject, queue, sid, direct);
             WaitForRouters(_connection.ApplySubscriptionChangesAsync());
             return sid;
         }
@@ -97,7 +96,7 @@ internal sealed class InProcessClient : IAsyncDisposable
                 direct.Close(); // deliveries racing the UNSUB are dropped
             }
 
-            _connection.UnsubscribeInProcess(sid);
+            _connection.Unsubscribe(sid);
             WaitForRouters(_connection.ApplySubscriptionChangesAsync());
         }
     }
@@ -179,8 +178,8 @@ internal sealed class InProcessClient : IAsyncDisposable
         {
             if (batch.Count > 0 && !_connection.IsClosed)
             {
-                batch.PublishTo(_connection);
-                _connection.EndInProcessBatch();
+                batch.PublishTo(_connection.Publisher);
+                _connection.Publisher.Flush();
             }
         }
         finally

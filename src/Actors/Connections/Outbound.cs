@@ -53,7 +53,7 @@ internal sealed class Outbound
     /// <summary>Message payload bytes queued for this client.</summary>
     public long OutBytes { get; private set; }
 
-    /// <summary>The read batch that last queued this outbound for a signal (see ClientConnection.Touch).</summary>
+    /// <summary>The read batch that last queued this outbound for a signal (see Publisher.Touch).</summary>
     public long TouchedInBatch { get; set; }
 
     /// <summary>Bytes queued and not yet written.</summary>

@@ -61,14 +61,14 @@ internal sealed class PublishBatch
         AddBody(deliverAt, deliverLength, subjectAt, subjectLength, replyAt, replyLength, headers, payload);
     }
 
-    /// <summary>Runs every message through <paramref name="connection"/>'s publish pipeline, in order.</summary>
-    public void PublishTo(ClientConnection connection)
+    /// <summary>Runs every message through <paramref name="publisher"/>, in order.</summary>
+    public void PublishTo(Publisher publisher)
     {
         var data = _data;
         for (var i = 0; i < Count; i++)
         {
             ref readonly var e = ref _entries[i];
-            connection.PublishInProcess(
+            publisher.Publish(
                 new ReadOnlySpan<byte>(data, e.Subject, e.SubjectLength),
                 new ReadOnlySpan<byte>(data, e.Shown, e.ShownLength),
                 new ReadOnlySpan<byte>(data, e.Reply, e.ReplyLength),

@@ -101,7 +101,7 @@ internal sealed class SystemEvents : IAsyncDisposable
         Client.Publish(subject, null, default, JsonSerializer.SerializeToUtf8Bytes(value, type));
 
     /// <summary>A client finished its CONNECT (authenticated, bound to its account).</summary>
-    public void ClientConnected(ClientConnection client)
+    public void ClientConnected(Connection client)
     {
         var account = client.Account;
         if (!account.IsGlobal)
@@ -119,7 +119,7 @@ internal sealed class SystemEvents : IAsyncDisposable
     }
 
     /// <summary>A client that had connected closed (its reason is set).</summary>
-    public void ClientClosed(ClientConnection client)
+    public void ClientClosed(Connection client)
     {
         var account = client.Account;
         if (!account.IsGlobal)
@@ -204,7 +204,7 @@ internal sealed class SystemEvents : IAsyncDisposable
         };
     }
 
-    private static EventClient Describe(ClientConnection c, DateTime? stop) => new()
+    private static EventClient Describe(Connection c, DateTime? stop) => new()
     {
         Start = c.Started,
         Host = c.RemoteIp,
@@ -218,7 +218,7 @@ internal sealed class SystemEvents : IAsyncDisposable
         Stop = stop,
         Jwt = NullIfEmpty(c.ConnectOptions?.Jwt),
         ClientType = c.IsMqtt ? ConnectionTypes.Mqtt : c.IsWebSocket ? ConnectionTypes.WebSocket : ConnectionTypes.Nats,
-        MqttClient = c.MqttClientId,
+        MqttClient = (c as MqttConnection)?.MqttClientId,
     };
 
     private static string? NullIfEmpty(string? s) => string.IsNullOrEmpty(s) ? null : s;

@@ -38,7 +38,7 @@ public sealed class CallerRunsExecutorConfigurator(Config config, IDispatcherPre
     /// <summary>The dispatcher's id in reference.conf.</summary>
     public const string DispatcherId = "courier.caller-runs-dispatcher";
 
-    /// <summary>Set by a client's read pump while it hands a read batch on (ClientConnection.FlushTouched).</summary>
+    /// <summary>Set by a client's read pump while it hands a read batch on (Publisher.Flush).</summary>
     internal static bool CallerTurn
     {
         get => _readerTurn;

@@ -25,7 +25,7 @@ internal sealed class MqttConnectionActor : ReceiveActor, IWithTimers
 
     private readonly ServerOptions _options;
     private readonly ClientRegistry _registry;
-    private readonly ClientConnection _connection;
+    private readonly MqttConnection _connection;
     private readonly TimeSpan _ackWait;
     private TimeSpan _allowedSilence;
     private string _closeReason = "Server Shutdown";

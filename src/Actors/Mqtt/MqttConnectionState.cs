@@ -13,7 +13,7 @@ internal sealed record MqttPendingConnect(string ClientId, bool CleanSession, us
 internal sealed record MqttPendingAck(MqttPacketType Type, ushort PacketId, byte[] ReturnCodes, IReadOnlyList<(string Subject, byte QoS)> RetainedFor);
 
 /// <summary>
-/// The MQTT side of one <see cref="Connections.ClientConnection"/>: its parser, CONNECT state,
+/// The MQTT state of one <see cref="Connections.MqttConnection"/>: its parser, CONNECT state,
 /// will, and the buffers its read pump reuses. Written by the read pump; <see cref="Connected"/>
 /// is also read by its actor, and <see cref="Inflight"/> is used by publishers delivering to it.
 /// </summary>
@@ -51,12 +51,6 @@ internal sealed class MqttConnectionState
     /// <summary>The session's client id, once connected.</summary>
     public string? ClientId { get; set; }
 
-    /// <summary>The QoS of the PUBLISH being routed now (0 while none): what MQTT subscribers get at most.</summary>
-    public byte InboundQoS { get; set; }
-
-    /// <summary>Set while the PUBLISH being routed is retained (under <see cref="MqttRetainedMessages.Gate"/>).</summary>
-    public bool InboundRetain { get; set; }
-
     /// <summary>
     /// From SUBSCRIBE until its retained messages are read: subscriptions are being made, so retained
     /// publishes delivered live meanwhile are noted in <see cref="RetainedSeenLive"/> (both under the gate).
@@ -89,12 +83,6 @@ internal sealed class MqttConnectionState
 
     /// <summary>Session sequences acknowledged in this read batch (told to the session once per batch).</summary>
     public List<long> AckedSeqs { get; } = [];
-
-    /// <summary>
-    /// A PUBLISH of this read batch reached a persistent session's capture subscription: acknowledgements
-    /// wait (in <see cref="DeferredAcks"/>, in order [MQTT-4.6.0-2]) until the sessions journaled it.
-    /// </summary>
-    public bool CaptureTouched { get; set; }
 
     /// <summary>PUBACKs / PUBRECs (first byte, packet id) waiting for the capture barrier, in order.</summary>
     public List<(byte Type, ushort PacketId)> DeferredAcks { get; } = [];

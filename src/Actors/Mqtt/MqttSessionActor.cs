@@ -42,7 +42,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     private readonly Dictionary<long, ushort> _packetIds = []; // in memory, as nats-server: a restart sends with new ids
     private readonly List<(long Seq, ushort PacketId)> _assigned = [];
     private IActorRef? _connection;
-    private ClientConnection? _client;
+    private MqttConnection? _client;
     private bool _clean = true;
     private int _attaches; // CONNECTs attached to this session, to tell the parent which ones it has seen
     private bool _exists;

@@ -206,7 +206,7 @@ internal sealed class MqttSessions : ReceivePersistentActor
         /// <summary>A connection's CONNECT for <see cref="ClientId"/> was accepted: it now holds the session.</summary>
         public sealed class Attach
         {
-            public Attach(string clientId, bool cleanSession, IActorRef connection, ClientConnection client)
+            public Attach(string clientId, bool cleanSession, IActorRef connection, MqttConnection client)
             {
                 ArgumentNullException.ThrowIfNull(clientId);
                 ArgumentNullException.ThrowIfNull(connection);
@@ -225,7 +225,7 @@ internal sealed class MqttSessions : ReceivePersistentActor
             public IActorRef Connection { get; }
 
             /// <summary>The connection itself: a persistent session hands it stored messages to send.</summary>
-            public ClientConnection Client { get; }
+            public MqttConnection Client { get; }
 
             public override string ToString() => $"Attach({ClientId}, clean={CleanSession})";
         }

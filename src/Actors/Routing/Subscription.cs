@@ -15,7 +15,7 @@ internal sealed class Subscription
     private int _weight = 1;
     private int _countedForRoutes;
 
-    public Subscription(ClientConnection client, Account account, string subject, string? queue, byte[] sid, int shard)
+    public Subscription(Connection client, Account account, string subject, string? queue, byte[] sid, int shard)
     {
         Client = client;
         Account = account;
@@ -27,7 +27,7 @@ internal sealed class Subscription
     }
 
     /// <summary>The subscriber; deliveries go to its outbound buffer.</summary>
-    public ClientConnection Client { get; }
+    public Connection Client { get; }
 
     /// <summary>The account whose subject space holds this subscription (a route's subscriptions span accounts).</summary>
     public Account Account { get; }

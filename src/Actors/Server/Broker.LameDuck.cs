@@ -16,12 +16,12 @@ public sealed partial class Broker
     /// an INFO with <c>"ldm":true</c> whose <c>connect_urls</c> are the other nodes' only, so clients
     /// reconnect there. Returns the clients open at that moment, for the host to close gradually.
     /// </summary>
-    internal IReadOnlyList<ClientConnection> EnterLameDuckMode()
+    internal IReadOnlyList<Connection> EnterLameDuckMode()
     {
         IsLameDuck = true;
         ClusterView.EnterLameDuckMode();
 
-        var clients = new List<ClientConnection>();
+        var clients = new List<Connection>();
         foreach (var client in Clients)
         {
             if (client.IsClosed || client.IsRoute)
@@ -30,9 +30,9 @@ public sealed partial class Broker
             }
 
             clients.Add(client);
-            if (!client.IsMqtt && client.ConnectOptions is { Protocol: >= 1 })
+            if (client is ClientConnection { ConnectOptions.Protocol: >= 1 } nats)
             {
-                var info = Info.Create(client);
+                var info = Info.Create(nats);
                 info.LameDuckMode = true;
                 // INFO {json}\r\n
                 client.Outbound.Write(ProtocolWriter.Info(info));

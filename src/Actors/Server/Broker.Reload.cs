@@ -27,7 +27,7 @@ public sealed partial class Broker
 
         foreach (var client in Clients)
         {
-            client.ReapplyAuthorization();
+            (client as Connections.ClientConnection)?.ReapplyAuthorization();
         }
     }
 }

@@ -35,6 +35,8 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     private readonly ILoggerFactory _loggerFactory;
     private readonly System.Collections.Concurrent.ConcurrentDictionary<string, Task> _jetStreamStarts = new(StringComparer.Ordinal);
     private IActorRef _connections = ActorRefs.Nobody;
+    private MqttContext? _mqttClients;
+    private RouteLinkContext? _routeLinks;
     private bool _ownsSystem;
 
     public Broker(ServerOptions options, ILoggerFactory? loggerFactory = null, int literalShards = DefaultLiteralShards)
@@ -80,6 +82,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             Routes.Changed += ClusterView.OnRoutesChanged;
         }
         Monitoring = new MonitoringSnapshots(Registry, Accounts, Routes, Stats, () => JetStream);
+        Connections = new ConnectionContext(options, Logger, Accounts, Registry, Subscriptions, Stats);
     }
 
     /// <summary>
@@ -104,10 +107,12 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         if (SystemAccount is { } systemAccount)
         {
             var eventsContext = new Events.SystemEventsContext(Options, ServerId, ServerName, Routes, Registry, Accounts, Trust);
-            var events = new Events.SystemEvents(eventsContext, systemAccount, new InProcessClient(this, InProcessRole.Service, systemAccount));
+            var events = new Events.SystemEvents(eventsContext, systemAccount, new InProcessClient(Connections, InProcessRole.Service, systemAccount));
             await events.StartAsync().ConfigureAwait(false);
             Events = events;
         }
+
+        NatsClients = new ClientContext(Connections, Authentication, Info, Tls, Trust, Events, ActivateAccountAsync);
 
         if (Options.JetStream)
         {
@@ -119,13 +124,15 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             // Retained messages and persistent sessions come back from the journal before the MQTT
             // listener accepts: a subscriber gets what was retained, a session what was kept for it.
             MqttRetainedStore = System.ActorOf(Mqtt.MqttRetainedStore.Props(MqttRetained), "mqtt-retained");
-            MqttSessions = System.ActorOf(Mqtt.MqttSessions.Props(() => new InProcessClient(this, InProcessRole.MqttCapture), MqttCaptures), "mqtt-sessions");
+            MqttSessions = System.ActorOf(Mqtt.MqttSessions.Props(() => new InProcessClient(Connections, InProcessRole.MqttCapture), MqttCaptures), "mqtt-sessions");
             await MqttRetainedStore.Ask<Readiness.Ready>(Readiness.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
             await MqttSessions.Ask<Readiness.Ready>(Readiness.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
+            _mqttClients = new MqttContext(Connections, Authentication, MqttTls, MqttSessions, MqttCaptures, MqttRetained, MqttRetainedStore);
         }
 
         if (Routes is not null)
         {
+            _routeLinks = new RouteLinkContext(Connections, Routes, ClusterView, ServerId, ServerName, RouteTls);
             var routeContext = new RouteContext(Options, ServerId, Routes, Registry, CreateRoute, Logger);
             var routeManager = System.ActorOf(Cluster.RouteManager.Props(routeContext), "routes");
             IActorRef clusterNode = ActorRefs.Nobody;
@@ -189,7 +196,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         // JetStream, the global account's.
         if (Options.Accounts.Count == 0 && Trust is null)
         {
-            var global = System!.ActorOf(JetStreamApi.Props(JetStreamSettings.From(Options) with { FirstRequest = StartWarmUp }, () => new InProcessClient(this, InProcessRole.JetStream), Space, cluster: cluster, account: Accounts.Global.Name), "jetstream");
+            var global = System!.ActorOf(JetStreamApi.Props(JetStreamSettings.From(Options) with { FirstRequest = StartWarmUp }, () => new InProcessClient(Connections, InProcessRole.JetStream), Space, cluster: cluster, account: Accounts.Global.Name), "jetstream");
             await global.Ask<Readiness.Ready>(Readiness.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
             JetStream = global;
             Accounts.Global.JetStream = global;
@@ -219,7 +226,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     {
         var settings = JetStreamSettings.ForAccount(Options, account.Name, limits) with { FirstRequest = StartWarmUp };
         account.Streams = new LocalStreams(prefix => account.JetStreamExporterFor(prefix)?.Streams);
-        var api = System!.ActorOf(JetStreamApi.Props(settings, () => new InProcessClient(this, InProcessRole.JetStream, account), account.Space, account.Streams, JetStreamCluster, account.Name), actorName);
+        var api = System!.ActorOf(JetStreamApi.Props(settings, () => new InProcessClient(Connections, InProcessRole.JetStream, account), account.Space, account.Streams, JetStreamCluster, account.Name), actorName);
         await api.Ask<Readiness.Ready>(Readiness.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
         account.JetStream = api;
         return api;
@@ -265,17 +272,15 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     }
 
     // The account's own in-process client (imports, replies, the JetStream-disabled answer), made once.
-    private ClientConnection AccountClient(Account account)
+    private InProcessConnection AccountClient(Account account)
     {
         if (account.ImportClient is { } existing)
         {
             return existing;
         }
 
-        var client = new ClientConnection(this, Stream.Null, null, NextClientId(), ActorRefs.Nobody);
-        client.BindAccount(account);
+        var client = InProcessConnection.Create(Connections, account, InProcessRole.Service);
         account.ImportClient = client;
-        Register(client);
         return client;
     }
 
@@ -349,7 +354,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     /// <summary>The persistent sessions' captured QoS 1/2 messages not yet journaled: PUBACK waits for them.</summary>
     internal Mqtt.MqttCaptureLedger MqttCaptures { get; } = new();
 
-    internal ICollection<ClientConnection> Clients => Registry.Clients;
+    internal ICollection<Connection> Clients => Registry.Clients;
 
     /// <summary>Sets the port listeners actually bound (for INFO when the configured port was -1).</summary>
     public void SetListenPort(int port)
@@ -408,22 +413,19 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     }
 
     /// <summary>Creates the data path of a route link (<see cref="Cluster.RouteActor"/>): the <see cref="RouteContext"/>'s factory.</summary>
-    private ClientConnection CreateRoute(Stream stream, Socket socket, ulong id, IActorRef owner, RouteLink link) =>
-        new(this, stream, socket, id, owner, route: link);
+    private RouteConnection CreateRoute(Stream stream, Socket socket, ulong id, IActorRef owner, RouteLink link) =>
+        new(_routeLinks!, stream, socket, id, owner, link);
 
     /// <summary>The client port actually listened on.</summary>
     public int ListenPort => Info.Port;
 
-    /// <summary>The connection of an in-process client (<see cref="InProcessClient"/>) in <paramref name="account"/> (null: the global account).</summary>
-    internal ClientConnection ConnectInProcess(Account? account, InProcessRole role) =>
-        ClientConnection.InProcess(this, Registry.NextClientId(), account ?? Accounts.Global, role);
 
     /// <inheritdoc />
-    ClientConnection IConnectionFactory.Create(Stream stream, Socket? socket, ulong id, IActorRef owner) => new(this, stream, socket, id, owner);
+    ClientConnection IConnectionFactory.Create(Stream stream, Socket? socket, ulong id, IActorRef owner) => new(NatsClients, stream, socket, id, owner);
 
     /// <inheritdoc />
-    ClientConnection IConnectionFactory.CreateMqtt(Stream stream, Socket socket, ulong id, IActorRef owner) =>
-        new(this, stream, socket, id, owner, mqtt: true);
+    MqttConnection IConnectionFactory.CreateMqtt(Stream stream, Socket socket, ulong id, IActorRef owner) =>
+        new(_mqttClients ?? throw new InvalidOperationException("MQTT is not configured"), stream, socket, id, owner);
 
     /// <inheritdoc />
     byte[] IConnectionFactory.RejectionInfo(ulong id) => ProtocolWriter.Info(Info.Create(id, null));
@@ -460,12 +462,18 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
     internal ulong NextClientId() => Registry.NextClientId();
 
-    internal void Register(ClientConnection client) => Registry.Register(client);
+    internal void Register(Connection client) => Registry.Register(client);
 
-    internal void Unregister(ClientConnection client, Subscription[] subscriptions) => Registry.Unregister(client, subscriptions);
+    internal void Unregister(Connection client, Subscription[] subscriptions) => Registry.Unregister(client, subscriptions);
 
     /// <summary>Puts SUB/UNSUB batches in effect in the routes and router shards.</summary>
     internal SubscriptionChanges Subscriptions { get; }
+
+    /// <summary>What every connection uses of the node (in-process ones included).</summary>
+    internal ConnectionContext Connections { get; }
+
+    /// <summary>What a NATS client uses of the node; made when the broker has started.</summary>
+    internal ClientContext NatsClients { get; private set; } = null!;
 
     /// <summary>The node's view of its cluster: routes' INFO, connect_urls, membership.</summary>
     internal ClusterView ClusterView { get; }

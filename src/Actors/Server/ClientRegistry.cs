@@ -14,7 +14,7 @@ internal sealed class ClientRegistry
     /// <summary>Closed connections kept for /connz?state=closed (nats-server keeps 10,000).</summary>
     internal const int MaxClosedConnections = 10_000;
 
-    private readonly ConcurrentDictionary<ulong, ClientConnection> _clients = new();
+    private readonly ConcurrentDictionary<ulong, Connection> _clients = new();
     private readonly ConcurrentQueue<ConnectionInfo> _closed = new();
     private readonly ServerStats _stats;
     private long _nextClientId;
@@ -22,7 +22,7 @@ internal sealed class ClientRegistry
     public ClientRegistry(ServerStats stats) => _stats = stats;
 
     /// <summary>The open connections, Courier's own in-process ones included.</summary>
-    public ICollection<ClientConnection> Clients => _clients.Values;
+    public ICollection<Connection> Clients => _clients.Values;
 
     /// <summary>Recently closed client connections, oldest first.</summary>
     public IEnumerable<ConnectionInfo> Closed => _closed;
@@ -30,13 +30,13 @@ internal sealed class ClientRegistry
     /// <summary>The next client id (INFO <c>client_id</c>, /connz <c>cid</c>): 1, 2, 3, ...</summary>
     public ulong NextClientId() => (ulong)Interlocked.Increment(ref _nextClientId);
 
-    public void Register(ClientConnection client)
+    public void Register(Connection client)
     {
         _clients[client.Id] = client;
         _stats.CountConnection();
     }
 
-    public void Unregister(ClientConnection client, Subscription[] subscriptions)
+    public void Unregister(Connection client, Subscription[] subscriptions)
     {
         if (_clients.TryRemove(client.Id, out _))
         {
@@ -53,7 +53,7 @@ internal sealed class ClientRegistry
     }
 
     /// <summary>One connection as /connz shows it; <paramref name="stop"/> is null while it is open.</summary>
-    public static ConnectionInfo Describe(ClientConnection c, Subscription[] subscriptions, DateTime? stop)
+    public static ConnectionInfo Describe(Connection c, Subscription[] subscriptions, DateTime? stop)
     {
         var subjects = new string[subscriptions.Length];
         for (var i = 0; i < subscriptions.Length; i++)
@@ -65,6 +65,6 @@ internal sealed class ClientRegistry
             c.Id, c.RemoteIp, c.RemotePort, c.Started, c.LastActivity, c.ConnectOptions?.Name, c.ConnectOptions?.Lang,
             c.ConnectOptions?.Version, c.AuthorizedUser, c.InMsgs, c.InBytes, c.Outbound.OutMsgs, c.Outbound.OutBytes,
             c.Outbound.PendingBytes, subjects, stop, stop is null ? null : c.CloseReason, c.TlsVersion, c.TlsCipherSuiteName,
-            c.IsMqtt ? ConnectionTypes.Mqtt : c.IsWebSocket ? ConnectionTypes.WebSocket : ConnectionTypes.Nats, c.MqttClientId, c.Account.Name, c.Rtt);
+            c.IsMqtt ? ConnectionTypes.Mqtt : c.IsWebSocket ? ConnectionTypes.WebSocket : ConnectionTypes.Nats, (c as MqttConnection)?.MqttClientId, c.Account.Name, c.Rtt);
     }
 }

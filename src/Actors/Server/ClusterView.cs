@@ -84,7 +84,7 @@ internal sealed class ClusterView(ServerOptions options, string serverId, string
 
             foreach (var route in _routes?.Routes ?? [])
             {
-                if (route.Route?.RemoteInfo?.CourierAkka is not null)
+                if (route.Link.RemoteInfo?.CourierAkka is not null)
                 {
                     return true;
                 }
@@ -287,7 +287,7 @@ internal sealed class ClusterView(ServerOptions options, string serverId, string
         var peers = new List<string>();
         foreach (var route in _routes.Routes)
         {
-            if (route.Route?.RemoteInfo?.CourierAkka is { } akka)
+            if (route.Link.RemoteInfo?.CourierAkka is { } akka)
             {
                 peers.Add(akka);
             }
@@ -323,12 +323,12 @@ internal sealed class ClusterView(ServerOptions options, string serverId, string
             var urls = _lameDuck ? new List<string>() : new List<string>(OwnClientUrls());
             foreach (var route in _routes.Routes)
             {
-                if (route.Route is { LameDuck: true })
+                if (route.Link.LameDuck)
                 {
                     continue;
                 }
 
-                foreach (var url in route.Route?.ConnectUrls ?? [])
+                foreach (var url in route.Link.ConnectUrls ?? [])
                 {
                     if (!urls.Contains(url))
                     {

@@ -38,7 +38,7 @@ internal sealed class MonitoringSnapshots(ClientRegistry registry, AccountRegist
         var list = new List<RouteSummary>();
         foreach (var c in _routes?.Routes ?? [])
         {
-            var link = c.Route!;
+            var link = c.Link;
             list.Add(new RouteSummary(
                 c.Id, link.RemoteId ?? "", link.RemoteInfo?.ServerName ?? "", link.Solicited, link.Explicit, c.RemoteIp, c.RemotePort, c.Started,
                 c.LastActivity, c.Outbound.PendingBytes, c.InMsgs, c.Outbound.OutMsgs, c.InBytes, c.Outbound.OutBytes, c.SubscriptionCount));

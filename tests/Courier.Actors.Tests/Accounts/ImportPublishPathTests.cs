@@ -28,7 +28,7 @@ public sealed class ImportPublishPathTests
 
     private static async Task<ClientConnection> ConnectAsync(Broker broker, string account, List<Task> pumps)
     {
-        var client = new ClientConnection(broker, new MemoryStream(), socket: null, broker.NextClientId(), ActorRefs.Nobody);
+        var client = new ClientConnection(broker.NatsClients, new MemoryStream(), socket: null, broker.NextClientId(), ActorRefs.Nobody);
         await client.ProcessBatchAsync(new ReadOnlySequence<byte>(Encoding.ASCII.GetBytes(Connect)));
         client.BindAccount(broker.Accounts.Find(account)!);
         pumps.Add(client.Outbound.RunWritePumpAsync(Stream.Null));

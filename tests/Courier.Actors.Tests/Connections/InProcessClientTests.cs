@@ -13,7 +13,7 @@ public sealed class InProcessClientTests
     public async Task An_internal_subscriber_receives_what_a_network_client_publishes_in_batches_with_reply_and_headers()
     {
         await using var harness = await BrokerHarness.StartAsync();
-        await using var client = new InProcessClient(harness.Broker);
+        await using var client = new InProcessClient(harness.Broker.Connections);
         var received = new ConcurrentQueue<InternalMessage>();
         var batches = 0;
         client.Subscribe("internal.>", null, batch =>
@@ -53,7 +53,7 @@ public sealed class InProcessClientTests
     public async Task What_an_internal_client_publishes_reaches_network_subscribers()
     {
         await using var harness = await BrokerHarness.StartAsync();
-        await using var client = new InProcessClient(harness.Broker);
+        await using var client = new InProcessClient(harness.Broker.Connections);
         using var subscriber = await harness.ConnectAsync();
         await subscriber.SendAsync("SUB from.inside 5\r\nPING\r\n");
         await subscriber.ExpectLineAsync("PONG");
@@ -75,7 +75,7 @@ public sealed class InProcessClientTests
     public async Task A_turn_larger_than_one_batch_reaches_the_subscriber_whole_and_in_order()
     {
         await using var harness = await BrokerHarness.StartAsync();
-        await using var client = new InProcessClient(harness.Broker);
+        await using var client = new InProcessClient(harness.Broker.Connections);
         using var subscriber = await harness.ConnectAsync();
         await subscriber.SendAsync("SUB deferred.> 1\r\nPING\r\n");
         await subscriber.ExpectLineAsync("PONG");
@@ -111,7 +111,7 @@ public sealed class InProcessClientTests
     public async Task What_a_turn_publishes_waits_for_the_turns_end_and_goes_at_once_outside_a_turn()
     {
         await using var harness = await BrokerHarness.StartAsync();
-        await using var client = new InProcessClient(harness.Broker);
+        await using var client = new InProcessClient(harness.Broker.Connections);
         using var subscriber = await harness.ConnectAsync();
         await subscriber.SendAsync("SUB turn.* 1\r\nPING\r\n");
         await subscriber.ExpectLineAsync("PONG");
@@ -135,8 +135,8 @@ public sealed class InProcessClientTests
     public async Task A_publish_after_a_subscribe_reaches_the_new_subscription()
     {
         await using var harness = await BrokerHarness.StartAsync();
-        await using var client = new InProcessClient(harness.Broker);
-        await using var other = new InProcessClient(harness.Broker);
+        await using var client = new InProcessClient(harness.Broker.Connections);
+        await using var other = new InProcessClient(harness.Broker.Connections);
         for (var i = 0; i < 50; i++)
         {
             // No flush between them: the publish waits in the client's queue until the SUB is in effect (invariant 2).
@@ -156,7 +156,7 @@ public sealed class InProcessClientTests
     public async Task An_in_process_subscription_takes_jetstream_style_deliveries_with_their_own_subject()
     {
         await using var harness = await BrokerHarness.StartAsync();
-        await using var client = new InProcessClient(harness.Broker);
+        await using var client = new InProcessClient(harness.Broker.Connections);
         using var subscriber = await harness.ConnectAsync();
         await subscriber.SendAsync("CONNECT {\"headers\":true}\r\nSUB deliver.here 9\r\nPING\r\n");
         await subscriber.ExpectLineAsync("PONG");

@@ -14,7 +14,7 @@ public sealed class AckSinkTests
     public async Task Acks_of_every_kind_are_decoded_from_what_a_client_publishes()
     {
         await using var harness = await BrokerHarness.StartAsync();
-        await using var client = new InProcessClient(harness.Broker);
+        await using var client = new InProcessClient(harness.Broker.Connections);
         var received = new ConcurrentQueue<AckEntry>();
         client.Subscribe("$JS.ACK.S.>", null, new AckSink(batch =>
         {

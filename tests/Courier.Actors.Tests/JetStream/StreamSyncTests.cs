@@ -28,7 +28,7 @@ public sealed class StreamSyncTests : Akka.TestKit.Xunit2.TestKit
     public async Task Under_a_sync_interval_the_stream_actor_fsyncs_what_its_store_wrote_on_a_timer()
     {
         await using var harness = await BrokerHarness.StartAsync(Sys);
-        await using var client = new InProcessClient(harness.Broker);
+        await using var client = new InProcessClient(harness.Broker.Connections);
         var store = (FileStore)StreamStores.OpenFile(_directory, new StoreConfig { Name = "S" }, new FileStoreOptions { Sync = SyncPolicy.Interval(Period) });
         var config = new StreamConfig { Name = "S", Subjects = ["sync.>"] };
         var stream = Sys.ActorOf(StreamActor.Props(client, config, DateTime.UtcNow, store, _directory, _ => false));

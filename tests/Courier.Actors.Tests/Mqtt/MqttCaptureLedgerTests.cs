@@ -22,7 +22,7 @@ public sealed class MqttCaptureLedgerTests
     public async Task The_barrier_waits_until_every_message_captured_before_it_is_resolved()
     {
         await using var harness = await BrokerHarness.StartAsync();
-        await using var client = new InProcessClient(harness.Broker, InProcessRole.MqttCapture);
+        await using var client = new InProcessClient(harness.Broker.Connections, InProcessRole.MqttCapture);
         var ledger = new MqttCaptureLedger();
         ledger.Attach(client);
         var first = ledger.Capture();
@@ -41,7 +41,7 @@ public sealed class MqttCaptureLedgerTests
     public async Task With_nothing_unresolved_the_barrier_opens_after_the_capture_clients_round_trip()
     {
         await using var harness = await BrokerHarness.StartAsync();
-        await using var client = new InProcessClient(harness.Broker, InProcessRole.MqttCapture);
+        await using var client = new InProcessClient(harness.Broker.Connections, InProcessRole.MqttCapture);
         var ledger = new MqttCaptureLedger();
         ledger.Attach(client);
         ledger.Resolve([ledger.Capture()]);

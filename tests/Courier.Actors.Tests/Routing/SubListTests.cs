@@ -18,7 +18,7 @@ public sealed class SubListTests : IAsyncLifetime
     public async Task InitializeAsync()
     {
         await _broker.StartAsync();
-        _client = new ClientConnection(_broker, new MemoryStream(), socket: null, _broker.NextClientId(), ActorRefs.Nobody);
+        _client = new ClientConnection(_broker.NatsClients, new MemoryStream(), socket: null, _broker.NextClientId(), ActorRefs.Nobody);
     }
 
     public async Task DisposeAsync() => await _broker.DisposeAsync();

@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Net.Sockets;
 using System.Text;
 using System.Text.Json;
 using Akka.Actor;
@@ -12,42 +13,41 @@ using Microsoft.Extensions.Logging;
 namespace Courier.Actors.Connections;
 
 /// <summary>
-/// A route link: a connection to a peer server speaking nats-server 2.9's route protocol. It is a
-/// <see cref="ClientConnection"/> with its own read loop (RouteParser) and the same outbound and write
-/// pump, so on the publish path a route is just another subscriber: its RS+ interest sits in the
-/// subject space as subscriptions whose client is the link, and a publish that matches appends one
-/// RMSG/HMSG frame to its outbound (DESIGN.md §3).
+/// A route link: a connection to a peer server speaking nats-server 2.9's route protocol (CONNECT/INFO,
+/// RS+/RS-, RMSG/HMSG). On the publish path a route is just another subscriber: its RS+ interest sits
+/// in the subject space as subscriptions of this connection, and a publish that matches appends one
+/// RMSG/HMSG frame to its outbound (<see cref="Publisher"/>, DESIGN.md §3). What it receives it
+/// publishes as a peer: to local subscribers only (one hop).
 /// </summary>
-internal sealed partial class ClientConnection
+internal sealed partial class RouteConnection : Connection
 {
-    private readonly RouteLink? _route;
-    private readonly RouteParser? _routeParser;
+    private readonly RouteLinkContext _context;
+    private readonly RouteParser _parser;
 
-    // Per publish: the routes the message goes to, and for each queue group routed, which route.
-    private readonly List<ClientConnection> _routeTargets = [];
-    private readonly List<(ClientConnection Route, QueueGroup Group)> _routedGroups = [];
+    public RouteConnection(RouteLinkContext context, Stream stream, Socket socket, ulong id, IActorRef owner, RouteLink link)
+        : base(context.Node, new Transport(stream, socket), id, owner, PublisherKind.Peer)
+    {
+        // No verbose or pedantic mode; messages up to the largest payload nats-server can be configured
+        // for (a peer may allow more than we do).
+        _context = context;
+        var options = context.Node.Options;
+        Link = link;
+        _parser = new RouteParser(options.MaxControlLine, Math.Max(options.MaxPayload, RouteParser.DefaultMaxPayload));
+    }
 
-    // A JetStream delivery's reply with its subject appended (per thread; see JetStreamRouteReply).
-    [ThreadStatic]
-    private static byte[]? _threadJetStreamReply;
+    /// <inheritdoc />
+    public override ConnectionKind Kind => ConnectionKind.Route;
 
-    // The RMSG line of one publish (per thread, as the MSG template).
-    [ThreadStatic]
-    private static byte[]? _threadRouteLine;
-
-    /// <summary>The route state when this connection is a route link; null for clients.</summary>
-    public RouteLink? Route => _route;
-
-    /// <summary>A route link to a peer server.</summary>
-    public bool IsRoute => _route is not null;
+    /// <summary>The route's state: the peer's INFO, whether this node dialled, what the peer supports.</summary>
+    public RouteLink Link { get; }
 
     /// <summary>Sends CONNECT (when this node dialled) and INFO, then starts the pumps: nats-server's createRoute.</summary>
-    private void StartRoute()
+    public override void Start()
     {
-        var table = _broker.Routes!;
-        if (_route!.Solicited)
+        var table = _context.Routes;
+        if (Link.Solicited)
         {
-            var url = _route.Url!;
+            var url = Link.Url!;
             string? user = null, pass = null;
             if (url.UserInfo.Length > 0)
             {
@@ -55,32 +55,32 @@ internal sealed partial class ClientConnection
                 user = Uri.UnescapeDataString(colon < 0 ? url.UserInfo : url.UserInfo[..colon]);
                 pass = colon < 0 ? null : Uri.UnescapeDataString(url.UserInfo[(colon + 1)..]);
             }
-            else if (_broker.Options.Cluster.Username is { } clusterUser)
+            else if (_context.Node.Options.Cluster.Username is { } clusterUser)
             {
                 // A route learned from a peer's INFO: the cluster's own credentials (processImplicitRoute).
                 user = clusterUser;
-                pass = _broker.Options.Cluster.Password;
+                pass = _context.Node.Options.Cluster.Password;
             }
 
             var connect = new RouteConnect
             {
                 User = user,
                 Pass = pass,
-                Name = _broker.ServerId,
+                Name = _context.ServerId,
                 Headers = true,
                 Cluster = table.ClusterName,
                 Dynamic = table.Dynamic,
                 Lnoc = true,
-                TlsRequired = _broker.RouteTls is not null,
+                TlsRequired = _context.Tls is not null,
             };
             Outbound.Write(Encoding.UTF8.GetBytes("CONNECT " + JsonSerializer.Serialize(connect, NatsJsonContext.Default.RouteConnect) + "\r\n"));
         }
 
-        Outbound.Write(_broker.ClusterView.RouteInfoLine());
-        if (_broker.RouteTls is { } tls)
+        Outbound.Write(_context.Cluster.RouteInfoLine());
+        if (_context.Tls is { } tls)
         {
             // CONNECT and INFO wait in the outbound: they are the first encrypted frames.
-            _readPump = Task.Run(() => SecureRouteAndRunAsync(tls));
+            _readPump = Task.Run(() => SecureAndRunAsync(tls));
             return;
         }
 
@@ -89,17 +89,47 @@ internal sealed partial class ClientConnection
         _readPump = Task.Run(RunReadPumpAsync);
     }
 
-    /// <summary>Processes every complete route command in <paramref name="buffer"/> (the route's counterpart of Process).</summary>
-    private ReadOutcome ProcessRoute(ref ReadOnlySequence<byte> buffer)
+    /// <summary>
+    /// A route with <c>cluster { tls { } }</c>, as nats-server's createRoute: the handshake before anything
+    /// else, as the TLS client when this node dialled (the route URL's host names the peer) and as the
+    /// server when it accepted, the peer's certificate verified both ways; then CONNECT/INFO and the
+    /// pumps over the encrypted stream. Plain text on the route port fails here, logged as nats-server
+    /// logs it (<c>rid:N - TLS route handshake error: ...</c>), and closes this link only.
+    /// </summary>
+    private async Task SecureAndRunAsync(TlsTransport tls)
+    {
+        var peer = Link.Solicited ? Link.Url!.Host.Trim('[', ']') : null;
+        if (!await TrySecureAsync(tls, "rid", "TLS route handshake error", peer).ConfigureAwait(false))
+        {
+            return;
+        }
+
+        Outbound.Signal();
+        _writePump = Task.Run(RunWritePumpAsync);
+        await RunReadPumpAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>Never called: the publisher sends to routes itself, once per route (<see cref="Publisher"/>).</summary>
+    internal override bool WriteMessage(Subscription sub, ref MsgTemplates templates, in ReadOnlySequence<byte> payload, Publisher from) =>
+        throw new System.Diagnostics.UnreachableException("a route's subscriptions are sent to by the publisher's route targets");
+
+    /// <summary>A route's subscriptions are a peer's interest: never told back to routes.</summary>
+    internal override bool TellsRoutes(Subscription sub) => false;
+
+    /// <inheritdoc />
+    private protected override void OnClosing() => _context.Routes.Unregister(this);
+
+    /// <inheritdoc />
+    internal override ReadOutcome Process(ref ReadOnlySequence<byte> buffer)
     {
         var reader = new SequenceReader<byte>(buffer);
         var command = default(RouteCommand);
         var outcome = ReadOutcome.Continue;
-        var route = _route!;
+        var route = Link;
         while (true)
         {
             var before = reader.Consumed;
-            var status = _routeParser!.TryRead(ref reader, ref command, out var error);
+            var status = _parser.TryRead(ref reader, ref command, out var error);
             if (status == ParseStatus.NeedMoreData)
             {
                 break;
@@ -128,12 +158,12 @@ internal sealed partial class ClientConnection
                         // RS+/RS- before this message are in effect first, as a client's SUB before its PUB:
                         // a request that follows the requester's RS+ finds its reply subject known here.
                         reader.Rewind(reader.Consumed - before);
-                        outcome = ReadOutcome.FlushSubscriptions;
+                        outcome = ReadOutcome.Wait;
                         break;
                     }
 
                     // RMSG <account> ...: into that account's space (the last one is kept: usually the next is the same).
-                    if (command.Account.SequenceEqual(_account.NameUtf8) || RouteAccount(command.Account) is not null)
+                    if (command.Account.SequenceEqual(Publisher.Account.NameUtf8) || RouteAccount(command.Account) is not null)
                     {
                         // RMSG <account> <deliver subject> $JS.ACK.<...>@<subject> ...: a JetStream delivery whose
                         // MSG line shows <subject> (nats-server's processMsgResults, jsAckPre remap).
@@ -146,7 +176,7 @@ internal sealed partial class ClientConnection
                             reply = reply[..at];
                         }
 
-                        ProcessPublish(command.Subject, messageSubject, reply, command.HeaderSize, command.Payload, command.Queues);
+                        Publisher.Publish(command.Subject, messageSubject, reply, command.HeaderSize, command.Payload, command.Queues);
                     }
 
                     break;
@@ -160,7 +190,7 @@ internal sealed partial class ClientConnection
                     WriteOwn(ProtocolWriter.Pong);
                     break;
                 case RouteOp.Pong:
-                    Volatile.Write(ref _pingsOut, 0);
+                    ReceivedPong();
                     break;
                 case RouteOp.Info:
                     outcome = ProcessRouteInfo(command.Arguments);
@@ -182,7 +212,7 @@ internal sealed partial class ClientConnection
             }
         }
 
-        Volatile.Write(ref _lastActivityTick, Environment.TickCount64);
+        MarkActivity();
         buffer = buffer.Slice(reader.Position);
         return outcome;
     }
@@ -190,18 +220,13 @@ internal sealed partial class ClientConnection
     // CONNECT {"echo":true,"verbose":false,"pedantic":false,"user":..,"pass":..,"tls_required":false,"headers":true,"name":"<server id>","cluster":"<name>","lnoc":true}
     private ReadOutcome ProcessRouteConnect(ReadOnlySpan<byte> json)
     {
-        RouteConnect connect;
-        try
-        {
-            connect = JsonSerializer.Deserialize(json, NatsJsonContext.Default.RouteConnect) ?? new RouteConnect();
-        }
-        catch (JsonException)
+        if (!TryReadJson(json, NatsJsonContext.Default.RouteConnect, out var connect))
         {
             return Fatal(null, "Parse Error");
         }
 
-        var route = _route!;
-        var cluster = _broker.Options.Cluster;
+        var route = Link;
+        var cluster = _context.Node.Options.Cluster;
         if (cluster.Username is { } user && (connect.User != user || !Server.Authentication.Secrets.Equal(cluster.Password, connect.Pass)))
         {
             return Fatal(NatsErrors.AuthorizationViolation, "Authentication Failure");
@@ -218,7 +243,7 @@ internal sealed partial class ClientConnection
             return Fatal($"Rejecting connection from gateway \"{gateway}\" on the Route port", "Wrong Gateway");
         }
 
-        var table = _broker.Routes!;
+        var table = _context.Routes;
         if (!table.AcceptClusterName(connect.Cluster, connect.Dynamic))
         {
             var text = $"Rejecting connection, cluster name \"{connect.Cluster}\" does not match \"{table.ClusterName}\"";
@@ -229,26 +254,21 @@ internal sealed partial class ClientConnection
         route.RemoteId = connect.Name;
         route.Headers = connect.Headers;
         route.ConnectReceived = true;
-        _owner.Tell(ConnectionActor.Protocol.Connected.Instance);
+        Owner.Tell(ConnectionActor.Protocol.Connected.Instance);
         return ReadOutcome.Continue;
     }
 
     // INFO {json}: the peer's first INFO registers the link; later ones update it or tell of another server.
     private ReadOutcome ProcessRouteInfo(ReadOnlySpan<byte> json)
     {
-        RouteInfo info;
-        try
-        {
-            info = JsonSerializer.Deserialize(json, NatsJsonContext.Default.RouteInfo) ?? new RouteInfo();
-        }
-        catch (JsonException)
+        if (!TryReadJson(json, NatsJsonContext.Default.RouteInfo, out var info))
         {
             return Fatal(null, "Parse Error");
         }
 
-        var route = _route!;
-        var table = _broker.Routes!;
-        if (info.ServerId == _broker.ServerId)
+        var route = Link;
+        var table = _context.Routes;
+        if (info.ServerId == _context.ServerId)
         {
             route.IsSelf = true;
             route.RemoteId = info.ServerId;
@@ -266,25 +286,25 @@ internal sealed partial class ClientConnection
             if (route.RemoteId != info.ServerId)
             {
                 // Gossip: a peer tells of a server it just met; dial it unless we know it.
-                _broker.ClusterView.OnImplicitRoute(info);
+                _context.Cluster.OnImplicitRoute(info);
             }
             else if (!info.LameDuckMode)
             {
                 info.CourierAkka ??= known.CourierAkka;
                 route.RemoteInfo = info;
-                _broker.ClusterView.OnRoutesChanged();
+                _context.Cluster.OnRoutesChanged();
             }
             else if (!route.LameDuck)
             {
                 // The peer is in lame duck mode: stop advertising its client URLs, tell our clients (nats-server's processRouteInfo).
                 route.LameDuck = true;
-                _broker.ClusterView.OnRoutesChanged();
+                _context.Cluster.OnRoutesChanged();
             }
 
             return ReadOutcome.Continue;
         }
 
-        if (!route.Solicited && info.ServerName == _broker.ServerName)
+        if (!route.Solicited && info.ServerName == _context.ServerName)
         {
             Log.DuplicateServerName(_log, Id, info.ServerName);
             return Fatal(null, "Duplicate Server Name");
@@ -317,19 +337,19 @@ internal sealed partial class ClientConnection
     /// <summary>Makes the account a route line names this link's current one; null (and unchanged) when this node does not know it.</summary>
     private Account? RouteAccount(ReadOnlySpan<byte> name)
     {
-        if (_broker.Accounts.Find(name) is not { } account)
+        if (_context.Node.Accounts.Find(name) is not { } account)
         {
             return null;
         }
 
-        SwitchAccount(account);
+        Publisher.SwitchAccount(account);
         return account;
     }
 
     // RS+ <account> <subject> [<queue> <weight>]
     private void ProcessRemoteSub(ReadOnlySpan<byte> accountName, ReadOnlySpan<byte> subjectBytes, ReadOnlySpan<byte> queueBytes, int weight)
     {
-        if (_broker.Accounts.Find(accountName) is not { } account || !SubjectRules.IsValidSubject(subjectBytes))
+        if (_context.Node.Accounts.Find(accountName) is not { } account || !SubjectRules.IsValidSubject(subjectBytes))
         {
             return;
         }
@@ -378,107 +398,6 @@ internal sealed partial class ClientConnection
         queue.IsEmpty
             ? $"{Encoding.UTF8.GetString(account)} {Encoding.UTF8.GetString(subject)}"
             : $"{Encoding.UTF8.GetString(account)} {Encoding.UTF8.GetString(subject)} {Encoding.UTF8.GetString(queue)}";
-
-    /// <summary>Notes a route this publish goes to (once per route), and the queue group it carries for it, if any.</summary>
-    private void AddRouteTarget(ClientConnection route, QueueGroup? group)
-    {
-        if (!_routeTargets.Contains(route))
-        {
-            _routeTargets.Add(route);
-        }
-
-        if (group is not null)
-        {
-            _routedGroups.Add((route, group));
-        }
-    }
-
-    /// <summary>
-    /// Appends the publish to each route noted: <c>RMSG $G &lt;subject&gt; [reply] &lt;size&gt;</c>, or with
-    /// the queue groups the route was chosen for, <c>RMSG $G &lt;subject&gt; + &lt;reply&gt; &lt;queues&gt; &lt;size&gt;</c>
-    /// (<c>|</c> without a reply); HMSG with the header size for a message with headers.
-    /// </summary>
-    private bool SendToRoutes(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload)
-    {
-        var delivered = false;
-        var size = (int)payload.Length;
-        foreach (var route in _routeTargets)
-        {
-            if (headerSize >= 0 && !route._route!.Headers)
-            {
-                continue; // the peer cannot take headers
-            }
-
-            var line = _threadRouteLine ??= new byte[_msgTemplateSize + 256];
-            var queuesLength = 0;
-            foreach (var (target, group) in _routedGroups)
-            {
-                if (ReferenceEquals(target, route))
-                {
-                    queuesLength += group.NameUtf8.Length + 1;
-                }
-            }
-
-            var needed = subject.Length + replyTo.Length + queuesLength + 64;
-            if (line.Length < needed * 2)
-            {
-                _threadRouteLine = line = new byte[needed * 2];
-            }
-
-            // The queue names, separated by spaces, at the end of the buffer; the line goes at its start.
-            var queuesAt = line.Length - queuesLength;
-            var q = queuesAt;
-            foreach (var (target, group) in _routedGroups)
-            {
-                if (ReferenceEquals(target, route))
-                {
-                    if (q > queuesAt)
-                    {
-                        line[q++] = (byte)' ';
-                    }
-
-                    group.NameUtf8.CopyTo(line, q);
-                    q += group.NameUtf8.Length;
-                }
-            }
-
-            var n = RouteWriter.WriteMsgLine(line.AsSpan(0, queuesAt), _account.NameUtf8, subject, replyTo, line.AsSpan(queuesAt, q - queuesAt), headerSize, size);
-            if (n > 0 && route.Outbound.WriteMsg(line.AsSpan(0, n), default, default, payload))
-            {
-                Touch(route.Outbound);
-                delivered = true;
-            }
-        }
-
-        _routeTargets.Clear();
-        _routedGroups.Clear();
-        return delivered;
-    }
-
-    /// <summary><c>&lt;reply&gt;@&lt;subject&gt;</c> in a buffer of the thread's: a JetStream delivery's reply on a route.</summary>
-    private static ReadOnlySpan<byte> JetStreamRouteReply(ReadOnlySpan<byte> replyTo, ReadOnlySpan<byte> messageSubject)
-    {
-        var length = replyTo.Length + 1 + messageSubject.Length;
-        var buffer = _threadJetStreamReply is { } existing && existing.Length >= length ? existing : (_threadJetStreamReply = new byte[length * 2]);
-        replyTo.CopyTo(buffer);
-        buffer[replyTo.Length] = (byte)'@';
-        messageSubject.CopyTo(buffer.AsSpan(replyTo.Length + 1));
-        return buffer.AsSpan(0, length);
-    }
-
-    /// <summary>Whether an RMSG's queue list names <paramref name="name"/>.</summary>
-    private static bool RoutedQueuesContain(ReadOnlySpan<byte> queues, ReadOnlySpan<byte> name)
-    {
-        while (RouteParser.NextQueue(ref queues, out var queue))
-        {
-            if (queue.SequenceEqual(name))
-            {
-                return true;
-            }
-        }
-
-        return false;
-    }
 
     private static partial class Log
     {

@@ -6,13 +6,14 @@ using Courier.Protocols.Subjects;
 
 namespace Courier.Actors.Connections;
 
-/// <summary>A client's account: binding it at CONNECT, and deliveries that cross accounts through imports.</summary>
-internal sealed partial class ClientConnection
+/// <summary>Deliveries that cross accounts: stream imports' shadow subscriptions and service imports.</summary>
+internal sealed partial class Publisher
 {
     /// <summary>Service imports one publish may pass through in a chain (nats-server stops cycles; Courier bounds them).</summary>
     private const int MaxImportDepth = 4;
 
-    // The subject and MSG line of a delivery through a stream import, per thread as the MSG template.
+    // A stream import's MSG line parts and the subject mapped into the importer, per thread as the MSG
+    // template: [template | plain template | mapped subject], each the template size.
     [ThreadStatic]
     private static byte[]? _threadImportLine;
 
@@ -25,88 +26,11 @@ internal sealed partial class ClientConnection
     private int _importDepth;
 
     /// <summary>
-    /// Moves the client into its account, once, at CONNECT. Subscriptions made before CONNECT (allowed
-    /// without authorization) live in the global account, which is then also the client's.
-    /// </summary>
-    internal void BindAccount(Account account)
-    {
-        if (ReferenceEquals(account, _account))
-        {
-            return;
-        }
-
-        lock (_subsLock)
-        {
-            if (_subs.Count > 0 || _pendingChanges.Count > 0)
-            {
-                return;
-            }
-        }
-
-        SwitchAccount(account);
-    }
-
-    // The one-entry match cache was for the other account's space.
-    private void SwitchAccount(Account account)
-    {
-        _account = account;
-        _lastSubjectVersion = -1;
-    }
-
-    /// <summary>
-    /// Adds a subscription of the account's own client (<see cref="Account.ImportClient"/>): a service
-    /// import's subject, or the account's <c>_R_.</c> replies. Returns the change to apply.
-    /// </summary>
-    internal SubChange AddImportSubscription(string subject, ImportBinding binding)
-    {
-        var subjectBytes = System.Text.Encoding.UTF8.GetBytes(subject);
-        var sid = System.Text.Encoding.UTF8.GetBytes($"{binding.Kind} {subject}");
-        var sub = new Subscription(this, _account, subject, null, sid, _account.Space.ShardForSubscription(subjectBytes)) { Import = binding };
-        lock (_subsLock)
-        {
-            _subs[sub.SidKey] = sub;
-        }
-
-        return new SubChange(sub, Add: true);
-    }
-
-    /// <summary>Gives a new subscription its shadows in the exporters of the streams its account imports.</summary>
-    private void AddShadows(Subscription sub)
-    {
-        List<Subscription>? shadows = null;
-        foreach (var import in _account.StreamImports)
-        {
-            if (import.ShadowFor(sub.Subject) is not { } shadow)
-            {
-                continue;
-            }
-
-            var exporter = import.Exporter;
-            var subjectBytes = System.Text.Encoding.UTF8.GetBytes(shadow.Subject);
-            (shadows ??= []).Add(new Subscription(this, exporter, shadow.Subject, sub.Queue, sub.Sid, exporter.Space.ShardForSubscription(subjectBytes))
-            {
-                Import = ImportBinding.Shadow(import, sub, shadow.Filter),
-            });
-        }
-
-        if (shadows is null)
-        {
-            return;
-        }
-
-        sub.Shadows = [.. shadows];
-        foreach (var shadow in shadows)
-        {
-            _pendingChanges.Add(new SubChange(shadow, Add: true));
-        }
-    }
-
-    /// <summary>
     /// A delivery to a subscription that stands for an import. A shadow gets the message with its
     /// subject mapped into the importer (no allocation: the MSG line is formatted in a per-thread
     /// buffer); a service request or response is noted and forwarded after this publish's own deliveries.
     /// </summary>
-    private bool DeliverImport(Subscription sub, ImportBinding import, ref Templates templates, in ReadOnlySequence<byte> payload)
+    private bool DeliverImport(Subscription sub, ImportBinding import, ref MsgTemplates templates, in ReadOnlySequence<byte> payload)
     {
         if (import.Kind != ImportKind.StreamShadow)
         {
@@ -116,14 +40,15 @@ internal sealed partial class ClientConnection
 
         var primary = import.Primary!;
         var target = sub.Client;
-        var line = _threadImportLine is { } buffer && buffer.Length >= 2 * _msgTemplateSize ? buffer : _threadImportLine = new byte[2 * _msgTemplateSize];
-        var subjectLength = import.Stream!.MapSubject(templates.Subject, line.AsSpan(_msgTemplateSize));
+        var size = _msgTemplateSize;
+        var line = _threadImportLine is { } buffer && buffer.Length >= 3 * size ? buffer : _threadImportLine = new byte[3 * size];
+        var subjectLength = import.Stream!.MapSubject(templates.Subject, line.AsSpan(2 * size));
         if (subjectLength < 0)
         {
             return false;
         }
 
-        var mapped = new ReadOnlySpan<byte>(line, _msgTemplateSize, subjectLength);
+        var mapped = new ReadOnlySpan<byte>(line, 2 * size, subjectLength);
         if (import.Filter is { } filter && !SubjectRules.Matches(mapped, filter))
         {
             return false;
@@ -134,35 +59,20 @@ internal sealed partial class ClientConnection
             return false;
         }
 
+        var length = (int)payload.Length;
+        if (!ProtocolWriter.TryFormatMsgTemplate(line.AsSpan(0, size), mapped, templates.ReplyTo, templates.HeaderSize, length, out var prefixLength, out var suffixLength))
+        {
+            return false;
+        }
+
         var claim = primary.TryClaimDelivery();
         if (claim < 0)
         {
             return false;
         }
 
-        bool written;
-        if (target._mqtt is not null)
-        {
-            written = target.WriteMqttDelivery(primary, mapped, templates.HeaderSize, payload, _mqtt?.InboundQoS ?? 0, _mqtt?.InboundRetain == true);
-        }
-        else if (primary.Direct is { } direct)
-        {
-            written = DeliverDirect(target, direct, mapped, templates.ReplyTo, templates.HeaderSize, payload);
-        }
-        else
-        {
-            var plain = templates.HeaderSize > 0 && !target._headers;
-            var headerSize = plain ? -1 : templates.HeaderSize;
-            var body = plain ? payload.Slice(templates.HeaderSize) : payload;
-            if (!ProtocolWriter.TryFormatMsgTemplate(line.AsSpan(0, _msgTemplateSize), mapped, templates.ReplyTo, headerSize, (int)body.Length, out var prefixLength, out var suffixLength))
-            {
-                return false;
-            }
-
-            written = target.Outbound.WriteMsg(line.AsSpan(0, prefixLength), primary.Sid, line.AsSpan(prefixLength, suffixLength), body);
-        }
-
-        if (!written)
+        var shadowed = new MsgTemplates(line, prefixLength, suffixLength, size, mapped, templates.ReplyTo, templates.HeaderSize, length);
+        if (!target.WriteMessage(primary, ref shadowed, payload, this))
         {
             return false;
         }
@@ -187,7 +97,7 @@ internal sealed partial class ClientConnection
             if (import.Kind == ImportKind.ServiceRequest)
             {
                 // As nats-server: a request that came over a route was forwarded by the node it was published on.
-                if (_route is not null && _importDepth == 0)
+                if (_kind == PublisherKind.Peer && _importDepth == 0)
                 {
                     continue;
                 }
@@ -229,7 +139,7 @@ internal sealed partial class ClientConnection
         try
         {
             var match = account.Space.Match(subject);
-            return !match.IsEmpty && DeliverMatch(match, subject, subject, replyTo, headerSize, payload, default);
+            return !match.IsEmpty && Deliver(match, subject, subject, replyTo, headerSize, payload, default);
         }
         finally
         {

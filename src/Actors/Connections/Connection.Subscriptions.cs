@@ -1,17 +1,14 @@
-using System.Text;
 using Courier.Actors.Accounts;
 using Courier.Actors.Routing;
-using Courier.Protocols.Nats;
-using Courier.Protocols.Subjects;
 
 namespace Courier.Actors.Connections;
 
-internal sealed partial class ClientConnection
+internal abstract partial class Connection
 {
-    private readonly Lock _subsLock = new();
-    private readonly Dictionary<string, Subscription> _subs = new(StringComparer.Ordinal);
-    private readonly List<SubChange> _pendingChanges = [];
-    private Task? _activation;
+    private protected readonly Lock _subsLock = new();
+    private protected readonly Dictionary<string, Subscription> _subs = new(StringComparer.Ordinal);
+    private protected readonly List<SubChange> _pendingChanges = [];
+    private protected Task? _activation;
 
     /// <summary>Subscriptions held, for monitoring.</summary>
     public int SubscriptionCount
@@ -59,43 +56,13 @@ internal sealed partial class ClientConnection
         }
     }
 
-    // SUB <subject> [queue group] <sid>\r\n
-    private void ProcessSubscribe(ReadOnlySpan<byte> subjectBytes, ReadOnlySpan<byte> queueBytes, ReadOnlySpan<byte> sidBytes)
-    {
-        if (!SubjectRules.IsValidSubject(subjectBytes) || (!queueBytes.IsEmpty && !IsValidQueue(queueBytes)))
-        {
-            WriteOwn(ProtocolWriter.Error(NatsErrors.InvalidSubject));
-            return;
-        }
-
-        var subject = Encoding.UTF8.GetString(subjectBytes);
-        var queue = queueBytes.IsEmpty ? null : Encoding.UTF8.GetString(queueBytes);
-        if (_permissions is not null && !_permissions.CanSubscribe(subject))
-        {
-            WriteOwn(ProtocolWriter.Error(NatsErrors.SubscribeViolation(subject, queue)));
-            return;
-        }
-
-        var sub = new Subscription(this, _account, subject, queue, sidBytes.ToArray(), _account.Space.ShardForSubscription(subjectBytes));
-        if (!TryAddSubscription(sub))
-        {
-            WriteOwn(ProtocolWriter.Error(NatsErrors.MaxSubscriptionsExceeded));
-            return;
-        }
-
-        if (_verbose)
-        {
-            WriteOwn(ProtocolWriter.Ok);
-        }
-    }
-
     /// <summary>
     /// Adds a subscription to the table and this batch's changes (with its shadows in the accounts it
     /// imports from). False over max_subscriptions; a repeated sid keeps the first subscription, as nats-server.
     /// </summary>
-    private bool TryAddSubscription(Subscription sub)
+    private protected bool TryAddSubscription(Subscription sub)
     {
-        var max = _broker.Options.MaxSubscriptions;
+        var max = _node.Options.MaxSubscriptions;
         lock (_subsLock)
         {
             if (_subs.ContainsKey(sub.SidKey))
@@ -120,10 +87,9 @@ internal sealed partial class ClientConnection
         return true;
     }
 
-    // UNSUB <sid> [max_msgs]\r\n
-    private void ProcessUnsubscribe(ReadOnlySpan<byte> sidBytes, long max)
+    /// <summary>UNSUB: removes subscription <paramref name="sidKey"/> now, or after <paramref name="max"/> deliveries in all.</summary>
+    private protected void RemoveSubscription(string sidKey, long max)
     {
-        var sidKey = Encoding.UTF8.GetString(sidBytes);
         Subscription? removed = null;
         lock (_subsLock)
         {
@@ -148,11 +114,6 @@ internal sealed partial class ClientConnection
             {
                 _pendingChanges.Add(new SubChange(shadow, Add: false));
             }
-        }
-
-        if (_verbose)
-        {
-            WriteOwn(ProtocolWriter.Ok);
         }
     }
 
@@ -181,15 +142,18 @@ internal sealed partial class ClientConnection
                 changes[i + 1] = new SubChange(shadows[i], Add: false);
             }
 
-            _broker.Subscriptions.ApplyWithoutWaiting(changes);
+            _node.Subscriptions.ApplyWithoutWaiting(changes);
             return;
         }
 
-        _broker.Subscriptions.ApplyWithoutWaiting([new SubChange(sub, Add: false)]);
+        _node.Subscriptions.ApplyWithoutWaiting([new SubChange(sub, Add: false)]);
     }
 
+    /// <summary>Makes the SUB/UNSUB made since the last call in effect in the routers (invariant 2); done at once when there are none.</summary>
+    internal Task ApplySubscriptionChangesAsync() => _pendingChanges.Count == 0 && _activation is null ? Task.CompletedTask : FlushSubscriptionChangesAsync();
+
     /// <summary>Makes the batch of SUB/UNSUB in effect in the routers, then returns (invariant 2).</summary>
-    private async Task FlushSubscriptionChangesAsync()
+    private protected async Task FlushSubscriptionChangesAsync()
     {
         if (_activation is { } activation)
         {
@@ -200,7 +164,78 @@ internal sealed partial class ClientConnection
 
         var changes = _pendingChanges.ToArray();
         _pendingChanges.Clear();
-        await _broker.Subscriptions.ApplyAsync(changes).ConfigureAwait(false);
+        await _node.Subscriptions.ApplyAsync(changes).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Moves the connection into its account, once, at CONNECT. Subscriptions made before CONNECT
+    /// (allowed without authorization) live in the global account, which is then also the client's.
+    /// </summary>
+    internal void BindAccount(Account account)
+    {
+        if (ReferenceEquals(account, _account))
+        {
+            return;
+        }
+
+        lock (_subsLock)
+        {
+            if (_subs.Count > 0 || _pendingChanges.Count > 0)
+            {
+                return;
+            }
+        }
+
+        _account = account;
+        Publisher.SwitchAccount(account);
+    }
+
+    /// <summary>
+    /// Adds a subscription of the account's own connection (<see cref="Account.ImportClient"/>): a service
+    /// import's subject, or the account's <c>_R_.</c> replies. Returns the change to apply.
+    /// </summary>
+    internal SubChange AddImportSubscription(string subject, ImportBinding binding)
+    {
+        var subjectBytes = System.Text.Encoding.UTF8.GetBytes(subject);
+        var sid = System.Text.Encoding.UTF8.GetBytes($"{binding.Kind} {subject}");
+        var sub = new Subscription(this, _account, subject, null, sid, _account.Space.ShardForSubscription(subjectBytes)) { Import = binding };
+        lock (_subsLock)
+        {
+            _subs[sub.SidKey] = sub;
+        }
+
+        return new SubChange(sub, Add: true);
+    }
+
+    /// <summary>Gives a new subscription its shadows in the exporters of the streams its account imports.</summary>
+    private void AddShadows(Subscription sub)
+    {
+        List<Subscription>? shadows = null;
+        foreach (var import in _account.StreamImports)
+        {
+            if (import.ShadowFor(sub.Subject) is not { } shadow)
+            {
+                continue;
+            }
+
+            var exporter = import.Exporter;
+            var subjectBytes = System.Text.Encoding.UTF8.GetBytes(shadow.Subject);
+            (shadows ??= []).Add(new Subscription(this, exporter, shadow.Subject, sub.Queue, sub.Sid, exporter.Space.ShardForSubscription(subjectBytes))
+            {
+                Import = ImportBinding.Shadow(import, sub, shadow.Filter),
+            });
+        }
+
+        if (shadows is null)
+        {
+            return;
+        }
+
+        sub.Shadows = [.. shadows];
+        foreach (var shadow in shadows)
+        {
+            _pendingChanges.Add(new SubChange(shadow, Add: true));
+        }
     }
 
     private Subscription[] RemoveAllSubscriptions()
@@ -227,11 +262,11 @@ internal sealed partial class ClientConnection
             }
         }
 
-        _broker.Subscriptions.ApplyWithoutWaiting(changes);
+        _node.Subscriptions.ApplyWithoutWaiting(changes);
         return all;
     }
 
-    private static bool IsValidQueue(ReadOnlySpan<byte> queue)
+    private protected static bool IsValidQueue(ReadOnlySpan<byte> queue)
     {
         foreach (var b in queue)
         {

@@ -1,10 +1,8 @@
 using System.Buffers;
-using System.IO.Pipelines;
 using System.Net.Sockets;
 using System.Security.Cryptography;
 using System.Text;
 using Akka.Actor;
-using Courier.Actors.Hosting;
 using Courier.Actors.Mqtt;
 using Courier.Actors.Routing;
 using Courier.Protocols.Mqtt;
@@ -14,13 +12,13 @@ using Courier.Protocols.Subjects;
 namespace Courier.Actors.Connections;
 
 /// <summary>
-/// The MQTT 3.1.1 face of a connection (the gateway of DESIGN.md §1): the same outbound, write pump,
-/// subscriptions and publish path as a NATS client, with MQTT packets on the wire. PUBLISH goes
-/// through <see cref="ProcessPublish"/> with nats-server's Nmqtt-Pub header; deliveries to an MQTT
-/// subscriber are written as PUBLISH packets by the publisher's thread (<see cref="WriteMqttDelivery"/>),
-/// so no actor sees a message.
+/// An MQTT 3.1.1 client (the gateway of DESIGN.md §1): the same outbound, write pump, subscriptions and
+/// publish pipeline as a NATS client, with MQTT packets on the wire. PUBLISH goes through the
+/// <see cref="Publisher"/> with nats-server's Nmqtt-Pub header; deliveries to an MQTT subscriber are
+/// written as PUBLISH packets by the publisher's thread (<see cref="WriteMessage"/>), so no actor sees a
+/// message. Its <see cref="MqttConnectionActor"/> owns its lifetime.
 /// </summary>
-internal sealed partial class ClientConnection
+internal sealed partial class MqttConnection : Connection
 {
     // How long a CONNECT waits for the session registry before CONNACK 0x03 (server unavailable).
     private static readonly TimeSpan SessionAttachTimeout = TimeSpan.FromSeconds(5);
@@ -28,7 +26,9 @@ internal sealed partial class ClientConnection
     // Subjects up to this many bytes map to a topic in a stack buffer on delivery; longer ones rent one.
     private const int StackSubjectLength = 240;
 
-    private readonly MqttConnectionState? _mqtt;
+    private readonly MqttContext _context;
+    private readonly MqttConnectionState _mqtt;
+    private MqttStep _step; // what the last Process stopped at (see ContinueAsync)
 
     private enum MqttStep
     {
@@ -48,117 +48,115 @@ internal sealed partial class ClientConnection
         Close,
     }
 
-    /// <summary>Whether this is an MQTT client.</summary>
-    public bool IsMqtt => _mqtt is not null;
+    public MqttConnection(MqttContext context, Stream stream, Socket socket, ulong id, IActorRef owner)
+        : base(context.Node, new Transport(stream, socket), id, owner, PublisherKind.Client)
+    {
+        // A PUBLISH may carry max_payload bytes plus its topic (up to 65535 + 2 bytes) and packet id.
+        _context = context;
+        var options = context.Node.Options;
+        _mqtt = new MqttConnectionState(options.MaxPayload + ushort.MaxValue + 4)
+        {
+            Inflight = new MqttInflight(Outbound, options.Mqtt?.MaxAckPending ?? 0),
+        };
+    }
+
+    /// <inheritdoc />
+    public override ConnectionKind Kind => ConnectionKind.Mqtt;
 
     /// <summary>An MQTT client whose CONNECT was accepted.</summary>
-    public bool MqttConnected => _mqtt?.Connected == true;
+    public bool MqttConnected => _mqtt.Connected;
 
     /// <summary>The MQTT client id, once connected.</summary>
-    public string? MqttClientId => _mqtt?.ClientId;
+    public string? MqttClientId => _mqtt.ClientId;
 
-    private async Task RunMqttReadPumpAsync()
+    /// <summary>Starts the pumps (after the TLS handshake on a TLS MQTT listener): the server says nothing before the client's CONNECT.</summary>
+    public override void Start()
     {
-        // MQTT clients get no +OK and no pedantic checks.
-        _verbose = false;
-        _pedantic = false;
-        var buffers = new ReadBufferPool();
-        var reader = PipeReader.Create(_stream, buffers.ReaderOptions());
-        var closeReason = "Client Closed";
-        try
+        if (!IsWebSocket && _context.Tls is { } tls)
         {
-            while (true)
+            // mqtt.tls: the handshake first (over WebSocket the listener's wss did it).
+            _readPump = Task.Run(() => SecureAndRunAsync(tls));
+            return;
+        }
+
+        _writePump = Task.Run(RunWritePumpAsync);
+        _readPump = Task.Run(RunReadPumpAsync);
+    }
+
+    /// <summary>
+    /// An MQTT client on a TLS MQTT listener, as nats-server's createMQTTClient: the server handshake
+    /// first (MQTT sends nothing before CONNECT), then the pumps over the encrypted stream.
+    /// </summary>
+    /// <remarks>Runs on the thread pool as the read pump; the block's <c>timeout</c> bounds the handshake.</remarks>
+    private async Task SecureAndRunAsync(TlsTransport tls)
+    {
+        if (await TrySecureAsync(tls, "mid", "TLS handshake error").ConfigureAwait(false))
+        {
+            _writePump = Task.Run(RunWritePumpAsync);
+            await RunReadPumpAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <inheritdoc />
+    internal override ReadOutcome Process(ref ReadOnlySequence<byte> buffer)
+    {
+        _step = ProcessMqtt(ref buffer);
+        if (_step == MqttStep.Close)
+        {
+            return ReadOutcome.Close;
+        }
+
+        return Publisher.ReachedAckHolder || _step != MqttStep.Continue ? ReadOutcome.Wait : ReadOutcome.Continue;
+    }
+
+    /// <summary>
+    /// What a batch stopped for: the acknowledgements held for the persistent sessions' journal, a
+    /// CONNECT's authentication and session, SUBSCRIBE/UNSUBSCRIBE in effect (then SUBACK), a journal write.
+    /// </summary>
+    internal override async ValueTask<ReadOutcome> ContinueAsync()
+    {
+        var step = _step;
+        if (Publisher.ReachedAckHolder)
+        {
+            step = await AcknowledgeAfterCaptureAsync(step).ConfigureAwait(false);
+        }
+
+        if (step == MqttStep.Connect)
+        {
+            step = await CompleteMqttConnectAsync().ConfigureAwait(false);
+        }
+        else if (step == MqttStep.SubscriptionsChanged)
+        {
+            // Invariant 2: the subscriptions are in effect before SUBACK and before the next packet.
+            await FlushSubscriptionChangesAsync().ConfigureAwait(false);
+            step = await JournalSessionSubscriptionsAsync().ConfigureAwait(false);
+            if (step == MqttStep.Continue)
             {
-                var result = await reader.ReadAsync().ConfigureAwait(false);
-                var buffer = result.Buffer;
-                buffers.Observe(buffer.Length);
-                var step = MqttStep.Continue;
-                try
-                {
-                    while (true)
-                    {
-                        step = ProcessMqtt(ref buffer);
-                        if (_mqtt!.CaptureTouched && step != MqttStep.Close)
-                        {
-                            step = await AcknowledgeAfterCaptureAsync(step).ConfigureAwait(false);
-                        }
-
-                        if (step == MqttStep.Connect)
-                        {
-                            step = await CompleteMqttConnectAsync().ConfigureAwait(false);
-                        }
-                        else if (step == MqttStep.SubscriptionsChanged)
-                        {
-                            // Invariant 2: the subscriptions are in effect before SUBACK and before the next packet.
-                            await FlushSubscriptionChangesAsync().ConfigureAwait(false);
-                            step = await JournalSessionSubscriptionsAsync().ConfigureAwait(false);
-                            if (step == MqttStep.Continue)
-                            {
-                                WriteMqttAcks();
-                            }
-                        }
-                        else if (step == MqttStep.AwaitJournal)
-                        {
-                            step = await AcknowledgeAfterJournalAsync().ConfigureAwait(false);
-                        }
-                        else
-                        {
-                            break;
-                        }
-
-                        if (step != MqttStep.Continue)
-                        {
-                            break;
-                        }
-                    }
-
-                    TellMqttSessionAcks();
-
-                    if (FlushTouched())
-                    {
-                        IdlePoll.Touch(ref _idlePollCensus);
-                    }
-                }
-                finally
-                {
-                    reader.AdvanceTo(buffer.Start, buffer.End);
-                }
-
-                if (_stalledOn.Count > 0)
-                {
-                    await WaitForStalledConsumersAsync().ConfigureAwait(false);
-                }
-
-                if (step == MqttStep.Close)
-                {
-                    closeReason = _closeRequest ?? "Protocol Error";
-                    break;
-                }
-
-                if (result.IsCompleted || IsClosed)
-                {
-                    break;
-                }
+                WriteMqttAcks();
             }
         }
-        catch (Exception e) when (e is IOException or SocketException or ObjectDisposedException or OperationCanceledException)
+        else if (step == MqttStep.AwaitJournal)
         {
-            closeReason = "Read Error";
-        }
-        finally
-        {
-            await reader.CompleteAsync().ConfigureAwait(false);
+            step = await AcknowledgeAfterJournalAsync().ConfigureAwait(false);
         }
 
-        PublishWill();
-        RequestClose(closeReason);
+        return step == MqttStep.Continue ? ReadOutcome.Continue : ReadOutcome.Close;
     }
+
+    /// <inheritdoc />
+    private protected override void OnBatchProcessed() => TellMqttSessionAcks();
+
+    /// <inheritdoc />
+    private protected override void OnReadEnded() => PublishWill();
+
+    /// <inheritdoc />
+    private protected override void OnClosing() => _mqtt.Inflight.Close();
 
     // One message per read batch to the persistent session, whatever the number of acks: the acks, and
     // the packet ids its deliveries were sent with (deliveries that waited for a window slot included).
     private void TellMqttSessionAcks()
     {
-        var mqtt = _mqtt!;
+        var mqtt = _mqtt;
         if (mqtt.Persistent)
         {
             mqtt.Inflight.DrainAssigned(mqtt.AssignedIds);
@@ -177,7 +175,7 @@ internal sealed partial class ClientConnection
     /// <summary>Processes every complete packet in <paramref name="buffer"/>, slicing off what it consumed.</summary>
     private MqttStep ProcessMqtt(ref ReadOnlySequence<byte> buffer)
     {
-        var mqtt = _mqtt!;
+        var mqtt = _mqtt;
         var reader = new SequenceReader<byte>(buffer);
         var packet = default(MqttPacket);
         var step = MqttStep.Continue;
@@ -220,7 +218,7 @@ internal sealed partial class ClientConnection
 
                     if (sentMore)
                     {
-                        Touch(Outbound); // deliveries that waited for a free slot went out
+                        Publisher.Touch(Outbound); // deliveries that waited for a free slot went out
                     }
 
                     break;
@@ -239,7 +237,7 @@ internal sealed partial class ClientConnection
                         }
                     }
 
-                    Touch(Outbound);
+                    Publisher.Touch(Outbound);
                     break;
                 case MqttPacketType.PubRel:
                     // QoS 2 publish, step 3: the packet id may be used again; PUBCOMP even for an unknown id. [MQTT-4.3.3-2]
@@ -266,7 +264,7 @@ internal sealed partial class ClientConnection
                 case MqttPacketType.Disconnect:
                     // A normal disconnect discards the will. [MQTT-3.14.4-3]
                     mqtt.Will = null;
-                    _closeRequest = "Client Closed";
+                    CloseWith("Client Closed");
                     step = MqttStep.Close;
                     break;
                 default:
@@ -275,7 +273,7 @@ internal sealed partial class ClientConnection
             }
         }
 
-        Volatile.Write(ref _lastActivityTick, Environment.TickCount64);
+        MarkActivity();
         buffer = buffer.Slice(reader.Position);
         return step;
     }
@@ -292,8 +290,8 @@ internal sealed partial class ClientConnection
 
     private MqttStep MqttFatal(string error, string reason)
     {
-        Log.ProtocolError(_log, Id, "MQTT: " + error);
-        _closeRequest = reason;
+        LogProtocolError("MQTT: " + error);
+        CloseWith(reason);
         return MqttStep.Close;
     }
 
@@ -321,7 +319,7 @@ internal sealed partial class ClientConnection
 
         // [MQTT-3.1.3-6]: an empty client id with a clean session gets one from the server.
         var clientId = packet.ClientId.IsEmpty ? NewMqttClientId() : Encoding.UTF8.GetString(packet.ClientId);
-        _mqtt!.PendingConnect = new MqttPendingConnect(
+        _mqtt.PendingConnect = new MqttPendingConnect(
             clientId,
             packet.CleanSession,
             packet.KeepAlive,
@@ -333,10 +331,10 @@ internal sealed partial class ClientConnection
 
     private async Task<MqttStep> CompleteMqttConnectAsync()
     {
-        var mqtt = _mqtt!;
+        var mqtt = _mqtt;
         var connect = mqtt.PendingConnect!;
         mqtt.PendingConnect = null;
-        var auth = _broker.Authentication.AuthenticateMqtt(connect.User, connect.Password, ClientCertificate);
+        var auth = _context.Authentication.AuthenticateMqtt(connect.User, connect.Password, ClientCertificate);
         if (!auth.Succeeded)
         {
             // nats-server's authViolation for MQTT: CONNACK 0x05, then close.
@@ -345,14 +343,13 @@ internal sealed partial class ClientConnection
         }
 
         AuthorizedUser = auth.User;
-        _permissions = auth.Permissions is null ? null : new ClientPermissions(auth.Permissions);
-        DeliveryFilter = _permissions is { FiltersDeliveries: true } ? _permissions : null;
+        SetPermissions(auth.Permissions is null ? null : new ClientPermissions(auth.Permissions));
 
         MqttSessions.Protocol.Attached attached;
         try
         {
-            attached = await _broker.MqttSessions
-                .Ask<MqttSessions.Protocol.Attached>(new MqttSessions.Protocol.Attach(connect.ClientId, connect.CleanSession, _owner, this), SessionAttachTimeout)
+            attached = await _context.Sessions
+                .Ask<MqttSessions.Protocol.Attached>(new MqttSessions.Protocol.Attach(connect.ClientId, connect.CleanSession, Owner, this), SessionAttachTimeout)
                 .ConfigureAwait(false);
         }
         catch (Exception e) when (e is AskTimeoutException or TaskCanceledException)
@@ -398,17 +395,17 @@ internal sealed partial class ClientConnection
         {
             // The ids just given go to the session before the client can see them, so before any later CONNECT.
             TellMqttSessionAcks();
-            attached.Session.Tell(new MqttSessionActor.Protocol.Ready(_owner));
+            attached.Session.Tell(new MqttSessionActor.Protocol.Ready(Owner));
         }
 
-        _owner.Tell(new MqttConnectionActor.Protocol.Connected(TimeSpan.FromSeconds(connect.KeepAlive)));
+        Owner.Tell(new MqttConnectionActor.Protocol.Connected(TimeSpan.FromSeconds(connect.KeepAlive)));
         return MqttStep.Continue;
     }
 
     // PUBLISH: to the subject space with nats-server's Nmqtt-Pub header; PUBACK for QoS 1, PUBREC for QoS 2.
     private MqttStep ProcessMqttPublish(in MqttPacket packet)
     {
-        var mqtt = _mqtt!;
+        var mqtt = _mqtt;
         var qos = packet.QoS;
         if (qos == 2 && mqtt.Qos2Received.Contains(packet.PacketId))
         {
@@ -425,7 +422,7 @@ internal sealed partial class ClientConnection
 
         var subject = new ReadOnlySpan<byte>(buffer, 0, length);
         Task? retained = null;
-        if (_permissions is null || _permissions.CanPublish(subject))
+        if (Permissions is not { } permissions || permissions.CanPublish(subject))
         {
             if (packet.Retain)
             {
@@ -469,8 +466,8 @@ internal sealed partial class ClientConnection
     // PUBACK / PUBREC now, or after the capture barrier when this batch reached a persistent session (in order either way).
     private void AcknowledgePublish(byte ackType, ushort packetId)
     {
-        var mqtt = _mqtt!;
-        if (mqtt.CaptureTouched || mqtt.DeferredAcks.Count > 0)
+        var mqtt = _mqtt;
+        if (Publisher.ReachedAckHolder || mqtt.DeferredAcks.Count > 0)
         {
             mqtt.DeferredAcks.Add((ackType, packetId));
             return;
@@ -484,12 +481,12 @@ internal sealed partial class ClientConnection
     // kill -9 right after the PUBACK loses nothing [MQTT-4.3.2-2 "treat as owning"]. One barrier per batch.
     private async Task<MqttStep> AcknowledgeAfterCaptureAsync(MqttStep step)
     {
-        var mqtt = _mqtt!;
-        mqtt.CaptureTouched = false;
-        FlushTouched(); // completes the capture subscriptions reached: their sessions get the messages to journal
+        var mqtt = _mqtt;
+        Publisher.ReachedAckHolder = false;
+        Publisher.Flush(); // completes the capture subscriptions reached: their sessions get the messages to journal
         try
         {
-            await _broker.MqttCaptures.WaitForCapturedAsync().WaitAsync(SessionAttachTimeout).ConfigureAwait(false);
+            await _context.Captures.WaitForCapturedAsync().WaitAsync(SessionAttachTimeout).ConfigureAwait(false);
         }
         catch (Exception e) when (e is TimeoutException or TaskCanceledException)
         {
@@ -510,7 +507,7 @@ internal sealed partial class ClientConnection
     // persistent session's QoS 2 packet id after its PUBREC (and its release after PUBCOMP).
     private async Task<MqttStep> AcknowledgeAfterJournalAsync()
     {
-        var mqtt = _mqtt!;
+        var mqtt = _mqtt;
         var (stored, ackType, packetId) = mqtt.PendingAck!.Value;
         mqtt.PendingAck = null;
         try
@@ -529,7 +526,7 @@ internal sealed partial class ClientConnection
     // A persistent session journals SUBSCRIBE/UNSUBSCRIBE (and makes its capture subscriptions) before the acks go out.
     private async Task<MqttStep> JournalSessionSubscriptionsAsync()
     {
-        var mqtt = _mqtt!;
+        var mqtt = _mqtt;
         if (!mqtt.Persistent || mqtt.Session is not { } session || (mqtt.SessionSubscribes.Count == 0 && mqtt.SessionUnsubscribes.Count == 0))
         {
             mqtt.SessionSubscribes.Clear();
@@ -570,7 +567,8 @@ internal sealed partial class ClientConnection
     /// </summary>
     public void DeliverFromMqttSession(IReadOnlyList<MqttStoredMessage> messages, IReadOnlyDictionary<long, ushort>? packetIds = null)
     {
-        if (_mqtt is not { } mqtt || messages.Count == 0)
+        var mqtt = _mqtt;
+        if (messages.Count == 0)
         {
             return;
         }
@@ -585,20 +583,20 @@ internal sealed partial class ClientConnection
     }
 
     /// <summary>Moves the packet ids given to session deliveries since the last call into <paramref name="into"/> (the session's thread).</summary>
-    public void DrainMqttAssignedIds(List<(long Seq, ushort PacketId)> into) => _mqtt?.Inflight.DrainAssigned(into);
+    public void DrainMqttAssignedIds(List<(long Seq, ushort PacketId)> into) => _mqtt.Inflight.DrainAssigned(into);
 
     private void RouteFromMqtt(ReadOnlySpan<byte> subject, byte qos, in ReadOnlySequence<byte> payload)
     {
-        var mqtt = _mqtt!;
+        var mqtt = _mqtt;
         var message = mqtt.NatsMessage(qos, payload);
-        mqtt.InboundQoS = qos;
+        Publisher.InboundQoS = qos;
         try
         {
-            ProcessPublish(subject, subject, default, MqttConnectionState.NatsHeaderLength, message);
+            Publisher.Publish(subject, subject, default, MqttConnectionState.NatsHeaderLength, message);
         }
         finally
         {
-            mqtt.InboundQoS = 0;
+            Publisher.InboundQoS = 0;
         }
     }
 
@@ -606,18 +604,18 @@ internal sealed partial class ClientConnection
     // made meanwhile gets it exactly once (WriteMqttAcks). Returns Retain's journal task.
     private Task? RetainAndRoute(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> payload, byte qos)
     {
-        var mqtt = _mqtt!;
-        lock (_broker.MqttRetained.Gate)
+        var mqtt = _mqtt;
+        lock (_context.Retained.Gate)
         {
             var stored = Retain(subject, topic, payload, qos);
-            mqtt.InboundRetain = true;
+            Publisher.InboundRetain = true;
             try
             {
                 RouteFromMqtt(subject, qos, payload);
             }
             finally
             {
-                mqtt.InboundRetain = false;
+                Publisher.InboundRetain = false;
             }
 
             return stored;
@@ -632,20 +630,20 @@ internal sealed partial class ClientConnection
         var change = new MqttRetainedEvent(key, topic.ToArray(), payload.ToArray(), qos);
         if (payload.IsEmpty)
         {
-            _broker.MqttRetained.Clear(key); // [MQTT-3.3.1-10]
+            _context.Retained.Clear(key); // [MQTT-3.3.1-10]
         }
         else
         {
-            _broker.MqttRetained.Set(new MqttRetainedMessage(key, change.Topic, change.Payload, qos)); // [MQTT-3.3.1-5]
+            _context.Retained.Set(new MqttRetainedMessage(key, change.Topic, change.Payload, qos)); // [MQTT-3.3.1-5]
         }
 
         if (qos == 0)
         {
-            _broker.MqttRetainedStore.Tell(change);
+            _context.RetainedStore.Tell(change);
             return null;
         }
 
-        return _broker.MqttRetainedStore.Ask<MqttRetainedStore.Protocol.Stored>(change, SessionAttachTimeout);
+        return _context.RetainedStore.Ask<MqttRetainedStore.Protocol.Stored>(change, SessionAttachTimeout);
     }
 
     // SUBSCRIBE: one subscription per filter (two for "x/#": "x.>" and "x", as nats-server), a return
@@ -659,7 +657,7 @@ internal sealed partial class ClientConnection
         foreach (var filter in filters)
         {
             var subject = FilterSubject(filter.Filter);
-            if (subject is null || (_permissions is not null && !CanSubscribeMqtt(subject)))
+            if (subject is null || (Permissions is not null && !CanSubscribeMqtt(subject)))
             {
                 codes[i++] = 0x80; // failure [MQTT-3.9.3]
                 continue;
@@ -669,7 +667,7 @@ internal sealed partial class ClientConnection
             var granted = Math.Min(filter.QoS, (byte)2);
             var sid = Encoding.UTF8.GetString(filter.Filter);
             retained.AddRange(AddMqttFilter(sid, subject, granted));
-            if (_mqtt!.Persistent)
+            if (_mqtt.Persistent)
             {
                 _mqtt.SessionSubscribes.Add((sid, granted));
             }
@@ -677,25 +675,26 @@ internal sealed partial class ClientConnection
             codes[i++] = granted;
         }
 
-        lock (_broker.MqttRetained.Gate)
+        lock (_context.Retained.Gate)
         {
-            _mqtt!.CollectingRetained = true; // before the subscriptions are in effect
+            _mqtt.CollectingRetained = true; // before the subscriptions are in effect
         }
 
-        _mqtt!.PendingAcks.Add(new MqttPendingAck(MqttPacketType.Subscribe, packet.PacketId, codes, retained));
+        _mqtt.PendingAcks.Add(new MqttPendingAck(MqttPacketType.Subscribe, packet.PacketId, codes, retained));
         return MqttStep.SubscriptionsChanged;
     }
 
     // A "x/#" filter also subscribes to "x": both must be allowed, as nats-server (whose second processSub fails otherwise).
     private bool CanSubscribeMqtt(string subject)
     {
-        if (!_permissions!.CanSubscribe(subject))
+        var permissions = Permissions!;
+        if (!permissions.CanSubscribe(subject))
         {
             return false;
         }
 
         var bytes = Encoding.UTF8.GetBytes(subject);
-        return !MqttTopics.NeedsParentLevelSubscription(bytes) || _permissions.CanSubscribe(Encoding.UTF8.GetString(MqttTopics.ParentLevel(bytes)));
+        return !MqttTopics.NeedsParentLevelSubscription(bytes) || permissions.CanSubscribe(Encoding.UTF8.GetString(MqttTopics.ParentLevel(bytes)));
     }
 
     // A filter's subscription(s), restored from a persistent session.
@@ -733,13 +732,13 @@ internal sealed partial class ClientConnection
             var sid = Encoding.UTF8.GetString(filter.Filter);
             RemoveMqttSubscription(sid);
             RemoveMqttSubscription(sid + ParentLevelSidSuffix);
-            if (_mqtt!.Persistent)
+            if (_mqtt.Persistent)
             {
                 _mqtt.SessionUnsubscribes.Add(sid);
             }
         }
 
-        _mqtt!.PendingAcks.Add(new MqttPendingAck(MqttPacketType.Unsubscribe, packet.PacketId, [], []));
+        _mqtt.PendingAcks.Add(new MqttPendingAck(MqttPacketType.Unsubscribe, packet.PacketId, [], []));
         return MqttStep.SubscriptionsChanged;
     }
 
@@ -759,10 +758,10 @@ internal sealed partial class ClientConnection
     private void AddMqttSubscription(string sid, string subject, byte qos)
     {
         var subjectBytes = Encoding.UTF8.GetBytes(subject);
-        var sub = new Subscription(this, _account, subject, null, Encoding.UTF8.GetBytes(sid), _account.Space.ShardForSubscription(subjectBytes))
+        var sub = new Subscription(this, Account, subject, null, Encoding.UTF8.GetBytes(sid), Account.Space.ShardForSubscription(subjectBytes))
         {
             MqttQoS = qos,
-            MqttSessionCaptured = _mqtt!.Persistent && qos > 0,
+            MqttSessionCaptured = _mqtt.Persistent && qos > 0,
         };
         Subscription? replaced;
         lock (_subsLock)
@@ -799,17 +798,17 @@ internal sealed partial class ClientConnection
     {
         // Under the gate, no retained PUBLISH is between setting and routing: each retained message is
         // either one this client got live since SUBSCRIBE (skipped) or one it will get only from here.
-        lock (_broker.MqttRetained.Gate)
+        lock (_context.Retained.Gate)
         {
             WriteMqttAcksLocked();
-            _mqtt!.CollectingRetained = false;
+            _mqtt.CollectingRetained = false;
             _mqtt.RetainedSeenLive.Clear();
         }
     }
 
     private void WriteMqttAcksLocked()
     {
-        var mqtt = _mqtt!;
+        var mqtt = _mqtt;
         var output = new ArrayBufferWriter<byte>();
         foreach (var ack in mqtt.PendingAcks)
         {
@@ -825,7 +824,7 @@ internal sealed partial class ClientConnection
             WriteOwn(output.WrittenSpan);
             foreach (var (subject, granted) in ack.RetainedFor)
             {
-                foreach (var message in _broker.MqttRetained.Matching(subject))
+                foreach (var message in _context.Retained.Matching(subject))
                 {
                     if (mqtt.RetainedSeenLive.Contains(message.Subject))
                     {
@@ -853,7 +852,7 @@ internal sealed partial class ClientConnection
     /// <summary>Sends again, with DUP (or the PUBREL), the QoS 1/2 deliveries unacknowledged for <paramref name="ackWait"/> (the connection actor's tick).</summary>
     public void RedeliverMqtt(TimeSpan ackWait)
     {
-        if (_mqtt is { } mqtt && mqtt.Inflight.RedeliverExpired(ackWait) > 0)
+        if (_mqtt.Inflight.RedeliverExpired(ackWait) > 0)
         {
             Outbound.Signal();
         }
@@ -864,15 +863,19 @@ internal sealed partial class ClientConnection
     /// mapped back to a topic, NATS headers left out, QoS the lower of the publisher's and the
     /// subscription's. Allocates nothing.
     /// </summary>
-    private bool WriteMqttDelivery(Subscription sub, ReadOnlySpan<byte> subject, int headerSize, in ReadOnlySequence<byte> payload, byte publisherQoS, bool retainedPublish)
+    internal override bool WriteMessage(Subscription sub, ref MsgTemplates templates, in ReadOnlySequence<byte> payload, Publisher from)
     {
+        var subject = templates.Subject;
+        var headerSize = templates.HeaderSize;
+        var publisherQoS = from.InboundQoS;
+        var retainedPublish = from.InboundRetain;
         var body = headerSize > 0 ? payload.Slice(headerSize) : payload;
         if (publisherQoS > 0 && sub.MqttSessionCaptured)
         {
             return true; // its persistent session journals it and sends it (MqttSessionActor)
         }
 
-        if (retainedPublish && _mqtt!.CollectingRetained)
+        if (retainedPublish && _mqtt.CollectingRetained)
         {
             // The publisher holds the retained gate: this client's SUBSCRIBE is between effect and retained read.
             _mqtt.RetainedSeenLive.Add(Encoding.UTF8.GetString(subject));
@@ -890,7 +893,7 @@ internal sealed partial class ClientConnection
             var topic = scratch[..topicLength];
             if (qos > 0)
             {
-                return _mqtt!.Inflight.Send(topic, body, retain: false, qos); // kept until PUBACK / PUBCOMP
+                return _mqtt.Inflight.Send(topic, body, retain: false, qos); // kept until PUBACK / PUBCOMP
             }
 
             var header = scratch[subject.Length..];
@@ -909,14 +912,14 @@ internal sealed partial class ClientConnection
     // The will goes out when the connection ends without DISCONNECT. [MQTT-3.1.2-8]
     private void PublishWill()
     {
-        var mqtt = _mqtt!;
+        var mqtt = _mqtt;
         if (mqtt.Will is not { } will || !mqtt.Connected)
         {
             return;
         }
 
         mqtt.Will = null;
-        if (_permissions is not null && !_permissions.CanPublish(will.Subject))
+        if (Permissions is { } permissions && !permissions.CanPublish(will.Subject))
         {
             return;
         }
@@ -931,7 +934,7 @@ internal sealed partial class ClientConnection
             RouteFromMqtt(will.Subject, will.QoS, payload);
         }
 
-        FlushTouched();
+        Publisher.Flush();
     }
 
     private void WriteConnAck(MqttConnectReturnCode code, bool sessionPresent)
