@@ -122,10 +122,10 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
     /// <summary>The messages this actor understands.</summary>
     public static class Protocol
     {
-        /// <summary>A client socket was accepted by a listener.</summary>
-        public sealed class Accept
+        /// <summary>A socket a listener accepted, with the stream it built over it (WebSocket) if any.</summary>
+        public abstract class Accepted
         {
-            public Accept(Socket socket, Stream? stream = null)
+            private protected Accepted(Socket socket, Stream? stream)
             {
                 ArgumentNullException.ThrowIfNull(socket);
                 Socket = socket;
@@ -137,26 +137,14 @@ internal sealed class ConnectionSupervisor : ReceiveActor, IWithTimers
             /// <summary>The connection's stream when the listener already built one (WebSocket); else the socket's own.</summary>
             public Stream? Stream { get; }
 
-            public override string ToString() => $"Accept({Socket.RemoteEndPoint})";
+            public override string ToString() => $"{GetType().Name}({Socket.RemoteEndPoint})";
         }
+
+        /// <summary>A client socket was accepted by a listener.</summary>
+        public sealed class Accept(Socket socket, Stream? stream = null) : Accepted(socket, stream);
 
         /// <summary>An MQTT client socket was accepted by the MQTT listener (or the WebSocket listener, on <c>/mqtt</c>).</summary>
-        public sealed class AcceptMqtt
-        {
-            public AcceptMqtt(Socket socket, Stream? stream = null)
-            {
-                ArgumentNullException.ThrowIfNull(socket);
-                Socket = socket;
-                Stream = stream;
-            }
-
-            public Socket Socket { get; }
-
-            /// <summary>The connection's stream when the listener already built one (MQTT over WebSocket); else the socket's own.</summary>
-            public Stream? Stream { get; }
-
-            public override string ToString() => $"AcceptMqtt({Socket.RemoteEndPoint})";
-        }
+        public sealed class AcceptMqtt(Socket socket, Stream? stream = null) : Accepted(socket, stream);
 
         /// <summary>Look for writes stuck past the deadline.</summary>
         public sealed class Sweep

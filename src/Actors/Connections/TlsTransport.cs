@@ -57,21 +57,7 @@ public sealed class TlsTransport
     public async Task<SslStream> AuthenticateAsync(Stream inner, CancellationToken deadline)
     {
         var ssl = new SslStream(inner, leaveInnerStreamOpen: false);
-        try
-        {
-            await ssl.AuthenticateAsServerAsync(_authentication, deadline).ConfigureAwait(false);
-            return ssl;
-        }
-        catch (OperationCanceledException) when (deadline.IsCancellationRequested)
-        {
-            await ssl.DisposeAsync().ConfigureAwait(false);
-            throw new TimeoutException("TLS handshake timeout");
-        }
-        catch
-        {
-            await ssl.DisposeAsync().ConfigureAwait(false);
-            throw;
-        }
+        return await CompleteAsync(ssl, ssl.AuthenticateAsServerAsync(_authentication, deadline), deadline).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -97,9 +83,15 @@ public sealed class TlsTransport
             CertificateChainPolicy = _clientChainPolicy,
             RemoteCertificateValidationCallback = ValidateServerCertificate,
         };
+        return await CompleteAsync(ssl, ssl.AuthenticateAsClientAsync(options, deadline.Token), deadline.Token).ConfigureAwait(false);
+    }
+
+    /// <summary>Waits for a handshake on <paramref name="ssl"/>; on failure disposes it (and the stream under it) and rethrows, a passed deadline as a timeout.</summary>
+    private static async Task<SslStream> CompleteAsync(SslStream ssl, Task handshake, CancellationToken deadline)
+    {
         try
         {
-            await ssl.AuthenticateAsClientAsync(options, deadline.Token).ConfigureAwait(false);
+            await handshake.ConfigureAwait(false);
             return ssl;
         }
         catch (OperationCanceledException) when (deadline.IsCancellationRequested)
