@@ -53,7 +53,8 @@ internal abstract partial class Connection
         _account = node.Accounts.Global;
         Id = id;
         var options = node.Options;
-        Outbound = new Outbound(options.MaxPending, inProcess: kind == PublisherKind.Service);
+        // A service's outbound, or one with no socket under it (tests, benchmarks), is written where it is signalled.
+        Outbound = new Outbound(options.MaxPending, inProcess: kind == PublisherKind.Service || transport.Socket is null);
         Outbound.SlowConsumerDetected = OnSlowConsumer;
         Publisher = new Publisher(this, kind, _account, options.MaxControlLine);
         Started = DateTime.UtcNow;

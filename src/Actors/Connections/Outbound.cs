@@ -39,8 +39,9 @@ internal sealed class Outbound
     }
 
     /// <summary>
-    /// The outbound of an in-process connection (one of Courier's own services): its subscriptions are
-    /// calls, completed inline, so publishers always signal it on their own thread (no pool hop).
+    /// The outbound of an in-process connection (one of Courier's own services: its subscriptions are
+    /// calls, completed inline) or of one without a socket (tests, benchmarks: its pump writes to
+    /// memory): publishers always signal it on their own thread (no pool hop).
     /// </summary>
     public bool InProcess { get; }
 
