@@ -32,8 +32,6 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     /// </summary>
     private static readonly TimeSpan IdleTickInterval = TimeSpan.FromSeconds(1);
 
-    private static readonly long DefaultAckWait = TimeSpan.FromSeconds(30).Ticks * 100; // ns, nats-server default
-
     private readonly InProcessClient _client;
     private readonly InProcessPublisher _out;
     private readonly IStreamStore _store;
@@ -83,10 +81,6 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         _created = created;
         _persistenceId = persistenceId;
         _ackPrefix = AckReply.MakePrefix(stream, _name);
-        if (_config.AckWait <= 0)
-        {
-            _config.AckWait = DefaultAckWait;
-        }
 
         // A new consumer starts here; a recovered one replaces this with its journal's state.
         _nextSeq = StartSequence();

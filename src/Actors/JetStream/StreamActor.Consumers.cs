@@ -39,6 +39,7 @@ internal sealed partial class StreamActor
             var meta = JsonSerializer.Deserialize(File.ReadAllBytes(file), ConsumerJsonContext.Default.ConsumerMetaFile);
             if (meta is not null)
             {
+                ConsumerConfigRules.ApplyDefaults(meta.Config); // a file written before ack_wait's default moved here has 0
                 StartConsumer(meta.Config, meta.Created, durable: true);
             }
         }
