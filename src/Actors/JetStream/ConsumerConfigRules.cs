@@ -1,3 +1,4 @@
+using System.Text.Json;
 using Courier.Protocols.JetStream;
 using Courier.Protocols.Subjects;
 
@@ -28,7 +29,9 @@ internal static class ConsumerConfigRules
     /// max_ack_pending 1000 for consumers that take acks, and ack_wait 30 s.
     /// </summary>
     /// <remarks>
-    /// Before the configuration is stored, and before the consumer actor gets it (it never changes it).
+    /// Before the configuration is stored, compared (a create with action "create" is compared with the running
+    /// consumer's configuration after its defaults, as nats-server compares them) or given to the consumer
+    /// actor (which never changes it).
     /// </remarks>
     public static void ApplyDefaults(ConsumerConfig config)
     {
@@ -153,6 +156,15 @@ internal static class ConsumerConfigRules
 
         return null;
     }
+
+    /// <summary>
+    /// Whether a create's configuration (its defaults applied) is the one <paramref name="current"/> runs
+    /// with, field by field as nats-server's reflect.DeepEqual of the two; metadata in any order.
+    /// </summary>
+    public static bool SameConfig(ConsumerConfig requested, ConsumerConfig current) =>
+        JsonElement.DeepEquals(
+            JsonSerializer.SerializeToElement(requested, ConsumerJsonContext.Default.ConsumerConfig),
+            JsonSerializer.SerializeToElement(current, ConsumerJsonContext.Default.ConsumerConfig));
 
     /// <summary>
     /// A work-queue stream's rules for a new consumer: explicit acks; beside other consumers only a
