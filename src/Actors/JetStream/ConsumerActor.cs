@@ -32,8 +32,6 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     /// </summary>
     private static readonly TimeSpan IdleTickInterval = TimeSpan.FromSeconds(1);
 
-    private static readonly long DefaultAckWait = TimeSpan.FromSeconds(30).Ticks * 100; // ns, nats-server default
-
     private readonly InProcessClient _client;
     private readonly InProcessPublisher _out;
     private readonly IStreamStore _store;
@@ -83,10 +81,6 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         _created = created;
         _persistenceId = persistenceId;
         _ackPrefix = AckReply.MakePrefix(stream, _name);
-        if (_config.AckWait <= 0)
-        {
-            _config.AckWait = DefaultAckWait;
-        }
 
         // A new consumer starts here; a recovered one replaces this with its journal's state.
         _nextSeq = StartSequence();
@@ -323,12 +317,32 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         Delivered = new SequenceInfo { ConsumerSeq = _deliveredConsumer, StreamSeq = _deliveredStream },
         AckFloor = new SequenceInfo { ConsumerSeq = _ackFloorConsumer, StreamSeq = _ackFloorStream },
         NumAckPending = _pending.Count,
-        NumRedelivered = _pending.Values.Count(p => p.Deliveries > 1), // nats-server: pending messages delivered more than once (len(rdc))
+        NumRedelivered = RedeliveredCount(),
         NumWaiting = _waiting.Count,
         NumPending = NumPending(),
         PushBound = IsPush && _context.HasInterest(_config.DeliverSubject!), // someone subscribes to the deliver subject, as nats-server's o.active
         Ts = DateTime.UtcNow,
     };
+
+    /// <summary>Pending messages delivered more than once (nats-server's <c>len(rdc)</c>).</summary>
+    /// <remarks>
+    /// A loop over the values' struct enumerator, not LINQ's Count: Count's call through IEnumerable into
+    /// the map's values (keyed by ulong) was not in the ReadyToRun image, and a fresh server JIT-compiled
+    /// it inside its first consumer create.
+    /// </remarks>
+    private long RedeliveredCount()
+    {
+        var count = 0L;
+        foreach (var pending in _pending.Values)
+        {
+            if (pending.Deliveries > 1)
+            {
+                count++;
+            }
+        }
+
+        return count;
+    }
 
     private sealed record Pending(ulong ConsumerSeq, long Deliveries, long DeadlineTicks);
 

@@ -1,3 +1,4 @@
+using System.Text.Json;
 using Courier.Protocols.JetStream;
 using Courier.Protocols.Subjects;
 
@@ -20,12 +21,26 @@ internal static class ConsumerConfigRules
     /// <summary>nats-server's JsDefaultMaxAckPending: acknowledgements a consumer may wait for unless it says otherwise.</summary>
     public const long DefaultMaxAckPending = 1000;
 
+    /// <summary>ack_wait when a consumer sets none (nats-server's JsAckWaitDefault).</summary>
+    public const long DefaultAckWait = 30_000_000_000; // ns: 30 s
+
     /// <summary>
-    /// Fills in nats-server's defaults: max_waiting for pull consumers, max_deliver -1 for 0, and
-    /// max_ack_pending 1000 for consumers that take acks.
+    /// Fills in nats-server's defaults: max_waiting for pull consumers, max_deliver -1 for 0,
+    /// max_ack_pending 1000 for consumers that take acks, and ack_wait 30 s.
     /// </summary>
+    /// <remarks>
+    /// Before the configuration is stored, compared (a create with action "create" is compared with the running
+    /// consumer's configuration after its defaults, as nats-server compares them) or given to the consumer
+    /// actor (which never changes it).
+    /// </remarks>
     public static void ApplyDefaults(ConsumerConfig config)
     {
+        // Every ack policy, not only explicit/all as nats-server: a consumer's info has always said 30 s here.
+        if (config.AckWait <= 0)
+        {
+            config.AckWait = DefaultAckWait;
+        }
+
         if (config.MaxAckPending == 0 && config.AckPolicy is AckPolicy.Explicit or AckPolicy.All)
         {
             config.MaxAckPending = DefaultMaxAckPending;
@@ -141,6 +156,15 @@ internal static class ConsumerConfigRules
 
         return null;
     }
+
+    /// <summary>
+    /// Whether a create's configuration (its defaults applied) is the one <paramref name="current"/> runs
+    /// with, field by field as nats-server's reflect.DeepEqual of the two; metadata in any order.
+    /// </summary>
+    public static bool SameConfig(ConsumerConfig requested, ConsumerConfig current) =>
+        JsonElement.DeepEquals(
+            JsonSerializer.SerializeToElement(requested, ConsumerJsonContext.Default.ConsumerConfig),
+            JsonSerializer.SerializeToElement(current, ConsumerJsonContext.Default.ConsumerConfig));
 
     /// <summary>
     /// A work-queue stream's rules for a new consumer: explicit acks; beside other consumers only a

@@ -6,7 +6,7 @@ namespace Courier.Actors.JetStream;
 
 /// <summary>
 /// Consumer API answers made of consumers' infos (CONSUMER.INFO, CONSUMER.LIST, a create's reply):
-/// the infos are asked of the consumer actors off this actor's turn, and the answer is piped back to
+/// the infos are asked of the consumer actors off this actor's turn, and the answer is told back to
 /// be replied in a turn of its own. The stream keeps storing and answering meanwhile; it never waits
 /// inside a turn for a consumer (as <see cref="JetStreamApi"/> gathers the account detail).
 /// </summary>
@@ -17,38 +17,68 @@ internal sealed partial class StreamActor
 
     /// <summary>Replies with <paramref name="consumer"/>'s info (asked with <paramref name="ask"/>) once it answers, typed <paramref name="type"/>.</summary>
     private void ReplyConsumerInfoLater(IActorRef consumer, object ask, string? replyTo, string type) =>
-        consumer.Ask<ConsumerInfoResponse>(ask, ConsumerInfoTimeout)
-            .PipeTo(Self, success: info => new ConsumerInfoAnswer(replyTo, type, info), failure: e => new ConsumerUnanswered(type, e));
+        _ = AskConsumerInfoAsync(Self, consumer, ask, replyTo, type);
 
     /// <summary>CONSUMER.LIST's page: the consumers' infos, asked of all at once, in the page's (name) order.</summary>
     private void ReplyConsumerListLater(IActorRef[] page, int total, int offset, string? replyTo) =>
-        GatherConsumerListAsync(page, total, offset).PipeTo(Self, success: list => new ConsumerListAnswer(replyTo, list));
+        _ = GatherConsumerListAsync(Self, page, total, offset, replyTo);
 
-    /// <summary>A consumer that does not answer in time is left out, as nats-server leaves out one without info.</summary>
-    private static async Task<ConsumerListResponse> GatherConsumerListAsync(IActorRef[] page, int total, int offset)
+    /// <summary>Asks for a consumer's info and tells <paramref name="self"/> the answer, or that there was none.</summary>
+    /// <remarks>
+    /// Not Akka's PipeTo: a plain async method that returns Task is precompiled into the ReadyToRun image,
+    /// while PipeTo's generic state machine over the reply's type was not, and a fresh server JIT-compiled it
+    /// (four methods, FullOpts) inside its first consumer create.
+    /// </remarks>
+    private static async Task AskConsumerInfoAsync(IActorRef self, IActorRef consumer, object ask, string? replyTo, string type)
     {
-        var asks = Array.ConvertAll(page, c => c.Ask<ConsumerInfoResponse>(ConsumerActor.Protocol.GetInfo.Instance, ConsumerInfoTimeout));
-        var infos = new List<ConsumerInfoResponse>(asks.Length);
-        foreach (var ask in asks)
+        try
         {
-            try
-            {
-                infos.Add(await ask.ConfigureAwait(false));
-            }
-            catch (Exception e) when (e is AskTimeoutException or TaskCanceledException)
-            {
-                // a consumer that is going away
-            }
+            var info = await consumer.Ask<ConsumerInfoResponse>(ask, ConsumerInfoTimeout).ConfigureAwait(false);
+            self.Tell(new ConsumerInfoAnswer(replyTo, type, info));
         }
-
-        return new ConsumerListResponse
+        catch (Exception e)
         {
-            Type = "io.nats.jetstream.api.v1.consumer_list_response",
-            Total = total,
-            Offset = offset,
-            Limit = ApiPaging.ListLimit,
-            Consumers = infos,
-        };
+            self.Tell(new ConsumerUnanswered(type, e));
+        }
+    }
+
+    /// <summary>
+    /// Gathers a CONSUMER.LIST page and tells <paramref name="self"/> the answer (not PipeTo, as
+    /// <see cref="AskConsumerInfoAsync"/>). A consumer that does not answer in time is left out, as
+    /// nats-server leaves out one without info.
+    /// </summary>
+    private static async Task GatherConsumerListAsync(IActorRef self, IActorRef[] page, int total, int offset, string? replyTo)
+    {
+        const string Type = "io.nats.jetstream.api.v1.consumer_list_response";
+        try
+        {
+            var asks = Array.ConvertAll(page, c => c.Ask<ConsumerInfoResponse>(ConsumerActor.Protocol.GetInfo.Instance, ConsumerInfoTimeout));
+            var infos = new List<ConsumerInfoResponse>(asks.Length);
+            foreach (var ask in asks)
+            {
+                try
+                {
+                    infos.Add(await ask.ConfigureAwait(false));
+                }
+                catch (Exception e) when (e is AskTimeoutException or TaskCanceledException)
+                {
+                    // a consumer that is going away
+                }
+            }
+
+            self.Tell(new ConsumerListAnswer(replyTo, new ConsumerListResponse
+            {
+                Type = Type,
+                Total = total,
+                Offset = offset,
+                Limit = ApiPaging.ListLimit,
+                Consumers = infos,
+            }));
+        }
+        catch (Exception e)
+        {
+            self.Tell(new ConsumerUnanswered(Type, e));
+        }
     }
 
     private void OnConsumerInfoAnswer(ConsumerInfoAnswer answer)

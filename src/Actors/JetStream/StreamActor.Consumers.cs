@@ -39,6 +39,7 @@ internal sealed partial class StreamActor
             var meta = JsonSerializer.Deserialize(File.ReadAllBytes(file), ConsumerJsonContext.Default.ConsumerMetaFile);
             if (meta is not null)
             {
+                ConsumerConfigRules.ApplyDefaults(meta.Config); // a file written before ack_wait's default moved here has 0
                 StartConsumer(meta.Config, meta.Created, durable: true);
             }
         }
@@ -293,7 +294,27 @@ internal sealed partial class StreamActor
 
         if (_consumers.TryGetValue(name, out var existing))
         {
+            // nats-server (addConsumerWithAssignment): "create" takes a consumer that exists only with the same
+            // configuration, and then answers with it as a create that changed nothing.
+            if (create.Action == ConsumerAction.Create && _consumerConfigs.TryGetValue(name, out var current))
+            {
+                // A durable's config.name is set by CONSUMER.CREATE and not by DURABLE.CREATE (nats-server sets it
+                // on both): no difference. The request's configuration is not kept either way.
+                config.Name = current.Name;
+                if (!ConsumerConfigRules.SameConfig(config, current))
+                {
+                    Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = ApiError.ConsumerAlreadyExists }, JetStreamJsonContext.Default.ErrorResponse);
+                    return;
+                }
+            }
+
             ReplyConsumerInfoLater(existing, ConsumerActor.Protocol.GetInfo.Instance, request.ReplyTo, Type);
+            return;
+        }
+
+        if (create.Action == ConsumerAction.Update)
+        {
+            Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = ApiError.ConsumerDoesNotExist }, JetStreamJsonContext.Default.ErrorResponse);
             return;
         }
 

@@ -58,6 +58,12 @@ public sealed record ApiError(
     public static ApiError ConsumerMaxRequestBatchNegative => new(400, 10114, "consumer max request batch needs to be > 0");
     public static ApiError ConsumerMaxRequestExpiresTooSmall => new(400, 10115, "consumer max request expires needs to be >= 1ms");
 
+    /// <summary>A create with action "create" names a consumer that exists with another configuration (JSConsumerAlreadyExists).</summary>
+    public static ApiError ConsumerAlreadyExists => new(400, 10148, "consumer already exists");
+
+    /// <summary>A create with action "update" names no consumer that exists (JSConsumerDoesNotExist).</summary>
+    public static ApiError ConsumerDoesNotExist => new(400, 10149, "consumer does not exist");
+
     public static ApiError StreamStoreFailed(string reason) => new(503, 10077, reason);
 
     public static ApiError StreamSealed => new(400, 10109, "invalid operation on sealed stream");

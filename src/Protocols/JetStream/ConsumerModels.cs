@@ -39,7 +39,7 @@ public sealed class CreateConsumerRequest
 {
     [JsonPropertyName("stream_name")] public string StreamName { get; set; } = "";
     [JsonPropertyName("config")] public ConsumerConfig? Config { get; set; }
-    [JsonPropertyName("action")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Action { get; set; }
+    [JsonPropertyName("action")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public ConsumerAction Action { get; set; }
 }
 
 /// <summary>A position in the stream and the consumer's own sequence.</summary>

@@ -51,6 +51,23 @@ public enum ReplayPolicy
     Original,
 }
 
+/// <summary>
+/// What a consumer create may do to a consumer of the same name (nats-server 2.10's <c>action</c> of
+/// <c>CreateConsumerRequest</c>, consumer.go <c>ConsumerAction</c>).
+/// </summary>
+[JsonConverter(typeof(ConsumerActionConverter))]
+public enum ConsumerAction
+{
+    /// <summary>"" or absent: create it, or answer with the one that exists.</summary>
+    CreateOrUpdate,
+
+    /// <summary>"create": only create; one that exists with another configuration is refused (10148).</summary>
+    Create,
+
+    /// <summary>"update": only change one that exists; none is refused (10149).</summary>
+    Update,
+}
+
 /// <summary>The wire names of <see cref="DeliverPolicy"/>; an unknown one is invalid JSON, as nats-server.</summary>
 public sealed class DeliverPolicyConverter : JsonConverter<DeliverPolicy>
 {
@@ -85,4 +102,16 @@ public sealed class ReplayPolicyConverter : JsonConverter<ReplayPolicy>
     public override ReplayPolicy Read(ref Utf8JsonReader reader, Type typeToConvert, JsonSerializerOptions options) => (ReplayPolicy)Names.Read(ref reader);
 
     public override void Write(Utf8JsonWriter writer, ReplayPolicy value, JsonSerializerOptions options) => Names.Write(writer, (int)value);
+}
+
+/// <summary>The wire names of <see cref="ConsumerAction"/>; an unknown one (or null) is invalid JSON, as nats-server.</summary>
+public sealed class ConsumerActionConverter : JsonConverter<ConsumerAction>
+{
+    private static readonly WireNames Names = new(nameof(ConsumerAction), null, ("", (int)ConsumerAction.CreateOrUpdate), ("create", (int)ConsumerAction.Create), ("update", (int)ConsumerAction.Update));
+
+    public override bool HandleNull => true;
+
+    public override ConsumerAction Read(ref Utf8JsonReader reader, Type typeToConvert, JsonSerializerOptions options) => (ConsumerAction)Names.Read(ref reader);
+
+    public override void Write(Utf8JsonWriter writer, ConsumerAction value, JsonSerializerOptions options) => Names.Write(writer, (int)value);
 }
