@@ -19,6 +19,8 @@ internal sealed partial class ClientConnection : Connection
 {
     private static readonly byte[] NoRespondersPayload = ProtocolWriter.NoRespondersHeader.ToArray();
 
+    private const int InfoSize = 2048; // bytes: the INFO line is a few hundred
+
     private readonly ClientContext _context;
     private readonly NatsParser _parser;
     private bool _connectReceived;
@@ -60,7 +62,18 @@ internal sealed partial class ClientConnection : Connection
             return;
         }
 
-        Outbound.Write(FormatInfo(IsWebSocket));
+        // INFO is formatted in place: no per-connection JSON serialization or garbage.
+        Span<byte> info = stackalloc byte[InfoSize];
+        var length = _context.Info.Format(info, Id, RemoteIp, IsWebSocket, Nonce);
+        if (length > 0)
+        {
+            Outbound.Write(info[..length]);
+        }
+        else
+        {
+            Outbound.Write(ProtocolWriter.Info(_context.Info.Create(this)));
+        }
+
         Outbound.Signal();
 
         // Both pumps start on this thread rather than through the thread pool: the write pump sends the
@@ -110,10 +123,10 @@ internal sealed partial class ClientConnection : Connection
         await RunReadPumpAsync().ConfigureAwait(false);
     }
 
-    /// <summary>The INFO line for this client, formatted in place (once per connection: not on the data path).</summary>
+    /// <summary>The INFO line for a TLS client, as an array (it is written to the stream before the pumps start).</summary>
     private byte[] FormatInfo(bool webSocket)
     {
-        Span<byte> info = stackalloc byte[2048]; // bytes: the INFO line is a few hundred
+        Span<byte> info = stackalloc byte[InfoSize];
         var length = _context.Info.Format(info, Id, RemoteIp, webSocket, Nonce);
         return length > 0 ? info[..length].ToArray() : ProtocolWriter.Info(_context.Info.Create(this));
     }

@@ -21,8 +21,9 @@ internal sealed partial class Publisher
     private static readonly byte[] JetStreamNotEnabledForAccount =
         "{\"type\":\"io.nats.jetstream.api.v1.account_info_response\",\"error\":{\"code\":503,\"err_code\":10039,\"description\":\"JetStream not enabled for account\"}}"u8.ToArray();
 
-    // Service request and response subscriptions a publish reached: processed after its own deliveries.
-    private readonly List<Subscription> _importHits = [];
+    // Service request and response subscriptions a publish reached: processed after its own deliveries
+    // (made at the first: most connections never reach one, and each costs memory per connection).
+    private List<Subscription>? _importHits;
     private int _importDepth;
 
     /// <summary>
@@ -34,7 +35,7 @@ internal sealed partial class Publisher
     {
         if (import.Kind != ImportKind.StreamShadow)
         {
-            _importHits.Add(sub);
+            (_importHits ??= []).Add(sub);
             return true;
         }
 
@@ -88,7 +89,7 @@ internal sealed partial class Publisher
     /// </summary>
     private void ProcessImportHits(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload)
     {
-        var hits = _importHits.ToArray();
+        var hits = _importHits!.ToArray();
         _importHits.Clear();
         var account = _account;
         foreach (var hit in hits)

@@ -19,21 +19,25 @@ internal sealed partial class Publisher
     [ThreadStatic]
     private static byte[]? _threadRouteLine;
 
-    // Per publish: the routes the message goes to, and for each queue group routed, which route.
-    private readonly List<RouteConnection> _routeTargets = [];
-    private readonly List<(RouteConnection Route, QueueGroup Group)> _routedGroups = [];
+    // Per publish: the routes the message goes to, and for each queue group routed, which route (made
+    // at the first: a node without routes never needs them, and each costs memory per connection).
+    private List<RouteConnection>? _routeTargets;
+    private List<(RouteConnection Route, QueueGroup Group)>? _routedGroups;
+
+    private static readonly List<(RouteConnection Route, QueueGroup Group)> NoRoutedGroups = [];
 
     /// <summary>Notes a route this publish goes to (once per route), and the queue group it carries for it, if any.</summary>
     private void AddRouteTarget(RouteConnection route, QueueGroup? group)
     {
-        if (!_routeTargets.Contains(route))
+        var targets = _routeTargets ??= [];
+        if (!targets.Contains(route))
         {
-            _routeTargets.Add(route);
+            targets.Add(route);
         }
 
         if (group is not null)
         {
-            _routedGroups.Add((route, group));
+            (_routedGroups ??= []).Add((route, group));
         }
     }
 
@@ -46,7 +50,9 @@ internal sealed partial class Publisher
     {
         var delivered = false;
         var size = (int)payload.Length;
-        foreach (var route in _routeTargets)
+        var targets = _routeTargets!;
+        var groups = _routedGroups ?? NoRoutedGroups;
+        foreach (var route in targets)
         {
             if (headerSize >= 0 && !route.Link.Headers)
             {
@@ -55,7 +61,7 @@ internal sealed partial class Publisher
 
             var line = _threadRouteLine ??= new byte[_msgTemplateSize + 256];
             var queuesLength = 0;
-            foreach (var (target, group) in _routedGroups)
+            foreach (var (target, group) in groups)
             {
                 if (ReferenceEquals(target, route))
                 {
@@ -72,7 +78,7 @@ internal sealed partial class Publisher
             // The queue names, separated by spaces, at the end of the buffer; the line goes at its start.
             var queuesAt = line.Length - queuesLength;
             var q = queuesAt;
-            foreach (var (target, group) in _routedGroups)
+            foreach (var (target, group) in groups)
             {
                 if (ReferenceEquals(target, route))
                 {
@@ -94,8 +100,8 @@ internal sealed partial class Publisher
             }
         }
 
-        _routeTargets.Clear();
-        _routedGroups.Clear();
+        targets.Clear();
+        _routedGroups?.Clear();
         return delivered;
     }
 

@@ -56,7 +56,7 @@ internal sealed partial class Publisher
 
     // Outbound buffers touched during the current read batch, signalled once at its end.
     private readonly List<Outbound> _touched = [];
-    private readonly List<Outbound> _stalledOn = [];
+    private List<Outbound>? _stalledOn; // made at the first stall: most connections never have one
     private long _batchId = NextBatchId();
     private long _inMsgsAtBatchStart;
     private uint _queuePick = (uint)Random.Shared.Next();
@@ -99,7 +99,7 @@ internal sealed partial class Publisher
     public bool ReachedAckHolder { get; set; }
 
     /// <summary>Consumers this batch filled past half their max_pending: the reader waits for them before reading more.</summary>
-    public bool HasStalled => _stalledOn.Count > 0;
+    public bool HasStalled => _stalledOn is { Count: > 0 };
 
     // Twice the template size: the second half holds the header-less MSG variant (see MsgTemplates).
     private byte[] MsgTemplate => _threadMsgTemplate is { } t && t.Length >= 2 * _msgTemplateSize
@@ -216,7 +216,7 @@ internal sealed partial class Publisher
             delivered |= DeliverToOneMember(group, ref templates, payload, toRoutes);
         }
 
-        if (_routeTargets.Count > 0)
+        if (_routeTargets is { Count: > 0 })
         {
             // A JetStream delivery matches on its deliver subject but shows the message's own subject:
             // routes get it at the end of the reply, <reply>@<subject>, as nats-server's processMsgResults.
@@ -225,7 +225,7 @@ internal sealed partial class Publisher
                 : SendToRoutes(subject, JetStreamRouteReply(replyTo, messageSubject), headerSize, payload);
         }
 
-        if (_importHits.Count > 0)
+        if (_importHits is { Count: > 0 })
         {
             ProcessImportHits(subject, replyTo, headerSize, payload);
         }
@@ -385,7 +385,7 @@ internal sealed partial class Publisher
             foreach (var outbound in _touched)
             {
                 outbound.Signal(inline || outbound.InProcess);
-                if (stalls && outbound.IsStalling && !_stalledOn.Contains(outbound))
+                if (stalls && outbound.IsStalling && !(_stalledOn ??= []).Contains(outbound))
                 {
                     _stalledOn.Add(outbound);
                 }
@@ -410,7 +410,8 @@ internal sealed partial class Publisher
     /// </summary>
     public async Task WaitForStalledConsumersAsync()
     {
-        foreach (var outbound in _stalledOn)
+        var stalledOn = _stalledOn!;
+        foreach (var outbound in stalledOn)
         {
             var drained = outbound.WaitForDrainAsync();
             if (!drained.IsCompleted)
@@ -420,6 +421,6 @@ internal sealed partial class Publisher
             }
         }
 
-        _stalledOn.Clear();
+        stalledOn.Clear();
     }
 }
