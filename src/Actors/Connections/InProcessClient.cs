@@ -223,7 +223,7 @@ internal sealed class InProcessClient : IAsyncDisposable
     /// <summary>
     /// A sink fed by publishers' threads: one at a time under its lock, so the sink inside sees what a
     /// single reader would show it. The completion runs under the lock too (so batches are handed on in
-/// the order they were collected), and with it whatever the hand-over runs inline.
+    /// the order they were collected), and with it whatever the hand-over runs inline.
     /// </summary>
     private sealed class DirectSink(DeliverySink inner) : IDirectSubscriber
     {
