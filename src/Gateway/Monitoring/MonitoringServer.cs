@@ -12,12 +12,14 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Server.Kestrel.Https;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
+using Prometheus;
 
 namespace Courier.Gateway.Monitoring;
 
 /// <summary>
 /// HTTP monitoring (<c>-m</c> / <c>http_port</c>): /healthz, /varz, /connz, /subsz with nats-server's
-/// JSON field names, served by Kestrel from the shared framework. With <c>https_port</c> the same pages
+/// JSON field names, served by Kestrel from the shared framework, and /metrics in Prometheus' text
+/// format (<see cref="PrometheusMetrics"/>). With <c>https_port</c> the same pages
 /// are served over TLS with the client listener's <c>tls { }</c> block (its certificate, and with
 /// <c>verify</c> its client-certificate check), as nats-server does.
 /// </summary>
@@ -26,11 +28,13 @@ internal sealed class MonitoringServer : IAsyncDisposable
     private readonly Broker _broker;
     private readonly WebApplication _app;
     private readonly MonitoringPages _pages;
+    private readonly PrometheusMetrics _metrics;
 
     public MonitoringServer(Broker broker, MonitoringPages pages, string host, int port, ILoggerFactory loggerFactory, TlsTransport? tls = null)
     {
         _broker = broker;
         _pages = pages;
+        _metrics = new PrometheusMetrics(broker, pages);
         pages.Https = tls is not null;
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
@@ -48,7 +52,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
             }
         }));
         _app = builder.Build();
-        _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /routez /subsz /accountz /jsz /healthz\n"));
+        _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /routez /subsz /accountz /jsz /healthz /metrics\n"));
         _app.MapGet("/healthz", Healthz);
         _app.MapGet("/varz", (HttpContext _) => Json(_pages.Varz(), GatewayJsonContext.Default.Varz));
         _app.MapGet("/connz", (HttpContext http) => Json(_pages.Connz(ConnzQueryOf(http.Request.Query)), GatewayJsonContext.Default.Connz));
@@ -56,6 +60,13 @@ internal sealed class MonitoringServer : IAsyncDisposable
         _app.MapGet("/routez", (HttpContext _) => Json(_pages.Routez(), GatewayJsonContext.Default.Routez));
         _app.MapGet("/subsz", (HttpContext _) => Json(_pages.Subsz(), GatewayJsonContext.Default.Subsz));
         _app.MapGet("/jsz", (Func<HttpContext, Task<IResult>>)(http => JszAsync(http.Request.Query)));
+        // Prometheus' text format 0.0.4 even when the scraper offers OpenMetrics: in OpenMetrics
+        // prometheus-net would name the counters' samples *_total, not as the exporter does.
+        _app.MapMetrics(settings =>
+        {
+            settings.Registry = _metrics.Registry;
+            settings.EnableOpenMetrics = false;
+        }, "/metrics");
     }
 
     /// <summary>Where it listens, known after <see cref="StartAsync"/>.</summary>

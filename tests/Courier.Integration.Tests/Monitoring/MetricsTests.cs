@@ -1,0 +1,189 @@
+using Courier.Integration.Tests.Infrastructure;
+using NATS.Client.JetStream;
+using NATS.Client.JetStream.Models;
+
+namespace Courier.Integration.Tests.Monitoring;
+
+/// <summary>
+/// /metrics (Courier only: nats-server has no such page, operators run prometheus-nats-exporter
+/// beside it): after NATS.Net traffic, a strict parse of the exposition, the exporter's names, types
+/// and labels, and values equal to the /varz and /jsz figures they are read from.
+/// </summary>
+[Trait("server", "courier")]
+public sealed class MetricsTests(CourierFixture fixture) : IClassFixture<CourierFixture>
+{
+    // prometheus-nats-exporter's jsz labels (collector/jsz.go), in its order.
+    private static readonly string[] StreamLabels =
+        ["server_id", "server_name", "cluster", "domain", "meta_leader", "is_meta_leader", "account", "account_name", "account_id", "stream_name", "stream_leader", "is_stream_leader", "stream_raft_group"];
+
+    private static readonly string[] ConsumerLabels = [.. StreamLabels, "consumer_name", "consumer_leader", "is_consumer_leader", "consumer_desc"];
+
+    [Fact]
+    public Task Metrics_give_the_varz_connz_and_jsz_figures_under_the_exporters_names_and_labels() =>
+        fixture.WithJetStreamAsync(async server =>
+        {
+            using var cts = new CancellationTokenSource(NatsNetClient.TestTimeout);
+            var ct = cts.Token;
+            await using var nats = await NatsNetClient.ConnectAsync(server.Url);
+            var js = new NatsJSContext(nats);
+            var prefix = Subjects.NewPrefix();
+            var streamName = NatsNetClient.NameFor(prefix);
+            await using var sub = await nats.SubscribeCoreAsync<string>($"{prefix}.core", cancellationToken: ct);
+            for (var i = 0; i < 10; i++)
+            {
+                await nats.PublishAsync($"{prefix}.core", $"message {i}", cancellationToken: ct);
+            }
+
+            for (var i = 0; i < 10; i++)
+            {
+                await sub.Msgs.ReadAsync(ct);
+            }
+
+            await js.CreateStreamAsync(new StreamConfig(streamName, [$"{prefix}.js.>"]) { MaxMsgs = 1000 }, ct);
+            for (var i = 0; i < 5; i++)
+            {
+                (await js.PublishAsync($"{prefix}.js.{i % 2}", $"stored {i}", cancellationToken: ct)).EnsureSuccess();
+            }
+
+            var consumer = await js.CreateOrUpdateConsumerAsync(streamName, new ConsumerConfig("C1") { AckPolicy = ConsumerConfigAckPolicy.Explicit, Description = "dashboard \"probe\"" }, ct);
+            var fetched = 0;
+            await foreach (var _ in consumer.FetchAsync<string>(new NatsJSFetchOpts { MaxMsgs = 2, Expires = TimeSpan.FromSeconds(5) }, cancellationToken: ct))
+            {
+                fetched++; // not acked: both stay pending an ack
+            }
+
+            Assert.Equal(2, fetched);
+            await nats.PingAsync(ct);
+
+            using var monitor = new MonitorClient(server);
+            var varzBefore = await monitor.GetJsonAsync("/varz");
+            var metrics = await ScrapeAsync(server);
+            var varzAfter = await monitor.GetJsonAsync("/varz");
+            var jsz = await monitor.GetJsonAsync("/jsz?consumers=true&config=true");
+            var serverId = varzAfter.GetProperty("server_id").GetString()!;
+
+            // /varz: gauges with one label, server_id, between the two reads around the scrape.
+            foreach (var field in new[] { "in_msgs", "out_msgs", "in_bytes", "out_bytes", "connections", "total_connections", "subscriptions", "slow_consumers" })
+            {
+                var sample = Single(metrics, $"gnatsd_varz_{field}", "gauge");
+                Assert.Equal(["server_id"], sample.Labels.Keys.ToArray());
+                Assert.Equal(serverId, sample.Labels["server_id"]);
+                Assert.InRange(sample.Value, varzBefore.GetProperty(field).GetDouble(), varzAfter.GetProperty(field).GetDouble());
+            }
+
+            Assert.True(Single(metrics, "gnatsd_varz_in_msgs", "gauge").Value >= 15, "10 core and 5 stored messages published");
+            Assert.Equal(varzAfter.GetProperty("max_payload").GetDouble(), Single(metrics, "gnatsd_varz_max_payload", "gauge").Value);
+            Assert.Equal(varzAfter.GetProperty("routes").GetDouble(), Single(metrics, "gnatsd_varz_routes", "gauge").Value);
+            var version = Single(metrics, "gnatsd_varz_version", "gauge");
+            Assert.Equal(varzAfter.GetProperty("version").GetString(), version.Labels["value"]);
+            Assert.Equal(1, version.Value);
+            Assert.Equal(varzAfter.GetProperty("start").GetDateTimeOffset().ToUnixTimeMilliseconds(), Single(metrics, "gnatsd_varz_start", "gauge").Value);
+            Assert.Equal(0, Single(metrics, "gnatsd_routez_num_routes", "gauge").Value);
+
+            // /connz totals: the message and byte sums are counters, as the exporter types them.
+            Assert.True(Single(metrics, "gnatsd_connz_num_connections", "gauge").Value >= 1);
+            Assert.True(Single(metrics, "gnatsd_connz_in_msgs", "counter").Value >= 15);
+            Assert.True(Single(metrics, "gnatsd_connz_subscriptions", "gauge").Value >= 1);
+
+            // /jsz: the server's totals, the stream's state and the consumer's positions.
+            Assert.Equal(jsz.GetProperty("streams").GetDouble(), Single(metrics, "jetstream_server_total_streams", "gauge").Value);
+            Assert.Equal(jsz.GetProperty("messages").GetDouble(), Single(metrics, "jetstream_server_total_messages", "gauge").Value);
+            var streamDetail = jsz.GetProperty("account_details").EnumerateArray()
+                .SelectMany(a => a.GetProperty("stream_detail").EnumerateArray())
+                .Single(s => s.GetProperty("name").GetString() == streamName);
+            var state = streamDetail.GetProperty("state");
+            var messages = Of(metrics, "jetstream_stream_total_messages", "gauge", "stream_name", streamName);
+            Assert.Equal(StreamLabels, messages.Labels.Keys.ToArray());
+            Assert.Equal(serverId, messages.Labels["server_id"]);
+            Assert.Equal("$G", messages.Labels["account"]);
+            Assert.Equal("true", messages.Labels["is_stream_leader"]);
+            Assert.Equal(5, messages.Value);
+            Assert.Equal(state.GetProperty("messages").GetDouble(), messages.Value);
+            Assert.Equal(state.GetProperty("bytes").GetDouble(), Of(metrics, "jetstream_stream_total_bytes", "gauge", "stream_name", streamName).Value);
+            Assert.Equal(state.GetProperty("last_seq").GetDouble(), Of(metrics, "jetstream_stream_last_seq", "gauge", "stream_name", streamName).Value);
+            Assert.Equal(1, Of(metrics, "jetstream_stream_consumer_count", "gauge", "stream_name", streamName).Value);
+            Assert.Equal(1000, Of(metrics, "jetstream_stream_limit_messages", "gauge", "stream_name", streamName).Value);
+
+            var consumerDetail = streamDetail.GetProperty("consumer_detail").EnumerateArray().Single();
+            var pending = Of(metrics, "jetstream_consumer_num_pending", "gauge", "consumer_name", "C1");
+            Assert.Equal(ConsumerLabels, pending.Labels.Keys.ToArray());
+            Assert.Equal(streamName, pending.Labels["stream_name"]);
+            Assert.Equal("dashboard \"probe\"", pending.Labels["consumer_desc"]);
+            Assert.Equal(consumerDetail.GetProperty("num_pending").GetDouble(), pending.Value);
+            Assert.Equal(3, pending.Value);
+            Assert.Equal(2, Of(metrics, "jetstream_consumer_num_ack_pending", "gauge", "consumer_name", "C1").Value);
+            Assert.Equal(consumerDetail.GetProperty("delivered").GetProperty("consumer_seq").GetDouble(), Of(metrics, "jetstream_consumer_delivered_consumer_seq", "gauge", "consumer_name", "C1").Value);
+            Assert.Equal(2, Of(metrics, "jetstream_consumer_delivered_stream_seq", "gauge", "consumer_name", "C1").Value);
+            Assert.Equal(0, Of(metrics, "jetstream_consumer_ack_floor_stream_seq", "gauge", "consumer_name", "C1").Value);
+
+            // The runtime's own, from prometheus-net.
+            Assert.Contains(metrics["dotnet_collection_count_total"].Samples, s => s.Labels.GetValueOrDefault("generation") == "0");
+        });
+
+    [Fact]
+    public Task A_deleted_stream_and_its_consumer_leave_the_metrics() =>
+        fixture.WithJetStreamAsync(async server =>
+        {
+            using var cts = new CancellationTokenSource(NatsNetClient.TestTimeout);
+            var ct = cts.Token;
+            await using var nats = await NatsNetClient.ConnectAsync(server.Url);
+            var js = new NatsJSContext(nats);
+            var prefix = Subjects.NewPrefix();
+            var streamName = NatsNetClient.NameFor(prefix);
+            await js.CreateStreamAsync(new StreamConfig(streamName, [$"{prefix}.>"]), ct);
+            (await js.PublishAsync($"{prefix}.a", "one", cancellationToken: ct)).EnsureSuccess();
+            await js.CreateOrUpdateConsumerAsync(streamName, new ConsumerConfig("GONE") { AckPolicy = ConsumerConfigAckPolicy.Explicit }, ct);
+
+            var before = await ScrapeAsync(server);
+            Assert.Equal(1, Of(before, "jetstream_stream_total_messages", "gauge", "stream_name", streamName).Value);
+            Assert.Equal(1, Of(before, "jetstream_consumer_num_pending", "gauge", "consumer_name", "GONE").Value);
+
+            await js.DeleteStreamAsync(streamName, ct);
+            var after = await ScrapeAsync(server);
+
+            Assert.DoesNotContain(after.Values.SelectMany(f => f.Samples), s => s.Labels.GetValueOrDefault("stream_name") == streamName);
+            Assert.Equal(0, Single(after, "jetstream_server_total_streams", "gauge").Value);
+        });
+
+    [Fact]
+    public async Task Metrics_are_the_text_format_even_when_the_scraper_offers_OpenMetrics()
+    {
+        using var http = new HttpClient { BaseAddress = fixture.Server.MonitorUri, Timeout = TimeSpan.FromSeconds(10) };
+        using var request = new HttpRequestMessage(HttpMethod.Get, "/metrics");
+        // What Prometheus 2.x sends.
+        request.Headers.Accept.ParseAdd("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1");
+        using var response = await http.SendAsync(request);
+        var body = await response.Content.ReadAsStringAsync();
+
+        Assert.Equal("text/plain", response.Content.Headers.ContentType?.MediaType);
+        Assert.Contains(response.Content.Headers.ContentType!.Parameters, p => p is { Name: "version", Value: "0.0.4" });
+        var metrics = PrometheusText.Parse(body);
+        Assert.DoesNotContain("# EOF", body, StringComparison.Ordinal);
+        Assert.Equal("counter", metrics["gnatsd_connz_in_msgs"].Type);
+        Assert.Equal("gauge", metrics["jetstream_server_jetstream_disabled"].Type);
+        Assert.Equal(1, Single(metrics, "jetstream_server_jetstream_disabled", "gauge").Value); // the shared server runs without -js
+    }
+
+    private static async Task<Dictionary<string, PrometheusFamily>> ScrapeAsync(ServerProcess server)
+    {
+        using var monitor = new MonitorClient(server);
+        var (status, body, contentType) = await monitor.GetAsync("/metrics");
+        Assert.True(status == System.Net.HttpStatusCode.OK, $"/metrics: {(int)status} {body}");
+        Assert.Equal("text/plain", contentType);
+        return PrometheusText.Parse(body);
+    }
+
+    private static PrometheusSample Single(Dictionary<string, PrometheusFamily> metrics, string name, string type)
+    {
+        Assert.True(metrics.TryGetValue(name, out var family), $"no family {name}");
+        Assert.Equal(type, family.Type);
+        return Assert.Single(family.Samples);
+    }
+
+    private static PrometheusSample Of(Dictionary<string, PrometheusFamily> metrics, string name, string type, string label, string value)
+    {
+        Assert.True(metrics.TryGetValue(name, out var family), $"no family {name}");
+        Assert.Equal(type, family.Type);
+        return Assert.Single(family.Samples, s => s.Labels.GetValueOrDefault(label) == value);
+    }
+}
