@@ -241,9 +241,9 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     /// <summary>
     /// Runs with a changed configuration from now on, as nats-server's updateConfig: a push consumer that
     /// delivers elsewhere now sends what is pending again, there (forceExpirePending); a larger
-    /// max_ack_pending delivers at once. The rest (ack_wait, backoff, max_deliver, request limits,
-    /// headers_only, inactive_threshold, filters) is read where it is used; ack_wait and backoff apply to
-    /// the next deliveries (nats-server checks the pending ones against the new ack_wait).
+    /// max_ack_pending delivers at once; a pending delivery waits for its ack as long as the new ack_wait
+    /// (or backoff) says from when it went out, as nats-server's checkPending measures it. The rest
+    /// (max_deliver, request limits, headers_only, inactive_threshold, filters) is read where it is used.
     /// </summary>
     private void UpdateConfig(ConsumerConfig config)
     {
@@ -255,6 +255,21 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
             {
                 _redeliver.Add(seq);
             }
+        }
+
+        if (previous.AckWait != config.AckWait || !(previous.Backoff ?? []).SequenceEqual(config.Backoff ?? []))
+        {
+            foreach (var seq in _pending.Keys())
+            {
+                var pending = _pending[seq];
+                if (pending.DeadlineTicks != 0)
+                {
+                    var shift = (AckWaitFor(config, pending.Deliveries) - AckWaitFor(previous, pending.Deliveries)) / 100; // ns -> ticks
+                    SetPending(seq, pending with { DeadlineTicks = pending.DeadlineTicks + shift });
+                }
+            }
+
+            _nextDeadlineTicks = 0; // the next tick scans the new deadlines
         }
 
         _lastActivity = DateTime.UtcNow;

@@ -107,6 +107,27 @@ public abstract class NatsNetConsumerUpdateTests<TServer> : IClassFixture<TServe
             Assert.Equal(3, consumer.Info.NumAckPending);
         });
 
+    [Fact]
+    public Task A_shorter_ack_wait_applies_to_a_delivery_already_pending() =>
+        NatsNetClient.WithJetStreamAsync(_server, async (js, p, ct) =>
+        {
+            var name = NatsNetClient.NameFor(p);
+            await js.CreateStreamAsync(new StreamConfig(name, [$"{p}.>"]), ct);
+            (await js.PublishAsync($"{p}.n", 1, cancellationToken: ct)).EnsureSuccess();
+            var consumer = await js.CreateOrUpdateConsumerAsync(name, Pull("held", maxAckPending: 10, TimeSpan.FromSeconds(60)), ct);
+            Assert.Equal(1, await FetchCountAsync(consumer, ct)); // not acknowledged, and 60 s to go
+
+            // With 1 s, measured from its delivery (nats-server's checkPending), it goes again within the next fetch.
+            consumer = await js.CreateOrUpdateConsumerAsync(name, Pull("held", maxAckPending: 10, TimeSpan.FromSeconds(1)), ct);
+            var again = new List<(ulong, ulong)>();
+            await foreach (var msg in consumer.FetchAsync<int>(new NatsJSFetchOpts { MaxMsgs = 1, Expires = TimeSpan.FromSeconds(5) }, cancellationToken: ct))
+            {
+                again.Add((msg.Metadata!.Value.Sequence.Stream, msg.Metadata!.Value.NumDelivered));
+            }
+
+            Assert.Equal([(1UL, 2UL)], again);
+        });
+
     private static ConsumerConfig Pull(string description, long maxAckPending, TimeSpan ackWait) => new("worker")
     {
         AckPolicy = ConsumerConfigAckPolicy.Explicit,
