@@ -8,14 +8,17 @@ namespace Courier.Actors.JetStream;
 /// </summary>
 internal sealed partial class ConsumerActor
 {
-    private long AckWaitFor(long deliveries)
+    private long AckWaitFor(long deliveries) => AckWaitFor(_config, deliveries);
+
+    /// <summary>How long (ns) <paramref name="config"/> waits for the ack of a message's delivery number <paramref name="deliveries"/>.</summary>
+    private static long AckWaitFor(ConsumerConfig config, long deliveries)
     {
-        if (_config.Backoff is { Count: > 0 } backoff)
+        if (config.Backoff is { Count: > 0 } backoff)
         {
             return backoff[(int)Math.Min(deliveries - 1, backoff.Count - 1)];
         }
 
-        return _config.AckWait;
+        return config.AckWait;
     }
 
     // Acks decoded by the stream's AckSink from $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<...> and the body.

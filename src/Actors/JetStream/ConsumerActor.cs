@@ -37,7 +37,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     private readonly IStreamStore _store;
     private readonly string _stream;
     private readonly string _name;
-    private readonly ConsumerConfig _config;
+    private ConsumerConfig _config; // replaced whole by an update (Protocol.UpdateConfig), never changed in place
     private readonly DateTime _created;
     private readonly string? _persistenceId;
     private readonly ConsumerContext _context;
@@ -108,6 +108,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         Command<Protocol.Acks>(acks => OnAcks(acks.Entries));
         Command<Protocol.FlowControlResponse>(OnFlowControlResponse);
         Command<Protocol.Tick>(_ => Tick());
+        Command<Protocol.UpdateConfig>(update => UpdateConfig(update.Config));
         Command<Protocol.GetInfo>(_ => Sender.Tell(Info("io.nats.jetstream.api.v1.consumer_info_response")));
         Command<Protocol.GetCreatedInfo>(_ =>
         {
@@ -235,6 +236,45 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         // Deliveries since the last ack batch are stored once per tick, as one event.
         Checkpoint(null);
         TickSlowlyWhenIdle();
+    }
+
+    /// <summary>
+    /// Runs with a changed configuration from now on, as nats-server's updateConfig: a push consumer that
+    /// delivers elsewhere now sends what is pending again, there (forceExpirePending); a larger
+    /// max_ack_pending delivers at once; a pending delivery waits for its ack as long as the new ack_wait
+    /// (or backoff) says from when it went out, as nats-server's checkPending measures it. The rest
+    /// (max_deliver, request limits, headers_only, inactive_threshold, filters) is read where it is used.
+    /// </summary>
+    private void UpdateConfig(ConsumerConfig config)
+    {
+        var previous = _config;
+        _config = config;
+        if (IsPush && !string.Equals(previous.DeliverSubject, config.DeliverSubject, StringComparison.Ordinal))
+        {
+            foreach (var (seq, _) in _pending)
+            {
+                _redeliver.Add(seq);
+            }
+        }
+
+        if (previous.AckWait != config.AckWait || !(previous.Backoff ?? []).SequenceEqual(config.Backoff ?? []))
+        {
+            foreach (var seq in _pending.Keys())
+            {
+                var pending = _pending[seq];
+                if (pending.DeadlineTicks != 0)
+                {
+                    var shift = (AckWaitFor(config, pending.Deliveries) - AckWaitFor(previous, pending.Deliveries)) / 100; // ns -> ticks
+                    SetPending(seq, pending with { DeadlineTicks = pending.DeadlineTicks + shift });
+                }
+            }
+
+            _nextDeadlineTicks = 0; // the next tick scans the new deadlines
+        }
+
+        _lastActivity = DateTime.UtcNow;
+        TickRegularly();
+        Deliver();
     }
 
     /// <summary>Back to the regular tick: a pull request is waiting.</summary>
@@ -370,6 +410,9 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
 
         /// <summary>A client answered a flow control request (published to its <c>$JS.FC.</c> reply subject).</summary>
         public sealed record FlowControlResponse(string Subject);
+
+        /// <summary>Run with this configuration from now on (a create that changed what may change).</summary>
+        public sealed record UpdateConfig(ConsumerConfig Config);
 
         /// <summary>Check deadlines, expiries and heartbeats.</summary>
         public sealed class Tick

@@ -167,6 +167,62 @@ internal static class ConsumerConfigRules
             JsonSerializer.SerializeToElement(current, ConsumerJsonContext.Default.ConsumerConfig));
 
     /// <summary>
+    /// Whether a consumer running with <paramref name="current"/> may take <paramref name="requested"/> (both
+    /// with their defaults), as nats-server 2.9.10's checkNewConsumerConfig: its start, ack, replay,
+    /// heartbeat, flow control and max_waiting stay; a push consumer stays push and a pull consumer pull;
+    /// a push consumer's deliver subject moves only while no one subscribes to it. Everything else may change.
+    /// </summary>
+    /// <param name="current">The running configuration.</param>
+    /// <param name="requested">The create's configuration, its defaults applied and its config.name set as the running one's.</param>
+    /// <param name="hasInterest">Whether anyone subscribes to a subject.</param>
+    /// <param name="interestRetention">
+    /// The stream keeps messages while a consumer needs them: Courier then refuses a change of filters, which
+    /// its interest ledger takes only when a consumer starts (nats-server 2.9.10 takes it).
+    /// </param>
+    public static ApiError? CheckUpdate(ConsumerConfig current, ConsumerConfig requested, Func<string, bool> hasInterest, bool interestRetention)
+    {
+        var reason =
+            current.DeliverPolicy != requested.DeliverPolicy ? "deliver policy can not be updated"
+            : current.OptStartSeq != requested.OptStartSeq ? "start sequence can not be updated"
+            : current.OptStartTime != requested.OptStartTime ? "start time can not be updated"
+            : current.AckPolicy != requested.AckPolicy ? "ack policy can not be updated"
+            : current.ReplayPolicy != requested.ReplayPolicy ? "replay policy can not be updated"
+            : current.IdleHeartbeat != requested.IdleHeartbeat ? "heart beats can not be updated"
+            : current.FlowControl != requested.FlowControl ? "flow control can not be updated"
+            : current.MaxWaiting != requested.MaxWaiting ? "max waiting can not be updated"
+            : null;
+        if (reason is not null)
+        {
+            return ApiError.ConsumerCreateFailed(reason);
+        }
+
+        if (!string.Equals(current.DeliverSubject, requested.DeliverSubject, StringComparison.Ordinal))
+        {
+            if (current.DeliverSubject is null)
+            {
+                return ApiError.ConsumerCreateFailed("can not update pull consumer to push based");
+            }
+
+            if (requested.DeliverSubject is null)
+            {
+                return ApiError.ConsumerCreateFailed("can not update push consumer to pull based");
+            }
+
+            if (hasInterest(current.DeliverSubject))
+            {
+                return ApiError.ConsumerNameExists; // nats-server: someone still subscribes to the old one
+            }
+        }
+
+        if (interestRetention && !Filters(current).SequenceEqual(Filters(requested), StringComparer.Ordinal))
+        {
+            return ApiError.ConsumerCreateFailed("filter subject can not be updated");
+        }
+
+        return null;
+    }
+
+    /// <summary>
     /// A work-queue stream's rules for a new consumer: explicit acks; beside other consumers only a
     /// filter that collides with none of theirs; deliver all.
     /// </summary>

@@ -294,20 +294,29 @@ internal sealed partial class StreamActor
 
         if (_consumers.TryGetValue(name, out var existing))
         {
-            // nats-server (addConsumerWithAssignment): "create" takes a consumer that exists only with the same
-            // configuration, and then answers with it as a create that changed nothing.
-            if (create.Action == ConsumerAction.Create && _consumerConfigs.TryGetValue(name, out var current))
+            // nats-server (addConsumerWithAssignment): a consumer that exists is answered with; with another
+            // configuration, "create" refuses it, no action or "update" changes it (updateConfig) or refuses.
+            if (_consumerConfigs.TryGetValue(name, out var current))
             {
                 // A durable's config.name is set by CONSUMER.CREATE and not by DURABLE.CREATE (nats-server sets it
-                // on both): no difference. The request's configuration is not kept either way.
+                // on both): no difference.
                 config.Name = current.Name;
                 if (!ConsumerConfigRules.SameConfig(config, current))
                 {
-                    Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = ApiError.ConsumerAlreadyExists }, JetStreamJsonContext.Default.ErrorResponse);
-                    return;
+                    var unchangeable = create.Action == ConsumerAction.Create
+                        ? ApiError.ConsumerAlreadyExists
+                        : ConsumerConfigRules.CheckUpdate(current, config, _consumerContext.HasInterest, _interest is not null);
+                    if (unchangeable is not null)
+                    {
+                        Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = unchangeable }, JetStreamJsonContext.Default.ErrorResponse);
+                        return;
+                    }
+
+                    UpdateConsumer(name, existing, config);
                 }
             }
 
+            // After the update in the consumer's mailbox: the answer shows the new configuration.
             ReplyConsumerInfoLater(existing, ConsumerActor.Protocol.GetInfo.Instance, request.ReplyTo, Type);
             return;
         }
@@ -337,6 +346,27 @@ internal sealed partial class StreamActor
 
         var actor = StartConsumer(config, createdAt, persisted);
         ReplyConsumerInfoLater(actor, ConsumerActor.Protocol.GetCreatedInfo.Instance, request.ReplyTo, Type);
+    }
+
+    /// <summary>
+    /// A running consumer takes a changed configuration (<see cref="ConsumerConfigRules.CheckUpdate"/> allowed
+    /// it); a durable's meta file is rewritten first, so a restart starts it with the new one.
+    /// </summary>
+    private void UpdateConsumer(string name, IActorRef consumer, ConsumerConfig config)
+    {
+        if (_consumerStarts.TryGetValue(name, out var start))
+        {
+            if (ConsumersDirectory is { } directory)
+            {
+                var meta = new ConsumerMetaFile { Name = name, Created = start.Created, Config = config };
+                WriteDurably(Path.Combine(directory, name, ConsumerMetaFileName), JsonSerializer.SerializeToUtf8Bytes(meta, ConsumerJsonContext.Default.ConsumerMetaFile));
+            }
+
+            _consumerStarts[name] = (config, start.Created);
+        }
+
+        _consumerConfigs[name] = config;
+        consumer.Tell(new ConsumerActor.Protocol.UpdateConfig(config));
     }
 
     private static string NewConsumerName()

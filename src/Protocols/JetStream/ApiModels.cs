@@ -64,6 +64,12 @@ public sealed record ApiError(
     /// <summary>A create with action "update" names no consumer that exists (JSConsumerDoesNotExist).</summary>
     public static ApiError ConsumerDoesNotExist => new(400, 10149, "consumer does not exist");
 
+    /// <summary>A consumer create changes what its consumer can not change (JSConsumerCreateErrF, 500, with the reason as nats-server words it).</summary>
+    public static ApiError ConsumerCreateFailed(string reason) => new(500, 10012, reason);
+
+    /// <summary>A push consumer's deliver subject is changed while someone subscribes to it (JSConsumerNameExistErr).</summary>
+    public static ApiError ConsumerNameExists => new(400, 10013, "consumer name already in use");
+
     public static ApiError StreamStoreFailed(string reason) => new(503, 10077, reason);
 
     public static ApiError StreamSealed => new(400, 10109, "invalid operation on sealed stream");
