@@ -447,7 +447,12 @@ internal sealed partial class ConfigParser
         _pos++;
     }
 
-    private ConfigPosition Here() => new(_file, _line, _pos - _lineStart + 1);
+    /// <summary>
+    /// The current position as nats-server's lexer counts it (conf/lex.go: <c>pos - lstart</c>, where
+    /// <c>lstart</c> is the index of the newline before the line, and 0 on the first line): columns
+    /// count from 1, except on a file's first line, where they count from 0.
+    /// </summary>
+    private ConfigPosition Here() => new(_file, _line, _pos - _lineStart + (_line == 1 ? 0 : 1));
 
     private static ConfigException Error(ConfigPosition position, string reason) => new(position, reason);
 

@@ -1,4 +1,3 @@
-using System.Collections.Frozen;
 using Courier.Actors.Accounts;
 using Courier.Actors.Server;
 using Courier.Protocols.Subjects;
@@ -14,16 +13,18 @@ internal sealed partial class OptionsBinder
     /// <summary>The global account's name: no configured account may take it.</summary>
     private const string GlobalAccountName = "$G";
 
-    private static readonly FrozenSet<string> UnsupportedAccount = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
-        "nkey", "mappings", "maps", "limits");
+    private static readonly UnimplementedKeys UnimplementedAccount = new(warned: ["nkey", "mappings", "maps", "limits"], refused: []);
 
-    private static readonly FrozenSet<string> UnsupportedExport = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
-        "threshold", "response_threshold", "response_max_time", "response_time", "latency", "account_token_position");
+    /// <summary>An export's <c>account_token_position</c> restricts what each importer may reach: refused.</summary>
+    private static readonly UnimplementedKeys UnimplementedExport = new(
+        warned: ["threshold", "response_threshold", "response_max_time", "response_time", "latency"],
+        refused: ["account_token_position"]);
 
-    private static readonly FrozenSet<string> UnsupportedImport = FrozenSet.Create(StringComparer.OrdinalIgnoreCase, "share");
+    private static readonly UnimplementedKeys UnimplementedImport = new(warned: ["share"], refused: []);
 
-    private static readonly FrozenSet<string> UnsupportedAccountJetStream = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
-        "mem_max_stream_bytes", "memory_max_stream_bytes", "disk_max_stream_bytes", "store_max_stream_bytes", "max_ack_pending");
+    private static readonly UnimplementedKeys UnimplementedAccountJetStream = new(
+        warned: ["mem_max_stream_bytes", "memory_max_stream_bytes", "disk_max_stream_bytes", "store_max_stream_bytes", "max_ack_pending"],
+        refused: []);
 
     private ConfigEntry? _accountsEntry;
     private ConfigEntry? _accountUsersEntry;
@@ -116,7 +117,7 @@ internal sealed partial class OptionsBinder
                     account.DefaultPermissions = BindPermissions(e);
                     break;
                 default:
-                    Unknown(e, UnsupportedAccount);
+                    Unknown(e, UnimplementedAccount);
                     break;
             }
         }
@@ -239,7 +240,7 @@ internal sealed partial class OptionsBinder
 
                         break;
                     default:
-                        Unknown(e, UnsupportedExport);
+                        Unknown(e, UnimplementedExport);
                         break;
                 }
             }
@@ -310,7 +311,7 @@ internal sealed partial class OptionsBinder
                                     subject = f.Value as string;
                                     break;
                                 default:
-                                    Unknown(f, NoUnsupported);
+                                    Ignored(f); // nats-server's parseImportStreamOrService reads only these two
                                     break;
                             }
                         }
@@ -347,7 +348,7 @@ internal sealed partial class OptionsBinder
 
                         break;
                     default:
-                        Unknown(e, UnsupportedImport);
+                        Unknown(e, UnimplementedImport);
                         break;
                 }
             }
@@ -421,7 +422,7 @@ internal sealed partial class OptionsBinder
                     if (key is not ("max_memory" or "max_mem" or "mem" or "memory" or "max_store" or "max_file" or "max_disk" or "store" or "disk"
                         or "max_streams" or "streams" or "max_consumers" or "consumers"))
                     {
-                        Unknown(e, UnsupportedAccountJetStream);
+                        Unknown(e, UnimplementedAccountJetStream);
                         continue;
                     }
 

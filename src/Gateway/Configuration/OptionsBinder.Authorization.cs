@@ -1,4 +1,3 @@
-using System.Collections.Frozen;
 using Courier.Actors.Server;
 using Courier.Protocols;
 
@@ -10,15 +9,13 @@ internal sealed partial class OptionsBinder
     /// <summary>A CONNECT timeout above this many seconds draws nats-server's "is high" warning.</summary>
     private const double HighAuthTimeoutSeconds = 60;
 
-    private static readonly FrozenSet<string> UnsupportedAuthorization = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
-        "auth_callout", "auth_hook", "proxy_required");
+    /// <summary>Who may connect, decided elsewhere than in the config: refused.</summary>
+    private static readonly UnimplementedKeys UnimplementedAuthorization = new(warned: [], refused: ["auth_callout", "auth_hook", "proxy_required"]);
 
-    private static readonly FrozenSet<string> UnsupportedUser = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
-        "allowed_connection_types", "connection_types", "clients", "proxy_required");
-
-    private static readonly FrozenSet<string> UnsupportedPermissions = FrozenSet<string>.Empty;
-
-    private static readonly FrozenSet<string> NoUnsupported = FrozenSet<string>.Empty;
+    /// <summary>Restrictions on how a user may connect: refused.</summary>
+    private static readonly UnimplementedKeys UnimplementedUser = new(
+        warned: [],
+        refused: ["allowed_connection_types", "connection_types", "clients", "proxy_required"]);
 
     /// <summary>The nkey users of the users list being bound (<see cref="Users"/>).</summary>
     private readonly List<NkeyUserEntry> _nkeyUsers = [];
@@ -70,7 +67,7 @@ internal sealed partial class OptionsBinder
                     defaults = BindPermissions(e);
                     break;
                 default:
-                    Unknown(e, UnsupportedAuthorization);
+                    Unknown(e, UnimplementedAuthorization);
                     break;
             }
         }
@@ -269,7 +266,7 @@ internal sealed partial class OptionsBinder
                         nkey = e;
                         break;
                     default:
-                        Unknown(e, UnsupportedUser);
+                        Unknown(e, UnimplementedUser);
                         break;
                 }
             }
@@ -342,7 +339,12 @@ internal sealed partial class OptionsBinder
                     responses = BindAllowResponses(e);
                     break;
                 default:
-                    Unknown(e, UnsupportedPermissions);
+                    if (!e.IsUsedAsVariable)
+                    {
+                        // nats-server's parseUserPermissions
+                        Error(e, $"Unknown field \"{e.Key}\" parsing permissions");
+                    }
+
                     break;
             }
         }
@@ -441,7 +443,12 @@ internal sealed partial class OptionsBinder
                     Subjects(e, e.Value, allowQueue, out denied);
                     break;
                 default:
-                    Unknown(e, NoUnsupported);
+                    if (!e.IsUsedAsVariable)
+                    {
+                        // nats-server's parseSubjectPermission
+                        Error(e, $"Unknown field name \"{e.Key}\" parsing subject permissions, only 'allow' or 'deny' are permitted");
+                    }
+
                     break;
             }
         }

@@ -1,4 +1,3 @@
-using System.Collections.Frozen;
 using Courier.Actors.Server;
 
 namespace Courier.Gateway.Configuration;
@@ -7,8 +6,10 @@ namespace Courier.Gateway.Configuration;
 internal sealed partial class OptionsBinder
 {
     /// <summary><c>cluster { }</c> keys nats-server has that Courier accepts but ignores.</summary>
-    private static readonly FrozenSet<string> UnsupportedCluster = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
-        "permissions", "pool_size", "accounts", "compression", "ping_interval", "ping_max");
+    /// <summary>Route permissions (what a route may import and export) are refused.</summary>
+    private static readonly UnimplementedKeys UnimplementedCluster = new(
+        warned: ["pool_size", "accounts", "compression", "ping_interval", "ping_max"],
+        refused: ["permissions"]);
 
     private void BindCluster(ConfigEntry entry)
     {
@@ -114,7 +115,7 @@ internal sealed partial class OptionsBinder
                     cluster.Tls = LoadTls(e, alwaysVerify: true) ?? cluster.Tls;
                     break;
                 default:
-                    Unknown(e, UnsupportedCluster);
+                    Unknown(e, UnimplementedCluster);
                     break;
             }
         }
@@ -134,7 +135,7 @@ internal sealed partial class OptionsBinder
             }
             else
             {
-                Unknown(other, UnsupportedAuthorization);
+                Unknown(other, UnimplementedAuthorization);
             }
         });
         if (auth is null)

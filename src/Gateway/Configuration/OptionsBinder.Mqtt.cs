@@ -1,4 +1,3 @@
-using System.Collections.Frozen;
 using Courier.Actors.Server;
 
 namespace Courier.Gateway.Configuration;
@@ -8,9 +7,10 @@ internal sealed partial class OptionsBinder
 {
     private const int MaxMqttAckPending = 65535; // packet identifiers are 16 bits, as nats-server's mqttMaxAckTotalLimit
 
-    private static readonly FrozenSet<string> UnsupportedMqtt = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
-        "js_domain", "stream_replicas", "consumer_replicas", "consumer_memory_storage",
-        "consumer_inactive_threshold", "consumer_auto_cleanup", "advertise");
+    /// <summary>Replica counts of the MQTT streams and consumers (durability) are refused: Courier keeps one copy.</summary>
+    private static readonly UnimplementedKeys UnimplementedMqtt = new(
+        warned: ["js_domain", "consumer_memory_storage", "consumer_inactive_threshold", "consumer_auto_cleanup", "advertise"],
+        refused: ["stream_replicas", "consumer_replicas"]);
 
     private void BindMqtt(ConfigEntry entry)
     {
@@ -95,7 +95,7 @@ internal sealed partial class OptionsBinder
 
                     break;
                 default:
-                    Unknown(e, UnsupportedMqtt);
+                    Unknown(e, UnimplementedMqtt);
                     break;
             }
         }

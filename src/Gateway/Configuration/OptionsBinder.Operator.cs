@@ -138,7 +138,7 @@ internal sealed partial class OptionsBinder
                     Warn(e, $"field \"{e.Key}\" of the directory resolver is not supported by Courier and is ignored");
                     break;
                 default:
-                    Unknown(e, NoUnsupported);
+                    Ignored(e); // nats-server reads only its keys from the map
                     break;
             }
         }

@@ -1,4 +1,3 @@
-using System.Collections.Frozen;
 using System.Net.Security;
 using System.Security.Authentication;
 using Courier.Actors.Server;
@@ -9,9 +8,18 @@ namespace Courier.Gateway.Configuration;
 internal sealed partial class OptionsBinder
 {
     /// <summary><c>tls { }</c> keys nats-server knows that Courier accepts but ignores (warned, never fatal).</summary>
-    private static readonly FrozenSet<string> UnsupportedTls = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
-        "insecure", "curve_preferences", "connection_rate_limit", "pinned_certs", "verify_cert_and_check_known_urls",
-        "cert_store", "cert_match_by", "cert_match", "ca_certs_match", "cert_match_skip_invalid", "certs", "ocsp_peer");
+    /// <summary>
+    /// What decides whom the server trusts (pinned certificates, OCSP, the certificate store, stricter
+    /// verification) is refused; a curve list, a handshake rate limit, <c>insecure</c> (client side: left
+    /// out, verification is only stricter) and SNI certificate lists are warned.
+    /// </summary>
+    private static readonly UnimplementedKeys UnimplementedTls = new(
+        warned: ["insecure", "curve_preferences", "connection_rate_limit", "certs"],
+        refused:
+        [
+            "pinned_certs", "ocsp_peer", "verify_cert_and_check_known_urls", "cert_store", "cert_match_by",
+            "cert_match", "ca_certs_match", "cert_match_skip_invalid",
+        ]);
 
     /// <summary>
     /// <c>tls { }</c>, as nats-server's parseTLS: an unknown key is an error
@@ -60,9 +68,13 @@ internal sealed partial class OptionsBinder
                     settings = settings with { MinVersion = MinVersion(e) };
                     break;
                 default:
-                    if (UnsupportedTls.Contains(e.Key))
+                    if (UnimplementedTls.IsWarned(e.Key))
                     {
                         Warn(e, $"field \"{e.Key}\" is not supported by Courier and is ignored");
+                    }
+                    else if (UnimplementedTls.IsRefused(e.Key))
+                    {
+                        Error(e, UnimplementedKeys.RefusedReason(e.Key));
                     }
                     else if (!e.IsUsedAsVariable)
                     {

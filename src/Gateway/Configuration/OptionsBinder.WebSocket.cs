@@ -1,4 +1,3 @@
-using System.Collections.Frozen;
 using Courier.Actors.Server;
 
 namespace Courier.Gateway.Configuration;
@@ -7,7 +6,7 @@ namespace Courier.Gateway.Configuration;
 internal sealed partial class OptionsBinder
 {
     /// <summary><c>websocket { }</c> keys Courier accepts but ignores.</summary>
-    private static readonly FrozenSet<string> UnsupportedWebSocket = FrozenSet.Create(StringComparer.OrdinalIgnoreCase, "advertise");
+    private static readonly UnimplementedKeys UnimplementedWebSocket = new(warned: ["advertise"], refused: []);
 
     private void BindWebSocket(ConfigEntry entry)
     {
@@ -85,7 +84,7 @@ internal sealed partial class OptionsBinder
 
                     break;
                 case "authorization" or "authentication":
-                    if (BindSimpleAuthorization(e, other => Unknown(other, NoUnsupported)) is { } wsAuth)
+                    if (BindSimpleAuthorization(e, other => Unknown(other, UnimplementedKeys.None)) is { } wsAuth)
                     {
                         (ws.Username, ws.Password, ws.Token, ws.AuthTimeout) = (wsAuth.Username ?? ws.Username, wsAuth.Password ?? ws.Password, wsAuth.Token ?? ws.Token, wsAuth.Timeout ?? ws.AuthTimeout);
                     }
@@ -106,7 +105,7 @@ internal sealed partial class OptionsBinder
 
                     break;
                 default:
-                    Unknown(e, UnsupportedWebSocket);
+                    Unknown(e, UnimplementedWebSocket);
                     break;
             }
         }

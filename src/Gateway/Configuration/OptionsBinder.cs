@@ -1,4 +1,3 @@
-using System.Collections.Frozen;
 using System.Globalization;
 using Courier.Actors.Server;
 using Courier.Protocols;
@@ -11,30 +10,41 @@ namespace Courier.Gateway.Configuration;
 /// <c>processConfigFileLine</c> (server/opts.go): same key names and aliases, same value forms.
 /// </summary>
 /// <remarks>
-/// Unknown keys are not fatal (nats-server refuses them): each becomes a warning
-/// <c>file:line:col: unknown field "foo"</c>; keys nats-server knows but Courier does not
-/// implement get a "not supported" warning; keys only used as <c>$variables</c> are silent.
+/// An unknown key is nats-server's error <c>file:line:col: unknown field "foo"</c>; a key nats-server
+/// knows but Courier does not implement is an error when it concerns security or durability and a
+/// "not supported" warning otherwise (<see cref="UnimplementedKeys"/>); keys only used as
+/// <c>$variables</c> are silent.
 /// Wrong value types and invalid values are errors, all collected and thrown together.
 /// </remarks>
 internal sealed partial class OptionsBinder
 {
-    /// <summary>Top-level nats-server keys Courier accepts but ignores (warned, never fatal).</summary>
-    private static readonly FrozenSet<string> UnsupportedTopLevel = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
-        "client_advertise", "trace_headers", "logtime_utc", "mappings", "maps", "disable_sublist_cache",
-        "no_sublist_cache", "default_sentinel", "https", "http_base_path",
-        "gateway", "leaf", "leafnodes", "logfile_max_num", "log_max_num",
-        "syslog", "remote_syslog", "prof_port", "prof_block_rate", "proxy_protocol", "max_traced_msg_len",
-        "max_sub_tokens", "max_subscription_tokens", "ocsp", "allow_non_tls", "write_timeout",
-        "resolver_tls", "resolver_pinned_accounts", "no_header_support", "trusted", "trusted_keys", "connect_error_reports",
-        "reconnect_error_reports", "server_tags", "server_metadata", "feature_flags",
-        "default_js_domain", "ocsp_cache", "no_fast_producer_stall", "max_closed_clients", "proxies");
+    /// <summary>Top-level nats-server keys Courier does not implement (README.md has the table).</summary>
+    private static readonly UnimplementedKeys UnimplementedTopLevel = new(
+        warned:
+        [
+            "client_advertise", "trace_headers", "logtime_utc", "mappings", "maps", "disable_sublist_cache",
+            "no_sublist_cache", "https", "http_base_path", "gateway", "leaf", "leafnodes", "logfile_max_num",
+            "log_max_num", "syslog", "remote_syslog", "prof_port", "prof_block_rate", "proxy_protocol",
+            "max_traced_msg_len", "max_sub_tokens", "max_subscription_tokens", "write_timeout",
+            "no_header_support", "connect_error_reports", "reconnect_error_reports", "server_tags",
+            "server_metadata", "feature_flags", "default_js_domain", "no_fast_producer_stall", "max_closed_clients",
+        ],
+        refused:
+        [
+            "ocsp", "ocsp_cache", "allow_non_tls", "trusted", "trusted_keys", "resolver_tls",
+            "resolver_pinned_accounts", "default_sentinel", "proxies",
+        ]);
 
-    /// <summary><c>jetstream { }</c> keys Courier accepts but ignores.</summary>
-    private static readonly FrozenSet<string> UnsupportedJetStream = FrozenSet.Create(StringComparer.OrdinalIgnoreCase,
-        "strict", "key", "ek", "encryption_key", "prev_key", "prev_ek",
-        "prev_encryption_key", "cipher", "extension_hint", "limits", "tpm", "unique_tag", "max_outstanding_catchup",
-        "max_buffered_size", "max_buffered_msgs", "request_queue_limit", "info_queue_limit", "meta_compact",
-        "meta_compact_size", "meta_compact_sync", "max_concurrent_io");
+    /// <summary><c>jetstream { }</c> keys Courier does not implement: encryption at rest is refused
+    /// (a user who asked for it must not get plaintext).</summary>
+    private static readonly UnimplementedKeys UnimplementedJetStream = new(
+        warned:
+        [
+            "strict", "extension_hint", "limits", "unique_tag", "max_outstanding_catchup", "max_buffered_size",
+            "max_buffered_msgs", "request_queue_limit", "info_queue_limit", "meta_compact", "meta_compact_size",
+            "meta_compact_sync", "max_concurrent_io",
+        ],
+        refused: ["key", "ek", "encryption_key", "prev_key", "prev_ek", "prev_encryption_key", "cipher", "tpm"]);
 
     private const int MaxPort = 65535; // highest TCP port
 
@@ -297,7 +307,7 @@ internal sealed partial class OptionsBinder
             default:
                 if (!BindOperations(entry))
                 {
-                    Unknown(entry, UnsupportedTopLevel);
+                    Unknown(entry, UnimplementedTopLevel);
                 }
 
                 break;
@@ -380,7 +390,7 @@ internal sealed partial class OptionsBinder
 
                             break;
                         default:
-                            Unknown(e, UnsupportedJetStream);
+                            Unknown(e, UnimplementedJetStream);
                             break;
                     }
                 }
@@ -637,17 +647,39 @@ internal sealed partial class OptionsBinder
         return false;
     }
 
-    /// <summary>Warns about a key this binder does not handle, unless it only defines a variable.</summary>
-    private void Unknown(ConfigEntry entry, FrozenSet<string> unsupported)
+    /// <summary>
+    /// A key this binder does not bind, unless it only defines a variable: warned or refused as
+    /// <paramref name="unimplemented"/> says, else nats-server's <c>unknown field "x"</c> error
+    /// (its unknownConfigFieldErr, which every block parser of nats-server 2.9.10 reports).
+    /// </summary>
+    private void Unknown(ConfigEntry entry, UnimplementedKeys unimplemented)
     {
         if (entry.IsUsedAsVariable)
         {
             return;
         }
 
-        Warn(entry, unsupported.Contains(entry.Key)
-            ? $"field \"{entry.Key}\" is not supported by Courier and is ignored"
-            : $"unknown field \"{entry.Key}\"");
+        if (unimplemented.IsWarned(entry.Key))
+        {
+            Warn(entry, $"field \"{entry.Key}\" is not supported by Courier and is ignored");
+        }
+        else if (unimplemented.IsRefused(entry.Key))
+        {
+            Error(entry, UnimplementedKeys.RefusedReason(entry.Key));
+        }
+        else
+        {
+            Error(entry, $"unknown field \"{entry.Key}\"");
+        }
+    }
+
+    /// <summary>A key in a block whose other keys nats-server does not look at (it starts all the same): a warning.</summary>
+    private void Ignored(ConfigEntry entry)
+    {
+        if (!entry.IsUsedAsVariable)
+        {
+            Warn(entry, $"field \"{entry.Key}\" is ignored");
+        }
     }
 
     private void Warn(ConfigEntry entry, string text) => _warnings.Add($"{entry.Position}: {text}");

@@ -526,11 +526,12 @@ public sealed class ConfigParserTests
     }
 
     [Fact]
-    public void Positions_are_one_based_lines_and_columns_of_the_key()
+    public void Positions_are_the_lines_and_columns_of_the_key_as_nats_servers_lexer_counts_them()
     {
         var map = ConfigParser.Parse("a = 1\n\n   b {\n\tc = 2\n   }\n", "x.conf");
 
-        Assert.Equal(new ConfigPosition("x.conf", 1, 1), map.Entries[0].Position);
+        // Columns count from 1, except on the first line, where nats-server's lexer counts from 0.
+        Assert.Equal(new ConfigPosition("x.conf", 1, 0), map.Entries[0].Position);
         Assert.Equal(new ConfigPosition("x.conf", 3, 4), map.Entries[1].Position);
         Assert.Equal(new ConfigPosition("x.conf", 4, 2), Assert.IsType<ConfigMap>(map["b"]).Entries[0].Position);
         Assert.Equal("x.conf:3:4", map.Entries[1].Position.ToString());

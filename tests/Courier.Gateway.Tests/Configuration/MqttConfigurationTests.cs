@@ -58,10 +58,13 @@ public sealed class MqttConfigurationTests
         Assert.Throws<ConfigException>(() => Bind("mqtt { max_ack_pending: 70000 }"));
 
     [Fact]
-    public void Mqtt_keys_courier_does_not_implement_are_reported_as_unsupported()
+    public void Mqtt_keys_courier_does_not_implement_are_warned_and_replica_counts_refused()
     {
-        var (_, warnings) = Bind("mqtt { port: 1883, stream_replicas: 3 }");
-        Assert.Contains("field \"stream_replicas\" is not supported", Assert.Single(warnings));
+        var (_, warnings) = Bind("mqtt { port: 1883, js_domain: hub }");
+        Assert.Contains("field \"js_domain\" is not supported", Assert.Single(warnings));
+
+        var e = Assert.Throws<ConfigException>(() => Bind("mqtt { port: 1883, stream_replicas: 3 }"));
+        Assert.Contains("field \"stream_replicas\" is not implemented by Courier", e.Message);
     }
 
     [Fact]

@@ -157,16 +157,62 @@ public sealed class OptionsBinderTests
         Assert.Equal(TimeSpan.FromSeconds(45), options.PingInterval);
         Assert.Equal(TimeSpan.FromSeconds(3), options.WriteDeadline);
         Assert.Equal(2, warnings.Count);
-        Assert.Equal("test.conf:1:1: invalid use of field \"ping_interval\": ping_interval should be converted to a duration", warnings[0]);
+        Assert.Equal("test.conf:1:0: invalid use of field \"ping_interval\": ping_interval should be converted to a duration", warnings[0]);
     }
 
     [Fact]
-    public void Unknown_keys_are_warnings_with_their_position_not_errors()
+    public void Unknown_keys_are_nats_servers_errors_with_their_position_all_reported()
     {
-        var (options, warnings) = Bind("port: 4333\nfoo: bar\nauthorization {\n  user: a\n  colour: blue\n}\n");
+        var e = BindFails("port: 4333\nfoo: bar\nauthorization {\n  user: a\n  colour: blue\n}\n");
 
-        Assert.Equal(4333, options.Port);
-        Assert.Equal(["test.conf:2:1: unknown field \"foo\"", "test.conf:5:3: unknown field \"colour\""], warnings);
+        Assert.Equal(["test.conf:2:1: unknown field \"foo\"", "test.conf:5:3: unknown field \"colour\""], e.Errors);
+    }
+
+    [Theory]
+    [InlineData("foo: 1", "1:0")]
+    [InlineData("authorization {\n  foo: 1\n}", "2:3")]
+    [InlineData("authorization {\n  users: [ { user: a, foo: 1 } ]\n}", "2:23")]
+    [InlineData("accounts {\n  A { foo: 1 }\n}", "2:7")]
+    [InlineData("accounts {\n  A { exports: [ { stream: a, foo: 1 } ] }\n}", "2:31")]
+    [InlineData("accounts {\n  A { imports: [ { stream: { account: B, subject: a }, foo: 1 } ] }\n}", "2:56")]
+    [InlineData("accounts {\n  A { jetstream: { foo: 1 } }\n}", "2:20")]
+    [InlineData("cluster {\n  foo: 1\n}", "2:3")]
+    [InlineData("cluster {\n  authorization { foo: 1 }\n}", "2:19")]
+    [InlineData("jetstream {\n  foo: 1\n}", "2:3")]
+    [InlineData("mqtt {\n  foo: 1\n}", "2:3")]
+    [InlineData("mqtt {\n  authorization { foo: 1 }\n}", "2:19")]
+    [InlineData("websocket {\n  foo: 1\n}", "2:3")]
+    [InlineData("websocket {\n  authorization { foo: 1 }\n}", "2:19")]
+    public void An_unknown_key_in_any_block_is_nats_servers_error_at_its_position(string config, string position)
+    {
+        var e = BindFails(config);
+
+        Assert.Contains($"test.conf:{position}: unknown field \"foo\"", e.Errors);
+    }
+
+    [Theory]
+    [InlineData("ocsp: { mode: always }", "ocsp")]
+    [InlineData("allow_non_tls: true", "allow_non_tls")]
+    [InlineData("trusted_keys: [ ODSKR7MYFQZ5QMFRQPYBOIAOCYMMBAZ5XSXPUSVSRVHOSZSLTEHYLIZU ]", "trusted_keys")]
+    [InlineData("resolver_pinned_accounts: [ ADSKR7MYFQZ5QMFRQPYBOIAOCYMMBAZ5XSXPUSVSRVHOSZSLTEHYLIZU ]", "resolver_pinned_accounts")]
+    [InlineData("authorization { auth_callout { issuer: x } }", "auth_callout")]
+    [InlineData("authorization { user: a, proxy_required: true }", "proxy_required")]
+    [InlineData("authorization { users: [ { user: a, allowed_connection_types: [ STANDARD ] } ] }", "allowed_connection_types")]
+    [InlineData("accounts { A { exports: [ { service: \"a.*\", account_token_position: 2 } ] } }", "account_token_position")]
+    [InlineData("cluster { port: -1, permissions { import: \"a.>\" } }", "permissions")]
+    [InlineData("jetstream { key: \"s3cr3t\" }", "key")]
+    [InlineData("jetstream { cipher: aes }", "cipher")]
+    [InlineData("jetstream { prev_key: \"0ld\" }", "prev_key")]
+    [InlineData("tls { pinned_certs: [ \"a1b2\" ] }", "pinned_certs")]
+    [InlineData("tls { ocsp_peer: true }", "ocsp_peer")]
+    [InlineData("mqtt { port: -1, stream_replicas: 3 }", "stream_replicas")]
+    public void A_security_or_durability_key_courier_does_not_implement_refuses_the_config(string config, string key)
+    {
+        var e = BindFails(config);
+
+        Assert.Contains(e.Errors, m => m.EndsWith(
+            $": field \"{key}\" is not implemented by Courier, and as it concerns security or durability a config that sets it is refused",
+            StringComparison.Ordinal));
     }
 
     [Fact]
@@ -176,7 +222,7 @@ public sealed class OptionsBinderTests
 
         Assert.Equal(3, warnings.Count);
         Assert.All(warnings, w => Assert.Contains("is not supported by Courier and is ignored", w));
-        Assert.StartsWith("test.conf:1:1: field \"gateway\"", warnings[0]);
+        Assert.StartsWith("test.conf:1:0: field \"gateway\"", warnings[0]);
     }
 
     [Fact]
@@ -262,7 +308,7 @@ public sealed class OptionsBinderTests
         var e = BindFails("port: x\ndebug: 3\nhost: ok\ntrace: 4");
 
         Assert.Equal(3, e.Errors.Count);
-        Assert.Equal(new ConfigPosition("test.conf", 1, 1), e.Position);
+        Assert.Equal(new ConfigPosition("test.conf", 1, 0), e.Position);
         Assert.Equal(3, e.Message.Split('\n').Length);
         Assert.StartsWith("test.conf:4:1: ", e.Errors[2]);
     }
@@ -367,7 +413,7 @@ public sealed class OptionsBinderTests
         var (options, warnings) = Bind("jetstream { sync_interval: 5 }");
 
         Assert.Equal(TimeSpan.FromSeconds(5), options.JetStreamSync.Period);
-        Assert.Equal(["test.conf:1:13: invalid use of field \"sync_interval\": sync_interval should be converted to a duration"], warnings);
+        Assert.Equal(["test.conf:1:12: invalid use of field \"sync_interval\": sync_interval should be converted to a duration"], warnings);
     }
 
     [Theory]
@@ -545,18 +591,21 @@ public sealed class OptionsBinderTests
     }
 
     [Fact]
-    public void Unknown_keys_inside_permissions_and_users_are_warnings()
+    public void Unknown_keys_inside_users_and_permissions_are_nats_servers_errors()
     {
-        var (options, warnings) = Bind("""
+        var e = BindFails("""
             authorization {
-              users: [ { user: a, colour: red, permissions: { publish: { allow: x, maybe: y }, allow_responses: true } } ]
+              users: [ { user: a, colour: red, permissions: { publish: { allow: x, maybe: y }, other: 1, allow_responses: true } } ]
             }
             """);
 
-        Assert.Equal(2, warnings.Count);
-        Assert.Contains(warnings, w => w.Contains("unknown field \"colour\""));
-        Assert.Contains(warnings, w => w.Contains("unknown field \"maybe\""));
-        Assert.Equal(new ResponsePermission(), options.Users[0].Permissions!.Responses);
+        Assert.Equal(
+            [
+                "test.conf:2:23: unknown field \"colour\"",
+                "test.conf:2:72: Unknown field name \"maybe\" parsing subject permissions, only 'allow' or 'deny' are permitted",
+                "test.conf:2:84: Unknown field \"other\" parsing permissions",
+            ],
+            e.Errors);
     }
 
     [Fact]

@@ -77,13 +77,25 @@ public sealed class ServerConfigurationTests
     public void Config_warnings_and_flag_warnings_are_returned()
     {
         using var dir = new TempConfigDirectory();
-        var file = dir.Write("server.conf", "port: 5222\nfoo: 1\n");
+        var file = dir.Write("server.conf", "port: 5222\nsyslog: true\n");
 
         var config = ServerConfiguration.Load(["-c", file, "--syslog"]);
 
         Assert.Equal(CommandLineAction.Run, config.Action);
         Assert.Equal(2, config.Warnings.Count);
-        Assert.Contains(config.Warnings, w => w == $"{file}:2:1: unknown field \"foo\"");
+        Assert.Contains(config.Warnings, w => w == $"{file}:2:1: field \"syslog\" is not supported by Courier and is ignored");
+    }
+
+    [Fact]
+    public void An_unknown_key_refuses_the_start_with_nats_servers_error_and_position()
+    {
+        using var dir = new TempConfigDirectory();
+        var file = dir.Write("server.conf", "port: 5222\nfoo: 1\n");
+
+        var config = ServerConfiguration.Load(["-c", file]);
+
+        Assert.Equal(CommandLineAction.Error, config.Action);
+        Assert.Equal($"{file}:2:1: unknown field \"foo\"", config.Error);
     }
 
     [Fact]
@@ -128,7 +140,7 @@ public sealed class ServerConfigurationTests
         var config = ServerConfiguration.Load(["-c", file]);
 
         Assert.Equal(CommandLineAction.Error, config.Action);
-        Assert.Equal($"{file}:1:1: expected an integer for \"port\", got string \"abc\"", config.Error);
+        Assert.Equal($"{file}:1:0: expected an integer for \"port\", got string \"abc\"", config.Error);
     }
 
     [Fact]

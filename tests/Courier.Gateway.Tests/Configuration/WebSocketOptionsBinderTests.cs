@@ -92,9 +92,9 @@ public sealed class WebSocketOptionsBinderTests
     }
 
     [Fact]
-    public void An_unknown_websocket_key_is_a_warning()
+    public void An_unknown_websocket_key_is_nats_servers_error()
     {
-        var (_, warnings) = Bind("websocket { port: 8080, no_tls: true, bogus: 1 }");
-        Assert.Contains("unknown field \"bogus\"", Assert.Single(warnings), StringComparison.Ordinal);
+        var e = Assert.Throws<ConfigException>(() => Bind("websocket { port: 8080, no_tls: true, bogus: 1 }"));
+        Assert.EndsWith(":1:38: unknown field \"bogus\"", e.Message, StringComparison.Ordinal);
     }
 }
