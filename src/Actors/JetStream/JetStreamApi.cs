@@ -256,6 +256,11 @@ internal sealed partial class JetStreamApi : ReceiveActor
             return;
         }
 
+        if (AnswerUnbuilt(api, reply))
+        {
+            return;
+        }
+
         if (api.StartsWith("CONSUMER.", StringComparison.Ordinal))
         {
             RouteConsumerRequest(api, request);
@@ -295,6 +300,32 @@ internal sealed partial class JetStreamApi : ReceiveActor
                 Reply(reply, new ErrorResponse { Type = "io.nats.jetstream.api.v1.error", Error = new ApiError(400, 10003, $"{api} is not supported by Courier yet") }, JetStreamJsonContext.Default.ErrorResponse);
                 return;
         }
+    }
+
+    /// <summary>
+    /// The <c>$JS.API</c> subjects nats-server serves and Courier has not built, answered with nats-server's
+    /// own error rather than left to time out: CONSUMER.PAUSE, UNPIN and RESET (API level 1 and up, above the
+    /// advertised 2.10's 0: JSRequiredApiLevelErr), and the leader stepdowns of a server that is not clustered
+    /// (JSClusterRequiredErr, as jsStreamLeaderStepDownRequest / jsConsumerLeaderStepDownRequest answer).
+    /// </summary>
+    private bool AnswerUnbuilt(string api, string reply)
+    {
+        var (type, error) = api switch
+        {
+            _ when api.StartsWith("CONSUMER.PAUSE.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.consumer_pause_response", ApiError.RequiredApiLevel),
+            _ when api.StartsWith("CONSUMER.UNPIN.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.consumer_unpin_response", ApiError.RequiredApiLevel),
+            _ when api.StartsWith("CONSUMER.RESET.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.consumer_reset_response", ApiError.RequiredApiLevel),
+            _ when _cluster is null && api.StartsWith("CONSUMER.LEADER.STEPDOWN.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.consumer_leader_stepdown_response", ApiError.ClusterRequired),
+            _ when _cluster is null && api.StartsWith("STREAM.LEADER.STEPDOWN.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.stream_leader_stepdown_response", ApiError.ClusterRequired),
+            _ => (null, null),
+        };
+        if (type is null || error is null)
+        {
+            return false;
+        }
+
+        Fail(reply, type, error);
+        return true;
     }
 
     // CONSUMER.CREATE.<stream>[.<consumer>[.<filter>]], CONSUMER.DURABLE.CREATE.<stream>.<durable>,
@@ -434,10 +465,10 @@ internal sealed partial class JetStreamApi : ReceiveActor
     {
         var type = ResponseType(operation);
         var reply = request.ReplyTo!;
-        var config = JsonSerializer.Deserialize(request.Payload, JetStreamJsonContext.Default.StreamConfig);
+        var config = StrictRequests.ReadStreamConfig(request.Payload, out var unreadable);
         if (config is null)
         {
-            Fail(reply, type, ApiError.InvalidJson);
+            Fail(reply, type, unreadable ?? ApiError.InvalidJson);
             return;
         }
 
@@ -461,6 +492,12 @@ internal sealed partial class JetStreamApi : ReceiveActor
         if (operation == "STREAM.CREATE" && StreamConfigRules.CheckCreate(config) is { } refused)
         {
             Fail(reply, type, refused);
+            return;
+        }
+
+        if (StreamConfigRules.CheckImplemented(config) is { } unimplemented)
+        {
+            Fail(reply, type, unimplemented);
             return;
         }
 

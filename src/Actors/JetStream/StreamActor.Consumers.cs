@@ -243,10 +243,10 @@ internal sealed partial class StreamActor
     private void CreateConsumer(Protocol.ConsumerRequest request)
     {
         const string Type = "io.nats.jetstream.api.v1.consumer_create_response";
-        var create = JsonSerializer.Deserialize(request.Payload, ConsumerJsonContext.Default.CreateConsumerRequest);
+        var create = StrictRequests.ReadCreateConsumer(request.Payload, out var unreadable);
         if (create?.Config is not { } config)
         {
-            Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = ApiError.InvalidJson }, JetStreamJsonContext.Default.ErrorResponse);
+            Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = unreadable ?? ApiError.InvalidJson }, JetStreamJsonContext.Default.ErrorResponse);
             return;
         }
 
@@ -324,6 +324,22 @@ internal sealed partial class StreamActor
         if (create.Action == ConsumerAction.Update)
         {
             Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = ApiError.ConsumerDoesNotExist }, JetStreamJsonContext.Default.ErrorResponse);
+            return;
+        }
+
+        // replay_policy "original" (delivery paced by the stored gaps) is not implemented: a new consumer with it
+        // is refused, never delivered instantly under a configuration that says otherwise (an update to it is
+        // refused above, as nats-server refuses a changed replay policy).
+        if (config.ReplayPolicy != ReplayPolicy.Instant)
+        {
+            Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = ApiError.ConsumerReplayPolicyInvalid }, JetStreamJsonContext.Default.ErrorResponse);
+            return;
+        }
+
+        // nats-server (addConsumerWithAssignment, standalone): the stream's max_consumers counts every consumer it has.
+        if (_config.MaxConsumers > 0 && _consumers.Count >= _config.MaxConsumers)
+        {
+            Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = ApiError.MaximumConsumersReached }, JetStreamJsonContext.Default.ErrorResponse);
             return;
         }
 

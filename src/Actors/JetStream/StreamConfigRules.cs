@@ -33,6 +33,31 @@ internal static class StreamConfigRules
     }
 
     /// <summary>
+    /// Settings nats-server 2.10 has and Courier does not apply, refused on create and update rather
+    /// than stored and echoed: num_replicas above 1 (nats-server's answer on a single server; Courier
+    /// replicates no stream), compression other than none, and consumer_limits.
+    /// </summary>
+    public static ApiError? CheckImplemented(StreamConfig config)
+    {
+        if (config.Replicas > 1)
+        {
+            return ApiError.StreamReplicasNotSupported;
+        }
+
+        if (config.Compression is not ("none" or ""))
+        {
+            return ApiError.StreamInvalidConfig($"stream compression \"{config.Compression}\" is not supported");
+        }
+
+        if (config.ConsumerLimits.Values.Any(limit => limit != 0))
+        {
+            return ApiError.StreamInvalidConfig("stream consumer limits are not supported");
+        }
+
+        return null;
+    }
+
+    /// <summary>
     /// Fills nats-server's defaults into <paramref name="config"/> and checks it (checkStreamCfg); null
     /// when it is valid. <paramref name="streams"/> finds the account's other streams' configurations
     /// (for the mirror and sources checks; null when there is none of that name).

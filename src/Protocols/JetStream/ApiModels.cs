@@ -11,6 +11,24 @@ public sealed record ApiError(
     public static ApiError NotEnabled => new(503, 10076, "JetStream not enabled");
     public static ApiError BadRequest => new(400, 10003, "bad request");
     public static ApiError InvalidJson => new(400, 10025, "invalid JSON");
+
+    /// <summary>A request field Courier does not know, in the words of nats-server's strict decoding (JSInvalidJSONErr with Go's json error).</summary>
+    public static ApiError UnknownField(string field) => new(400, 10025, $"invalid JSON: json: unknown field \"{field}\"");
+
+    /// <summary>A request needs a JetStream API level above the advertised 2.10's (JSRequiredApiLevelErr): PAUSE, UNPIN, RESET.</summary>
+    public static ApiError RequiredApiLevel => new(412, 10185, "JetStream minimum api level required");
+
+    /// <summary>A leader stepdown asked of a server that is not clustered (JSClusterRequiredErr).</summary>
+    public static ApiError ClusterRequired => new(503, 10010, "JetStream clustering support required");
+
+    /// <summary>num_replicas above 1 on a single server (JSStreamReplicasNotSupportedErr).</summary>
+    public static ApiError StreamReplicasNotSupported => new(500, 10074, "replicas > 1 not supported in non-clustered mode");
+
+    /// <summary>A replay policy the server does not deliver (JSConsumerReplayPolicyInvalidErr).</summary>
+    public static ApiError ConsumerReplayPolicyInvalid => new(400, 10182, "consumer replay policy invalid");
+
+    /// <summary>A stream's max_consumers is reached (JSMaximumConsumersLimitErr).</summary>
+    public static ApiError MaximumConsumersReached => new(400, 10026, "maximum consumers limit reached");
     public static ApiError StreamNotFound => new(404, 10059, "stream not found");
     /// <summary>nats-server's JSClusterNotAvailErr: the node that would answer (a stream's, the meta leader) is unreachable.</summary>
     public static ApiError ClusterNotAvailable => new(503, 10008, "JetStream system temporarily unavailable");
@@ -154,11 +172,6 @@ public sealed class StreamConfig
     /// <summary>2.10's input transform: a published subject matching <c>src</c> is stored under the mapped <c>dest</c>.</summary>
     [JsonPropertyName("subject_transform")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public SubjectTransformConfig? SubjectTransform { get; set; }
 
-    /// <summary>
-    /// Fields Courier does not act on (placement, ...): kept as the client
-    /// sent them, stored with the stream and echoed in its info, as a client expects what it set.
-    /// </summary>
-    [JsonExtensionData] public Dictionary<string, System.Text.Json.JsonElement>? Unknown { get; set; }
 }
 
 /// <summary>A stream's state as STREAM.INFO reports it.</summary>

@@ -142,6 +142,56 @@ public abstract class JetStreamConsumerRulesTests<TServer> : IClassFixture<TServ
         });
     }
 
+    [Fact]
+    public async Task A_streams_max_consumers_is_enforced()
+    {
+        await _server.WithJetStreamAsync(async server =>
+        {
+            await using var c = await WireClient.ConnectAsync(server);
+            await c.HandshakeAsync();
+            await c.SendAsync("SUB _INBOX.api 1\r\n");
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.M", """{"name":"M","subjects":["m.>"],"storage":"memory","max_consumers":1}""")) { }
+            using (var first = await RequestAsync(c, "$JS.API.CONSUMER.DURABLE.CREATE.M.A", """{"stream_name":"M","config":{"durable_name":"A","ack_policy":"explicit"}}"""))
+            {
+                Assert.Equal("A", first.RootElement.GetProperty("name").GetString());
+            }
+
+            using var second = await RequestAsync(c, "$JS.API.CONSUMER.DURABLE.CREATE.M.B", """{"stream_name":"M","config":{"durable_name":"B","ack_policy":"explicit"}}""");
+            var error = second.RootElement.GetProperty("error");
+            Assert.Equal((400, 10026, "maximum consumers limit reached"), (error.GetProperty("code").GetInt32(), error.GetProperty("err_code").GetInt32(), error.GetProperty("description").GetString()));
+
+            // The consumer that exists may still be created again (it is not a new one).
+            using var again = await RequestAsync(c, "$JS.API.CONSUMER.DURABLE.CREATE.M.A", """{"stream_name":"M","config":{"durable_name":"A","ack_policy":"explicit"}}""");
+            Assert.False(again.RootElement.TryGetProperty("error", out _), again.RootElement.ToString());
+        });
+    }
+
+    [Fact]
+    public async Task Leader_stepdowns_on_a_single_server_answer_that_clustering_is_required_even_for_a_stream_named_STEPDOWN()
+    {
+        await _server.WithJetStreamAsync(async server =>
+        {
+            await using var c = await WireClient.ConnectAsync(server);
+            await c.HandshakeAsync();
+            await c.SendAsync("SUB _INBOX.api 1\r\n");
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.STEPDOWN", """{"name":"STEPDOWN","subjects":["sd.>"],"storage":"memory"}""")) { }
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.S", """{"name":"S","subjects":["s.>"],"storage":"memory"}""")) { }
+            using (await RequestAsync(c, "$JS.API.CONSUMER.DURABLE.CREATE.S.C", """{"stream_name":"S","config":{"durable_name":"C","ack_policy":"explicit"}}""")) { }
+
+            foreach (var (subject, type) in new[]
+            {
+                ("$JS.API.CONSUMER.LEADER.STEPDOWN.S.C", "io.nats.jetstream.api.v1.consumer_leader_stepdown_response"),
+                ("$JS.API.STREAM.LEADER.STEPDOWN.S", "io.nats.jetstream.api.v1.stream_leader_stepdown_response"),
+            })
+            {
+                using var reply = await RequestAsync(c, subject, "");
+                var error = reply.RootElement.GetProperty("error");
+                Assert.Equal((type, 503, 10010, "JetStream clustering support required"),
+                    (reply.RootElement.GetProperty("type").GetString(), error.GetProperty("code").GetInt32(), error.GetProperty("err_code").GetInt32(), error.GetProperty("description").GetString()));
+            }
+        });
+    }
+
     private static async Task<JsonDocument> RequestAsync(WireClient c, string subject, string body)
     {
         await c.SendAsync($"PUB {subject} _INBOX.api {body.Length}\r\n{body}\r\n");

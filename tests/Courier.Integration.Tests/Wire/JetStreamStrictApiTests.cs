@@ -1,0 +1,179 @@
+using System.Text.Json;
+using Courier.Integration.Tests.Infrastructure;
+using NATS.Client.JetStream;
+using NATS.Client.JetStream.Models;
+
+namespace Courier.Integration.Tests.Wire;
+
+/// <summary>
+/// nats-server 2.12's strict JetStream API (<c>jetstream.strict</c>, on by default), which 2.9.10 lacks, so
+/// Courier only, following jetstream_api.go: a stream or consumer field Courier does not implement is refused
+/// (unknown ones with <c>invalid JSON: json: unknown field "…"</c>, as unmarshalRequest's DisallowUnknownFields
+/// answers), never stored and echoed; CONSUMER.PAUSE, UNPIN and RESET, above the advertised 2.10's API level,
+/// are answered with JSRequiredApiLevelErr instead of silence.
+/// </summary>
+[Trait("server", "courier")]
+public sealed class JetStreamStrictApiTests(CourierFixture fixture) : IClassFixture<CourierFixture>
+{
+    [Theory]
+    [InlineData("allow_msg_ttl", "true")]
+    [InlineData("allow_atomic", "true")]
+    [InlineData("allow_msg_counter", "true")]
+    [InlineData("allow_msg_schedules", "true")]
+    [InlineData("subject_delete_marker_ttl", "1000000000")]
+    [InlineData("placement", """{"cluster":"east"}""")]
+    public async Task Stream_fields_courier_does_not_know_are_refused_on_create_and_update_not_echoed(string field, string value)
+    {
+        await fixture.WithJetStreamAsync(async server =>
+        {
+            await using var c = await ConnectAsync(server);
+            using (var refused = await RequestAsync(c, "$JS.API.STREAM.CREATE.S", $$"""{"name":"S","subjects":["s.>"],"storage":"memory","{{field}}":{{value}}}"""))
+            {
+                AssertError(refused, "io.nats.jetstream.api.v1.stream_create_response", 400, 10025, $"invalid JSON: json: unknown field \"{field}\"");
+            }
+
+            using (var missing = await RequestAsync(c, "$JS.API.STREAM.INFO.S", ""))
+            {
+                Assert.Equal(10059, missing.RootElement.GetProperty("error").GetProperty("err_code").GetInt32());
+            }
+
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.S", """{"name":"S","subjects":["s.>"],"storage":"memory"}""")) { }
+            using (var refused = await RequestAsync(c, "$JS.API.STREAM.UPDATE.S", $$"""{"name":"S","subjects":["s.>"],"storage":"memory","{{field}}":{{value}}}"""))
+            {
+                AssertError(refused, "io.nats.jetstream.api.v1.stream_update_response", 400, 10025, $"invalid JSON: json: unknown field \"{field}\"");
+            }
+
+            using var info = await RequestAsync(c, "$JS.API.STREAM.INFO.S", "");
+            Assert.False(info.RootElement.GetProperty("config").TryGetProperty(field, out _));
+        });
+    }
+
+    [Theory]
+    [InlineData(""" "compression":"s2" """, 500, 10052, "stream compression \"s2\" is not supported")]
+    [InlineData(""" "consumer_limits":{"inactive_threshold":1000000000} """, 500, 10052, "stream consumer limits are not supported")]
+    [InlineData(""" "consumer_limits":{"max_ack_pending":10} """, 500, 10052, "stream consumer limits are not supported")]
+    [InlineData(""" "num_replicas":3 """, 500, 10074, "replicas > 1 not supported in non-clustered mode")]
+    public async Task Stream_settings_courier_does_not_apply_are_refused(string setting, int status, int code, string description)
+    {
+        await fixture.WithJetStreamAsync(async server =>
+        {
+            await using var c = await ConnectAsync(server);
+            using (var refused = await RequestAsync(c, "$JS.API.STREAM.CREATE.S", $$"""{"name":"S","subjects":["s.>"],"storage":"memory",{{setting}}}"""))
+            {
+                AssertError(refused, "io.nats.jetstream.api.v1.stream_create_response", status, code, description);
+            }
+
+            // Their defaults ask for nothing and are accepted (nats.go always sends compression and consumer_limits).
+            using var created = await RequestAsync(c, "$JS.API.STREAM.CREATE.S", """{"name":"S","subjects":["s.>"],"storage":"memory","compression":"none","consumer_limits":{},"num_replicas":1}""");
+            Assert.False(created.RootElement.TryGetProperty("error", out _), created.RootElement.ToString());
+            using var refusedUpdate = await RequestAsync(c, "$JS.API.STREAM.UPDATE.S", $$"""{"name":"S","subjects":["s.>"],"storage":"memory",{{setting}}}""");
+            AssertError(refusedUpdate, "io.nats.jetstream.api.v1.stream_update_response", status, code, description);
+        });
+    }
+
+    [Theory]
+    [InlineData("rate_limit_bps", "1024")]
+    [InlineData("sample_freq", "\"100%\"")]
+    [InlineData("pause_until", "\"2099-01-01T00:00:00Z\"")]
+    [InlineData("priority_groups", """["jobs"]""")]
+    [InlineData("priority_policy", "\"pinned_client\"")]
+    public async Task Consumer_fields_courier_does_not_know_are_refused(string field, string value)
+    {
+        await fixture.WithJetStreamAsync(async server =>
+        {
+            await using var c = await ConnectAsync(server);
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.S", """{"name":"S","subjects":["s.>"],"storage":"memory"}""")) { }
+            using (var refused = await RequestAsync(c, "$JS.API.CONSUMER.CREATE.S.C", $$$"""{"stream_name":"S","config":{"name":"C","ack_policy":"explicit","{{{field}}}":{{{value}}}}}"""))
+            {
+                AssertError(refused, "io.nats.jetstream.api.v1.consumer_create_response", 400, 10025, $"invalid JSON: json: unknown field \"{field}\"");
+            }
+
+            // An unknown field of the request itself, beside the config, too.
+            using (var refused = await RequestAsync(c, "$JS.API.CONSUMER.CREATE.S.C", """{"stream_name":"S","config":{"name":"C","ack_policy":"explicit"},"pedantic":true}"""))
+            {
+                AssertError(refused, "io.nats.jetstream.api.v1.consumer_create_response", 400, 10025, "invalid JSON: json: unknown field \"pedantic\"");
+            }
+
+            using var names = await RequestAsync(c, "$JS.API.CONSUMER.NAMES.S", "");
+            Assert.Equal(0, names.RootElement.GetProperty("total").GetInt32());
+        });
+    }
+
+    [Fact]
+    public async Task Replay_policy_original_is_refused_rather_than_delivered_instantly()
+    {
+        await fixture.WithJetStreamAsync(async server =>
+        {
+            await using var c = await ConnectAsync(server);
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.S", """{"name":"S","subjects":["s.>"],"storage":"memory"}""")) { }
+            using (var refused = await RequestAsync(c, "$JS.API.CONSUMER.CREATE.S.C", """{"stream_name":"S","config":{"name":"C","ack_policy":"explicit","replay_policy":"original"}}"""))
+            {
+                AssertError(refused, "io.nats.jetstream.api.v1.consumer_create_response", 400, 10182, "consumer replay policy invalid");
+            }
+
+            // An update of an instant consumer to original is refused as nats-server refuses a changed replay policy.
+            using (await RequestAsync(c, "$JS.API.CONSUMER.CREATE.S.C", """{"stream_name":"S","config":{"name":"C","ack_policy":"explicit","replay_policy":"instant"}}""")) { }
+            using var update = await RequestAsync(c, "$JS.API.CONSUMER.CREATE.S.C", """{"stream_name":"S","config":{"name":"C","ack_policy":"explicit","replay_policy":"original"}}""");
+            AssertError(update, "io.nats.jetstream.api.v1.consumer_create_response", 500, 10012, "replay policy can not be updated");
+        });
+    }
+
+    [Fact]
+    public async Task Pause_and_unpin_through_NATS_Net_get_nats_servers_api_level_error_not_a_timeout()
+    {
+        await NatsNetClient.WithJetStreamAsync(fixture, async (js, prefix, ct) =>
+        {
+            var stream = NatsNetClient.NameFor(prefix);
+            await js.CreateStreamAsync(new StreamConfig(stream, [prefix + ".>"]) { Storage = StreamConfigStorage.Memory }, ct);
+            await js.CreateOrUpdateConsumerAsync(stream, new ConsumerConfig("C") { AckPolicy = ConsumerConfigAckPolicy.Explicit }, ct);
+
+            var paused = await Assert.ThrowsAsync<NatsJSApiException>(async () => await js.PauseConsumerAsync(stream, "C", DateTimeOffset.UtcNow.AddMinutes(1), ct));
+            Assert.Equal((412, 10185, "JetStream minimum api level required"), (paused.Error.Code, paused.Error.ErrCode, paused.Error.Description));
+            var unpinned = await Assert.ThrowsAsync<NatsJSApiException>(async () => await js.UnpinConsumerAsync(stream, "C", "jobs", ct));
+            Assert.Equal((412, 10185, "JetStream minimum api level required"), (unpinned.Error.Code, unpinned.Error.ErrCode, unpinned.Error.Description));
+        });
+    }
+
+    [Theory]
+    [InlineData("$JS.API.CONSUMER.PAUSE.S.C", """{"pause_until":"2099-01-01T00:00:00Z"}""", "io.nats.jetstream.api.v1.consumer_pause_response")]
+    [InlineData("$JS.API.CONSUMER.UNPIN.S.C", """{"group":"jobs"}""", "io.nats.jetstream.api.v1.consumer_unpin_response")]
+    [InlineData("$JS.API.CONSUMER.RESET.S.C", "", "io.nats.jetstream.api.v1.consumer_reset_response")]
+    public async Task Consumer_requests_above_the_api_level_are_answered(string subject, string body, string type)
+    {
+        await fixture.WithJetStreamAsync(async server =>
+        {
+            await using var c = await ConnectAsync(server);
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.S", """{"name":"S","subjects":["s.>"],"storage":"memory"}""")) { }
+            using (await RequestAsync(c, "$JS.API.CONSUMER.CREATE.S.C", """{"stream_name":"S","config":{"name":"C","ack_policy":"explicit"}}""")) { }
+            using var reply = await RequestAsync(c, subject, body);
+            AssertError(reply, type, 412, 10185, "JetStream minimum api level required");
+        });
+    }
+
+    internal static void AssertError(JsonDocument reply, string type, int status, int code, string description)
+    {
+        var error = reply.RootElement.GetProperty("error");
+        Assert.Equal((type, status, code, description), (reply.RootElement.GetProperty("type").GetString(), error.GetProperty("code").GetInt32(), error.GetProperty("err_code").GetInt32(), error.GetProperty("description").GetString()));
+    }
+
+    private static async Task<WireClient> ConnectAsync(ServerProcess server)
+    {
+        var c = await WireClient.ConnectAsync(server);
+        await c.HandshakeAsync();
+        await c.SendAsync("SUB _INBOX.api 1\r\n");
+        return c;
+    }
+
+    private static async Task<JsonDocument> RequestAsync(WireClient c, string subject, string body)
+    {
+        await c.SendAsync($"PUB {subject} _INBOX.api {body.Length}\r\n{body}\r\n");
+        while (true)
+        {
+            var reply = await c.ExpectMsgAsync();
+            if (reply.Subject == "_INBOX.api")
+            {
+                return JsonDocument.Parse(reply.Payload);
+            }
+        }
+    }
+}
