@@ -56,17 +56,40 @@ internal sealed partial class PrometheusMetrics
         }
     }
 
+    // The exporter's stream gauges read from a stream's state: name, help, the state's field.
+    private static readonly (string Name, string Help, string Field)[] StreamStateGauges =
+    [
+        ("total_messages", "Total number of messages from a stream", "messages"),
+        ("total_bytes", "Total stored bytes from a stream", "bytes"),
+        ("first_seq", "First sequence from a stream", "first_seq"),
+        ("last_seq", "Last sequence from a stream", "last_seq"),
+        ("consumer_count", "Total number of consumers from a stream", "consumer_count"),
+        ("subject_count", "Total number of subjects in a stream", "num_subjects"),
+    ];
+
+    // The exporter's consumer gauges: name, help, the info's part (delivered, ack_floor, or the info itself), its field.
+    private static readonly (string Name, string Help, string Part, string Field)[] ConsumerGauges =
+    [
+        ("delivered_consumer_seq", "Latest sequence number of a stream consumer", "delivered", "consumer_seq"),
+        ("delivered_stream_seq", "Latest sequence number of a stream", "delivered", "stream_seq"),
+        ("num_ack_pending", "Number of pending acks from a consumer", "", "num_ack_pending"),
+        ("num_redelivered", "Number of redelivered messages from a consumer", "", "num_redelivered"),
+        ("num_waiting", "Number of inflight fetch requests from a pull consumer", "", "num_waiting"),
+        ("num_pending", "Number of pending messages from a consumer", "", "num_pending"),
+        ("ack_floor_stream_seq", "Number of ack floor stream seq from a consumer", "ack_floor", "stream_seq"),
+        ("ack_floor_consumer_seq", "Number of ack floor consumer seq from a consumer", "ack_floor", "consumer_seq"),
+    ];
+
     private void UpdateStream(JszStreamDetail stream, string[] account, string serverName, DateTime now)
     {
         var leader = stream.Cluster?.Leader ?? "";
         string[] labels = [.. account, stream.Name, leader, stream.Cluster is null || leader == serverName ? "true" : "false", ""];
         var state = stream.State;
-        JetStream("stream", "total_messages", "Total number of messages from a stream", StreamLabels).Set(Number(state, "messages"), labels);
-        JetStream("stream", "total_bytes", "Total stored bytes from a stream", StreamLabels).Set(Number(state, "bytes"), labels);
-        JetStream("stream", "first_seq", "First sequence from a stream", StreamLabels).Set(Number(state, "first_seq"), labels);
-        JetStream("stream", "last_seq", "Last sequence from a stream", StreamLabels).Set(Number(state, "last_seq"), labels);
-        JetStream("stream", "consumer_count", "Total number of consumers from a stream", StreamLabels).Set(Number(state, "consumer_count"), labels);
-        JetStream("stream", "subject_count", "Total number of subjects in a stream", StreamLabels).Set(Number(state, "num_subjects"), labels);
+        foreach (var (name, help, field) in StreamStateGauges)
+        {
+            JetStream("stream", name, help, StreamLabels).Set(Number(state, field), labels);
+        }
+
         if (stream.Config is { } config)
         {
             JetStream("stream", "limit_bytes", "The maximum configured storage limit (in bytes) for a JetStream stream. A value of -1 indicates no limit.", StreamLabels)
@@ -119,14 +142,16 @@ internal sealed partial class PrometheusMetrics
             JetStream("consumer", "last_ack_seconds", "Seconds since last ack from consumer", ConsumerLabels).Set((now - ackedAt).TotalSeconds, labels);
         }
 
-        JetStream("consumer", "delivered_consumer_seq", "Latest sequence number of a stream consumer", ConsumerLabels).Set(Number(delivered, "consumer_seq"), labels);
-        JetStream("consumer", "delivered_stream_seq", "Latest sequence number of a stream", ConsumerLabels).Set(Number(delivered, "stream_seq"), labels);
-        JetStream("consumer", "num_ack_pending", "Number of pending acks from a consumer", ConsumerLabels).Set(Number(consumer, "num_ack_pending"), labels);
-        JetStream("consumer", "num_redelivered", "Number of redelivered messages from a consumer", ConsumerLabels).Set(Number(consumer, "num_redelivered"), labels);
-        JetStream("consumer", "num_waiting", "Number of inflight fetch requests from a pull consumer", ConsumerLabels).Set(Number(consumer, "num_waiting"), labels);
-        JetStream("consumer", "num_pending", "Number of pending messages from a consumer", ConsumerLabels).Set(Number(consumer, "num_pending"), labels);
-        JetStream("consumer", "ack_floor_stream_seq", "Number of ack floor stream seq from a consumer", ConsumerLabels).Set(Number(ackFloor, "stream_seq"), labels);
-        JetStream("consumer", "ack_floor_consumer_seq", "Number of ack floor consumer seq from a consumer", ConsumerLabels).Set(Number(ackFloor, "consumer_seq"), labels);
+        foreach (var (name, help, part, field) in ConsumerGauges)
+        {
+            var source = part switch
+            {
+                "delivered" => delivered,
+                "ack_floor" => ackFloor,
+                _ => consumer,
+            };
+            JetStream("consumer", name, help, ConsumerLabels).Set(Number(source, field), labels);
+        }
     }
 
     private ScrapedFamily JetStream(string subsystem, string name, string help, string[] labelNames) =>
