@@ -87,21 +87,48 @@ internal sealed class MonitoringServer : IAsyncDisposable
         await _app.DisposeAsync().ConfigureAwait(false);
     }
 
+    /// <summary>
+    /// /healthz as nats-server 2.9.10's HandleHealthz: <c>js-enabled</c> (deprecated),
+    /// <c>js-enabled-only</c> and <c>js-server-only</c> are Go booleans, read in that order, and a value
+    /// Go cannot parse is a 400 with Go's message. Other options (<c>account</c>, <c>stream</c>,
+    /// <c>consumer</c>, <c>details</c> came with 2.10) are ignored, as 2.9.10 ignores them.
+    /// </summary>
+    /// <remarks>
+    /// Without JetStream in the config 2.9.10 answers ok whatever the options; with it, a single
+    /// server is ok once JetStream runs, which Courier's does from the start. The Akka cluster
+    /// membership check stands where nats-server checks the meta leader, so <c>js-enabled-only</c>
+    /// skips it on a JetStream server; off JetStream it is Courier's own (nats-server has no check there).
+    /// </remarks>
     private IResult Healthz(HttpContext http)
     {
-        var jsOnly = http.Request.Query["js-enabled-only"] == "true" || http.Request.Query["js-enabled"] == "true";
-        if (jsOnly && !_broker.Options.JetStream)
+        var query = http.Request.Query;
+        if (!TryGoBool(query, "js-enabled", out var jsEnabled, out var error)
+            || !TryGoBool(query, "js-enabled-only", out var jsEnabledOnly, out error)
+            || !TryGoBool(query, "js-server-only", out _, out error))
         {
-            return Json(new Healthz { Status = "unavailable", Error = "JetStream not enabled" }, GatewayJsonContext.Default.Healthz, StatusCodes.Status503ServiceUnavailable);
+            return BadRequest(error);
         }
 
-        if (_broker.Routes is not null && _broker.ClusterView.ClusterPeersExpected && !_broker.ClusterView.IsClusterMember)
+        var clusterChecked = !(_broker.Options.JetStream && (jsEnabledOnly || jsEnabled));
+        if (clusterChecked && _broker.Routes is not null && _broker.ClusterView.ClusterPeersExpected && !_broker.ClusterView.IsClusterMember)
         {
             // A clustered node that routes reach but that is not (or no longer) an Up member of the Akka cluster.
-            return Json(new Healthz { Status = "unavailable", Error = "not a member of the cluster" }, GatewayJsonContext.Default.Healthz, StatusCodes.Status503ServiceUnavailable);
+            return CompactJson(new Healthz { Status = "unavailable", Error = "not a member of the cluster" }, StatusCodes.Status503ServiceUnavailable);
         }
 
-        return Json(new Healthz(), GatewayJsonContext.Default.Healthz);
+        return CompactJson(new Healthz(), StatusCodes.Status200OK);
+    }
+
+    // nats-server writes /healthz with json.Marshal, on one line, where the other pages are indented.
+    private static IResult CompactJson(Healthz value, int status)
+    {
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>();
+        using (var writer = new Utf8JsonWriter(buffer))
+        {
+            JsonSerializer.Serialize(writer, value, GatewayJsonContext.Default.Healthz);
+        }
+
+        return Results.Text(System.Text.Encoding.UTF8.GetString(buffer.WrittenSpan), "application/json", System.Text.Encoding.UTF8, status);
     }
 
     private static IResult Json<T>(T value, JsonTypeInfo<T> typeInfo, int status = StatusCodes.Status200OK) =>
@@ -147,10 +174,14 @@ internal sealed class MonitoringServer : IAsyncDisposable
 
     private static IResult BadRequest(string text) => Results.Text(text, "text/plain", System.Text.Encoding.UTF8, StatusCodes.Status400BadRequest);
 
+    // Go's url.Values.Get: the first of a repeated parameter, not all of them joined with commas.
+    private static string FirstValue(IQueryCollection query, string name) =>
+        query[name] is { Count: > 0 } values ? values[0] ?? "" : "";
+
     // Go's strconv.ParseBool, as nats-server's decodeBool: absent or empty is false.
     private static bool TryGoBool(IQueryCollection query, string name, out bool value, out string error)
     {
-        var text = query[name].ToString();
+        var text = FirstValue(query, name);
         error = "";
         switch (text)
         {
@@ -171,7 +202,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
     // Go's strconv.Atoi, as nats-server's decodeInt: absent or empty is 0.
     private static bool TryGoInt(IQueryCollection query, string name, out int value, out string error)
     {
-        var text = query[name].ToString();
+        var text = FirstValue(query, name);
         error = "";
         value = 0;
         if (text.Length == 0 || int.TryParse(text, System.Globalization.NumberStyles.AllowLeadingSign, System.Globalization.CultureInfo.InvariantCulture, out value))
