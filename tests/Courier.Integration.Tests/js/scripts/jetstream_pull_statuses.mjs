@@ -84,6 +84,12 @@ run("jetstream_pull_statuses", async () => {
 
   // no_wait with messages: a one-shot that ends with 408 once they are delivered.
   for (let i = 0; i < 2; i++) await within(js.publish(`${p}.a`, sc.encode("more")), `publish more ${i}`);
+  // A PubAck says the stream stored them; the consumer learns of them just after (nats-server signals it
+  // off the publish path), so a no_wait request sent at once may legitimately find nothing: wait (bounded)
+  // until the consumer counts both as pending.
+  for (let i = 0; i < 100 && (await within(jsm.consumers.info(stream, "Q"), "consumer Q info")).num_pending < 2; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
   got = await pull("Q", JSON.stringify({ batch: 10, no_wait: true }));
   check(got.messages.length === 2, `no_wait for 10 with 2 there got ${got.messages.length}`);
   expectStatus("no_wait one-shot", got, 408, "Request Timeout", 8, 0);
