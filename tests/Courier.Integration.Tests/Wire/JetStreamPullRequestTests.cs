@@ -110,26 +110,9 @@ public abstract class JetStreamPullRequestTests<TServer> : IClassFixture<TServer
     private static Task NextAsync(WireClient c, string stream, string consumer, string inbox, string body) =>
         c.SendAsync($"PUB $JS.API.CONSUMER.MSG.NEXT.{stream}.{consumer} {inbox} {Encoding.UTF8.GetByteCount(body)}\r\n{body}\r\n");
 
-    private static async Task<WireClient> ConnectAsync(ServerProcess server)
-    {
-        var c = await WireClient.ConnectAsync(server);
-        await c.HandshakeAsync();
-        await c.SendAsync("SUB _INBOX.api 1\r\n");
-        return c;
-    }
+    private static Task<WireClient> ConnectAsync(ServerProcess server) => JetStreamApiWire.ConnectAsync(server);
 
-    private static async Task<JsonDocument> RequestAsync(WireClient c, string subject, string body)
-    {
-        await c.SendAsync($"PUB {subject} _INBOX.api {Encoding.UTF8.GetByteCount(body)}\r\n{body}\r\n");
-        while (true)
-        {
-            var reply = await c.ExpectMsgAsync();
-            if (reply.Subject == "_INBOX.api")
-            {
-                return JsonDocument.Parse(reply.Payload);
-            }
-        }
-    }
+    private static Task<JsonDocument> RequestAsync(WireClient c, string subject, string body) => JetStreamApiWire.RequestAsync(c, subject, body);
 }
 
 [Trait("server", "nats-server")]

@@ -1,4 +1,3 @@
-using System.Text;
 using System.Text.Json;
 using Courier.Integration.Tests.Infrastructure;
 
@@ -490,26 +489,9 @@ public abstract class JetStreamStreamRulesTests<TServer> : IClassFixture<TServer
         }
     }
 
-    private static async Task<WireClient> ConnectAsync(ServerProcess server)
-    {
-        var c = await WireClient.ConnectAsync(server);
-        await c.HandshakeAsync();
-        await c.SendAsync("SUB _INBOX.api 1\r\n");
-        return c;
-    }
+    private static Task<WireClient> ConnectAsync(ServerProcess server) => JetStreamApiWire.ConnectAsync(server);
 
-    private static async Task<JsonDocument> RequestAsync(WireClient c, string subject, string body)
-    {
-        await c.SendAsync($"PUB {subject} _INBOX.api {Encoding.UTF8.GetByteCount(body)}\r\n{body}\r\n");
-        while (true)
-        {
-            var reply = await c.ExpectMsgAsync();
-            if (reply.Subject == "_INBOX.api")
-            {
-                return JsonDocument.Parse(reply.Payload); // other frames (republished messages) are passed over
-            }
-        }
-    }
+    private static Task<JsonDocument> RequestAsync(WireClient c, string subject, string body) => JetStreamApiWire.RequestAsync(c, subject, body);
 }
 
 [Trait("server", "nats-server")]

@@ -156,24 +156,7 @@ public sealed class JetStreamStrictApiTests(CourierFixture fixture) : IClassFixt
         Assert.Equal((type, status, code, description), (reply.RootElement.GetProperty("type").GetString(), error.GetProperty("code").GetInt32(), error.GetProperty("err_code").GetInt32(), error.GetProperty("description").GetString()));
     }
 
-    private static async Task<WireClient> ConnectAsync(ServerProcess server)
-    {
-        var c = await WireClient.ConnectAsync(server);
-        await c.HandshakeAsync();
-        await c.SendAsync("SUB _INBOX.api 1\r\n");
-        return c;
-    }
+    private static Task<WireClient> ConnectAsync(ServerProcess server) => JetStreamApiWire.ConnectAsync(server);
 
-    private static async Task<JsonDocument> RequestAsync(WireClient c, string subject, string body)
-    {
-        await c.SendAsync($"PUB {subject} _INBOX.api {body.Length}\r\n{body}\r\n");
-        while (true)
-        {
-            var reply = await c.ExpectMsgAsync();
-            if (reply.Subject == "_INBOX.api")
-            {
-                return JsonDocument.Parse(reply.Payload);
-            }
-        }
-    }
+    private static Task<JsonDocument> RequestAsync(WireClient c, string subject, string body) => JetStreamApiWire.RequestAsync(c, subject, body);
 }
