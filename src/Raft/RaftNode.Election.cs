@@ -1,0 +1,147 @@
+namespace Courier.Raft;
+
+public sealed partial class RaftNode
+{
+    /// <summary>
+    /// May campaign: a voter in the latest configuration, or one whose own removal is not yet
+    /// committed. Without the second, a leader that appended its removal and lost its quorum before
+    /// committing it would hold the only copy of the longest log and never campaign, while the others
+    /// (still counting it) could not win without its vote: the group stuck forever. It campaigns
+    /// under its latest configuration, without its own vote, and steps down once the removal commits
+    /// (dissertation §4.2.2, a leader outside its configuration).
+    /// </summary>
+    private bool Promotable =>
+        _config.IsVoter(Id) || (_configIndex > _log.Committed && ConfigurationAt(_log.Committed).IsVoter(Id));
+
+    private void TickElection()
+    {
+        _electionElapsed++;
+        if (_electionElapsed < _randomizedElectionTimeout) return;
+        _electionElapsed = 0;
+        ResetRandomizedElectionTimeout();
+        if (Promotable) Campaign(_options.PreVote, transfer: false);
+    }
+
+    /// <summary>Starts a pre-vote (if <paramref name="pre"/>) or an election.</summary>
+    private void Campaign(bool pre, bool transfer)
+    {
+        if (!Promotable) return;
+        ulong voteTerm;
+        MessageType request;
+        if (pre)
+        {
+            Role = RaftRole.PreCandidate;
+            Leader = 0;
+            voteTerm = Term + 1;
+            request = MessageType.PreVote;
+        }
+        else
+        {
+            Term++;
+            Vote = Id;
+            Role = RaftRole.Candidate;
+            Leader = 0;
+            voteTerm = Term;
+            request = MessageType.Vote;
+        }
+        _votes.Clear();
+        _progress.Clear();
+        _electionElapsed = 0;
+        ResetRandomizedElectionTimeout();
+        if (Poll(Id, granted: true)) return; // a group of one decides alone
+        foreach (var voter in _config.Voters)
+        {
+            if (voter == Id) continue;
+            Send(new RaftMessage { Type = request, To = voter, Term = voteTerm, Index = _log.LastIndex, LogTerm = _log.LastTerm, Transfer = transfer });
+        }
+    }
+
+    /// <summary>Counts one answer; true when it decided the campaign.</summary>
+    private bool Poll(ulong from, bool granted)
+    {
+        if (!_config.IsVoter(from)) return false;
+        _votes.TryAdd(from, granted);
+        int yes = 0, no = 0;
+        foreach (var vote in _votes.Values)
+        {
+            if (vote) yes++;
+            else no++;
+        }
+        if (yes >= _config.Quorum)
+        {
+            if (Role == RaftRole.PreCandidate) Campaign(pre: false, transfer: false);
+            else BecomeLeader();
+            return true;
+        }
+        if (no >= _config.Quorum)
+        {
+            BecomeFollower(Term, 0);
+            return true;
+        }
+        return false;
+    }
+
+    private void HandleVoteRequest(RaftMessage m)
+    {
+        var pre = m.Type == MessageType.PreVote;
+        // §5.2 one vote per term; a pre-vote for a later term promises nothing.
+        var canVote = Vote == m.From || (Vote == 0 && Leader == 0) || (pre && m.Term > Term);
+        var responseType = pre ? MessageType.PreVoteResponse : MessageType.VoteResponse;
+        if (canVote && _log.IsUpToDate(m.Index, m.LogTerm))
+        {
+            Send(new RaftMessage { Type = responseType, To = m.From, Term = m.Term });
+            if (!pre)
+            {
+                Vote = m.From;
+                _electionElapsed = 0;
+            }
+        }
+        else
+        {
+            Send(new RaftMessage { Type = responseType, To = m.From, Term = Term, Reject = true });
+        }
+    }
+
+    private void StepCandidate(RaftMessage m)
+    {
+        switch (m.Type)
+        {
+            case MessageType.Append:
+            case MessageType.Heartbeat:
+            case MessageType.Snapshot:
+                // A leader of our term (a pre-candidate's term is the leader's): follow it.
+                BecomeFollower(m.Term, m.From);
+                StepFollower(m);
+                break;
+            case MessageType.PreVoteResponse when Role == RaftRole.PreCandidate:
+                if (!m.Reject && m.Term != Term + 1) return; // an answer to an older pre-vote
+                Poll(m.From, !m.Reject);
+                break;
+            case MessageType.VoteResponse when Role == RaftRole.Candidate:
+                Poll(m.From, !m.Reject);
+                break;
+        }
+    }
+
+    private void BecomeLeader()
+    {
+        Role = RaftRole.Leader;
+        Leader = Id;
+        _electionElapsed = 0;
+        _heartbeatElapsed = 0;
+        _leadTransferee = 0;
+        _votes.Clear();
+        _progress.Clear();
+        foreach (var member in _config.Voters.Concat(_config.Learners))
+            _progress[member] = new Progress(_log.LastIndex + 1, _config.IsLearner(member)) { RecentActive = true };
+        if (_progress.TryGetValue(Id, out var self))
+        {
+            self.MaybeUpdate(_log.Stable);
+            self.BecomeReplicate();
+        }
+        // §5.4.2 / §8: an empty entry of its own term lets the leader commit what earlier terms left.
+        _noopIndex = _log.LastIndex + 1;
+        _log.Append(new Entry(Term, _noopIndex, EntryType.Normal, ReadOnlyMemory<byte>.Empty));
+        _broadcastPending = true;
+    }
+}
