@@ -16,7 +16,8 @@ internal sealed record FaultProfile(
     double ProposalsPerSecond = 0,
     int CompactAfterEntries = 0,
     int Members = 5,
-    int Voters = 3)
+    int Voters = 3,
+    int MaxBytesPerMessage = 4096)
 {
     /// <summary>No faults, instant network and disk: scripted tests drive everything.</summary>
     public static readonly FaultProfile Calm = new("calm");
@@ -30,6 +31,9 @@ internal sealed record FaultProfile(
         new("membership", Drop: 0.03, Duplicate: 0.02, MaxDelayMs: 25, MaxSyncMs: 5, CrashesPerSecond: 0.5, TornWrite: 0.5, PartitionsPerSecond: 0.5, ConfChangesPerSecond: 3, TransfersPerSecond: 0.5, ProposalsPerSecond: 80, CompactAfterEntries: 40),
         new("slow-disk", Drop: 0.02, MaxDelayMs: 10, MaxSyncMs: 60, CrashesPerSecond: 3, TornWrite: 0.8, PartitionsPerSecond: 0.5, TransfersPerSecond: 0.5, ProposalsPerSecond: 150, CompactAfterEntries: 64),
         new("five-voters", Drop: 0.05, Duplicate: 0.02, MaxDelayMs: 30, MaxSyncMs: 30, CrashesPerSecond: 2, TornWrite: 0.6, PartitionsPerSecond: 1.5, TransfersPerSecond: 0.3, ProposalsPerSecond: 120, CompactAfterEntries: 64, Members: 5, Voters: 5),
+        // One entry per append: a new leader's no-op no longer travels with the older entries before
+        // it, so a quorum can hold an earlier term's entry alone (the Raft paper's figure 8).
+        new("one-entry", Drop: 0.05, Duplicate: 0.02, MaxDelayMs: 30, MaxSyncMs: 20, CrashesPerSecond: 2.5, TornWrite: 0.5, PartitionsPerSecond: 1.5, ProposalsPerSecond: 60, CompactAfterEntries: 64, Members: 5, Voters: 5, MaxBytesPerMessage: 1),
         new("chaos", Drop: 0.08, Duplicate: 0.05, MinDelayMs: 1, MaxDelayMs: 60, MaxSyncMs: 15, CrashesPerSecond: 1, TornWrite: 0.7, PartitionsPerSecond: 1, ConfChangesPerSecond: 1.5, TransfersPerSecond: 1, ProposalsPerSecond: 120, CompactAfterEntries: 32),
     ];
 

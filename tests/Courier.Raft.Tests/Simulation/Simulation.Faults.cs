@@ -10,7 +10,8 @@ internal sealed partial class Simulation
     /// <summary>One seeded run: faults for <paramref name="faultyMs"/>, then <see cref="Settle"/>.</summary>
     public static Simulation Run(int seed, FaultProfile profile, long faultyMs = 6000)
     {
-        var sim = new Simulation(seed, profile, profile.Members, profile.Voters);
+        var options = new RaftOptions { ElectionTicks = 10, HeartbeatTicks = 1, MaxBytesPerMessage = profile.MaxBytesPerMessage, MaxInflightMessages = 16 };
+        var sim = new Simulation(seed, profile, profile.Members, profile.Voters, options);
         sim.RunFor(faultyMs);
         sim.Settle();
         return sim;
