@@ -10,6 +10,7 @@ namespace Courier.Gateway;
 [JsonSerializable(typeof(Accountz))]
 [JsonSerializable(typeof(Routez))]
 [JsonSerializable(typeof(Subsz))]
+[JsonSerializable(typeof(SublistStats))]
 [JsonSerializable(typeof(Healthz))]
 [JsonSerializable(typeof(Jsz))]
 [JsonSerializable(typeof(JszAccountDetail))]

@@ -55,16 +55,23 @@ internal sealed class ClientRegistry
     /// <summary>One connection as /connz shows it; <paramref name="stop"/> is null while it is open.</summary>
     public static ConnectionInfo Describe(Connection c, Subscription[] subscriptions, DateTime? stop)
     {
-        var subjects = new string[subscriptions.Length];
+        var details = new SubscriptionInfo[subscriptions.Length];
         for (var i = 0; i < subscriptions.Length; i++)
         {
-            subjects[i] = subscriptions[i].Subject;
+            // A closed connection's without their auto-unsubscribe limits: nats-server clears them
+            // as it tears the connection down, before it records it.
+            details[i] = stop is null ? DescribeSubscription(c, subscriptions[i]) : DescribeSubscription(c, subscriptions[i]) with { Max = 0 };
         }
 
         return new ConnectionInfo(
             c.Id, c.RemoteIp, c.RemotePort, c.Started, c.LastActivity, c.ConnectOptions?.Name, c.ConnectOptions?.Lang,
             c.ConnectOptions?.Version, c.AuthorizedUser, c.InMsgs, c.InBytes, c.Outbound.OutMsgs, c.Outbound.OutBytes,
-            c.Outbound.PendingBytes, subjects, stop, stop is null ? null : c.CloseReason, c.TlsVersion, c.TlsCipherSuiteName,
-            c.IsMqtt ? ConnectionTypes.Mqtt : c.IsWebSocket ? ConnectionTypes.WebSocket : ConnectionTypes.Nats, (c as MqttConnection)?.MqttClientId, c.Account.Name, c.Rtt);
+            c.Outbound.PendingBytes, details, stop, stop is null ? null : c.CloseReason, c.TlsVersion, c.TlsCipherSuiteName,
+            c.IsMqtt ? ConnectionTypes.Mqtt : c.IsWebSocket ? ConnectionTypes.WebSocket : ConnectionTypes.Nats, (c as MqttConnection)?.MqttClientId, c.Account.Name, c.Rtt,
+            c.ConnectOptions?.User);
     }
+
+    /// <summary>One of <paramref name="c"/>'s subscriptions as monitoring shows it.</summary>
+    public static SubscriptionInfo DescribeSubscription(Connection c, Subscription sub) =>
+        new(sub.Subject, sub.Queue, sub.SidKey, sub.Delivered, sub.Max, c.Id, c.Account.Name);
 }

@@ -16,7 +16,7 @@ public sealed record ConnectionInfo(
     long OutMsgs,
     long OutBytes,
     long PendingBytes,
-    IReadOnlyList<string> Subscriptions,
+    IReadOnlyList<SubscriptionInfo> Subscriptions,
     DateTime? Stop,
     string? Reason,
     string? TlsVersion = null,
@@ -24,4 +24,11 @@ public sealed record ConnectionInfo(
     string Type = ConnectionTypes.Nats,
     string? MqttClient = null,
     string Account = "$G",
-    TimeSpan Rtt = default);
+    TimeSpan Rtt = default,
+    string? Username = null);
+
+/// <summary>
+/// One subscription as monitoring shows it (nats-server's SubDetail): /connz <c>subs=detail</c> and
+/// /subsz <c>subs=1</c>. <see cref="Account"/> is the subscriber's account.
+/// </summary>
+public sealed record SubscriptionInfo(string Subject, string? Queue, string Sid, long Msgs, long Max, ulong Cid, string Account);

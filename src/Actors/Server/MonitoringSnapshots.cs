@@ -1,6 +1,7 @@
 using Akka.Actor;
 using Courier.Actors.Accounts;
 using Courier.Actors.Cluster;
+using Courier.Actors.Connections;
 using Courier.Actors.JetStream;
 
 namespace Courier.Actors.Server;
@@ -48,19 +49,23 @@ internal sealed class MonitoringSnapshots(ClientRegistry registry, AccountRegist
         return list;
     }
 
-    /// <summary>A snapshot of open (or recently closed) connections for monitoring, by cid.</summary>
-    public IReadOnlyList<ConnectionInfo> GetConnections(bool closed = false)
+    /// <summary>
+    /// A snapshot of the open and/or recently closed connections for monitoring, by cid; with
+    /// <paramref name="account"/> only the open connections of that account (closed ones are filtered by the caller).
+    /// </summary>
+    public IReadOnlyList<ConnectionInfo> GetConnections(bool open = true, bool closed = false, string? account = null)
     {
         var list = new List<ConnectionInfo>();
         if (closed)
         {
             list.AddRange(_registry.Closed);
         }
-        else
+
+        if (open)
         {
             foreach (var c in _registry.Clients)
             {
-                if (!c.IsInternal && !c.IsRoute)
+                if (!c.IsInternal && !c.IsRoute && (account is null || c.Account.Name == account))
                 {
                     list.Add(ClientRegistry.Describe(c, subscriptions: c.SubscriptionsSnapshot(), stop: null));
                 }
@@ -70,6 +75,57 @@ internal sealed class MonitoringSnapshots(ClientRegistry registry, AccountRegist
         list.Sort((a, b) => a.Cid.CompareTo(b.Cid));
         return list;
     }
+
+    /// <summary>The open client connection <paramref name="cid"/>, or null.</summary>
+    public ConnectionInfo? GetConnection(ulong cid)
+    {
+        foreach (var c in _registry.Clients)
+        {
+            if (c.Id == cid && !c.IsInternal && !c.IsRoute)
+            {
+                return ClientRegistry.Describe(c, subscriptions: c.SubscriptionsSnapshot(), stop: null);
+            }
+        }
+
+        return null;
+    }
+
+    /// <summary>Whether the account <paramref name="name"/> exists.</summary>
+    public bool AccountExists(string name) => _accounts.Find(name) is not null;
+
+    /// <summary>
+    /// The subscriptions of this node's clients and in-process services (not routes'), with
+    /// <paramref name="account"/> only those in that account's subject space; by cid, then as each client holds them.
+    /// </summary>
+    public IReadOnlyList<SubscriptionInfo> GetSubscriptions(string? account)
+    {
+        var clients = new List<Connection>();
+        foreach (var c in _registry.Clients)
+        {
+            if (!c.IsRoute)
+            {
+                clients.Add(c);
+            }
+        }
+
+        clients.Sort((a, b) => a.Id.CompareTo(b.Id));
+        var list = new List<SubscriptionInfo>();
+        foreach (var c in clients)
+        {
+            foreach (var sub in c.SubscriptionsSnapshot())
+            {
+                if (account is null || sub.Account.Name == account)
+                {
+                    list.Add(ClientRegistry.DescribeSubscription(c, sub));
+                }
+            }
+        }
+
+        return list;
+    }
+
+    /// <summary>Subscriptions held now in <paramref name="account"/>'s subject space; 0 when there is no such account.</summary>
+    public int SubscriptionCountOf(string account) => _accounts.Find(account)?.Space.Count ?? 0;
 
     /// <summary>The accounts for /accountz: their names, the global account's included.</summary>
     public IReadOnlyList<string> GetAccountNames()

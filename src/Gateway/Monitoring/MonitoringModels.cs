@@ -138,7 +138,8 @@ internal sealed class Connz
     [JsonPropertyName("total")] public int Total { get; init; }
     [JsonPropertyName("offset")] public int Offset { get; init; }
     [JsonPropertyName("limit")] public int Limit { get; init; }
-    [JsonPropertyName("connections")] public IReadOnlyList<ConnzConnection> Connections { get; init; } = [];
+    /// <summary>Null (as nats-server's nil slice) when <c>acc</c> names no account.</summary>
+    [JsonPropertyName("connections")] public IReadOnlyList<ConnzConnection>? Connections { get; init; } = [];
 }
 
 internal sealed class ConnzConnection
@@ -169,6 +170,7 @@ internal sealed class ConnzConnection
     [JsonPropertyName("stop")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public DateTime? Stop { get; init; }
     [JsonPropertyName("reason")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Reason { get; init; }
     [JsonPropertyName("subscriptions_list")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<string>? SubscriptionsList { get; init; }
+    [JsonPropertyName("subscriptions_list_detail")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<SubszDetail>? SubscriptionsListDetail { get; init; }
     [JsonPropertyName("mqtt_client")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? MqttClient { get; init; }
 }
 
@@ -239,6 +241,34 @@ internal sealed class Subsz
     [JsonPropertyName("subscriptions_list")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<SubszDetail>? Subscriptions { get; init; }
 }
 
+/// <summary>
+/// /subsz without a subscription to list: nats-server then writes only its SublistStats, without
+/// server id, time or paging.
+/// </summary>
+internal sealed class SublistStats
+{
+    [JsonPropertyName("num_subscriptions")] public int NumSubscriptions { get; init; }
+    [JsonPropertyName("num_cache")] public int NumCache { get; init; }
+    [JsonPropertyName("num_inserts")] public long NumInserts { get; init; }
+    [JsonPropertyName("num_removes")] public long NumRemoves { get; init; }
+    [JsonPropertyName("num_matches")] public long NumMatches { get; init; }
+    [JsonPropertyName("cache_hit_rate")] public double CacheHitRate { get; init; }
+    [JsonPropertyName("max_fanout")] public int MaxFanout { get; init; }
+    [JsonPropertyName("avg_fanout")] public double AvgFanout { get; init; }
+
+    public static SublistStats Of(Subsz subsz) => new()
+    {
+        NumSubscriptions = subsz.NumSubscriptions,
+        NumCache = subsz.NumCache,
+        NumInserts = subsz.NumInserts,
+        NumRemoves = subsz.NumRemoves,
+        NumMatches = subsz.NumMatches,
+        CacheHitRate = subsz.CacheHitRate,
+        MaxFanout = subsz.MaxFanout,
+        AvgFanout = subsz.AvgFanout,
+    };
+}
+
 /// <summary>/healthz.</summary>
 internal sealed class Healthz
 {
@@ -302,7 +332,10 @@ internal sealed class AccountStat
     [JsonPropertyName("slow_consumers")] public long SlowConsumers { get; init; }
 }
 
-/// <summary>One subscription in <c>subscriptions_list</c> of an account's subsz (nats-server's SubDetail).</summary>
+/// <summary>
+/// One subscription in /subsz <c>subscriptions_list</c> and /connz <c>subscriptions_list_detail</c>
+/// (nats-server's SubDetail).
+/// </summary>
 internal sealed class SubszDetail
 {
     [JsonPropertyName("account")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Account { get; init; }
@@ -310,5 +343,18 @@ internal sealed class SubszDetail
     [JsonPropertyName("qgroup")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Queue { get; init; }
     [JsonPropertyName("sid")] public string Sid { get; init; } = "";
     [JsonPropertyName("msgs")] public long Msgs { get; init; }
+    [JsonPropertyName("max")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long Max { get; init; }
     [JsonPropertyName("cid")] public ulong Cid { get; init; }
+
+    /// <summary>A subscription's detail; <paramref name="withAccount"/> false for an open connection's list in /connz.</summary>
+    public static SubszDetail From(SubscriptionInfo s, bool withAccount) => new()
+    {
+        Account = withAccount ? s.Account : null,
+        Subject = s.Subject,
+        Queue = s.Queue,
+        Sid = s.Sid,
+        Msgs = s.Msgs,
+        Max = s.Max,
+        Cid = s.Cid,
+    };
 }

@@ -4,9 +4,6 @@ using Courier.Protocols;
 
 namespace Courier.Gateway.Monitoring;
 
-/// <summary>A <c>/connz</c> request: from the HTTP query, or from a system-account request's JSON.</summary>
-internal sealed record ConnzQuery(bool Subscriptions = false, bool Auth = false, int Offset = 0, int Limit = 0, string? User = null, string? Account = null, bool Closed = false);
-
 /// <summary>
 /// The monitoring pages (varz, connz, routez, subsz, jsz, accountz) with nats-server's JSON shapes,
 /// built from the broker's state: served over HTTP by <see cref="MonitoringServer"/> and, as the
@@ -14,12 +11,6 @@ internal sealed record ConnzQuery(bool Subscriptions = false, bool Auth = false,
 /// </summary>
 internal sealed partial class MonitoringPages
 {
-    /// <summary>/connz page size when none is asked for (nats-server DefaultConnListSize).</summary>
-    private const int DefaultConnzLimit = 1024;
-
-    /// <summary>/subsz page size when none is asked for (nats-server DefaultSubListSize).</summary>
-    internal const int DefaultSubszLimit = 1024;
-
     private readonly Broker _broker;
     private readonly DateTime _configLoadTime = DateTime.UtcNow;
 
@@ -168,79 +159,4 @@ internal sealed partial class MonitoringPages
             SystemAccount = _broker.SystemAccount?.Name,
         };
     }
-
-    public Connz Connz(ConnzQuery query)
-    {
-        var now = DateTime.UtcNow;
-        var withSubs = query.Subscriptions;
-        var withAuth = query.Auth;
-        var offset = Math.Max(0, query.Offset);
-        var limit = query.Limit > 0 ? query.Limit : DefaultConnzLimit;
-        // As nats-server 2.9.10: ?acc= filters with or without auth, ?user= only with auth=true.
-        var user = withAuth ? query.User ?? "" : "";
-        var account = query.Account ?? "";
-
-        var all = _broker.Monitoring.GetConnections(closed: query.Closed);
-        if (user.Length > 0 || account.Length > 0)
-        {
-            // Only that account's (and that user's) connections: nothing of another account shows.
-            all = [.. all.Where(c => (account.Length == 0 || c.Account == account) && (user.Length == 0 || c.AuthorizedUser == user))];
-        }
-
-        var page = new List<ConnzConnection>();
-        for (var i = offset; i < all.Count && page.Count < limit; i++)
-        {
-            var c = all[i];
-            page.Add(new ConnzConnection
-            {
-                Cid = c.Cid,
-                Type = c.Type,
-                Ip = c.Ip,
-                Port = c.Port,
-                Start = c.Start,
-                LastActivity = c.LastActivity,
-                Uptime = GoDuration.FormatUptime(now - c.Start),
-                Idle = GoDuration.FormatUptime(now - c.LastActivity),
-                Rtt = c.Rtt > TimeSpan.Zero ? GoDuration.Format(c.Rtt.Ticks * 100) : null,
-                PendingBytes = c.PendingBytes,
-                InMsgs = c.InMsgs,
-                OutMsgs = c.OutMsgs,
-                InBytes = c.InBytes,
-                OutBytes = c.OutBytes,
-                Subscriptions = c.Subscriptions.Count,
-                Name = c.Name,
-                Lang = c.Lang,
-                Version = c.Version,
-                AuthorizedUser = withAuth ? c.AuthorizedUser : null,
-                Account = withAuth && c.Account != "$G" ? c.Account : null,
-                TlsVersion = c.TlsVersion,
-                TlsCipherSuite = c.TlsCipherSuite,
-                SubscriptionsList = withSubs ? c.Subscriptions : null,
-                Stop = c.Stop,
-                Reason = c.Reason,
-                MqttClient = c.MqttClient,
-            });
-        }
-
-        return new Connz
-        {
-            ServerId = _broker.ServerId,
-            Now = now,
-            NumConnections = page.Count,
-            Total = all.Count,
-            Offset = offset,
-            Limit = limit,
-            Connections = page,
-        };
-    }
-
-    public Subsz Subsz() => new()
-    {
-        ServerId = _broker.ServerId,
-        Now = DateTime.UtcNow,
-        NumSubscriptions = _broker.Monitoring.SubscriptionCount,
-        Total = 0, // nats-server: the listed subscriptions, none without ?subs=1
-        Offset = 0,
-        Limit = DefaultSubszLimit,
-    };
 }

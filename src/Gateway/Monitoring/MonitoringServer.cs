@@ -55,10 +55,10 @@ internal sealed class MonitoringServer : IAsyncDisposable
         _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /routez /subsz /accountz /jsz /healthz /metrics\n"));
         _app.MapGet("/healthz", Healthz);
         _app.MapGet("/varz", (HttpContext _) => Json(_pages.Varz(), GatewayJsonContext.Default.Varz));
-        _app.MapGet("/connz", (HttpContext http) => Json(_pages.Connz(ConnzQueryOf(http.Request.Query)), GatewayJsonContext.Default.Connz));
+        _app.MapGet("/connz", (HttpContext http) => Connz(http.Request.Query));
         _app.MapGet("/accountz", (HttpContext http) => Accountz(http.Request.Query["acc"].ToString()));
         _app.MapGet("/routez", (HttpContext _) => Json(_pages.Routez(), GatewayJsonContext.Default.Routez));
-        _app.MapGet("/subsz", (HttpContext _) => Json(_pages.Subsz(), GatewayJsonContext.Default.Subsz));
+        _app.MapGet("/subsz", (HttpContext http) => Subsz(http.Request.Query));
         _app.MapGet("/jsz", (Func<HttpContext, Task<IResult>>)(http => JszAsync(http.Request.Query)));
         // Prometheus' text format 0.0.4 even when the scraper offers OpenMetrics: in OpenMetrics
         // prometheus-net would name the counters' samples *_total, not as the exporter does.
@@ -199,28 +199,139 @@ internal sealed class MonitoringServer : IAsyncDisposable
         }
     }
 
-    // Go's strconv.Atoi, as nats-server's decodeInt: absent or empty is 0.
+    // Go's strconv.Atoi, as nats-server's decodeInt: absent or empty is 0; Go's int has 64 bits, so
+    // a value past int's range is clamped to it (a page of 2^31 entries is as good as unlimited).
     private static bool TryGoInt(IQueryCollection query, string name, out int value, out string error)
     {
         var text = FirstValue(query, name);
-        error = "";
         value = 0;
-        if (text.Length == 0 || int.TryParse(text, System.Globalization.NumberStyles.AllowLeadingSign, System.Globalization.CultureInfo.InvariantCulture, out value))
+        if (!TryGoInteger(text, signed: true, out var magnitude, out var negative, out var reason))
+        {
+            error = $"Error decoding int for '{name}': strconv.Atoi: parsing \"{text}\": {reason}";
+            return false;
+        }
+
+        error = "";
+        value = negative ? (int)Math.Max(-(decimal)magnitude, int.MinValue) : (int)Math.Min(magnitude, int.MaxValue);
+        return true;
+    }
+
+    // Go's strconv.ParseUint(s, 10, 64), as nats-server's decodeUint64: absent or empty is 0.
+    private static bool TryGoUint64(IQueryCollection query, string name, out ulong value, out string error)
+    {
+        var text = FirstValue(query, name);
+        if (!TryGoInteger(text, signed: false, out value, out _, out var reason))
+        {
+            error = $"Error decoding uint64 for '{name}': strconv.ParseUint: parsing \"{text}\": {reason}";
+            return false;
+        }
+
+        error = "";
+        return true;
+    }
+
+    // Decimal digits (after one sign when signed) up to Go's int64 / uint64 range; the reason is Go's.
+    private static bool TryGoInteger(string text, bool signed, out ulong magnitude, out bool negative, out string reason)
+    {
+        magnitude = 0;
+        negative = false;
+        reason = "invalid syntax";
+        if (text.Length == 0)
         {
             return true;
         }
 
-        error = $"Error decoding int for '{name}': strconv.Atoi: parsing \"{text}\": invalid syntax";
-        return false;
+        var digits = text.AsSpan();
+        if (signed && (digits[0] == '+' || digits[0] == '-'))
+        {
+            negative = digits[0] == '-';
+            digits = digits[1..];
+        }
+
+        if (digits.Length == 0 || digits.ContainsAnyExceptInRange('0', '9'))
+        {
+            return false;
+        }
+
+        var limit = signed ? (negative ? 1UL << 63 : long.MaxValue) : ulong.MaxValue;
+        if (!ulong.TryParse(digits, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out magnitude) || magnitude > limit)
+        {
+            magnitude = 0;
+            reason = "value out of range";
+            return false;
+        }
+
+        return true;
     }
 
-    // ?subs=1|true|detail&auth=1|true&offset=&limit=&user=&acc=&state=closed
-    private static ConnzQuery ConnzQueryOf(IQueryCollection query) => new(
-        Subscriptions: query["subs"] is var s && (s == "1" || s == "true" || s == "detail"),
-        Auth: query["auth"] is var a && (a == "1" || a == "true"),
-        Offset: int.TryParse(query["offset"], out var o) && o > 0 ? o : 0,
-        Limit: int.TryParse(query["limit"], out var l) && l > 0 ? l : 0,
-        User: query["user"].ToString(),
-        Account: query["acc"].ToString(),
-        Closed: query["state"] == "closed");
+    /// <summary>
+    /// /connz as nats-server 2.9.10's HandleConnz: <c>auth</c>, <c>subs</c> (a Go boolean, or <c>detail</c>
+    /// in any case), <c>offset</c>, <c>limit</c>, <c>cid</c> and <c>state</c> are decoded in that order and the
+    /// first bad one is a 400 with nats-server's text; then <c>sort</c>, which may be refused too.
+    /// </summary>
+    private IResult Connz(IQueryCollection query)
+    {
+        var subsDetail = FirstValue(query, "subs").Equals("detail", StringComparison.OrdinalIgnoreCase);
+        var subs = false;
+        if (!TryGoBool(query, "auth", out var auth, out var error)
+            || (!subsDetail && !TryGoBool(query, "subs", out subs, out error))
+            || !TryGoInt(query, "offset", out var offset, out error)
+            || !TryGoInt(query, "limit", out var limit, out error)
+            || !TryGoUint64(query, "cid", out var cid, out error)
+            || !TryConnzState(query, out var state, out error)
+            || !ConnzQuery.TryParseSort(FirstValue(query, "sort"), out var sort, out error))
+        {
+            return BadRequest(error);
+        }
+
+        var connzQuery = new ConnzQuery(sort, subs, subsDetail, auth, offset, limit, cid, FirstValue(query, "mqtt_client"), state, FirstValue(query, "user"), FirstValue(query, "acc"));
+        return connzQuery.Refusal() is { } refusal ? BadRequest(refusal) : Json(_pages.Connz(connzQuery), GatewayJsonContext.Default.Connz);
+    }
+
+    /// <summary>
+    /// /subsz as nats-server 2.9.10's HandleSubsz: <c>subs</c>, <c>offset</c>, <c>limit</c> decoded in that
+    /// order (a bad one is a 400), <c>test</c> must be a literal subject, and <c>acc</c> filters. With no
+    /// subscription in the page only the counts are written, as nats-server does.
+    /// </summary>
+    private IResult Subsz(IQueryCollection query)
+    {
+        if (!TryGoBool(query, "subs", out var subs, out var error)
+            || !TryGoInt(query, "offset", out var offset, out error)
+            || !TryGoInt(query, "limit", out var limit, out error))
+        {
+            return BadRequest(error);
+        }
+
+        var subszQuery = new SubszQuery(subs, offset, limit, FirstValue(query, "acc"), FirstValue(query, "test"));
+        if (subszQuery.Refusal() is { } refusal)
+        {
+            return BadRequest(refusal);
+        }
+
+        var subsz = _pages.Subsz(subszQuery);
+        return subsz.Subscriptions is { Count: > 0 }
+            ? Json(subsz, GatewayJsonContext.Default.Subsz)
+            : Json(SublistStats.Of(subsz), GatewayJsonContext.Default.SublistStats);
+    }
+
+    // nats-server's decodeState: open, closed, any or all in any case; absent or empty is open.
+    private static bool TryConnzState(IQueryCollection query, out ConnzState state, out string error)
+    {
+        var text = FirstValue(query, "state");
+        error = "";
+        state = text.ToLowerInvariant() switch
+        {
+            "" or "open" => ConnzState.Open,
+            "closed" => ConnzState.Closed,
+            "any" or "all" => ConnzState.Any,
+            _ => (ConnzState)(-1),
+        };
+        if (state >= 0)
+        {
+            return true;
+        }
+
+        error = $"Error decoding state for {text}";
+        return false;
+    }
 }

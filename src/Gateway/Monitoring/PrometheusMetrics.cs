@@ -122,7 +122,7 @@ internal sealed partial class PrometheusMetrics
     {
         var connz = _pages.Connz(new ConnzQuery());
         double pending = 0, subscriptions = 0, inBytes = 0, outBytes = 0, inMsgs = 0, outMsgs = 0;
-        foreach (var c in connz.Connections)
+        foreach (var c in connz.Connections ?? [])
         {
             pending += c.PendingBytes;
             subscriptions += c.Subscriptions;

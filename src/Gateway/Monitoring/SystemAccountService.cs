@@ -137,10 +137,10 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
                 Reply(reply, Data(_pages.Varz(), GatewayJsonContext.Default.Varz));
                 break;
             case "CONNZ":
-                Reply(reply, Data(_pages.Connz(ConnzQueryOf(options, null)), GatewayJsonContext.Default.Connz));
+                Reply(reply, ConnzAnswer(options, null));
                 break;
             case "SUBSZ":
-                Reply(reply, Data(_pages.Subsz(), GatewayJsonContext.Default.Subsz));
+                Reply(reply, SubszAnswer(options));
                 break;
             case "ROUTEZ":
                 Reply(reply, Data(_pages.Routez(), GatewayJsonContext.Default.Routez));
@@ -227,7 +227,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
         switch (kind)
         {
             case "CONNZ":
-                Reply(reply, Data(_pages.Connz(ConnzQueryOf(options, accountName)), GatewayJsonContext.Default.Connz));
+                Reply(reply, ConnzAnswer(options, accountName));
                 break;
             case "SUBSZ":
                 Reply(reply, Data(AccountSubsz(accountName), GatewayJsonContext.Default.Subsz));
@@ -527,14 +527,35 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
         return StringOption(options, "domain") is { Length: > 0 } domain && domain != _broker.Options.JetStreamDomain;
     }
 
-    private static ConnzQuery ConnzQueryOf(JsonElement options, string? account) => new(
-        Subscriptions: BoolOption(options, "subscriptions"),
-        Auth: BoolOption(options, "auth"),
-        Offset: IntOption(options, "offset"),
-        Limit: IntOption(options, "limit"),
-        User: StringOption(options, "user"),
-        Account: account ?? StringOption(options, "acc"),
-        Closed: IntOption(options, "state") == 1); // ConnState: 0 open, 1 closed
+    // nats-server's ConnzOptions as JSON; a sort it does not know, or one it refuses, fails the request as its zReq does.
+    private byte[] ConnzAnswer(JsonElement options, string? account)
+    {
+        if (!ConnzQuery.TryParseSort(StringOption(options, "sort") ?? "", out var sort, out var error))
+        {
+            return Failure(error);
+        }
+
+        var query = new ConnzQuery(
+            Sort: sort,
+            Subscriptions: BoolOption(options, "subscriptions"),
+            SubscriptionsDetail: BoolOption(options, "subscriptions_detail"),
+            Auth: BoolOption(options, "auth"),
+            Offset: IntOption(options, "offset"),
+            Limit: IntOption(options, "limit"),
+            Cid: (ulong)Math.Max(0, IntOption(options, "cid")),
+            MqttClient: StringOption(options, "mqtt_client"),
+            State: IntOption(options, "state") switch { 1 => ConnzState.Closed, 2 => ConnzState.Any, _ => ConnzState.Open },
+            User: StringOption(options, "user"),
+            Account: account ?? StringOption(options, "acc"));
+        return query.Refusal() is { } refusal ? Failure(refusal) : Data(_pages.Connz(query), GatewayJsonContext.Default.Connz);
+    }
+
+    // nats-server's SubszOptions as JSON: offset, limit, subscriptions, account, test.
+    private byte[] SubszAnswer(JsonElement options)
+    {
+        var query = new SubszQuery(BoolOption(options, "subscriptions"), IntOption(options, "offset"), IntOption(options, "limit"), StringOption(options, "account"), StringOption(options, "test"));
+        return query.Refusal() is { } refusal ? Failure(refusal) : Data(_pages.Subsz(query), GatewayJsonContext.Default.Subsz);
+    }
 
     // nats-server's JSzOptions as JSON: account, accounts, streams, consumer, config, leader_only, offset, limit.
     private static JszQuery JszQueryOf(JsonElement options) => new(
