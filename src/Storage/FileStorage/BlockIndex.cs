@@ -1,7 +1,7 @@
 using System.Buffers.Binary;
 using Courier.Protocols.Subjects;
-using Courier.Storage.IO;
 using Courier.Storage.Internal;
+using Courier.Storage.IO;
 
 namespace Courier.Storage.FileStorage;
 

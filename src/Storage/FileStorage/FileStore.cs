@@ -2,8 +2,8 @@ using System.Buffers;
 using System.Buffers.Binary;
 using System.Diagnostics;
 using Courier.Protocols.JetStream;
-using Courier.Storage.IO;
 using Courier.Storage.Internal;
+using Courier.Storage.IO;
 
 namespace Courier.Storage.FileStorage;
 
