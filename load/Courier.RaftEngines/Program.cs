@@ -1,3 +1,4 @@
+using Courier.RaftEngines.Courier;
 using Courier.RaftEngines.DotNext;
 
 namespace Courier.RaftEngines;
@@ -10,6 +11,26 @@ internal static class Program
 {
     private static async Task<int> Main(string[] args)
     {
+        if (args.Length > 0 && args[0] == "courier")
+        {
+            var step = args.Length > 1 && !args[1].StartsWith("--", StringComparison.Ordinal) ? args[1] : "all";
+            var opts = BenchOptions.Parse(args);
+            Console.WriteLine($"machine: {Environment.ProcessorCount} logical CPUs, {Environment.OSVersion}, .NET {Environment.Version}, server GC: {System.Runtime.GCSettings.IsServerGC}");
+            using var bound = new CancellationTokenSource(TimeSpan.FromMinutes(10));
+            if (step is "idle" or "all")
+            {
+                CourierBench.Idle(opts, tickMs: 15, electionTicks: 10, heartbeatTicks: 5);   // as DotNext's defaults: election 150-300 ms, heartbeat 75 ms
+                CourierBench.Idle(opts, tickMs: 100, electionTicks: 40, heartbeatTicks: 10); // NATS-like: election 4-8 s, heartbeat 1 s
+            }
+
+            if (step is "append" or "all")
+            {
+                await CourierBench.AppendAsync(opts, bound.Token);
+            }
+
+            return 0;
+        }
+
         if (args.Length == 0 || args[0] != "dotnext")
         {
             Console.Error.WriteLine("usage: dotnext [idle|append|fsync|all] [--groups N] [--idle-seconds S] [--run-seconds S] [--election LO-HI] [--heartbeat-threshold X] [--log memory|wal] [--variant wal-disk|wal-tmpfs|memory] [--snapshot-every N]");

@@ -52,7 +52,7 @@ public sealed partial class RaftNode
         foreach (var voter in _config.Voters)
         {
             if (voter == Id) continue;
-            Send(new RaftMessage { Type = request, To = voter, Term = voteTerm, Index = _log.LastIndex, LogTerm = _log.LastTerm, Transfer = transfer });
+            Send(new RaftMessage { From = Id, Type = request, To = voter, Term = voteTerm, Index = _log.LastIndex, LogTerm = _log.LastTerm, Transfer = transfer });
         }
     }
 
@@ -89,7 +89,7 @@ public sealed partial class RaftNode
         var responseType = pre ? MessageType.PreVoteResponse : MessageType.VoteResponse;
         if (canVote && _log.IsUpToDate(m.Index, m.LogTerm))
         {
-            Send(new RaftMessage { Type = responseType, To = m.From, Term = m.Term });
+            Send(new RaftMessage { From = Id, Type = responseType, To = m.From, Term = m.Term });
             if (!pre)
             {
                 Vote = m.From;
@@ -98,7 +98,7 @@ public sealed partial class RaftNode
         }
         else
         {
-            Send(new RaftMessage { Type = responseType, To = m.From, Term = Term, Reject = true });
+            Send(new RaftMessage { From = Id, Type = responseType, To = m.From, Term = Term, Reject = true });
         }
     }
 

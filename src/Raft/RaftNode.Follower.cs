@@ -16,7 +16,7 @@ public sealed partial class RaftNode
                 _electionElapsed = 0;
                 // The leader only sends a commit this member is known to hold (its match).
                 _log.CommitTo(Math.Min(m.Commit, _log.LastIndex));
-                Send(new RaftMessage { Type = MessageType.HeartbeatResponse, To = m.From });
+                Send(new RaftMessage { From = Id, Term = Term, Type = MessageType.HeartbeatResponse, To = m.From });
                 break;
             case MessageType.Snapshot:
                 Leader = m.From;
@@ -34,13 +34,13 @@ public sealed partial class RaftNode
     {
         if (m.Index < _log.Committed)
         {
-            Send(new RaftMessage { Type = MessageType.AppendResponse, To = m.From, Index = _log.Committed });
+            Send(new RaftMessage { From = Id, Term = Term, Type = MessageType.AppendResponse, To = m.From, Index = _log.Committed });
             return;
         }
         if (_log.TryAppend(m.Index, m.LogTerm, m.Entries, m.Commit, out var lastNew, out var truncated))
         {
             if (truncated || HasConfChange(m.Entries)) RebuildConfiguration(); // the latest configuration in the log rules
-            Send(new RaftMessage { Type = MessageType.AppendResponse, To = m.From, Index = lastNew });
+            Send(new RaftMessage { From = Id, Term = Term, Type = MessageType.AppendResponse, To = m.From, Index = lastNew });
             return;
         }
         // Our log does not hold (m.Index, m.LogTerm): hint the last index whose term is at most the
@@ -48,6 +48,8 @@ public sealed partial class RaftNode
         var hint = _log.FindConflictByTerm(Math.Min(m.Index, _log.LastIndex), m.LogTerm);
         Send(new RaftMessage
         {
+            From = Id,
+            Term = Term,
             Type = MessageType.AppendResponse,
             To = m.From,
             Index = m.Index,
@@ -70,20 +72,20 @@ public sealed partial class RaftNode
         var meta = snapshot.Meta;
         if (meta.Index <= _log.Committed)
         {
-            Send(new RaftMessage { Type = MessageType.AppendResponse, To = m.From, Index = _log.Committed });
+            Send(new RaftMessage { From = Id, Term = Term, Type = MessageType.AppendResponse, To = m.From, Index = _log.Committed });
             return;
         }
         if (_log.MatchTerm(meta.Index, meta.Term))
         {
             // We hold the snapshot's last entry: everything up to it is committed, nothing to install.
             _log.CommitTo(meta.Index);
-            Send(new RaftMessage { Type = MessageType.AppendResponse, To = m.From, Index = meta.Index });
+            Send(new RaftMessage { From = Id, Term = Term, Type = MessageType.AppendResponse, To = m.From, Index = meta.Index });
             return;
         }
         _log.Restore(meta);
         _snapshot = snapshot;
         _unstableSnapshot = snapshot;
         SetConfiguration(meta.Configuration, 0);
-        Send(new RaftMessage { Type = MessageType.AppendResponse, To = m.From, Index = meta.Index });
+        Send(new RaftMessage { From = Id, Term = Term, Type = MessageType.AppendResponse, To = m.From, Index = meta.Index });
     }
 }

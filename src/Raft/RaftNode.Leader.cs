@@ -43,7 +43,7 @@ public sealed partial class RaftNode
         if (_leadTransferee == to) return true;
         _leadTransferee = to;
         _electionElapsed = 0;
-        if (pr.Match == _log.LastIndex) Send(new RaftMessage { Type = MessageType.TimeoutNow, To = to });
+        if (pr.Match == _log.LastIndex) Send(new RaftMessage { From = Id, Term = Term, Type = MessageType.TimeoutNow, To = to });
         else SendAppends(to, pr);
         return true;
     }
@@ -70,7 +70,7 @@ public sealed partial class RaftNode
             foreach (var (member, pr) in _progress)
             {
                 if (member == Id) continue;
-                Send(new RaftMessage { Type = MessageType.Heartbeat, To = member, Commit = Math.Min(pr.Match, _log.Committed) });
+                Send(new RaftMessage { From = Id, Term = Term, Type = MessageType.Heartbeat, To = member, Commit = Math.Min(pr.Match, _log.Committed) });
             }
         }
     }
@@ -116,7 +116,7 @@ public sealed partial class RaftNode
                 if (MaybeCommit()) Committed();
                 else SendAppends(m.From, pr);
                 if (m.From == _leadTransferee && pr.Match == _log.LastIndex)
-                    Send(new RaftMessage { Type = MessageType.TimeoutNow, To = m.From });
+                    Send(new RaftMessage { From = Id, Term = Term, Type = MessageType.TimeoutNow, To = m.From });
                 break;
             case MessageType.HeartbeatResponse:
                 pr.RecentActive = true;
@@ -163,13 +163,13 @@ public sealed partial class RaftNode
         {
             // The follower needs entries we compacted: it gets the snapshot.
             if (_snapshot is null) return false;
-            Send(new RaftMessage { Type = MessageType.Snapshot, To = to, Snapshot = _snapshot });
+            Send(new RaftMessage { From = Id, Term = Term, Type = MessageType.Snapshot, To = to, Snapshot = _snapshot });
             pr.BecomeSnapshot(_snapshot.Meta.Index);
             return false;
         }
         var entries = pr.Next <= _log.LastIndex ? _log.Slice(pr.Next, _log.LastIndex, _options.MaxBytesPerMessage) : [];
         if (entries.Length == 0 && !sendIfEmpty) return false;
-        Send(new RaftMessage { Type = MessageType.Append, To = to, Index = prevIndex, LogTerm = prevTerm, Entries = entries, Commit = _log.Committed });
+        Send(new RaftMessage { From = Id, Term = Term, Type = MessageType.Append, To = to, Index = prevIndex, LogTerm = prevTerm, Entries = entries, Commit = _log.Committed });
         pr.Sent(entries.Length > 0 ? entries[^1].Index : prevIndex);
         return true;
     }

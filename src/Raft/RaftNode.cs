@@ -139,9 +139,9 @@ public sealed partial class RaftNode
         else if (m.Term < Term)
         {
             if (m.Type is MessageType.Append or MessageType.Heartbeat)
-                Send(new RaftMessage { Type = MessageType.AppendResponse, To = m.From, Term = Term, Index = m.Index, Reject = false }); // tells a stale leader our term; it steps down
+                Send(new RaftMessage { From = Id, Type = MessageType.AppendResponse, To = m.From, Term = Term, Index = m.Index, Reject = false }); // tells a stale leader our term; it steps down
             else if (m.Type == MessageType.PreVote)
-                Send(new RaftMessage { Type = MessageType.PreVoteResponse, To = m.From, Term = Term, Reject = true });
+                Send(new RaftMessage { From = Id, Type = MessageType.PreVoteResponse, To = m.From, Term = Term, Reject = true });
             return;
         }
 
@@ -167,26 +167,11 @@ public sealed partial class RaftNode
 
     private void Send(RaftMessage m)
     {
-        var message = new RaftMessage
-        {
-            Type = m.Type,
-            From = Id,
-            To = m.To,
-            Term = m.Term == 0 ? Term : m.Term,
-            LogTerm = m.LogTerm,
-            Index = m.Index,
-            Entries = m.Entries,
-            Commit = m.Commit,
-            Reject = m.Reject,
-            RejectHint = m.RejectHint,
-            Transfer = m.Transfer,
-            Snapshot = m.Snapshot,
-        };
         // A leader's own durability is counted when the host advances, so its appends may leave
         // while it writes; everything else promises something the write must first make durable.
         var early = Role == RaftRole.Leader && _persistedHardState.Term == Term &&
                     m.Type is MessageType.Append or MessageType.Heartbeat or MessageType.Snapshot or MessageType.TimeoutNow;
-        (early ? _earlyMessages : _messages).Add(message);
+        (early ? _earlyMessages : _messages).Add(m);
     }
 
     private void ResetRandomizedElectionTimeout() =>
