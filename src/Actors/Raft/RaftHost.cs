@@ -1,0 +1,316 @@
+using System.Buffers;
+using Akka.Actor;
+using Akka.Event;
+using Courier.Raft;
+using Courier.Storage.Raft;
+
+namespace Courier.Actors.Raft;
+
+/// <summary>
+/// Hosts every Raft group member on this node (a multi-raft node): one timer ticks them all, each
+/// member's <see cref="Ready"/> is written on the thread pool while its core keeps stepping (the
+/// actor thread never waits for a disk), and every message for one peer that one handled actor
+/// message produced leaves in one frame (<see cref="RaftCodec"/>), so a thousand idle groups cost at
+/// most one frame per peer pair per tick (and one answer frame), not a thousand.
+/// </summary>
+/// <remarks>
+/// A group's applier (its stream, or the meta state machine) receives <see cref="Protocol.Applied"/>
+/// batches in log order on every member, and <see cref="Protocol.LeaderChanged"/> when this member
+/// starts or stops leading. A proposer gets <see cref="Protocol.Committed"/> once its entry is
+/// committed (on a quorum of disks) and applied here, or <see cref="Protocol.Rejected"/> when this
+/// member does not lead, or <see cref="Protocol.Lost"/> when leadership changed before its entry
+/// was committed (it may still be committed by the next leader: appliers see it then).
+/// </remarks>
+internal sealed class RaftHost : ReceiveActor, IWithTimers
+{
+    private const string TickTimer = "tick";
+
+    private readonly RaftHostSettings _settings;
+    private readonly IRaftTransport _transport;
+    private readonly Dictionary<string, Group> _groups = new(StringComparer.Ordinal);
+    private readonly Dictionary<ulong, List<(string, RaftMessage)>> _outbound = [];
+    private readonly ILoggingAdapter _log = Context.GetLogger();
+
+    public RaftHost(RaftHostSettings settings, IRaftTransport transport)
+    {
+        _settings = settings;
+        _transport = transport;
+        Receive<Protocol.StartGroup>(Start);
+        Receive<Protocol.Propose>(Propose);
+        Receive<Protocol.Frame>(Frame);
+        Receive<Protocol.Tick>(_ =>
+        {
+            foreach (var group in _groups.Values)
+            {
+                if (group.Failed) continue;
+                group.Raft.Tick();
+                Process(group);
+            }
+            Flush();
+        });
+        Receive<Saved>(OnSaved);
+        Receive<Protocol.TransferLeadership>(m =>
+        {
+            if (_groups.TryGetValue(m.Group, out var group) && !group.Failed && group.Raft.TransferLeadership(m.To)) Process(group);
+            Flush();
+        });
+        Receive<Protocol.Compact>(m =>
+        {
+            if (!_groups.TryGetValue(m.Group, out var group) || group.Failed) return;
+            if (group.Saving) group.DeferredCompact = m; // the store is busy with a write: after it
+            else CompactNow(group, m);
+        });
+        Receive<Protocol.GetStatus>(_ => Sender.Tell(_groups.Values.Where(g => !g.Failed).Select(g => (g.Name, g.Raft.GetStatus())).ToArray()));
+    }
+
+    public ITimerScheduler Timers { get; set; } = null!;
+
+    public static Props Props(RaftHostSettings settings, IRaftTransport transport) =>
+        Akka.Actor.Props.Create(() => new RaftHost(settings, transport));
+
+    protected override void PreStart() => Timers.StartPeriodicTimer(TickTimer, Protocol.Tick.Instance, _settings.TickInterval);
+
+    protected override void PostStop()
+    {
+        foreach (var group in _groups.Values)
+        {
+            foreach (var pending in group.Pending.Values) pending.ReplyTo.Tell(new Protocol.Lost(pending.Correlation, group.Name));
+            if (!group.Saving) group.Store.Dispose(); // a write in flight still owns the store; its process is ending
+        }
+    }
+
+    private void Start(Protocol.StartGroup m)
+    {
+        if (_groups.ContainsKey(m.Name))
+        {
+            Sender.Tell(new Protocol.GroupStarted(m.Name));
+            return;
+        }
+        var store = RaftLogStore.Open(Path.Combine(_settings.Directory, m.Name));
+        var state = store.Load();
+        var options = _settings.Raft with { RandomSeed = Random.Shared.Next() };
+        var raft = new RaftNode(_settings.NodeId, options, state);
+        if (state is null && m.Bootstrap)
+        {
+            // The group's creation is durable before this member takes part (src/Raft/README.md).
+            raft.Bootstrap(m.Voters);
+            var ready = raft.GetReady();
+            store.Save(ready);
+            raft.Advance(ready);
+        }
+        var group = new Group(m.Name, raft, store, m.Applier);
+        _groups[m.Name] = group;
+        Process(group);
+        Flush();
+        Sender.Tell(new Protocol.GroupStarted(m.Name));
+    }
+
+    private void Propose(Protocol.Propose m)
+    {
+        if (!_groups.TryGetValue(m.Group, out var group) || group.Failed)
+        {
+            Sender.Tell(new Protocol.Rejected(m.Correlation, m.Group, 0));
+            return;
+        }
+        if (!group.Raft.Propose(m.Command, out var index, out var term))
+        {
+            Sender.Tell(new Protocol.Rejected(m.Correlation, m.Group, group.Raft.Leader));
+            return;
+        }
+        group.Pending[index] = new Pending(term, Sender, m.Correlation);
+        Process(group);
+        Flush();
+    }
+
+    private void Frame(Protocol.Frame m)
+    {
+        List<(string Group, RaftMessage Message)> messages;
+        try
+        {
+            messages = RaftCodec.Read(m.Bytes);
+        }
+        catch (InvalidDataException e)
+        {
+            _log.Warning("Dropped a malformed Raft frame: {0}", e.Message);
+            return;
+        }
+        foreach (var (name, message) in messages)
+        {
+            // A peer may speak of a group this node has not started (yet): Raft resends.
+            if (!_groups.TryGetValue(name, out var group) || group.Failed) continue;
+            group.Raft.Step(message);
+            Process(group);
+        }
+        Flush();
+    }
+
+    /// <summary>The host's cycle for one member: early sends, the write off this thread, then (on <see cref="Saved"/>) sends, apply, advance.</summary>
+    private void Process(Group group)
+    {
+        NoticeLeadership(group);
+        while (!group.Saving && group.Raft.HasReady)
+        {
+            var ready = group.Raft.GetReady();
+            Enqueue(group.Name, ready.EarlyMessages);
+            if (ready.NothingToPersist)
+            {
+                Complete(group, ready);
+                continue;
+            }
+            group.Saving = true;
+            var self = Self;
+            Task.Run(() => group.Store.Save(ready)).ContinueWith(
+                t => self.Tell(new Saved(group, ready, t.Exception?.GetBaseException())),
+                CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+        }
+    }
+
+    private void OnSaved(Saved m)
+    {
+        var group = m.Group;
+        if (m.Error is not null)
+        {
+            // A member that cannot write must not answer as if it had (etcd/raft panics here). It
+            // leaves the group; the others carry on, and a restart recovers it from its files.
+            _log.Error(m.Error, "Raft group {0}: write failed; this member stops", group.Name);
+            group.Failed = true;
+            foreach (var pending in group.Pending.Values) pending.ReplyTo.Tell(new Protocol.Lost(pending.Correlation, group.Name));
+            group.Pending.Clear();
+            return;
+        }
+        Complete(group, m.Ready);
+        if (group.DeferredCompact is { } compact)
+        {
+            group.DeferredCompact = null;
+            CompactNow(group, compact);
+        }
+        Process(group);
+        Flush();
+    }
+
+    private static void CompactNow(Group group, Protocol.Compact m)
+    {
+        if (m.Index <= group.Raft.FirstIndex - 1 || m.Index > group.Raft.AppliedIndex) return; // already compacted, or not applied yet
+        group.Store.SaveSnapshot(group.Raft.Compact(m.Index, m.Data));
+    }
+
+    private void Complete(Group group, Ready ready)
+    {
+        group.Saving = false;
+        Enqueue(group.Name, ready.Messages);
+        if (ready.Snapshot is not null || ready.CommittedEntries.Length > 0)
+            group.Applier.Tell(new Protocol.Applied(group.Name, ready.Snapshot, ready.CommittedEntries));
+        foreach (var entry in ready.CommittedEntries)
+        {
+            if (!group.Pending.Remove(entry.Index, out var pending)) continue;
+            pending.ReplyTo.Tell(pending.Term == entry.Term
+                ? new Protocol.Committed(pending.Correlation, group.Name, entry.Index)
+                : new Protocol.Lost(pending.Correlation, group.Name));
+        }
+        group.Raft.Advance(ready);
+        NoticeLeadership(group);
+    }
+
+    /// <summary>Tells the applier when this member starts or stops leading; a member that stops leading answers its pending proposers.</summary>
+    private static void NoticeLeadership(Group group)
+    {
+        var raft = group.Raft;
+        var leading = raft.Role == RaftRole.Leader;
+        if (leading == group.Leading && raft.Term == group.Term && raft.Leader == group.Leader) return;
+        if (group.Leading && !leading)
+        {
+            foreach (var pending in group.Pending.Values) pending.ReplyTo.Tell(new Protocol.Lost(pending.Correlation, group.Name));
+            group.Pending.Clear();
+        }
+        group.Leading = leading;
+        group.Term = raft.Term;
+        group.Leader = raft.Leader;
+        group.Applier.Tell(new Protocol.LeaderChanged(group.Name, raft.Leader, raft.Term, leading));
+    }
+
+    private void Enqueue(string group, RaftMessage[] messages)
+    {
+        foreach (var m in messages)
+        {
+            if (!_outbound.TryGetValue(m.To, out var list)) _outbound[m.To] = list = [];
+            list.Add((group, m));
+        }
+    }
+
+    /// <summary>One frame per peer for everything the handled message produced.</summary>
+    private void Flush()
+    {
+        foreach (var (peer, messages) in _outbound)
+        {
+            if (messages.Count == 0) continue;
+            var buffer = new ArrayBufferWriter<byte>(RaftCodec.Size(messages));
+            RaftCodec.Write(buffer, messages);
+            messages.Clear();
+            _transport.Send(peer, buffer.WrittenMemory);
+        }
+    }
+
+    private sealed class Group(string name, RaftNode raft, RaftLogStore store, IActorRef applier)
+    {
+        public string Name { get; } = name;
+        public RaftNode Raft { get; } = raft;
+        public RaftLogStore Store { get; } = store;
+        public IActorRef Applier { get; } = applier;
+        public Dictionary<ulong, Pending> Pending { get; } = [];
+        public bool Saving { get; set; }
+        public Protocol.Compact? DeferredCompact { get; set; }
+        public bool Failed { get; set; }
+        public bool Leading { get; set; }
+        public ulong Term { get; set; }
+        public ulong Leader { get; set; }
+    }
+
+    private readonly record struct Pending(ulong Term, IActorRef ReplyTo, long Correlation);
+
+    private sealed record Saved(Group Group, Ready Ready, Exception? Error);
+
+    /// <summary>What the host takes and answers.</summary>
+    public static class Protocol
+    {
+        /// <summary>Join (or, with <paramref name="Bootstrap"/>, create) a group; answered with <see cref="GroupStarted"/>.</summary>
+        public sealed record StartGroup(string Name, ulong[] Voters, bool Bootstrap, IActorRef Applier);
+
+        public sealed record GroupStarted(string Name);
+
+        /// <summary>One command (a batch of the applier's own operations) for the group's log.</summary>
+        public sealed record Propose(string Group, ReadOnlyMemory<byte> Command, long Correlation);
+
+        /// <summary>The command is committed and applied on this member at <paramref name="Index"/>.</summary>
+        public sealed record Committed(long Correlation, string Group, ulong Index);
+
+        /// <summary>This member does not lead; <paramref name="Leader"/> is the one it knows (0: none).</summary>
+        public sealed record Rejected(long Correlation, string Group, ulong Leader);
+
+        /// <summary>Leadership changed before the command committed: not acknowledged (it may still be committed later).</summary>
+        public sealed record Lost(long Correlation, string Group);
+
+        /// <summary>To the applier: committed entries (after the snapshot, if any, which replaces its state), in log order.</summary>
+        public sealed record Applied(string Group, Snapshot? Snapshot, Entry[] Entries);
+
+        /// <summary>To the applier: who leads now, and whether it is this member.</summary>
+        public sealed record LeaderChanged(string Group, ulong Leader, ulong Term, bool IsSelf);
+
+        public sealed record Frame(ReadOnlyMemory<byte> Bytes);
+
+        public sealed record TransferLeadership(string Group, ulong To);
+
+        /// <summary>The applier's state up to <paramref name="Index"/> (applied): the log before it can go.</summary>
+        public sealed record Compact(string Group, ulong Index, ReadOnlyMemory<byte> Data);
+
+        /// <summary>Answered with every group's (name, <see cref="RaftStatus"/>).</summary>
+        public sealed record GetStatus
+        {
+            public static readonly GetStatus Instance = new();
+        }
+
+        public sealed record Tick
+        {
+            public static readonly Tick Instance = new();
+        }
+    }
+}
