@@ -131,20 +131,28 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         Command<DeleteSnapshotsFailure>(failed => Log.Warning(failed.Cause, "consumer {0}: old snapshots not deleted", _name));
         Command<Protocol.Delete>(_ =>
         {
-            foreach (var waiting in _waiting)
-            {
-                Status(waiting.Reply, "409 Consumer Deleted");
-            }
-
-            if (_persistenceId is not null)
-            {
-                DeleteMessages(long.MaxValue);
-                DeleteSnapshots(SnapshotSelectionCriteria.Latest);
-            }
-
+            DeleteState();
             Sender.Tell(Protocol.Deleted.Instance);
             Context.Stop(Self);
         });
+    }
+
+    /// <summary>
+    /// What CONSUMER.DELETE and an inactivity expiry both do before the actor stops: waiting pull requests
+    /// hear 409, and a durable's journal and snapshots go, so a restart does not bring it back.
+    /// </summary>
+    private void DeleteState()
+    {
+        foreach (var waiting in _waiting)
+        {
+            Status(waiting.Reply, "409 Consumer Deleted");
+        }
+
+        if (_persistenceId is not null)
+        {
+            DeleteMessages(long.MaxValue);
+            DeleteSnapshots(SnapshotSelectionCriteria.Latest);
+        }
     }
 
     /// <summary>The journal id: stream, consumer and creation time, so a later consumer of the same name starts afresh.</summary>
@@ -191,6 +199,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         var now = DateTime.UtcNow;
         if (ExpiredForInactivity(now))
         {
+            DeleteState();
             Context.Parent.Tell(new Protocol.Expired(_name));
             Context.Stop(Self);
             return;
@@ -291,7 +300,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     {
         var idle = !IsPush && _pending.Count == 0 && _waiting.Count == 0 && _redeliver.Count == 0
             && (_persistenceId is null || (_delta.IsEmpty && !_positionsChanged))
-            && (_config.DurableName is not null || InactiveThreshold >= 2 * IdleTickInterval);
+            && (InactiveThreshold is not { } threshold || threshold >= 2 * IdleTickInterval);
         if (idle && !_idleTicking)
         {
             _idleTicking = true;
@@ -300,12 +309,13 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     }
 
     /// <summary>
-    /// An ephemeral consumer goes away after inactive_threshold (5 s by default, as nats-server) with
-    /// no pull requests, acks or deliveries, and for push consumers no subscriber on the deliver subject.
+    /// A consumer goes away after inactive_threshold with no pull requests, acks or deliveries, and for push
+    /// consumers no subscriber on the deliver subject: an ephemeral always (5 s by default), a durable only
+    /// when it has an inactive_threshold, as nats-server 2.9's updateInactiveThreshold and deleteNotActive.
     /// </summary>
     private bool ExpiredForInactivity(DateTime now)
     {
-        if (_config.DurableName is not null)
+        if (InactiveThreshold is not { } threshold)
         {
             return false;
         }
@@ -321,10 +331,13 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
             return false;
         }
 
-        return now - _lastActivity > InactiveThreshold;
+        return now - _lastActivity > threshold;
     }
 
-    private TimeSpan InactiveThreshold => _config.InactiveThreshold > 0 ? TimeSpan.FromTicks(_config.InactiveThreshold / 100) : TimeSpan.FromSeconds(5);
+    /// <summary>How long the consumer may be inactive; null for a durable without inactive_threshold (it stays).</summary>
+    private TimeSpan? InactiveThreshold => _config.InactiveThreshold > 0
+        ? TimeSpan.FromTicks(_config.InactiveThreshold / 100) // ns -> ticks
+        : _config.DurableName is null ? TimeSpan.FromSeconds(5) : null; // ephemerals: nats-server's JsDeleteWaitTimeDefault
 
     private void Status(string inbox, string status) =>
         _out.Publish(inbox, null, Encoding.ASCII.GetBytes($"NATS/1.0 {status}\r\n\r\n"), default);
@@ -399,7 +412,10 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
             }
         }
 
-        /// <summary>Told to the stream: this ephemeral consumer expired and stopped.</summary>
+        /// <summary>
+        /// Told to the stream: this consumer expired for inactivity, deleted its journal if it had one, and
+        /// stopped; the stream forgets it as after CONSUMER.DELETE.
+        /// </summary>
         public sealed record Expired(string Name);
 
         /// <summary>A pull request (CONSUMER.MSG.NEXT).</summary>

@@ -102,6 +102,15 @@ internal sealed partial class StreamActor
         _displaced.Leave(name);
     }
 
+    /// <summary>A durable consumer's directory (its meta file) goes with the consumer; ephemerals have none.</summary>
+    private void DeleteConsumerDirectory(string name)
+    {
+        if (ConsumersDirectory is { } dir && Directory.Exists(Path.Combine(dir, name)))
+        {
+            Directory.Delete(Path.Combine(dir, name), recursive: true);
+        }
+    }
+
     // $JS.FC.<stream>.<consumer>.<id>: answers to push consumers' flow control requests (one per MiB or so pushed).
     private void OnFlowControl(Protocol.FlowControlBatch batch)
     {
@@ -208,10 +217,7 @@ internal sealed partial class StreamActor
                     {
                         await doomed.Ask<ConsumerActor.Protocol.Deleted>(ConsumerActor.Protocol.Delete.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
                         ForgetConsumer(request.Consumer);
-                        if (ConsumersDirectory is { } dir && Directory.Exists(Path.Combine(dir, request.Consumer)))
-                        {
-                            Directory.Delete(Path.Combine(dir, request.Consumer), recursive: true);
-                        }
+                        DeleteConsumerDirectory(request.Consumer);
 
                         Reply(request.ReplyTo, new SuccessResponse { Type = "io.nats.jetstream.api.v1.consumer_delete_response", Success = true }, JetStreamJsonContext.Default.SuccessResponse);
                     });

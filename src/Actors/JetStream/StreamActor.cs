@@ -103,6 +103,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         {
             _consumers.Remove(expired.Name);
             ForgetConsumer(expired.Name);
+            DeleteConsumerDirectory(expired.Name); // a durable's definition: gone, so a restart does not recreate it
         });
         Receive<Protocol.ExpireByAge>(_ => _store.ExpireByAge((DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100));
         Receive<Protocol.SyncStore>(_ => _store.Sync());

@@ -37,8 +37,16 @@ internal static class StreamConfigRules
     /// than stored and echoed: num_replicas above 1 (nats-server's answer on a single server; Courier
     /// replicates no stream), compression other than none, and consumer_limits.
     /// </summary>
+    /// <summary>nats-server's StreamMaxReplicas.</summary>
+    public const int MaxReplicas = 5;
+
     public static ApiError? CheckImplemented(StreamConfig config)
     {
+        if (config.Replicas > MaxReplicas)
+        {
+            return ApiError.StreamInvalidConfig($"maximum replicas is {MaxReplicas}"); // nats-server checks this before the cluster
+        }
+
         if (config.Replicas > 1)
         {
             return ApiError.StreamReplicasNotSupported;

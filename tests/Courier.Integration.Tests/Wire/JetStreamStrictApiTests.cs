@@ -53,6 +53,7 @@ public sealed class JetStreamStrictApiTests(CourierFixture fixture) : IClassFixt
     [InlineData(""" "consumer_limits":{"inactive_threshold":1000000000} """, 500, 10052, "stream consumer limits are not supported")]
     [InlineData(""" "consumer_limits":{"max_ack_pending":10} """, 500, 10052, "stream consumer limits are not supported")]
     [InlineData(""" "num_replicas":3 """, 500, 10074, "replicas > 1 not supported in non-clustered mode")]
+    [InlineData(""" "num_replicas":7 """, 500, 10052, "maximum replicas is 5")] // nats-server 2.9.10 answers this before the cluster question
     public async Task Stream_settings_courier_does_not_apply_are_refused(string setting, int status, int code, string description)
     {
         await fixture.WithJetStreamAsync(async server =>

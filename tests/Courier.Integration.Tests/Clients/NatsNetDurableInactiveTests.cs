@@ -1,0 +1,102 @@
+using Courier.Integration.Tests.Infrastructure;
+using NATS.Client.JetStream;
+using NATS.Client.JetStream.Models;
+
+namespace Courier.Integration.Tests.Clients;
+
+/// <summary>
+/// A durable consumer with inactive_threshold (issue 37): nats-server 2.9.10 deletes it, as it does an
+/// ephemeral, once it has had no pull request for that long (deleteNotActive), and the deletion is for good:
+/// a restart does not bring it back. One that keeps pulling stays.
+/// </summary>
+public abstract class NatsNetDurableInactiveTests<TServer> : IClassFixture<TServer>
+    where TServer : ServerFixture
+{
+    private static readonly TimeSpan FetchEvery = TimeSpan.FromMilliseconds(300); // well inside the 1 s threshold
+
+    private readonly TServer _server;
+
+    protected NatsNetDurableInactiveTests(TServer server)
+    {
+        _server = server;
+    }
+
+    [Fact]
+    public async Task An_idle_durable_with_inactive_threshold_is_deleted_for_good_while_a_pulling_one_stays()
+    {
+        using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(90));
+        var ct = cts.Token;
+        var storeDir = Directory.CreateTempSubdirectory("courier-js-").FullName;
+        try
+        {
+            var p = Subjects.NewPrefix();
+            var name = NatsNetClient.NameFor(p);
+            await using (var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir))
+            {
+                await using var nats = await NatsNetClient.ConnectAsync(server.Url);
+                var js = new NatsJSContext(nats);
+                await js.CreateStreamAsync(new StreamConfig(name, [$"{p}.>"]), ct);
+                var idle = await js.CreateOrUpdateConsumerAsync(name, Durable("idle"), ct);
+                Assert.Equal(TimeSpan.FromSeconds(1), idle.Info.Config.InactiveThreshold);
+                var busy = await js.CreateOrUpdateConsumerAsync(name, Durable("busy"), ct);
+
+                var started = DateTime.UtcNow;
+                var idleGone = false;
+                while (DateTime.UtcNow - started < TimeSpan.FromSeconds(10) && !(idleGone && DateTime.UtcNow - started > TimeSpan.FromSeconds(3.5)))
+                {
+                    await foreach (var unused in busy.FetchNoWaitAsync<int>(new NatsJSFetchOpts { MaxMsgs = 1 }, cancellationToken: ct))
+                    {
+                    }
+
+                    idleGone = idleGone || await IsGoneAsync(js, name, "idle", ct);
+                    await Task.Delay(FetchEvery, ct);
+                }
+
+                Assert.True(idleGone, "the idle durable was still there after 10 s");
+                Assert.Equal("busy", (await js.GetConsumerAsync(name, "busy", ct)).Info.Name);
+
+                // A graceful stop (SIGTERM), so both servers have written what they hold.
+                await server.SignalAsync("TERM");
+                Assert.NotNull(await server.WaitForExitAsync(TimeSpan.FromSeconds(20)));
+            }
+
+            await using (var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir))
+            {
+                await using var nats = await NatsNetClient.ConnectAsync(server.Url);
+                var js = new NatsJSContext(nats);
+                Assert.True(await IsGoneAsync(js, name, "idle", ct), "the expired durable came back after a restart");
+            }
+        }
+        finally
+        {
+            Directory.Delete(storeDir, recursive: true);
+        }
+    }
+
+    private static ConsumerConfig Durable(string name) => new(name)
+    {
+        AckPolicy = ConsumerConfigAckPolicy.Explicit,
+        InactiveThreshold = TimeSpan.FromSeconds(1),
+    };
+
+    /// <summary>CONSUMER.INFO answers 404/10014 'consumer not found'.</summary>
+    private static async Task<bool> IsGoneAsync(NatsJSContext js, string stream, string consumer, CancellationToken ct)
+    {
+        try
+        {
+            await js.GetConsumerAsync(stream, consumer, ct);
+            return false;
+        }
+        catch (NatsJSApiException e) when (e.Error.Code == 404)
+        {
+            Assert.Equal(10014, e.Error.ErrCode);
+            return true;
+        }
+    }
+}
+
+[Trait("server", "nats-server")]
+public sealed class NatsNetDurableInactiveTests_NatsServer(NatsServerFixture server) : NatsNetDurableInactiveTests<NatsServerFixture>(server);
+
+[Trait("server", "courier")]
+public sealed class NatsNetDurableInactiveTests_Courier(CourierFixture server) : NatsNetDurableInactiveTests<CourierFixture>(server);
