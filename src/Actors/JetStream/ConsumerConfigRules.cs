@@ -60,6 +60,12 @@ internal static class ConsumerConfigRules
     /// <summary>The configuration's own rules (push or pull, heartbeats, flow control, request limits).</summary>
     public static ApiError? Check(ConsumerConfig config, StreamConfig stream)
     {
+        // No consumer is replicated (issue 34): nats-server's answer on a single server, for any count above 1.
+        if (config.Replicas > 1)
+        {
+            return ApiError.StreamReplicasNotSupported;
+        }
+
         // Every backoff step is a delivery attempt, so max_deliver (-1 when not set) must exceed their count.
         if (config.Backoff is { Count: > 0 } backoff && config.MaxDeliver <= backoff.Count)
         {

@@ -356,7 +356,9 @@ internal sealed partial class StreamActor
         }
 
         var createdAt = DateTime.UtcNow;
-        var persisted = durable && ConsumersDirectory is not null;
+        // mem_storage: the consumer's state stays in memory, and (as in nats-server 2.9.10) it does not
+        // come back after a restart: no meta file, no journal.
+        var persisted = durable && ConsumersDirectory is not null && !config.MemoryStorage;
         if (persisted)
         {
             // The definition is durable before the consumer exists (write, fsync, rename).

@@ -49,6 +49,12 @@ public abstract class JetStreamConsumerRulesTests<TServer> : IClassFixture<TServ
                 400, 10116, "max deliver is required to be > length of backoff values");
             await AssertRefusedAsync("$JS.API.CONSUMER.DURABLE.CREATE.R.L", $$"""{"durable_name":"L","ack_policy":"explicit","description":"{{new string('d', 4097)}}"}""",
                 400, 10107, "consumer description is too long, maximum allowed is 4096");
+            // A single server replicates no consumer: any count above 1 (5 or 7 alike).
+            foreach (var replicas in new[] { 3, 7 })
+            {
+                await AssertRefusedAsync("$JS.API.CONSUMER.CREATE.R", $$"""{"ack_policy":"explicit","num_replicas":{{replicas}}}""",
+                    500, 10074, "replicas > 1 not supported in non-clustered mode");
+            }
 
             // The same names and limits within the rules are accepted.
             using var accepted = await RequestAsync(c, "$JS.API.CONSUMER.DURABLE.CREATE.R.B",
