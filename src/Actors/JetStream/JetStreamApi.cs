@@ -687,7 +687,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         var directory = config.Storage == StorageType.Memory ? null : Path.Combine(_streamsDirectory, config.Name);
         // A unique child name: a deleted stream's actor may still be stopping when its name is reused.
         var consumers = _consumers.Open(config.Name);
-        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest, _settings.Domain, _counters, _localStreams, consumers), $"stream-{Uri.EscapeDataString(config.Name)}-{++_incarnation}");
+        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest, _settings.Domain, _counters, _localStreams, consumers, () => _settings.Limits?.MaxConsumers ?? -1), $"stream-{Uri.EscapeDataString(config.Name)}-{++_incarnation}");
         Context.Watch(actor);
         _streams[config.Name] = new StreamEntry(config, actor, created);
         return actor;
@@ -747,6 +747,12 @@ internal sealed partial class JetStreamApi : ReceiveActor
         var memory = config.Storage == StorageType.Memory;
         if (_settings.Limits is { } account)
         {
+            // nats-server's checkLimits: a stream may not allow more consumers than the account (an update cannot change it).
+            if (previous is null && config.MaxConsumers > 0 && account.MaxConsumers > 0 && config.MaxConsumers > account.MaxConsumers)
+            {
+                return ApiError.MaximumConsumersReached;
+            }
+
             // The account's limits first (nats-server's checkBytesLimits with the account's tier), then the server's.
             if (account.MaxBytesRequired && config.MaxBytes <= 0)
             {

@@ -342,8 +342,16 @@ internal sealed partial class StreamActor
             return;
         }
 
-        // nats-server (addConsumerWithAssignment, standalone): the stream's max_consumers counts every consumer it has.
-        if (_config.MaxConsumers > 0 && _consumers.Count >= _config.MaxConsumers)
+        // nats-server (addConsumerWithAssignment): the stream's max_consumers, or the account's when the stream
+        // has none or the account's is lower, counts every consumer the stream has.
+        var maxConsumers = _config.MaxConsumers;
+        var accountMax = _accountMaxConsumers();
+        if (maxConsumers <= 0 || (accountMax > 0 && accountMax < maxConsumers))
+        {
+            maxConsumers = accountMax;
+        }
+
+        if (maxConsumers > 0 && _consumers.Count >= maxConsumers)
         {
             Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = ApiError.MaximumConsumersReached }, JetStreamJsonContext.Default.ErrorResponse);
             return;

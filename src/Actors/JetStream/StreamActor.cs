@@ -19,6 +19,8 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     /// <summary>How often messages past max_age are removed.</summary>
     private static readonly TimeSpan AgeCheckInterval = TimeSpan.FromSeconds(1);
 
+    /// <summary>The account's max_consumers now (-1: none); read at each create, as account limits can change.</summary>
+    private readonly Func<int> _accountMaxConsumers;
     private readonly InProcessClient _client;
     private readonly InProcessPublisher _out;
     private readonly IStreamStore _store;
@@ -34,8 +36,9 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     private readonly InterestLedger? _interest;
     private readonly DisplacedMessages _displaced = new();
 
-    public StreamActor(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain, ApiCounters counters, LocalStreams streams, StreamConsumers consumers)
+    public StreamActor(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain, ApiCounters counters, LocalStreams streams, StreamConsumers consumers, Func<int>? accountMaxConsumers = null)
     {
+        _accountMaxConsumers = accountMaxConsumers ?? (() => -1);
         _streams = streams;
         _consumers = consumers;
         _domain = domain;
@@ -143,12 +146,12 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     /// <c>consumers</c> is the stream's entry in its account's <see cref="ConsumerDirectory"/> (null: a list
     /// of its own), through which pull requests and acks reach the consumers without this actor.
     /// </remarks>
-    public static Props Props(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain = null, ApiCounters? counters = null, LocalStreams? streams = null, StreamConsumers? consumers = null)
+    public static Props Props(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain = null, ApiCounters? counters = null, LocalStreams? streams = null, StreamConsumers? consumers = null, Func<int>? accountMaxConsumers = null)
     {
         counters ??= new ApiCounters();
         streams ??= new LocalStreams();
         consumers ??= new StreamConsumers();
-        var props = Akka.Actor.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest, domain, counters, streams, consumers));
+        var props = Akka.Actor.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest, domain, counters, streams, consumers, accountMaxConsumers));
         return props.WithDispatcher(store.Type == StorageType.Memory ? CallerRunsExecutorConfigurator.DispatcherId : IoDispatcher);
     }
 

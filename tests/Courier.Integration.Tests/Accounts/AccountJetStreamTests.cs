@@ -12,6 +12,7 @@ public abstract class AccountJetStreamTests<TServer> : IClassFixture<TServer>
         accounts {
           J1: { users: [ {user: j1, password: j1} ], jetstream: enabled }
           J2: { users: [ {user: j2, password: j2} ], jetstream: { max_streams: 1, max_mem: 1024, max_file: 1048576 } }
+          J3: { users: [ {user: j3, password: j3} ], jetstream: { max_consumers: 2 } }
           N: { users: [ {user: n, password: n} ] }
         }
         """;
@@ -74,6 +75,37 @@ public abstract class AccountJetStreamTests<TServer> : IClassFixture<TServer>
                 var info = await js.GetAccountInfoAsync(cts.Token);
                 Assert.Equal(1, info.Limits.MaxStreams);
                 Assert.Equal(1024, info.Limits.MaxMemory);
+            },
+            Config);
+
+    [Fact]
+    public Task An_accounts_max_consumers_caps_each_stream_and_refuses_a_stream_asking_for_more() =>
+        _server.WithJetStreamAsync(
+            async server =>
+            {
+                using var cts = new CancellationTokenSource(NatsNetClient.TestTimeout);
+                await using var three = await AccountConfig.ConnectAsync(server.Url, "j3");
+                var js = new NatsJSContext(three);
+
+                var greedy = await Assert.ThrowsAsync<NatsJSApiException>(async () =>
+                    await js.CreateStreamAsync(new StreamConfig("GREEDY", ["greedy.>"]) { MaxConsumers = 5 }, cts.Token));
+                Assert.Equal((400, 10026, "maximum consumers limit reached"), (greedy.Error.Code, greedy.Error.ErrCode, greedy.Error.Description));
+
+                // Each stream may have the account's max_consumers (not the account in all), or its own lower figure.
+                foreach (var (stream, allowed) in new[] { ("ONE", 2), ("TWO", 2), ("LOW", 1) })
+                {
+                    await js.CreateStreamAsync(new StreamConfig(stream, [$"{stream.ToLowerInvariant()}.>"]) { MaxConsumers = stream == "LOW" ? 1 : -1 }, cts.Token);
+                    for (var i = 0; i < allowed; i++)
+                    {
+                        await js.CreateOrUpdateConsumerAsync(stream, new ConsumerConfig($"C{i}") { AckPolicy = ConsumerConfigAckPolicy.Explicit }, cts.Token);
+                    }
+
+                    var beyond = await Assert.ThrowsAsync<NatsJSApiException>(async () =>
+                        await js.CreateOrUpdateConsumerAsync(stream, new ConsumerConfig("EXTRA") { AckPolicy = ConsumerConfigAckPolicy.Explicit }, cts.Token));
+                    Assert.Equal((400, 10026), (beyond.Error.Code, beyond.Error.ErrCode));
+                }
+
+                Assert.Equal(2, (await js.GetAccountInfoAsync(cts.Token)).Limits.MaxConsumers);
             },
             Config);
 
