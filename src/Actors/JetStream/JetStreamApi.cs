@@ -288,6 +288,13 @@ internal sealed partial class JetStreamApi : ReceiveActor
             case "STREAM.PURGE":
             case "STREAM.MSG.GET":
             case "STREAM.MSG.DELETE":
+                if (operation is "STREAM.MSG.GET" or "STREAM.MSG.DELETE" && request.Payload.Length == 0)
+                {
+                    // nats-server checks for a body before it looks for the stream.
+                    Reply(reply, new ErrorResponse { Type = ResponseType(operation), Error = ApiError.BadRequest }, JetStreamJsonContext.Default.ErrorResponse);
+                    return;
+                }
+
                 if (!_streams.TryGetValue(name, out var stream))
                 {
                     Reply(reply, new ErrorResponse { Type = ResponseType(operation), Error = ApiError.StreamNotFound }, JetStreamJsonContext.Default.ErrorResponse);
@@ -586,6 +593,12 @@ internal sealed partial class JetStreamApi : ReceiveActor
     private void Update(StreamEntry existing, StreamConfig config, string reply, string type)
     {
         var current = existing.Config;
+        if (config.MaxConsumers != current.MaxConsumers)
+        {
+            Fail(reply, type, ApiError.StreamInvalidConfig("stream configuration update can not change MaxConsumers"));
+            return;
+        }
+
         if (config.Storage != current.Storage)
         {
             Fail(reply, type, ApiError.StreamInvalidConfig("stream configuration update can not change storage type"));
@@ -613,6 +626,19 @@ internal sealed partial class JetStreamApi : ReceiveActor
         if (current.Sealed && !config.Sealed)
         {
             Fail(reply, type, ApiError.StreamInvalidConfig("stream configuration update can not unseal a sealed stream"));
+            return;
+        }
+
+        // nats-server's configUpdateCheck: deny_delete and deny_purge, once on, stay on.
+        if (current.DenyDelete && !config.DenyDelete)
+        {
+            Fail(reply, type, ApiError.StreamInvalidConfig("stream configuration update can not cancel deny message deletes"));
+            return;
+        }
+
+        if (current.DenyPurge && !config.DenyPurge)
+        {
+            Fail(reply, type, ApiError.StreamInvalidConfig("stream configuration update can not cancel deny purge"));
             return;
         }
 

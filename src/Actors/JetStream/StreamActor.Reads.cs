@@ -187,10 +187,20 @@ internal sealed partial class StreamActor
         }
 
         var delete = JsonSerializer.Deserialize(request.Payload, JetStreamJsonContext.Default.MsgDeleteRequest);
-        var removed = delete is not null && (delete.NoErase ? _store.RemoveMessage(delete.Seq) : _store.EraseMessage(delete.Seq));
-        Reply(
-            request.ReplyTo,
-            removed ? new SuccessResponse { Type = Type, Success = true } : new SuccessResponse { Type = Type, Error = new ApiError(500, 10057, "no message found") },
-            JetStreamJsonContext.Default.SuccessResponse);
+        if (delete is null)
+        {
+            Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = ApiError.BadRequest }, JetStreamJsonContext.Default.ErrorResponse);
+            return;
+        }
+
+        if (delete.NoErase ? _store.RemoveMessage(delete.Seq) : _store.EraseMessage(delete.Seq))
+        {
+            Reply(request.ReplyTo, new SuccessResponse { Type = Type, Success = true }, JetStreamJsonContext.Default.SuccessResponse);
+        }
+        else
+        {
+            // nats-server 2.9.10: JSSequenceNotFoundErrF, with no "success" beside it.
+            Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = new ApiError(400, 10043, $"sequence {delete.Seq} not found") }, JetStreamJsonContext.Default.ErrorResponse);
+        }
     }
 }
