@@ -77,6 +77,9 @@ public sealed class ServerOptions
     /// <summary><c>no_auth_user</c>: the user a client that sends no credentials logs in as.</summary>
     public string? NoAuthUser { get; set; }
 
+    /// <summary>The config file has an <c>authorization {}</c> block (then no implicit no-auth user is added).</summary>
+    public bool AuthorizationBlock { get; set; }
+
     /// <summary><c>system_account</c> outside operator mode: the account of the system events and requests (default <c>$SYS</c>).</summary>
     public string? SystemAccount { get; set; }
 

@@ -249,6 +249,7 @@ internal sealed partial class OptionsBinder
                 BindJetStream(entry);
                 break;
             case "authorization":
+                _options.AuthorizationBlock = true;
                 BindAuthorization(entry);
                 break;
             case "operator" or "operators" or "roots" or "root" or "root_operators" or "root_operator":

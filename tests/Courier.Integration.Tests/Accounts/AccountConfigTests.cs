@@ -51,6 +51,70 @@ public abstract class AccountConfigTests<TServer> : IClassFixture<TServer>
     }
 
     [Fact]
+    public async Task When_only_the_system_account_has_users_a_client_without_credentials_still_connects_into_the_global_account()
+    {
+        var p = Subjects.NewPrefix();
+        await using var server = await _server.StartServerAsync("""
+            accounts { SYS: { users: [ {user: admin, password: admin} ] } }
+            system_account: SYS
+            """);
+
+        // nats-server adds an implicit no-auth user for the global account; INFO still says auth is required.
+        await using var anonymous = await WireClient.ConnectAsync(server);
+        Assert.True(anonymous.Info.GetProperty("auth_required").GetBoolean(), anonymous.InfoLine);
+        await anonymous.HandshakeAsync();
+        await anonymous.SendAsync($"SUB {p}.x 1\r\n");
+        await anonymous.PingPongAsync();
+        await using var other = await WireClient.ConnectAsync(server);
+        await other.HandshakeAsync();
+        await other.SendAsync($"PUB {p}.x 2\r\nhi\r\n");
+        await other.PingPongAsync();
+        Assert.Equal("hi", (await anonymous.ExpectMsgAsync()).PayloadText);
+
+        // The system user still logs in, and a wrong password is still refused.
+        await using var admin = await WireClient.ConnectAsync(server);
+        await admin.HandshakeAsync("""{"verbose":false,"user":"admin","pass":"admin"}""");
+        await using var wrong = await WireClient.ConnectAsync(server);
+        await wrong.SendAsync("CONNECT {\"verbose\":false,\"user\":\"admin\",\"pass\":\"nope\"}\r\nPING\r\n");
+        await wrong.ExpectErrAndCloseAsync("Authorization Violation");
+    }
+
+    [Fact]
+    public async Task With_another_account_configured_a_client_without_credentials_is_refused()
+    {
+        await using var server = await _server.StartServerAsync("""
+            accounts {
+              SYS: { users: [ {user: admin, password: admin} ] }
+              A: { users: [ {user: a, password: a} ] }
+            }
+            system_account: SYS
+            """);
+        await using var anonymous = await WireClient.ConnectAsync(server);
+        await anonymous.SendAsync("CONNECT {\"verbose\":false}\r\nPING\r\n");
+        await anonymous.ExpectErrAndCloseAsync("Authorization Violation");
+    }
+
+    [Fact]
+    public async Task A_user_configured_without_a_password_logs_in_with_its_name_alone()
+    {
+        await using var server = await _server.StartServerAsync("""
+            authorization { users: [ {user: u, permissions: {publish: ">", subscribe: ">"}}, {user: p, password: secret} ] }
+            """);
+        await using var named = await WireClient.ConnectAsync(server);
+        await named.HandshakeAsync("""{"verbose":false,"user":"u"}""");
+        await using var emptyPass = await WireClient.ConnectAsync(server);
+        await emptyPass.HandshakeAsync("""{"verbose":false,"user":"u","pass":""}""");
+
+        // A password it does not have, or another user's name without that user's password, is refused.
+        foreach (var connect in new[] { """{"verbose":false,"user":"u","pass":"x"}""", """{"verbose":false,"user":"p"}""", """{"verbose":false}""" })
+        {
+            await using var refused = await WireClient.ConnectAsync(server);
+            await refused.SendAsync($"CONNECT {connect}\r\nPING\r\n");
+            await refused.ExpectErrAndCloseAsync("Authorization Violation");
+        }
+    }
+
+    [Fact]
     public async Task A_client_without_credentials_logs_in_as_the_no_auth_user_into_its_account()
     {
         var p = Subjects.NewPrefix();

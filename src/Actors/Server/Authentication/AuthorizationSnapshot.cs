@@ -42,10 +42,21 @@ internal sealed class AuthorizationSnapshot
             {
                 schemes.Add(new NoAuthUserScheme(Users, NoAuthUser, DefaultPermissions, accounts));
             }
+            else if (SystemAccountOnly(options))
+            {
+                // nats-server's configureAccounts: when the only configured account is the system account
+                // (users given there to reach $SYS) and there is no authorization block, clients without
+                // credentials still land in the global account, through an implicit no-auth user.
+                var implicitUser = new UserEntry(ImplicitNoAuthUser, null, null, Account.GlobalName);
+                schemes.Add(new NoAuthUserScheme([implicitUser], ImplicitNoAuthUser, null, accounts));
+            }
 
             if (Users.Length > 0)
             {
-                schemes.Add(new UserListScheme(Users, DefaultPermissions, accounts, refuseUnknown: false));
+                // nats-server compares a user's password with the client's as strings, so a user configured
+                // without one logs in with its name alone; not where users map from TLS certificates.
+                var certificates = options.Tls is { MapCertificateToUser: true } || options.WebSocket?.Tls is { MapCertificateToUser: true };
+                schemes.Add(new UserListScheme(Users, DefaultPermissions, accounts, refuseUnknown: false, passwordlessUsers: !certificates));
             }
 
             if (options.Username is not null)
@@ -62,6 +73,13 @@ internal sealed class AuthorizationSnapshot
         Schemes = schemes;
         WebSocket = options.WebSocket is { AuthOverride: true } ws ? WebSocketSchemes(ws, accounts) : null;
     }
+
+    /// <summary>The implicit no-auth user's name (nats-server makes up <c>nats-&lt;random&gt;</c>; this one cannot clash with a configured name's account).</summary>
+    internal const string ImplicitNoAuthUser = "nats-implicit-no-auth";
+
+    private static bool SystemAccountOnly(ServerOptions options) =>
+        !options.AuthorizationBlock && options.Accounts.Count == 1 && options.Username is null && options.Token is null &&
+        options.Accounts[0].Name == (options.SystemAccount ?? Broker.DefaultSystemAccount);
 
     /// <summary>Configured users with a password.</summary>
     public UserEntry[] Users { get; }

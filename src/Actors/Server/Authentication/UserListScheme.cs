@@ -7,7 +7,7 @@ namespace Courier.Actors.Server.Authentication;
 /// unknown user or a wrong password passes to the next scheme, or is refused where the users list is
 /// the last word (a WebSocket block's own authorization).
 /// </summary>
-internal sealed class UserListScheme(UserEntry[] users, Permissions? defaultPermissions, Func<string, Account> accounts, bool refuseUnknown) : IAuthenticationScheme
+internal sealed class UserListScheme(UserEntry[] users, Permissions? defaultPermissions, Func<string, Account> accounts, bool refuseUnknown, bool passwordlessUsers = false) : IAuthenticationScheme
 {
     public AuthResult? Authenticate(in AuthRequest request)
     {
@@ -18,7 +18,7 @@ internal sealed class UserListScheme(UserEntry[] users, Permissions? defaultPerm
 
         foreach (var user in users)
         {
-            if (user.User == name && Secrets.Equal(user.Password, request.Connect.Pass))
+            if (user.User == name && (Secrets.Equal(user.Password, request.Connect.Pass) || (passwordlessUsers && user.Password is null && request.Connect.Pass is null or "")))
             {
                 return Authenticator.Success(user, defaultPermissions, accounts);
             }
