@@ -29,6 +29,9 @@ namespace Courier.Actors.Mqtt;
 /// </remarks>
 internal sealed class MqttSessionActor : ReceivePersistentActor
 {
+    /// <summary>The close reason of a connection whose client id a newer CONNECT took (nats-server's text).</summary>
+    internal const string DuplicateClientId = "Duplicate Client ID";
+
     internal const int SnapshotEvery = 1000;
 
     private readonly string _clientId;
@@ -222,7 +225,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         if (_connection is not null && !_connection.Equals(attach.Connection))
         {
             Context.Unwatch(_connection);
-            _connection.Tell(new ConnectionActor.Protocol.Close("Duplicate Client ID"));
+            _connection.Tell(new ConnectionActor.Protocol.Close(DuplicateClientId));
         }
 
         _connection = attach.Connection;
