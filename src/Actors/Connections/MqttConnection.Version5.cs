@@ -195,16 +195,21 @@ internal sealed partial class MqttConnection
                     return MqttDisconnect(MqttReasonCode.ProtocolError, "Session Expiry Interval set at DISCONNECT after 0 at CONNECT");
                 }
 
-                if (property.Number == 0 && mqtt.Persistent && mqtt.ClientId is { } clientId)
+                if (property.Number == 0 && mqtt.Persistent)
                 {
-                    // A clean attach by this same connection discards the kept state; the session then ends with the connection.
-                    _context.Sessions.Tell(new MqttSessions.Protocol.Attach(clientId, true, Owner, this), Akka.Actor.ActorRefs.NoSender);
+                    mqtt.EndSessionAtClose = true; // the kept session ends with this connection (OnClosing)
                 }
             }
 
             if (packet.ReasonCode != (byte)MqttReasonCode.DisconnectWithWillMessage)
             {
                 mqtt.Will = null;
+            }
+
+            if (mqtt.EndSessionAtClose && mqtt.Session is { } session)
+            {
+                // Now rather than at close, so that a CONNECT the client sends next finds the session ended.
+                session.Tell(new MqttSessionActor.Protocol.End(Owner), Akka.Actor.ActorRefs.NoSender);
             }
         }
         else

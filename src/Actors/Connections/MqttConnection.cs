@@ -149,7 +149,14 @@ internal sealed partial class MqttConnection : Connection
     private protected override void OnReadEnded() => PublishWill();
 
     /// <inheritdoc />
-    private protected override void OnClosing() => _mqtt.Inflight.Close();
+    private protected override void OnClosing()
+    {
+        _mqtt.Inflight.Close();
+        if (_mqtt.EndSessionAtClose && _mqtt.Session is { } session)
+        {
+            session.Tell(new MqttSessionActor.Protocol.End(Owner)); // MQTT 5.0 Session Expiry Interval 0
+        }
+    }
 
     // One message per read batch to the persistent session, whatever the number of acks: the acks, and
     // the packet ids its deliveries were sent with (deliveries that waited for a window slot included).
@@ -407,9 +414,10 @@ internal sealed partial class MqttConnection : Connection
 
         // MQTT 5.0 [MQTT-3.1.2-4], [MQTT-3.1.2-5]: Clean Start discards a kept session; the Session Expiry
         // Interval says whether this one is kept. A kept session (interval > 0) is kept until a clean start
-        // (CONNACK says 0xFFFFFFFF); Clean Start 0 with interval 0 is served as a clean session (CONNACK says
-        // session present 0), since a session resumed and then ended at disconnect is not in this slice.
-        var persistent = connect.Version == 5 ? connect.SessionExpiry > 0 : !connect.CleanSession;
+        // (CONNACK says 0xFFFFFFFF); Clean Start 0 with interval 0 resumes a kept session, which then ends
+        // with this connection [MQTT-3.1.2-11]; Clean Start 1 with interval 0 is 3.1.1's clean session.
+        var endAtClose = connect.Version == 5 && connect.SessionExpiry == 0 && !connect.CleanSession;
+        var persistent = connect.Version == 5 ? connect.SessionExpiry > 0 || endAtClose : !connect.CleanSession;
         var discardFirst = connect.Version == 5 && persistent && connect.CleanSession;
         MqttSessions.Protocol.Attached attached;
         try
@@ -437,7 +445,8 @@ internal sealed partial class MqttConnection : Connection
         mqtt.Persistent = persistent;
         if (connect.Version == 5)
         {
-            mqtt.SessionExpiry = persistent ? uint.MaxValue : 0;
+            mqtt.SessionExpiry = persistent && !endAtClose ? uint.MaxValue : 0;
+            mqtt.EndSessionAtClose = endAtClose;
             mqtt.ClientMaxPacketSize = connect.MaxPacketSize;
             mqtt.Inflight.UseVersion5(connect.ReceiveMaximum, connect.MaxPacketSize);
         }

@@ -83,6 +83,9 @@ internal sealed class MqttConnectionState
     /// <summary>MQTT 5.0: the Session Expiry Interval in effect (0: the session ends with the connection).</summary>
     public uint SessionExpiry { get; set; }
 
+    /// <summary>MQTT 5.0: the session ends with this connection although it was resumed (Session Expiry Interval 0).</summary>
+    public bool EndSessionAtClose { get; set; }
+
     /// <summary>MQTT 5.0: the largest packet the client takes, bytes (0: no limit).</summary>
     public int ClientMaxPacketSize { get; set; }
 

@@ -47,6 +47,8 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     private IActorRef? _connection;
     private MqttConnection? _client;
     private bool _clean = true;
+    private IActorRef? _lastConnection; // the connection before the last Terminated (a late End names it)
+    private bool _ended; // emptied by End: kept alive, empty, until the next CONNECT
     private int _attaches; // CONNECTs attached to this session, to tell the parent which ones it has seen
     private bool _exists;
     private bool _ready;
@@ -185,6 +187,19 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
                 });
             }
         });
+        Command<Protocol.End>(end =>
+        {
+            // MQTT 5.0 Session Expiry Interval 0: the session ends with this connection (not with one that took
+            // it over; its Terminated may have come first). The state goes now; the actor stays, empty, so that
+            // the next CONNECT finds no session without waiting for the journal's deletion (a restarted actor
+            // could replay what is being deleted).
+            if (end.Connection.Equals(_connection) || (_connection is null && end.Connection.Equals(_lastConnection)))
+            {
+                Discard();
+                _clean = true;
+                _ended = true;
+            }
+        });
         Command<Terminated>(terminated =>
         {
             if (!terminated.ActorRef.Equals(_connection))
@@ -192,10 +207,11 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
                 return;
             }
 
+            _lastConnection = _connection;
             _connection = null;
             _client = null;
             _ready = false;
-            if (_clean)
+            if (_clean && !_ended)
             {
                 // [MQTT-3.1.2-6]: a clean session lasts as long as its connection. The parent stops it,
                 // unless a CONNECT for this client id is already on its way here.
@@ -219,9 +235,33 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     public static Props Props(string clientId, Func<InProcessClient> captureClient, MqttCaptureLedger ledger) =>
         Akka.Actor.Props.Create(() => new MqttSessionActor(clientId, captureClient, ledger));
 
+    // Forgets the kept state (journal, subscriptions and their captures, stored messages, packet ids).
+    private void Discard()
+    {
+        if (!_exists)
+        {
+            return;
+        }
+
+        DeleteMessages(long.MaxValue);
+        DeleteSnapshots(SnapshotSelectionCriteria.Latest);
+        foreach (var filter in _captureSids.Keys.ToList())
+        {
+            UpdateCapture(filter, 0);
+        }
+
+        _subscriptions.Clear();
+        _pending.Clear();
+        _packetIds.Clear();
+        _releasedOut.Clear();
+        _receivedIn.Clear();
+        _exists = false;
+    }
+
     private void OnAttach(MqttSessions.Protocol.Attach attach)
     {
         _attaches++;
+        _ended = false;
         if (_connection is not null && !_connection.Equals(attach.Connection))
         {
             Context.Unwatch(_connection);
@@ -236,23 +276,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         if (attach.CleanSession)
         {
             // [MQTT-3.1.2-6]: a clean session discards any previous session's state.
-            if (_exists)
-            {
-                DeleteMessages(long.MaxValue);
-                DeleteSnapshots(SnapshotSelectionCriteria.Latest);
-                foreach (var filter in _captureSids.Keys.ToList())
-                {
-                    UpdateCapture(filter, 0);
-                }
-
-                _subscriptions.Clear();
-                _pending.Clear();
-                _packetIds.Clear();
-                _releasedOut.Clear();
-                _receivedIn.Clear();
-                _exists = false;
-            }
-
+            Discard();
             _clean = true;
             replyTo.Tell(new MqttSessions.Protocol.Attached(_clientId, false, [], []) { Session = Self });
             return;
@@ -545,6 +569,13 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     /// <summary>The messages between a session and its connection (and <see cref="MqttSessions.Protocol.Attach"/>).</summary>
     public static class Protocol
     {
+        /// <summary>
+        /// MQTT 5.0: the session of <paramref name="Connection"/> ends with that connection (Session Expiry
+        /// Interval 0, at CONNECT or at DISCONNECT): its state is discarded now, and it stops when the
+        /// connection ends. Ignored when another connection took the session over. [MQTT-3.1.2-11]
+        /// </summary>
+        public sealed record End(IActorRef Connection);
+
         /// <summary>The connection sent CONNACK and the messages it was given: send it the ones stored since.</summary>
         public sealed record Ready(IActorRef Connection);
 

@@ -176,6 +176,55 @@ public abstract class Mqtt5BehaviourTests<TFixture> : IClassFixture<TFixture>
     }
 
     [Fact]
+    public async Task Clean_start_0_with_expiry_0_resumes_a_kept_session_which_then_ends_with_that_connection()
+    {
+        var topic = NewTopic();
+        var id = NewId("resume");
+        var first = await Mqtt5TestClient.ConnectAsync(Port, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+        await first.SubscribeAsync(f => f.WithTopic(topic).WithAtLeastOnceQoS());
+        await first.DisposeAsync();
+
+        var resumed = await Mqtt5TestClient.ConnectAsync(Port, id, b => b.WithCleanStart(false));
+        Assert.True(resumed.ConnectResult.IsSessionPresent); // [MQTT-3.2.2-2]
+        await using var publisher = await Mqtt5TestClient.ConnectAsync(Port, NewId("pub"));
+        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("to the resumed session").WithAtLeastOnceQoS());
+        Assert.Equal("to the resumed session", (await resumed.ReceiveAsync()).ConvertPayloadToString());
+        await resumed.DisposeAsync();
+
+        await using var after = await Mqtt5TestClient.ConnectAsync(Port, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+        Assert.False(after.ConnectResult.IsSessionPresent); // the interval 0 of the last connection ended it [MQTT-3.1.2-11]
+        await after.DisposeAsync();
+        await using var clean = await Mqtt5TestClient.ConnectAsync(Port, id); // a clean start lets the kept session go
+    }
+
+    [Fact]
+    public async Task Disconnect_with_session_expiry_0_ends_a_kept_session()
+    {
+        // Raw, since MQTTnet leaves a Session Expiry Interval of 0 out of its DISCONNECT.
+        var id = NewId("ending");
+        byte[] kept = Mqtt5Raw.Props([0x11, 0, 0, 0x01, 0x2C]); // Session Expiry Interval 300 s
+        await using (var raw = await MqttRawClient.ConnectAsync(Port))
+        {
+            await raw.SendAsync(Mqtt5Raw.Connect(id, kept, cleanStart: false));
+            Assert.Equal(0, (await Mqtt5Raw.ReadConnAckAsync(raw)).Reason);
+            await raw.SendAsync(Mqtt5Raw.Packet(0x82, [0, 1], Mqtt5Raw.Props(), Mqtt5Raw.Str(NewTopic()), [0x01]));
+            Assert.Equal(0x90, (await raw.ReadPacketAsync()).First);
+            await raw.SendAsync(Mqtt5Raw.Packet(0xE0, [0x00], Mqtt5Raw.Props([0x11, 0, 0, 0, 0])));
+            Assert.Empty(await raw.ReadUntilClosedAsync());
+        }
+
+        await using var again = await MqttRawClient.ConnectAsync(Port);
+        await again.SendAsync(Mqtt5Raw.Connect(id, kept, cleanStart: false));
+        var (first, body) = await again.ReadPacketAsync();
+        Assert.Equal(0x20, first);
+        Assert.Equal(0, body[1]);
+        Assert.Equal(0, body[0]); // session present 0 [MQTT-3.14.2-2]
+
+        await again.SendAsync(Mqtt5Raw.Packet(0xE0, [0x00], Mqtt5Raw.Props([0x11, 0, 0, 0, 0])));
+        await again.ReadUntilClosedAsync();
+    }
+
+    [Fact]
     public async Task Disconnect_with_reason_0x04_publishes_the_will_and_a_normal_disconnect_does_not()
     {
         var topic = NewTopic();

@@ -151,8 +151,8 @@ public static class Mqtt5Raw
     }
 
     /// <summary>A 5.0 CONNECT with clean start, <paramref name="keepAlive"/> seconds and <paramref name="properties"/>.</summary>
-    public static byte[] Connect(string clientId, byte[]? properties = null, byte keepAlive = 60) =>
-        Packet(0x10, Str("MQTT"), [5, 0x02, 0, keepAlive], properties ?? Props(), Str(clientId));
+    public static byte[] Connect(string clientId, byte[]? properties = null, byte keepAlive = 60, bool cleanStart = true) =>
+        Packet(0x10, Str("MQTT"), [5, cleanStart ? (byte)0x02 : (byte)0x00, 0, keepAlive], properties ?? Props(), Str(clientId));
 
     /// <summary>A 5.0 PUBLISH at QoS 0 with <paramref name="properties"/>.</summary>
     public static byte[] Publish(string topic, string payload, byte[] properties) =>
