@@ -197,7 +197,7 @@ internal sealed partial class MqttConnection
 
                 if (property.Number == 0 && mqtt.Persistent)
                 {
-                    mqtt.EndSessionAtClose = true; // the kept session ends with this connection (OnClosing)
+                    mqtt.EndSessionAtClose = true; // the kept session ends with this connection
                 }
             }
 
@@ -208,7 +208,7 @@ internal sealed partial class MqttConnection
 
             if (mqtt.EndSessionAtClose && mqtt.Session is { } session)
             {
-                // Now rather than at close, so that a CONNECT the client sends next finds the session ended.
+                // Before the close, so that a CONNECT the client sends next finds the session ended.
                 session.Tell(new MqttSessionActor.Protocol.End(Owner), Akka.Actor.ActorRefs.NoSender);
             }
         }

@@ -149,14 +149,7 @@ internal sealed partial class MqttConnection : Connection
     private protected override void OnReadEnded() => PublishWill();
 
     /// <inheritdoc />
-    private protected override void OnClosing()
-    {
-        _mqtt.Inflight.Close();
-        if (_mqtt.EndSessionAtClose && _mqtt.Session is { } session)
-        {
-            session.Tell(new MqttSessionActor.Protocol.End(Owner)); // MQTT 5.0 Session Expiry Interval 0
-        }
-    }
+    private protected override void OnClosing() => _mqtt.Inflight.Close();
 
     // One message per read batch to the persistent session, whatever the number of acks: the acks, and
     // the packet ids its deliveries were sent with (deliveries that waited for a window slot included).
@@ -491,6 +484,10 @@ internal sealed partial class MqttConnection : Connection
             // The ids just given go to the session before the client can see them, so before any later CONNECT.
             TellMqttSessionAcks();
             attached.Session.Tell(new MqttSessionActor.Protocol.Ready(Owner));
+            if (mqtt.EndSessionAtClose)
+            {
+                attached.Session.Tell(new MqttSessionActor.Protocol.End(Owner)); // MQTT 5.0 Session Expiry Interval 0
+            }
         }
 
         Owner.Tell(new MqttConnectionActor.Protocol.Connected(TimeSpan.FromSeconds(connect.KeepAlive)));

@@ -49,6 +49,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     private bool _clean = true;
     private IActorRef? _lastConnection; // the connection before the last Terminated (a late End names it)
     private bool _ended; // emptied by End: kept alive, empty, until the next CONNECT
+    private IActorRef? _endsWith; // MQTT 5.0 Session Expiry Interval 0: the session ends with this connection
     private int _attaches; // CONNECTs attached to this session, to tell the parent which ones it has seen
     private bool _exists;
     private bool _ready;
@@ -189,15 +190,13 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         });
         Command<Protocol.End>(end =>
         {
-            // MQTT 5.0 Session Expiry Interval 0: the session ends with this connection (not with one that took
-            // it over; its Terminated may have come first). The state goes now; the actor stays, empty, so that
-            // the next CONNECT finds no session without waiting for the journal's deletion (a restarted actor
-            // could replay what is being deleted).
-            if (end.Connection.Equals(_connection) || (_connection is null && end.Connection.Equals(_lastConnection)))
+            if (end.Connection.Equals(_connection))
             {
-                Discard();
-                _clean = true;
-                _ended = true;
+                _endsWith = _connection; // ends at its Terminated, or when another connection takes it over
+            }
+            else if (_connection is null && end.Connection.Equals(_lastConnection))
+            {
+                EndNow(); // its Terminated came first
             }
         });
         Command<Terminated>(terminated =>
@@ -208,6 +207,11 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             }
 
             _lastConnection = _connection;
+            if (_endsWith is not null && _endsWith.Equals(_connection))
+            {
+                EndNow();
+            }
+
             _connection = null;
             _client = null;
             _ready = false;
@@ -258,10 +262,27 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         _exists = false;
     }
 
+    // MQTT 5.0 Session Expiry Interval 0: the session ended with its connection [MQTT-3.1.2-11]. The state
+    // goes; the actor stays, empty, so that the next CONNECT finds no session without waiting for the
+    // journal's deletion (a restarted actor could replay what is being deleted).
+    private void EndNow()
+    {
+        Discard();
+        _clean = true;
+        _ended = true;
+        _endsWith = null;
+    }
+
     private void OnAttach(MqttSessions.Protocol.Attach attach)
     {
         _attaches++;
+        if (_endsWith is not null && _endsWith.Equals(_connection) && !_endsWith.Equals(attach.Connection))
+        {
+            EndNow(); // taken over: the old connection's session ends with it, so the new one does not resume it
+        }
+
         _ended = false;
+        _endsWith = null;
         if (_connection is not null && !_connection.Equals(attach.Connection))
         {
             Context.Unwatch(_connection);
@@ -571,8 +592,8 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     {
         /// <summary>
         /// MQTT 5.0: the session of <paramref name="Connection"/> ends with that connection (Session Expiry
-        /// Interval 0, at CONNECT or at DISCONNECT): its state is discarded now, and it stops when the
-        /// connection ends. Ignored when another connection took the session over. [MQTT-3.1.2-11]
+        /// Interval 0, at CONNECT or at DISCONNECT): its state is discarded when the connection ends or
+        /// another one takes the session over. Ignored when another connection already took it. [MQTT-3.1.2-11]
         /// </summary>
         public sealed record End(IActorRef Connection);
 
