@@ -22,6 +22,9 @@ internal sealed partial class MqttConnection : Connection
     // How long a CONNECT waits for the session registry before CONNACK 0x03 (server unavailable).
     private static readonly TimeSpan SessionAttachTimeout = TimeSpan.FromSeconds(5);
 
+    // A topic with a character NATS subjects cannot carry (nats-server's error text).
+    private const string TopicNotMappable = "characters ' ' and '.' not supported for MQTT topics";
+
     // Subjects up to this many bytes map to a topic in a stack buffer on delivery; longer ones rent one.
     private const int StackSubjectLength = 240;
 
@@ -342,7 +345,12 @@ internal sealed partial class MqttConnection : Connection
             var subject = new byte[MqttTopics.MaxSubjectLength(packet.WillTopic.Length)];
             if (MqttTopics.TryTopicToSubject(packet.WillTopic, subject, out var length) != MqttTopicError.None)
             {
-                return MqttFatal("characters ' ' and '.' not supported for MQTT topics", "Protocol Violation");
+                if (v5)
+                {
+                    WriteConnAckV5(MqttReasonCode.TopicNameInvalid, sessionPresent: false, default, TopicNotMappable);
+                }
+
+                return MqttFatal(TopicNotMappable, "Protocol Violation");
             }
 
             byte[]? headers = null;
@@ -510,7 +518,8 @@ internal sealed partial class MqttConnection : Connection
         var buffer = mqtt.SubjectBuffer(packet.Topic.Length);
         if (MqttTopics.TryTopicToSubject(packet.Topic, buffer, out var length) != MqttTopicError.None)
         {
-            return MqttFatal("characters ' ' and '.' not supported for MQTT topics", "Protocol Violation");
+            // nats-server's text; MQTT 5.0 says it with DISCONNECT 0x90 (Topic Name invalid).
+            return mqtt.Version == 5 ? MqttDisconnect(MqttReasonCode.TopicNameInvalid, TopicNotMappable) : MqttFatal(TopicNotMappable, "Protocol Violation");
         }
 
         var subject = new ReadOnlySpan<byte>(buffer, 0, length);

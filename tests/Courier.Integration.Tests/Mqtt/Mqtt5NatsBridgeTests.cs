@@ -101,6 +101,21 @@ public sealed class Mqtt5NatsBridgeTests(CourierMqttFixture broker) : IClassFixt
     }
 
     [Fact]
+    public async Task A_topic_nats_subjects_cannot_carry_gets_disconnect_0x90_as_its_will_topic_connack_0x90()
+    {
+        await using var raw = await MqttRawClient.ConnectAsync(broker.MqttPort);
+        await raw.SendAsync(Mqtt5Raw.Connect(NewId("space")));
+        Assert.Equal(0, (await Mqtt5Raw.ReadConnAckAsync(raw)).Reason);
+        await raw.SendAsync(Mqtt5Raw.Publish("has space/x", "x", Mqtt5Raw.Props()));
+        Assert.Equal(0x90, await Mqtt5Raw.ReadDisconnectAsync(raw));
+
+        // CONNECT with the will flag (0x06: clean start, will at QoS 0), empty will properties, will topic "a.b".
+        await using var will = await MqttRawClient.ConnectAsync(broker.MqttPort);
+        await will.SendAsync(Mqtt5Raw.Packet(0x10, Mqtt5Raw.Str("MQTT"), [5, 0x06, 0, 60], Mqtt5Raw.Props(), Mqtt5Raw.Str(NewId("will")), Mqtt5Raw.Props(), Mqtt5Raw.Str("a.b"), Mqtt5Raw.Str("m")));
+        Assert.Equal(0x90, (await Mqtt5Raw.ReadConnAckAsync(will)).Reason);
+    }
+
+    [Fact]
     public async Task A_subscription_identifier_gets_disconnect_0xa1_and_a_shared_subscription_suback_0x9e()
     {
         await using var client = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, NewId("shared"));
