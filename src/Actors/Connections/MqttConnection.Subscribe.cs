@@ -12,25 +12,62 @@ internal sealed partial class MqttConnection
 {
     // SUBSCRIBE: one subscription per filter (two for "x/#": "x.>" and "x", as nats-server), a return
     // code per filter, SUBACK once they are in effect, then the retained messages they match.
+    // MQTT 5.0: reason codes name the failure (0x8F filter, 0x87 permission, 0x9E shared subscription),
+    // and the options byte's No Local, Retain As Published and Retain Handling apply. [MQTT-3.8.3.1]
     private MqttStep ProcessMqttSubscribe(in MqttPacket packet)
     {
+        var v5 = _mqtt.Version == 5;
+        if (v5)
+        {
+            foreach (var property in MqttProperties.Enumerate(packet.Properties))
+            {
+                if (property.Id == MqttPropertyId.SubscriptionIdentifier)
+                {
+                    // CONNACK said Subscription Identifier Available 0. [MQTT-3.8.2.1.2]
+                    return MqttDisconnect(MqttReasonCode.SubscriptionIdentifiersNotSupported, "subscription identifiers are not supported");
+                }
+            }
+        }
+
         var filters = packet.TopicFilters;
         var codes = new byte[filters.Count];
         var retained = new List<(string Subject, byte QoS)>();
         var i = 0;
         foreach (var filter in filters)
         {
-            var subject = FilterSubject(filter.Filter);
-            if (subject is null || (Permissions is not null && !CanSubscribeMqtt(subject)))
+            if (v5 && filter.Filter.StartsWith("$share/"u8))
             {
-                codes[i++] = 0x80; // failure [MQTT-3.9.3]
+                codes[i++] = (byte)MqttReasonCode.SharedSubscriptionsNotSupported; // CONNACK said Shared Subscription Available 0
+                continue;
+            }
+
+            var subject = FilterSubject(filter.Filter);
+            if (subject is null)
+            {
+                codes[i++] = v5 ? (byte)MqttReasonCode.TopicFilterInvalid : (byte)0x80; // failure [MQTT-3.9.3]
+                continue;
+            }
+
+            if (Permissions is not null && !CanSubscribeMqtt(subject))
+            {
+                codes[i++] = v5 ? (byte)MqttReasonCode.NotAuthorized : (byte)0x80;
                 continue;
             }
 
             // QoS 0, 1 and 2 are granted as asked (nats-server 2.9, without QoS 2, grants 1 for 2).
             var granted = Math.Min(filter.QoS, (byte)2);
             var sid = Encoding.UTF8.GetString(filter.Filter);
-            retained.AddRange(AddMqttFilter(sid, subject, granted));
+            bool existed;
+            lock (_subsLock)
+            {
+                existed = _subs.ContainsKey(sid);
+            }
+
+            var subjects = AddMqttFilter(sid, subject, granted, v5 && filter.NoLocal, v5 && filter.RetainAsPublished);
+            if (!v5 || filter.RetainHandling == 0 || (filter.RetainHandling == 1 && !existed))
+            {
+                retained.AddRange(subjects); // Retain Handling 1: only for a new subscription; 2: never [MQTT-3.3.1-10]
+            }
             if (_mqtt.Persistent)
             {
                 _mqtt.SessionSubscribes.Add((sid, granted));
@@ -71,15 +108,15 @@ internal sealed partial class MqttConnection
     }
 
     // One subscription per filter, two for "x/#" ("x.>" and "x", sid "x/# fwc", as nats-server); returns their subjects.
-    private List<(string Subject, byte QoS)> AddMqttFilter(string sid, string subject, byte granted)
+    private List<(string Subject, byte QoS)> AddMqttFilter(string sid, string subject, byte granted, bool noLocal = false, bool retainAsPublished = false)
     {
         List<(string Subject, byte QoS)> subjects = [(subject, granted)];
-        AddMqttSubscription(sid, subject, granted);
+        AddMqttSubscription(sid, subject, granted, noLocal, retainAsPublished);
         var subjectBytes = Encoding.UTF8.GetBytes(subject);
         if (MqttTopics.NeedsParentLevelSubscription(subjectBytes))
         {
             var parent = Encoding.UTF8.GetString(MqttTopics.ParentLevel(subjectBytes));
-            AddMqttSubscription(sid + ParentLevelSidSuffix, parent, granted);
+            AddMqttSubscription(sid + ParentLevelSidSuffix, parent, granted, noLocal, retainAsPublished);
             subjects.Add((parent, granted));
         }
 
@@ -89,20 +126,29 @@ internal sealed partial class MqttConnection
     // The sid of the second subscription a "x/#" filter makes, on "x" (nats-server's mqttMultiLevelSidSuffix).
     private const string ParentLevelSidSuffix = " fwc";
 
+    // UNSUBSCRIBE; MQTT 5.0's UNSUBACK says per filter whether a subscription existed (0x00) or not (0x11). [MQTT-3.11.3]
     private MqttStep ProcessMqttUnsubscribe(in MqttPacket packet)
     {
-        foreach (var filter in packet.TopicFilters)
+        var filters = packet.TopicFilters;
+        var codes = _mqtt.Version == 5 ? new byte[filters.Count] : [];
+        var i = 0;
+        foreach (var filter in filters)
         {
             var sid = Encoding.UTF8.GetString(filter.Filter);
-            RemoveMqttSubscription(sid);
+            var removed = RemoveMqttSubscription(sid);
             RemoveMqttSubscription(sid + ParentLevelSidSuffix);
             if (_mqtt.Persistent)
             {
                 _mqtt.SessionUnsubscribes.Add(sid);
             }
+
+            if (codes.Length > 0)
+            {
+                codes[i++] = removed ? (byte)MqttReasonCode.Success : (byte)MqttReasonCode.NoSubscriptionExisted;
+            }
         }
 
-        _mqtt.PendingAcks.Add(new MqttPendingAck(MqttPacketType.Unsubscribe, packet.PacketId, [], []));
+        _mqtt.PendingAcks.Add(new MqttPendingAck(MqttPacketType.Unsubscribe, packet.PacketId, codes, []));
         return MqttStep.SubscriptionsChanged;
     }
 
@@ -119,13 +165,16 @@ internal sealed partial class MqttConnection
     }
 
     // A SUBSCRIBE repeating a filter replaces its subscription. [MQTT-3.8.4-3]
-    private void AddMqttSubscription(string sid, string subject, byte qos)
+    private void AddMqttSubscription(string sid, string subject, byte qos, bool noLocal, bool retainAsPublished)
     {
         var subjectBytes = Encoding.UTF8.GetBytes(subject);
         var sub = new Subscription(this, Account, subject, null, Encoding.UTF8.GetBytes(sid), Account.Space.ShardForSubscription(subjectBytes))
         {
             MqttQoS = qos,
             MqttSessionCaptured = _mqtt.Persistent && qos > 0,
+            MqttNoLocal = noLocal,
+            MqttRetainAsPublished = retainAsPublished,
+            MqttVersion5 = _mqtt.Version == 5,
         };
         Subscription? replaced;
         lock (_subsLock)
@@ -142,7 +191,7 @@ internal sealed partial class MqttConnection
         _pendingChanges.Add(new SubChange(sub, Add: true));
     }
 
-    private void RemoveMqttSubscription(string sid)
+    private bool RemoveMqttSubscription(string sid)
     {
         Subscription? removed;
         lock (_subsLock)
@@ -154,6 +203,8 @@ internal sealed partial class MqttConnection
         {
             _pendingChanges.Add(new SubChange(removed, Add: false));
         }
+
+        return removed is not null;
     }
 
     // After the routers applied the changes: SUBACK/UNSUBACK in order, each SUBACK followed by the
@@ -177,14 +228,31 @@ internal sealed partial class MqttConnection
         foreach (var ack in mqtt.PendingAcks)
         {
             output.ResetWrittenCount();
+            var v5 = mqtt.Version == 5;
             if (ack.Type == MqttPacketType.Unsubscribe)
             {
-                MqttPacketWriter.WriteUnsubAck(output, ack.PacketId); // [MQTT-3.10.4-4]
+                if (v5)
+                {
+                    MqttPacketWriter.WriteSubAckV5(output, unsubscribe: true, ack.PacketId, ack.ReturnCodes);
+                }
+                else
+                {
+                    MqttPacketWriter.WriteUnsubAck(output, ack.PacketId); // [MQTT-3.10.4-4]
+                }
+
                 WriteOwn(output.WrittenSpan);
                 continue;
             }
 
-            MqttPacketWriter.WriteSubAck(output, ack.PacketId, ack.ReturnCodes);
+            if (v5)
+            {
+                MqttPacketWriter.WriteSubAckV5(output, unsubscribe: false, ack.PacketId, ack.ReturnCodes);
+            }
+            else
+            {
+                MqttPacketWriter.WriteSubAck(output, ack.PacketId, ack.ReturnCodes);
+            }
+
             WriteOwn(output.WrittenSpan);
             foreach (var (subject, granted) in ack.RetainedFor)
             {
@@ -204,7 +272,19 @@ internal sealed partial class MqttConnection
                     }
 
                     output.ResetWrittenCount();
-                    MqttPacketWriter.WritePublish(output, message.Topic, payload, 0, retain: true, dup: false, 0);
+                    if (v5)
+                    {
+                        MqttPacketWriter.WritePublishV5(output, message.Topic, payload, 0, retain: true, dup: false, 0, default);
+                        if (mqtt.ClientMaxPacketSize > 0 && output.WrittenCount > mqtt.ClientMaxPacketSize)
+                        {
+                            continue; // over the client's Maximum Packet Size: discarded [MQTT-3.1.2-25]
+                        }
+                    }
+                    else
+                    {
+                        MqttPacketWriter.WritePublish(output, message.Topic, payload, 0, retain: true, dup: false, 0);
+                    }
+
                     WriteOwn(output.WrittenSpan);
                 }
             }

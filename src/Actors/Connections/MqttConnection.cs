@@ -22,6 +22,9 @@ internal sealed partial class MqttConnection : Connection
     // How long a CONNECT waits for the session registry before CONNACK 0x03 (server unavailable).
     private static readonly TimeSpan SessionAttachTimeout = TimeSpan.FromSeconds(5);
 
+    // A topic with a character NATS subjects cannot carry (nats-server's error text).
+    private const string TopicNotMappable = "characters ' ' and '.' not supported for MQTT topics";
+
     // Subjects up to this many bytes map to a topic in a stack buffer on delivery; longer ones rent one.
     private const int StackSubjectLength = 240;
 
@@ -188,7 +191,7 @@ internal sealed partial class MqttConnection : Connection
 
             if (status == MqttReadStatus.Error)
             {
-                step = MqttProtocolError(error);
+                step = MqttProtocolError(error, packet.Type == MqttPacketType.Connect ? packet.ProtocolLevel : mqtt.Parser.ProtocolVersion);
                 break;
             }
 
@@ -198,7 +201,7 @@ internal sealed partial class MqttConnection : Connection
                     step = BeginMqttConnect(in packet);
                     break;
                 case MqttPacketType.Publish:
-                    step = ProcessMqttPublish(in packet);
+                    step = mqtt.Version == 5 ? ProcessMqttPublishV5(in packet) : ProcessMqttPublish(in packet, default);
                     break;
                 case MqttPacketType.PubAck or MqttPacketType.PubComp:
                     var complete = packet.Type == MqttPacketType.PubComp;
@@ -261,10 +264,11 @@ internal sealed partial class MqttConnection : Connection
                     WriteOwn(MqttPacketWriter.PingResp); // [MQTT-3.12.4-1]
                     break;
                 case MqttPacketType.Disconnect:
-                    // A normal disconnect discards the will. [MQTT-3.14.4-3]
-                    mqtt.Will = null;
-                    CloseWith("Client Closed");
-                    step = MqttStep.Close;
+                    step = ProcessMqttDisconnect(in packet);
+                    break;
+                case MqttPacketType.Auth:
+                    // No Authentication Method was agreed at CONNECT (one is refused there), so AUTH is a Protocol Error. [MQTT-4.12.0-1]
+                    step = MqttDisconnect(MqttReasonCode.ProtocolError, "AUTH without an authentication method");
                     break;
                 default:
                     step = MqttFatal($"protocol {(int)packet.Type} not supported", "Protocol Violation");
@@ -277,14 +281,36 @@ internal sealed partial class MqttConnection : Connection
         return step;
     }
 
-    private MqttStep MqttProtocolError(MqttParseError error)
+    // A packet the parser refused. MQTT 5.0: a CONNECT gets a CONNACK with the reason code, a later
+    // packet a DISCONNECT with it [MQTT-4.13.1-1]; 3.1.1: a CONNACK only where the spec names a code.
+    private MqttStep MqttProtocolError(MqttParseError error, byte version)
     {
+        if (version == 5 && error != MqttParseError.FirstPacketNotConnect)
+        {
+            if (!_mqtt.Parser.ConnectReceived)
+            {
+                WriteConnAckV5(error.ReasonCode(), sessionPresent: false, default);
+                return MqttFatal(error.ToString(), "Protocol Violation");
+            }
+
+            return MqttDisconnect(error.ReasonCode(), error.ToString());
+        }
+
         if (error.ConnAckCode() is { } code)
         {
             WriteConnAck(code, sessionPresent: false);
         }
 
         return MqttFatal(error.ToString(), "Protocol Violation");
+    }
+
+    // MQTT 5.0: DISCONNECT with a reason code (and the reason as a Reason String), then close this client only. [MQTT-4.13.2-1]
+    private MqttStep MqttDisconnect(MqttReasonCode code, string reason)
+    {
+        var output = new ArrayBufferWriter<byte>(64);
+        MqttPacketWriter.WriteDisconnect(output, code, Encoding.UTF8.GetBytes(reason));
+        WriteOwn(output.WrittenSpan);
+        return MqttFatal(reason, "Protocol Violation");
     }
 
     private MqttStep MqttFatal(string error, string reason)
@@ -297,11 +323,20 @@ internal sealed partial class MqttConnection : Connection
     // CONNECT: the parser checked the fields; what is left needs strings, auth and the session.
     private MqttStep BeginMqttConnect(in MqttPacket packet)
     {
+        var v5 = packet.ProtocolLevel == 5;
+        _mqtt.Version = packet.ProtocolLevel;
         if (packet.HasUserName && packet.UserName.IsEmpty)
         {
             // nats-server: "empty user name not allowed", CONNACK 0x04.
-            WriteConnAck(MqttConnectReturnCode.BadUserNameOrPassword, sessionPresent: false);
+            RefuseConnect(MqttConnectReturnCode.BadUserNameOrPassword, MqttReasonCode.BadUserNameOrPassword);
             return MqttFatal("empty user name not allowed", "Authentication Failure");
+        }
+
+        var connect = v5 ? ReadConnectProperties(packet.Properties) : default;
+        if (connect.Refusal is { } refusal)
+        {
+            WriteConnAckV5(refusal.Code, sessionPresent: false, default, refusal.Reason);
+            return MqttFatal(refusal.Reason, "Protocol Violation");
         }
 
         MqttWill? will = null;
@@ -310,21 +345,55 @@ internal sealed partial class MqttConnection : Connection
             var subject = new byte[MqttTopics.MaxSubjectLength(packet.WillTopic.Length)];
             if (MqttTopics.TryTopicToSubject(packet.WillTopic, subject, out var length) != MqttTopicError.None)
             {
-                return MqttFatal("characters ' ' and '.' not supported for MQTT topics", "Protocol Violation");
+                if (v5)
+                {
+                    WriteConnAckV5(MqttReasonCode.TopicNameInvalid, sessionPresent: false, default, TopicNotMappable);
+                }
+
+                return MqttFatal(TopicNotMappable, "Protocol Violation");
             }
 
-            will = new MqttWill(subject[..length], packet.WillTopic.ToArray(), packet.WillMessage.ToArray(), packet.WillQoS, packet.WillRetain);
+            byte[]? headers = null;
+            if (v5)
+            {
+                // [MQTT-3.1.3.2]: the will's properties travel with it, as a PUBLISH's do.
+                var headerLength = MqttNatsHeaders.HeaderLinesLength(packet.WillProperties);
+                if (headerLength < 0)
+                {
+                    WriteConnAckV5(MqttReasonCode.ImplementationSpecificError, sessionPresent: false, default, UnrepresentableProperty);
+                    return MqttFatal(UnrepresentableProperty, "Protocol Violation");
+                }
+
+                headers = new byte[headerLength];
+                MqttNatsHeaders.WriteHeaderLines(packet.WillProperties, headers);
+                if (WillDelay(packet.WillProperties) > 0 && connect.SessionExpiry > 0)
+                {
+                    // A will is published when its delay passes or its session ends. Sessions that end with the
+                    // connection publish it at once, as the spec wants; a kept session would need a timer this slice lacks.
+                    const string NoWillDelay = "Will Delay Interval is not supported with a Session Expiry Interval";
+                    WriteConnAckV5(MqttReasonCode.ImplementationSpecificError, sessionPresent: false, default, NoWillDelay);
+                    return MqttFatal(NoWillDelay, "Protocol Violation");
+                }
+            }
+
+            will = new MqttWill(subject[..length], packet.WillTopic.ToArray(), packet.WillMessage.ToArray(), packet.WillQoS, packet.WillRetain, headers);
         }
 
-        // [MQTT-3.1.3-6]: an empty client id with a clean session gets one from the server.
-        var clientId = packet.ClientId.IsEmpty ? NewMqttClientId() : Encoding.UTF8.GetString(packet.ClientId);
+        // [MQTT-3.1.3-6]: an empty client id (with a clean session in 3.1.1) gets one from the server.
+        var assigned = packet.ClientId.IsEmpty;
+        var clientId = assigned ? NewMqttClientId() : Encoding.UTF8.GetString(packet.ClientId);
         _mqtt.PendingConnect = new MqttPendingConnect(
             clientId,
             packet.CleanSession,
             packet.KeepAlive,
             packet.HasUserName ? Encoding.UTF8.GetString(packet.UserName) : null,
             packet.HasPassword ? Encoding.UTF8.GetString(packet.Password) : null,
-            will);
+            will,
+            packet.ProtocolLevel,
+            connect.SessionExpiry,
+            assigned,
+            connect.ReceiveMaximum,
+            connect.MaxPacketSize);
         return MqttStep.Connect;
     }
 
@@ -336,31 +405,52 @@ internal sealed partial class MqttConnection : Connection
         var auth = _context.Authentication.AuthenticateMqtt(connect.User, connect.Password, ClientCertificate);
         if (!auth.Succeeded)
         {
-            // nats-server's authViolation for MQTT: CONNACK 0x05, then close.
-            WriteConnAck(MqttConnectReturnCode.NotAuthorized, sessionPresent: false);
+            // nats-server's authViolation for MQTT: CONNACK 0x05 (5.0: 0x87), then close.
+            RefuseConnect(MqttConnectReturnCode.NotAuthorized, MqttReasonCode.NotAuthorized);
             return MqttFatal("Authorization Violation", "Authentication Failure");
         }
 
         AuthorizedUser = auth.User;
         SetPermissions(auth.Permissions is null ? null : new ClientPermissions(auth.Permissions));
 
+        // MQTT 5.0 [MQTT-3.1.2-4], [MQTT-3.1.2-5]: Clean Start discards a kept session; the Session Expiry
+        // Interval says whether this one is kept. A kept session (interval > 0) is kept until a clean start
+        // (CONNACK says 0xFFFFFFFF); Clean Start 0 with interval 0 resumes a kept session, which then ends
+        // with this connection [MQTT-3.1.2-11]; Clean Start 1 with interval 0 is 3.1.1's clean session.
+        var endAtClose = connect.Version == 5 && connect.SessionExpiry == 0 && !connect.CleanSession;
+        var persistent = connect.Version == 5 ? connect.SessionExpiry > 0 || endAtClose : !connect.CleanSession;
+        var discardFirst = connect.Version == 5 && persistent && connect.CleanSession;
         MqttSessions.Protocol.Attached attached;
         try
         {
+            if (discardFirst)
+            {
+                await _context.Sessions
+                    .Ask<MqttSessions.Protocol.Attached>(new MqttSessions.Protocol.Attach(connect.ClientId, true, Owner, this), SessionAttachTimeout)
+                    .ConfigureAwait(false);
+            }
+
             attached = await _context.Sessions
-                .Ask<MqttSessions.Protocol.Attached>(new MqttSessions.Protocol.Attach(connect.ClientId, connect.CleanSession, Owner, this), SessionAttachTimeout)
+                .Ask<MqttSessions.Protocol.Attached>(new MqttSessions.Protocol.Attach(connect.ClientId, !persistent, Owner, this), SessionAttachTimeout)
                 .ConfigureAwait(false);
         }
         catch (Exception e) when (e is AskTimeoutException or TaskCanceledException)
         {
-            WriteConnAck(MqttConnectReturnCode.ServerUnavailable, sessionPresent: false);
+            RefuseConnect(MqttConnectReturnCode.ServerUnavailable, MqttReasonCode.ServerUnavailable);
             return MqttFatal("the session registry did not answer", "Server Unavailable");
         }
 
         mqtt.ClientId = connect.ClientId;
         mqtt.Will = connect.Will;
         mqtt.Session = attached.Session;
-        mqtt.Persistent = !connect.CleanSession;
+        mqtt.Persistent = persistent;
+        if (connect.Version == 5)
+        {
+            mqtt.SessionExpiry = persistent && !endAtClose ? uint.MaxValue : 0;
+            mqtt.EndSessionAtClose = endAtClose;
+            mqtt.ClientMaxPacketSize = connect.MaxPacketSize;
+            mqtt.Inflight.UseVersion5(connect.ReceiveMaximum, connect.MaxPacketSize);
+        }
         if (attached.Subscriptions.Count > 0)
         {
             // A persistent session's subscriptions are in effect again before CONNACK. [MQTT-3.1.2-4]
@@ -374,7 +464,14 @@ internal sealed partial class MqttConnection : Connection
 
         mqtt.Connected = true;
         ConnectOptions = new ConnectOptions { Name = connect.ClientId, User = connect.User, Lang = "mqtt" };
-        WriteConnAck(MqttConnectReturnCode.Accepted, attached.SessionPresent);
+        if (connect.Version == 5)
+        {
+            WriteConnAckV5(MqttReasonCode.Success, attached.SessionPresent, ConnAckProperties(connect));
+        }
+        else
+        {
+            WriteConnAck(MqttConnectReturnCode.Accepted, attached.SessionPresent);
+        }
 
         // What the session kept goes out again after CONNACK [MQTT-4.4.0-1]: PUBRELs of QoS 2 deliveries past
         // PUBREC with their packet ids, then the stored messages; then the session sends what it stores from now on.
@@ -395,14 +492,19 @@ internal sealed partial class MqttConnection : Connection
             // The ids just given go to the session before the client can see them, so before any later CONNECT.
             TellMqttSessionAcks();
             attached.Session.Tell(new MqttSessionActor.Protocol.Ready(Owner));
+            if (mqtt.EndSessionAtClose)
+            {
+                attached.Session.Tell(new MqttSessionActor.Protocol.End(Owner)); // MQTT 5.0 Session Expiry Interval 0
+            }
         }
 
         Owner.Tell(new MqttConnectionActor.Protocol.Connected(TimeSpan.FromSeconds(connect.KeepAlive)));
         return MqttStep.Continue;
     }
 
-    // PUBLISH: to the subject space with nats-server's Nmqtt-Pub header; PUBACK for QoS 1, PUBREC for QoS 2.
-    private MqttStep ProcessMqttPublish(in MqttPacket packet)
+    // PUBLISH: to the subject space with nats-server's Nmqtt-Pub header (and an MQTT 5.0 PUBLISH's
+    // properties as more headers); PUBACK for QoS 1, PUBREC for QoS 2.
+    private MqttStep ProcessMqttPublish(in MqttPacket packet, ReadOnlySpan<byte> headerLines)
     {
         var mqtt = _mqtt;
         var qos = packet.QoS;
@@ -416,21 +518,27 @@ internal sealed partial class MqttConnection : Connection
         var buffer = mqtt.SubjectBuffer(packet.Topic.Length);
         if (MqttTopics.TryTopicToSubject(packet.Topic, buffer, out var length) != MqttTopicError.None)
         {
-            return MqttFatal("characters ' ' and '.' not supported for MQTT topics", "Protocol Violation");
+            // nats-server's text; MQTT 5.0 says it with DISCONNECT 0x90 (Topic Name invalid).
+            return mqtt.Version == 5 ? MqttDisconnect(MqttReasonCode.TopicNameInvalid, TopicNotMappable) : MqttFatal(TopicNotMappable, "Protocol Violation");
         }
 
         var subject = new ReadOnlySpan<byte>(buffer, 0, length);
         Task? retained = null;
+        byte reason = 0;
         if (Permissions is not { } permissions || permissions.CanPublish(subject))
         {
             if (packet.Retain)
             {
-                retained = RetainAndRoute(subject, packet.Topic, packet.Payload, qos);
+                retained = RetainAndRoute(subject, packet.Topic, packet.Payload, qos, headerLines);
             }
             else
             {
-                RouteFromMqtt(subject, qos, packet.Payload);
+                RouteFromMqtt(subject, qos, packet.Payload, headerLines);
             }
+        }
+        else if (mqtt.Version == 5)
+        {
+            reason = (byte)MqttReasonCode.NotAuthorized; // [MQTT-3.4.2.1]; 3.1.1 acknowledges as nats-server does
         }
 
         if (qos == 0)
@@ -458,21 +566,26 @@ internal sealed partial class MqttConnection : Connection
             return MqttStep.AwaitJournal;
         }
 
-        AcknowledgePublish(ackType, packet.PacketId);
+        if (reason != 0 && qos == 2)
+        {
+            mqtt.Qos2Received.Remove(packet.PacketId); // a PUBREC with an error ends the exchange [MQTT-4.3.3]
+        }
+
+        AcknowledgePublish(ackType, packet.PacketId, reason);
         return MqttStep.Continue;
     }
 
     // PUBACK / PUBREC now, or after the capture barrier when this batch reached a persistent session (in order either way).
-    private void AcknowledgePublish(byte ackType, ushort packetId)
+    private void AcknowledgePublish(byte ackType, ushort packetId, byte reason = 0)
     {
         var mqtt = _mqtt;
         if (Publisher.ReachedAckHolder || mqtt.DeferredAcks.Count > 0)
         {
-            mqtt.DeferredAcks.Add((ackType, packetId));
+            mqtt.DeferredAcks.Add((ackType, packetId, reason));
             return;
         }
 
-        WriteAck(ackType, packetId);
+        WriteAck(ackType, packetId, reason);
     }
 
     // A QoS 1/2 PUBLISH of this batch reached a persistent session's capture subscription (online or
@@ -493,9 +606,9 @@ internal sealed partial class MqttConnection : Connection
             return MqttFatal("the persistent sessions did not journal a message", "Server Unavailable");
         }
 
-        foreach (var (type, packetId) in mqtt.DeferredAcks)
+        foreach (var (type, packetId, reason) in mqtt.DeferredAcks)
         {
-            WriteAck(type, packetId);
+            WriteAck(type, packetId, reason);
         }
 
         mqtt.DeferredAcks.Clear();
@@ -584,14 +697,14 @@ internal sealed partial class MqttConnection : Connection
     /// <summary>Moves the packet ids given to session deliveries since the last call into <paramref name="into"/> (the session's thread).</summary>
     public void DrainMqttAssignedIds(List<(long Seq, ushort PacketId)> into) => _mqtt.Inflight.DrainAssigned(into);
 
-    private void RouteFromMqtt(ReadOnlySpan<byte> subject, byte qos, in ReadOnlySequence<byte> payload)
+    private void RouteFromMqtt(ReadOnlySpan<byte> subject, byte qos, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte> headerLines = default)
     {
         var mqtt = _mqtt;
-        var message = mqtt.NatsMessage(qos, payload);
+        var message = mqtt.NatsMessage(qos, headerLines, payload);
         Publisher.InboundQoS = qos;
         try
         {
-            Publisher.Publish(subject, subject, default, MqttConnectionState.NatsHeaderLength, message);
+            Publisher.Publish(subject, subject, default, MqttConnectionState.NatsHeaderLength + headerLines.Length, message);
         }
         finally
         {
@@ -601,7 +714,7 @@ internal sealed partial class MqttConnection : Connection
 
     // A retained PUBLISH: set (or cleared) and routed under the retained gate, so that a subscription being
     // made meanwhile gets it exactly once (WriteMqttAcks). Returns Retain's journal task.
-    private Task? RetainAndRoute(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> payload, byte qos)
+    private Task? RetainAndRoute(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> payload, byte qos, ReadOnlySpan<byte> headerLines = default)
     {
         var mqtt = _mqtt;
         lock (_context.Retained.Gate)
@@ -610,7 +723,7 @@ internal sealed partial class MqttConnection : Connection
             Publisher.InboundRetain = true;
             try
             {
-                RouteFromMqtt(subject, qos, payload);
+                RouteFromMqtt(subject, qos, payload, headerLines);
             }
             finally
             {
@@ -657,7 +770,8 @@ internal sealed partial class MqttConnection : Connection
     /// <summary>
     /// Delivers one message to this MQTT client as a PUBLISH, on the publisher's thread: the subject
     /// mapped back to a topic, NATS headers left out, QoS the lower of the publisher's and the
-    /// subscription's. Allocates nothing.
+    /// subscription's. Allocates nothing. An MQTT 5.0 subscriber gets the NATS headers as properties
+    /// (<see cref="MqttNatsHeaders"/>), and its subscription's No Local and Retain As Published apply.
     /// </summary>
     internal override bool WriteMessage(Subscription sub, ref MsgTemplates templates, in ReadOnlySequence<byte> payload, Publisher from)
     {
@@ -671,6 +785,11 @@ internal sealed partial class MqttConnection : Connection
             return true; // its persistent session journals it and sends it (MqttSessionActor)
         }
 
+        if (sub.MqttNoLocal && ReferenceEquals(from.Source, this))
+        {
+            return true; // [MQTT-3.8.3-3]
+        }
+
         if (retainedPublish && _mqtt.CollectingRetained)
         {
             // The publisher holds the retained gate: this client's SUBSCRIBE is between effect and retained read.
@@ -678,6 +797,11 @@ internal sealed partial class MqttConnection : Connection
         }
 
         var qos = Math.Min(publisherQoS, sub.MqttQoS);
+        if (sub.MqttVersion5)
+        {
+            return WriteMessageV5(subject, payload.Slice(0, headerSize), body, qos, retain: sub.MqttRetainAsPublished && retainedPublish);
+        }
+
         var needed = subject.Length + MqttPacketWriter.MaxFixedHeaderLength + 2 + subject.Length + 2;
         byte[]? rented = null;
         var scratch = subject.Length <= StackSubjectLength
@@ -723,11 +847,11 @@ internal sealed partial class MqttConnection : Connection
         var payload = new ReadOnlySequence<byte>(will.Payload);
         if (will.Retain)
         {
-            _ = RetainAndRoute(will.Subject, will.Topic, payload, will.QoS);
+            _ = RetainAndRoute(will.Subject, will.Topic, payload, will.QoS, will.Headers);
         }
         else
         {
-            RouteFromMqtt(will.Subject, will.QoS, payload);
+            RouteFromMqtt(will.Subject, will.QoS, payload, will.Headers);
         }
 
         Publisher.Flush();
@@ -740,10 +864,18 @@ internal sealed partial class MqttConnection : Connection
         WriteOwn(frame);
     }
 
-    private void WriteAck(byte first, ushort packetId)
+    // PUBACK, PUBREC, PUBCOMP: the packet id; an MQTT 5.0 reason code other than Success after it. [MQTT-3.4.2.1]
+    private void WriteAck(byte first, ushort packetId, byte reason = 0)
     {
-        ReadOnlySpan<byte> frame = [first, 0x02, (byte)(packetId >> 8), (byte)packetId];
-        WriteOwn(frame);
+        if (reason == 0)
+        {
+            ReadOnlySpan<byte> frame = [first, 0x02, (byte)(packetId >> 8), (byte)packetId];
+            WriteOwn(frame);
+            return;
+        }
+
+        ReadOnlySpan<byte> withReason = [first, 0x03, (byte)(packetId >> 8), (byte)packetId, reason];
+        WriteOwn(withReason);
     }
 
     // nats-server assigns a NUID; any unique UTF-8 string will do. [MQTT-3.1.3-6]

@@ -80,6 +80,9 @@ internal sealed partial class Publisher
     /// <summary>Whether the source gets its own messages (a NATS client's CONNECT <c>echo</c>).</summary>
     public bool Echo { get; set; } = true;
 
+    /// <summary>The connection this publisher publishes for (an MQTT 5.0 No Local subscription skips it).</summary>
+    public Connection Source => _source;
+
     /// <summary>Messages published (counted by <see cref="Publish"/> and <see cref="Count"/>).</summary>
     public long InMsgs { get; private set; }
 

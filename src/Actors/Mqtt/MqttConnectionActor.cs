@@ -2,6 +2,7 @@ using System.Net.Sockets;
 using Akka.Actor;
 using Courier.Actors.Connections;
 using Courier.Actors.Server;
+using Courier.Protocols.Mqtt;
 
 namespace Courier.Actors.Mqtt;
 
@@ -63,10 +64,19 @@ internal sealed class MqttConnectionActor : ReceiveActor, IWithTimers
         {
             if (DateTime.UtcNow - _connection.LastActivity > _allowedSilence)
             {
+                _connection.WriteServerDisconnect(MqttReasonCode.KeepAliveTimeout);
                 StopWith("Keep-Alive Timeout");
             }
         });
-        Receive<ConnectionActor.Protocol.Close>(close => StopWith(close.Reason));
+        Receive<ConnectionActor.Protocol.Close>(close =>
+        {
+            if (close.Reason == MqttSessionActor.DuplicateClientId)
+            {
+                _connection.WriteServerDisconnect(MqttReasonCode.SessionTakenOver);
+            }
+
+            StopWith(close.Reason);
+        });
     }
 
     /// <inheritdoc />

@@ -4,10 +4,38 @@ using Courier.Protocols.Mqtt;
 namespace Courier.Actors.Mqtt;
 
 /// <summary>A will, kept from CONNECT until the connection ends. [MQTT-3.1.2-8]</summary>
-internal sealed record MqttWill(byte[] Subject, byte[] Topic, byte[] Payload, byte QoS, bool Retain);
+/// <param name="Subject">The will topic as a NATS subject.</param>
+/// <param name="Topic">The will topic.</param>
+/// <param name="Payload">The will message.</param>
+/// <param name="QoS">The will QoS.</param>
+/// <param name="Retain">The will retain flag.</param>
+/// <param name="Headers">MQTT 5.0: the will properties as NATS header lines (<see cref="MqttNatsHeaders"/>); empty otherwise.</param>
+internal sealed record MqttWill(byte[] Subject, byte[] Topic, byte[] Payload, byte QoS, bool Retain, byte[]? Headers = null);
 
 /// <summary>A CONNECT read and checked, waiting for authentication and its session.</summary>
-internal sealed record MqttPendingConnect(string ClientId, bool CleanSession, ushort KeepAlive, string? User, string? Password, MqttWill? Will);
+/// <param name="ClientId">The client id (made by the server when the client sent none).</param>
+/// <param name="CleanSession">3.1.1 clean session; 5.0 Clean Start.</param>
+/// <param name="KeepAlive">Seconds; 0 turns keep-alive off.</param>
+/// <param name="User">The user name, if any.</param>
+/// <param name="Password">The password, if any.</param>
+/// <param name="Will">The will, if any.</param>
+/// <param name="Version">The protocol level: 4 (3.1.1) or 5 (5.0).</param>
+/// <param name="SessionExpiry">MQTT 5.0: the Session Expiry Interval asked for, seconds (0: the session ends with the connection).</param>
+/// <param name="AssignedId">The client sent an empty id and the server made <paramref name="ClientId"/>.</param>
+/// <param name="ReceiveMaximum">MQTT 5.0: QoS 1/2 deliveries the client takes unacknowledged.</param>
+/// <param name="MaxPacketSize">MQTT 5.0: the largest packet the client takes, bytes (0: no limit).</param>
+internal sealed record MqttPendingConnect(
+    string ClientId,
+    bool CleanSession,
+    ushort KeepAlive,
+    string? User,
+    string? Password,
+    MqttWill? Will,
+    byte Version = 4,
+    uint SessionExpiry = 0,
+    bool AssignedId = false,
+    int ReceiveMaximum = ushort.MaxValue,
+    int MaxPacketSize = 0);
 
 /// <summary>A SUBACK or UNSUBACK to send once the subscription changes are in the routers, and the retained messages the new subscriptions get.</summary>
 internal sealed record MqttPendingAck(MqttPacketType Type, ushort PacketId, byte[] ReturnCodes, IReadOnlyList<(string Subject, byte QoS)> RetainedFor);
@@ -29,6 +57,7 @@ internal sealed class MqttConnectionState
 
     private byte[] _subjectBuffer = [];
     private byte[] _publishBuffer = [];
+    private byte[] _headerLinesBuffer = [];
     private volatile bool _connected;
 
     public MqttConnectionState(int maxPacketSize)
@@ -47,6 +76,18 @@ internal sealed class MqttConnectionState
         get => _connected;
         set => _connected = value;
     }
+
+    /// <summary>The protocol level of the CONNECT (4: 3.1.1, 5: 5.0; 0 before it).</summary>
+    public byte Version { get; set; }
+
+    /// <summary>MQTT 5.0: the Session Expiry Interval in effect (0: the session ends with the connection).</summary>
+    public uint SessionExpiry { get; set; }
+
+    /// <summary>MQTT 5.0: the session ends with this connection although it was resumed (Session Expiry Interval 0).</summary>
+    public bool EndSessionAtClose { get; set; }
+
+    /// <summary>MQTT 5.0: the largest packet the client takes, bytes (0: no limit).</summary>
+    public int ClientMaxPacketSize { get; set; }
 
     /// <summary>The session's client id, once connected.</summary>
     public string? ClientId { get; set; }
@@ -84,8 +125,8 @@ internal sealed class MqttConnectionState
     /// <summary>Session sequences acknowledged in this read batch (told to the session once per batch).</summary>
     public List<long> AckedSeqs { get; } = [];
 
-    /// <summary>PUBACKs / PUBRECs (first byte, packet id) waiting for the capture barrier, in order.</summary>
-    public List<(byte Type, ushort PacketId)> DeferredAcks { get; } = [];
+    /// <summary>PUBACKs / PUBRECs (first byte, packet id, MQTT 5.0 reason code) waiting for the capture barrier, in order.</summary>
+    public List<(byte Type, ushort PacketId, byte Reason)> DeferredAcks { get; } = [];
 
     /// <summary>Packet ids given to the persistent session's deliveries (told to the session once per batch).</summary>
     public List<(long Seq, ushort PacketId)> AssignedIds { get; } = [];
@@ -121,9 +162,17 @@ internal sealed class MqttConnectionState
     /// The message as NATS subscribers receive it: nats-server's Nmqtt-Pub header, then the payload,
     /// copied into a buffer this connection reuses (valid until the next call).
     /// </summary>
-    public ReadOnlySequence<byte> NatsMessage(byte qos, in ReadOnlySequence<byte> payload)
+    public ReadOnlySequence<byte> NatsMessage(byte qos, in ReadOnlySequence<byte> payload) => NatsMessage(qos, default, payload);
+
+    /// <summary>
+    /// As <see cref="NatsMessage(byte, in ReadOnlySequence{byte})"/>, with more header lines
+    /// (<c>Name: Value\r\n</c> each) after Nmqtt-Pub: an MQTT 5.0 PUBLISH's properties. The header
+    /// block is <see cref="NatsHeaderLength"/> + <paramref name="headerLines"/> bytes.
+    /// </summary>
+    public ReadOnlySequence<byte> NatsMessage(byte qos, ReadOnlySpan<byte> headerLines, in ReadOnlySequence<byte> payload)
     {
-        var needed = NatsHeaderLength + (int)payload.Length;
+        var headerLength = NatsHeaderLength + headerLines.Length;
+        var needed = headerLength + (int)payload.Length;
         if (_publishBuffer.Length < needed)
         {
             _publishBuffer = new byte[Math.Max(needed, 1024)];
@@ -133,8 +182,23 @@ internal sealed class MqttConnectionState
         NatsHeaderPrefix.CopyTo(span);
         var at = NatsHeaderPrefix.Length;
         span[at++] = (byte)('0' + qos);
-        "\r\n\r\n"u8.CopyTo(span[at..]);
-        payload.CopyTo(span[NatsHeaderLength..]);
+        "\r\n"u8.CopyTo(span[at..]);
+        at += 2;
+        headerLines.CopyTo(span[at..]);
+        at += headerLines.Length;
+        "\r\n"u8.CopyTo(span[at..]);
+        payload.CopyTo(span[headerLength..]);
         return new ReadOnlySequence<byte>(_publishBuffer, 0, needed);
+    }
+
+    /// <summary>A buffer for <paramref name="length"/> bytes of header lines (grown, then reused).</summary>
+    public byte[] HeaderLinesBuffer(int length)
+    {
+        if (_headerLinesBuffer.Length < length)
+        {
+            _headerLinesBuffer = new byte[Math.Max(length, 256)];
+        }
+
+        return _headerLinesBuffer;
     }
 }

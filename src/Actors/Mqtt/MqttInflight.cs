@@ -27,7 +27,9 @@ internal sealed class MqttInflight
     private readonly List<ushort> _expired = [];
     private readonly List<(long Seq, ushort PacketId)> _assigned = [];
     private readonly Outbound _outbound;
-    private readonly int _maxInflight;
+    private int _maxInflight;
+    private int _maxPacketSize = int.MaxValue;
+    private bool _v5;
     private ushort _lastId;
     private bool _closed;
 
@@ -35,6 +37,21 @@ internal sealed class MqttInflight
     {
         _outbound = outbound;
         _maxInflight = maxAckPending <= 0 ? ushort.MaxValue : Math.Min(maxAckPending, ushort.MaxValue);
+    }
+
+    /// <summary>
+    /// An MQTT 5.0 client (set at CONNECT, before any delivery): PUBLISH frames carry properties; at
+    /// most <paramref name="receiveMaximum"/> in flight [MQTT-3.3.4-9]; a frame over
+    /// <paramref name="maxPacketSize"/> bytes (0: no limit) is discarded as if sent. [MQTT-3.1.2-25]
+    /// </summary>
+    public void UseVersion5(int receiveMaximum, int maxPacketSize)
+    {
+        lock (_lock)
+        {
+            _v5 = true;
+            _maxInflight = Math.Min(_maxInflight, receiveMaximum);
+            _maxPacketSize = maxPacketSize <= 0 ? int.MaxValue : maxPacketSize;
+        }
     }
 
     /// <summary>Deliveries sent and not yet acknowledged.</summary>
@@ -56,14 +73,32 @@ internal sealed class MqttInflight
     /// sent): it goes again with that id, when free, and DUP [MQTT-4.4.0-1, MQTT-3.3.1-1]. Returns
     /// false when the client is gone or the outbound refused it.
     /// </summary>
-    public bool Send(ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> body, bool retain, byte qos = 1, long sessionSeq = 0, ushort previousId = 0)
+    public bool Send(ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> body, bool retain, byte qos = 1, long sessionSeq = 0, ushort previousId = 0, ReadOnlySpan<byte> properties = default)
     {
         var bodyLength = (int)body.Length;
-        var headerLength = MqttPacketWriter.PublishHeaderLength(topic.Length, qos, bodyLength);
+        var v5 = _v5;
+        var headerLength = v5
+            ? MqttPacketWriter.PublishHeaderLengthV5(topic.Length, qos, properties.Length, bodyLength)
+            : MqttPacketWriter.PublishHeaderLength(topic.Length, qos, bodyLength);
+        if (headerLength + bodyLength > _maxPacketSize)
+        {
+            return true; // over the client's Maximum Packet Size: discarded as if sent [MQTT-3.1.2-25]
+        }
+
         var frame = ArrayPool<byte>.Shared.Rent(headerLength + bodyLength);
-        MqttPacketWriter.WritePublishHeader(frame, topic, qos, retain, dup: previousId != 0, packetId: 1, bodyLength); // id set when sent
+        int idOffset;
+        if (v5)
+        {
+            MqttPacketWriter.WritePublishHeaderV5(frame, topic, qos, retain, dup: previousId != 0, packetId: 1, properties, bodyLength, out idOffset); // id set when sent
+        }
+        else
+        {
+            MqttPacketWriter.WritePublishHeader(frame, topic, qos, retain, dup: previousId != 0, packetId: 1, bodyLength); // id set when sent
+            idOffset = headerLength - 2;
+        }
+
         body.CopyTo(frame.AsSpan(headerLength));
-        var entry = new Entry(frame, headerLength + bodyLength, headerLength - 2, 0, sessionSeq, qos, Released: false, previousId);
+        var entry = new Entry(frame, headerLength + bodyLength, idOffset, 0, sessionSeq, qos, Released: false, previousId);
         lock (_lock)
         {
             if (_closed)

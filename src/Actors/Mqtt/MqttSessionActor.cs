@@ -29,6 +29,9 @@ namespace Courier.Actors.Mqtt;
 /// </remarks>
 internal sealed class MqttSessionActor : ReceivePersistentActor
 {
+    /// <summary>The close reason of a connection whose client id a newer CONNECT took (nats-server's text).</summary>
+    internal const string DuplicateClientId = "Duplicate Client ID";
+
     internal const int SnapshotEvery = 1000;
 
     private readonly string _clientId;
@@ -44,6 +47,9 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     private IActorRef? _connection;
     private MqttConnection? _client;
     private bool _clean = true;
+    private IActorRef? _lastConnection; // the connection before the last Terminated (a late End names it)
+    private bool _ended; // emptied by End: kept alive, empty, until the next CONNECT
+    private IActorRef? _endsWith; // MQTT 5.0 Session Expiry Interval 0: the session ends with this connection
     private int _attaches; // CONNECTs attached to this session, to tell the parent which ones it has seen
     private bool _exists;
     private bool _ready;
@@ -182,6 +188,17 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
                 });
             }
         });
+        Command<Protocol.End>(end =>
+        {
+            if (end.Connection.Equals(_connection))
+            {
+                _endsWith = _connection; // ends at its Terminated, or when another connection takes it over
+            }
+            else if (_connection is null && end.Connection.Equals(_lastConnection))
+            {
+                EndNow(); // its Terminated came first
+            }
+        });
         Command<Terminated>(terminated =>
         {
             if (!terminated.ActorRef.Equals(_connection))
@@ -189,10 +206,16 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
                 return;
             }
 
+            _lastConnection = _connection;
+            if (_endsWith is not null && _endsWith.Equals(_connection))
+            {
+                EndNow();
+            }
+
             _connection = null;
             _client = null;
             _ready = false;
-            if (_clean)
+            if (_clean && !_ended)
             {
                 // [MQTT-3.1.2-6]: a clean session lasts as long as its connection. The parent stops it,
                 // unless a CONNECT for this client id is already on its way here.
@@ -216,13 +239,54 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     public static Props Props(string clientId, Func<InProcessClient> captureClient, MqttCaptureLedger ledger) =>
         Akka.Actor.Props.Create(() => new MqttSessionActor(clientId, captureClient, ledger));
 
+    // Forgets the kept state (journal, subscriptions and their captures, stored messages, packet ids).
+    private void Discard()
+    {
+        if (!_exists)
+        {
+            return;
+        }
+
+        DeleteMessages(long.MaxValue);
+        DeleteSnapshots(SnapshotSelectionCriteria.Latest);
+        foreach (var filter in _captureSids.Keys.ToList())
+        {
+            UpdateCapture(filter, 0);
+        }
+
+        _subscriptions.Clear();
+        _pending.Clear();
+        _packetIds.Clear();
+        _releasedOut.Clear();
+        _receivedIn.Clear();
+        _exists = false;
+    }
+
+    // MQTT 5.0 Session Expiry Interval 0: the session ended with its connection [MQTT-3.1.2-11]. The state
+    // goes; the actor stays, empty, so that the next CONNECT finds no session without waiting for the
+    // journal's deletion (a restarted actor could replay what is being deleted).
+    private void EndNow()
+    {
+        Discard();
+        _clean = true;
+        _ended = true;
+        _endsWith = null;
+    }
+
     private void OnAttach(MqttSessions.Protocol.Attach attach)
     {
         _attaches++;
+        if (_endsWith is not null && _endsWith.Equals(_connection) && !_endsWith.Equals(attach.Connection))
+        {
+            EndNow(); // taken over: the old connection's session ends with it, so the new one does not resume it
+        }
+
+        _ended = false;
+        _endsWith = null;
         if (_connection is not null && !_connection.Equals(attach.Connection))
         {
             Context.Unwatch(_connection);
-            _connection.Tell(new ConnectionActor.Protocol.Close("Duplicate Client ID"));
+            _connection.Tell(new ConnectionActor.Protocol.Close(DuplicateClientId));
         }
 
         _connection = attach.Connection;
@@ -233,23 +297,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         if (attach.CleanSession)
         {
             // [MQTT-3.1.2-6]: a clean session discards any previous session's state.
-            if (_exists)
-            {
-                DeleteMessages(long.MaxValue);
-                DeleteSnapshots(SnapshotSelectionCriteria.Latest);
-                foreach (var filter in _captureSids.Keys.ToList())
-                {
-                    UpdateCapture(filter, 0);
-                }
-
-                _subscriptions.Clear();
-                _pending.Clear();
-                _packetIds.Clear();
-                _releasedOut.Clear();
-                _receivedIn.Clear();
-                _exists = false;
-            }
-
+            Discard();
             _clean = true;
             replyTo.Tell(new MqttSessions.Protocol.Attached(_clientId, false, [], []) { Session = Self });
             return;
@@ -542,6 +590,13 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     /// <summary>The messages between a session and its connection (and <see cref="MqttSessions.Protocol.Attach"/>).</summary>
     public static class Protocol
     {
+        /// <summary>
+        /// MQTT 5.0: the session of <paramref name="Connection"/> ends with that connection (Session Expiry
+        /// Interval 0, at CONNECT or at DISCONNECT): its state is discarded when the connection ends or
+        /// another one takes the session over. Ignored when another connection already took it. [MQTT-3.1.2-11]
+        /// </summary>
+        public sealed record End(IActorRef Connection);
+
         /// <summary>The connection sent CONNACK and the messages it was given: send it the ones stored since.</summary>
         public sealed record Ready(IActorRef Connection);
 

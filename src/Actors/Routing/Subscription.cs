@@ -69,6 +69,15 @@ internal sealed class Subscription
     /// </summary>
     public bool MqttSessionCaptured { get; init; }
 
+    /// <summary>An MQTT 5.0 subscription's No Local option: its own connection's publishes are not delivered to it. [MQTT-3.8.3-3]</summary>
+    public bool MqttNoLocal { get; init; }
+
+    /// <summary>An MQTT 5.0 subscription's Retain As Published option: live deliveries keep the publish's RETAIN flag. [MQTT-3.3.1-13]</summary>
+    public bool MqttRetainAsPublished { get; init; }
+
+    /// <summary>The subscriber speaks MQTT 5.0: deliveries carry the NATS headers as properties.</summary>
+    public bool MqttVersion5 { get; init; }
+
     /// <summary>
     /// Null for a plain subscription; else the account import it stands for: a shadow of an
     /// importer's subscription, a service import's request subscription or an exporter's reply one.

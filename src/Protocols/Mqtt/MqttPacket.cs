@@ -2,7 +2,7 @@ using System.Buffers;
 
 namespace Courier.Protocols.Mqtt;
 
-/// <summary>MQTT 3.1.1 control packet types: the high nibble of the fixed header's first byte. [MQTT-2.2.1]</summary>
+/// <summary>MQTT control packet types (15, AUTH, is MQTT 5.0 only): the high nibble of the fixed header's first byte. [MQTT-2.2.1]</summary>
 public enum MqttPacketType : byte
 {
     Reserved0 = 0,
@@ -20,7 +20,7 @@ public enum MqttPacketType : byte
     PingReq = 12,
     PingResp = 13,
     Disconnect = 14,
-    Reserved15 = 15,
+    Auth = 15,
 }
 
 /// <summary>CONNACK return codes. [MQTT-3.2.2.3]</summary>
@@ -115,8 +115,54 @@ public enum MqttParseError : byte
     /// <summary>An empty topic filter. [MQTT-4.7.3-1]</summary>
     EmptyTopicFilter,
 
-    /// <summary>A requested QoS above 2 in SUBSCRIBE. [MQTT-3.8.3-4]</summary>
+    /// <summary>A requested QoS above 2 in SUBSCRIBE. [MQTT-3.8.3-4]; MQTT 5.0: reserved option bits or Retain Handling 3. [MQTT-3.8.3-5]</summary>
     InvalidSubscribeQoS,
+
+    /// <summary>MQTT 5.0: a property list that overruns its packet, an unknown property id, one not valid for the packet, or a value not of its type. [MQTT-2.2.2.2]</summary>
+    MalformedProperties,
+
+    /// <summary>MQTT 5.0: a single-instance property included twice (a Protocol Error).</summary>
+    DuplicateProperty,
+
+    /// <summary>MQTT 5.0: a property value outside its range (a Protocol Error), e.g. Receive Maximum 0.</summary>
+    InvalidPropertyValue,
+
+    /// <summary>MQTT 5.0: an acknowledgement, DISCONNECT or AUTH reason code not defined for that packet. [MQTT-3.4.2-1]</summary>
+    InvalidReasonCode,
+}
+
+/// <summary>MQTT 5.0 reason codes the server sends (CONNACK, PUBACK, SUBACK, UNSUBACK, DISCONNECT). [MQTT-2.4]</summary>
+public enum MqttReasonCode : byte
+{
+    Success = 0x00,
+    GrantedQoS1 = 0x01,
+    GrantedQoS2 = 0x02,
+    DisconnectWithWillMessage = 0x04,
+    NoMatchingSubscribers = 0x10,
+    NoSubscriptionExisted = 0x11,
+    UnspecifiedError = 0x80,
+    MalformedPacket = 0x81,
+    ProtocolError = 0x82,
+    ImplementationSpecificError = 0x83,
+    UnsupportedProtocolVersion = 0x84,
+    ClientIdentifierNotValid = 0x85,
+    BadUserNameOrPassword = 0x86,
+    NotAuthorized = 0x87,
+    ServerUnavailable = 0x88,
+    ServerBusy = 0x89,
+    BadAuthenticationMethod = 0x8C,
+    KeepAliveTimeout = 0x8D,
+    SessionTakenOver = 0x8E,
+    TopicFilterInvalid = 0x8F,
+    TopicNameInvalid = 0x90,
+    PacketIdentifierInUse = 0x91,
+    PacketIdentifierNotFound = 0x92,
+    ReceiveMaximumExceeded = 0x93,
+    TopicAliasInvalid = 0x94,
+    PacketTooLarge = 0x95,
+    QoSNotSupported = 0x9B,
+    SharedSubscriptionsNotSupported = 0x9E,
+    SubscriptionIdentifiersNotSupported = 0xA1,
 }
 
 /// <summary>Facts about <see cref="MqttParseError"/>.</summary>
@@ -131,6 +177,22 @@ public static class MqttParseErrors
         MqttParseError.UnacceptableProtocolVersion => MqttConnectReturnCode.UnacceptableProtocolVersion,
         MqttParseError.IdentifierRejected => MqttConnectReturnCode.IdentifierRejected,
         _ => null,
+    };
+
+    /// <summary>
+    /// The MQTT 5.0 reason code for <paramref name="error"/>: in the CONNACK that refuses a CONNECT, or
+    /// the DISCONNECT sent after it. [MQTT-4.13.1-1]
+    /// </summary>
+    public static MqttReasonCode ReasonCode(this MqttParseError error) => error switch
+    {
+        MqttParseError.PacketTooLarge => MqttReasonCode.PacketTooLarge,
+        MqttParseError.UnacceptableProtocolVersion or MqttParseError.ProtocolName => MqttReasonCode.UnsupportedProtocolVersion,
+        MqttParseError.IdentifierRejected => MqttReasonCode.ClientIdentifierNotValid,
+        MqttParseError.WildcardInTopicName => MqttReasonCode.TopicNameInvalid,
+        MqttParseError.FirstPacketNotConnect or MqttParseError.SecondConnect or MqttParseError.EmptyTopic or MqttParseError.EmptyWillTopic
+            or MqttParseError.NoTopicFilters or MqttParseError.EmptyTopicFilter or MqttParseError.DuplicateProperty
+            or MqttParseError.InvalidPropertyValue or MqttParseError.PacketIdentifierZero => MqttReasonCode.ProtocolError,
+        _ => MqttReasonCode.MalformedPacket,
     };
 }
 
@@ -171,7 +233,16 @@ public ref struct MqttPacket
     /// <summary>PUBLISH: the application message (may be empty).</summary>
     public ReadOnlySequence<byte> Payload;
 
-    /// <summary>CONNECT: the protocol level (4 for 3.1.1).</summary>
+    /// <summary>MQTT 5.0: the packet's properties (length prefix excluded), validated; enumerate with <see cref="MqttProperties.Enumerate"/>.</summary>
+    public ReadOnlySpan<byte> Properties;
+
+    /// <summary>MQTT 5.0 CONNECT with the will flag: the will properties, validated.</summary>
+    public ReadOnlySpan<byte> WillProperties;
+
+    /// <summary>MQTT 5.0 PUBACK, PUBREC, PUBREL, PUBCOMP, DISCONNECT, AUTH: the reason code (0 when omitted).</summary>
+    public byte ReasonCode;
+
+    /// <summary>CONNECT: the protocol level (4 for 3.1.1, 5 for 5.0).</summary>
     public byte ProtocolLevel;
 
     /// <summary>CONNECT: the connect flags.</summary>
@@ -227,4 +298,7 @@ public ref struct MqttPacket
 
     /// <summary>SUBSCRIBE (with requested QoS) or UNSUBSCRIBE (QoS 0) topic filters, in order.</summary>
     public readonly MqttTopicFilters TopicFilters => new(FilterList, Type == MqttPacketType.Subscribe);
+
+    /// <summary>MQTT 5.0 CONNECT: Clean Start (the same bit as 3.1.1's clean session). [MQTT-3.1.2-4]</summary>
+    public readonly bool CleanStart => CleanSession;
 }

@@ -4,7 +4,7 @@ using System.Buffers.Binary;
 namespace Courier.Protocols.Mqtt;
 
 /// <summary>
-/// The server-to-client MQTT 3.1.1 packets, written into an <see cref="IBufferWriter{T}"/> or a span:
+/// The server-to-client MQTT 3.1.1 and 5.0 packets, written into an <see cref="IBufferWriter{T}"/> or a span:
 /// each packet is sized once, <c>GetSpan</c> once, <c>Advance</c> once; nothing is allocated.
 /// </summary>
 public static class MqttPacketWriter
@@ -138,6 +138,118 @@ public static class MqttPacketWriter
         var at = WritePublishHeader(span, topic, qos, retain, dup, packetId, payload.Length);
         payload.CopyTo(span[at..]);
         output.Advance(at + payload.Length);
+    }
+
+    /// <summary>Bytes of an MQTT 5.0 PUBLISH's fixed and variable header with <paramref name="propertiesLength"/> bytes of properties.</summary>
+    public static int PublishHeaderLengthV5(int topicLength, byte qos, int propertiesLength, int payloadLength)
+    {
+        var properties = MqttProperties.VariableByteIntegerSize(propertiesLength) + propertiesLength;
+        var remaining = PublishRemainingLength(topicLength, qos, properties + payloadLength);
+        return 1 + RemainingLengthSize(remaining) + remaining - payloadLength;
+    }
+
+    /// <summary>
+    /// Writes an MQTT 5.0 PUBLISH's fixed and variable header: as <see cref="WritePublishHeader"/>, then
+    /// the property length and <paramref name="properties"/>. <paramref name="destination"/> must hold
+    /// <see cref="PublishHeaderLengthV5"/> bytes. Returns the bytes written; <paramref name="packetIdAt"/>
+    /// is the packet identifier's offset (QoS &gt; 0). [MQTT-3.3.2]
+    /// </summary>
+    public static int WritePublishHeaderV5(Span<byte> destination, ReadOnlySpan<byte> topic, byte qos, bool retain, bool dup, ushort packetId, ReadOnlySpan<byte> properties, int payloadLength, out int packetIdAt)
+    {
+        var propertyBytes = MqttProperties.VariableByteIntegerSize(properties.Length) + properties.Length;
+        var at = WritePublishHeader(destination, topic, qos, retain, dup, packetId, propertyBytes + payloadLength);
+        packetIdAt = at - 2;
+        at += MqttProperties.WriteVariableByteInteger(destination[at..], properties.Length);
+        properties.CopyTo(destination[at..]);
+        return at + properties.Length;
+    }
+
+    /// <summary>Writes a whole MQTT 5.0 PUBLISH (header, properties and payload) with one <c>GetSpan</c> and one <c>Advance</c>.</summary>
+    public static void WritePublishV5(IBufferWriter<byte> output, ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> payload, byte qos, bool retain, bool dup, ushort packetId, ReadOnlySpan<byte> properties)
+    {
+        var payloadLength = checked((int)payload.Length);
+        var header = PublishHeaderLengthV5(topic.Length, qos, properties.Length, payloadLength);
+        var span = output.GetSpan(header + payloadLength);
+        var at = WritePublishHeaderV5(span, topic, qos, retain, dup, packetId, properties, payloadLength, out _);
+        payload.CopyTo(span[at..]);
+        output.Advance(at + payloadLength);
+    }
+
+    /// <summary>
+    /// MQTT 5.0 CONNACK: 0x20, remaining length, acknowledge flags (session present, only when
+    /// accepted), reason code, property length, properties. [MQTT-3.2.2], [MQTT-3.2.2-6]
+    /// </summary>
+    public static void WriteConnAckV5(IBufferWriter<byte> output, bool sessionPresent, MqttReasonCode code, ReadOnlySpan<byte> properties)
+    {
+        var remaining = 2 + MqttProperties.VariableByteIntegerSize(properties.Length) + properties.Length;
+        var total = 1 + RemainingLengthSize(remaining) + remaining;
+        var span = output.GetSpan(total);
+        span[0] = 0x20;
+        var at = 1 + WriteRemainingLength(span[1..], remaining);
+        span[at++] = sessionPresent && code == MqttReasonCode.Success ? (byte)1 : (byte)0;
+        span[at++] = (byte)code;
+        at += MqttProperties.WriteVariableByteInteger(span[at..], properties.Length);
+        properties.CopyTo(span[at..]);
+        output.Advance(total);
+    }
+
+    /// <summary>
+    /// MQTT 5.0 PUBACK, PUBREC, PUBREL or PUBCOMP (<paramref name="first"/> the type byte): the packet id,
+    /// and the reason code unless it is Success (remaining length 2 means Success without properties). [MQTT-3.4.2.1]
+    /// </summary>
+    public static void WriteAckV5(IBufferWriter<byte> output, byte first, ushort packetId, MqttReasonCode code)
+    {
+        if (code == MqttReasonCode.Success)
+        {
+            WriteAck(output, first, packetId);
+            return;
+        }
+
+        var span = output.GetSpan(5);
+        span[0] = first;
+        span[1] = 0x03;
+        BinaryPrimitives.WriteUInt16BigEndian(span[2..], packetId);
+        span[4] = (byte)code;
+        output.Advance(5);
+    }
+
+    /// <summary>
+    /// MQTT 5.0 SUBACK (0x90) or UNSUBACK (0xB0): packet id, no properties, one reason code per
+    /// filter in order. [MQTT-3.9.3], [MQTT-3.11.3]
+    /// </summary>
+    public static void WriteSubAckV5(IBufferWriter<byte> output, bool unsubscribe, ushort packetId, ReadOnlySpan<byte> reasonCodes)
+    {
+        var remaining = 3 + reasonCodes.Length;
+        var total = 1 + RemainingLengthSize(remaining) + remaining;
+        var span = output.GetSpan(total);
+        span[0] = unsubscribe ? (byte)0xB0 : (byte)0x90;
+        var at = 1 + WriteRemainingLength(span[1..], remaining);
+        BinaryPrimitives.WriteUInt16BigEndian(span[at..], packetId);
+        span[at + 2] = 0; // property length
+        reasonCodes.CopyTo(span[(at + 3)..]);
+        output.Advance(total);
+    }
+
+    /// <summary>
+    /// MQTT 5.0 DISCONNECT from the server: 0xE0, remaining length, reason code, and a Reason String
+    /// property when <paramref name="reason"/> is not empty. [MQTT-3.14.2]
+    /// </summary>
+    public static void WriteDisconnect(IBufferWriter<byte> output, MqttReasonCode code, ReadOnlySpan<byte> reason)
+    {
+        var properties = reason.IsEmpty ? 0 : MqttProperties.StringSize(reason.Length);
+        var remaining = 1 + MqttProperties.VariableByteIntegerSize(properties) + properties;
+        var total = 1 + RemainingLengthSize(remaining) + remaining;
+        var span = output.GetSpan(total);
+        span[0] = 0xE0;
+        var at = 1 + WriteRemainingLength(span[1..], remaining);
+        span[at++] = (byte)code;
+        at += MqttProperties.WriteVariableByteInteger(span[at..], properties);
+        if (!reason.IsEmpty)
+        {
+            MqttProperties.WriteString(span[at..], MqttPropertyId.ReasonString, reason);
+        }
+
+        output.Advance(total);
     }
 
     private static int PublishRemainingLength(int topicLength, byte qos, int payloadLength)

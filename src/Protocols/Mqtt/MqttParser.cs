@@ -7,7 +7,7 @@ using System.Text.Unicode;
 namespace Courier.Protocols.Mqtt;
 
 /// <summary>
-/// Parses the client side of MQTT 3.1.1, one control packet per call, from a
+/// Parses the client side of MQTT 3.1.1 and 5.0, one control packet per call, from a
 /// <see cref="SequenceReader{T}"/> over a pipe's buffer. One parser per connection: it also
 /// enforces that the first packet is CONNECT and that no second CONNECT follows.
 /// </summary>
@@ -42,6 +42,12 @@ public sealed class MqttParser
 
     /// <summary>Whether a CONNECT has been read (a packet other than CONNECT is accepted only after it).</summary>
     public bool ConnectReceived { get; private set; }
+
+    /// <summary>The CONNECT's protocol level once read (4: 3.1.1, 5: 5.0; 0 before): later packets are read in its form.</summary>
+    public byte ProtocolVersion { get; private set; }
+
+    // MQTT 5.0 packets carry reason codes and properties.
+    private bool V5 => ProtocolVersion == 5;
 
     /// <summary>
     /// Reads one packet. On <see cref="MqttReadStatus.Packet"/> the reader is past it; on
@@ -110,10 +116,13 @@ public sealed class MqttParser
         error = type switch
         {
             MqttPacketType.Publish => ParsePublish(body, ref packet),
-            MqttPacketType.PubAck or MqttPacketType.PubRec or MqttPacketType.PubRel or MqttPacketType.PubComp => ParsePacketIdOnly(body, ref packet),
-            MqttPacketType.Subscribe => ParseFilterList(Contiguous(body), withQoS: true, ref packet),
-            MqttPacketType.Unsubscribe => ParseFilterList(Contiguous(body), withQoS: false, ref packet),
-            MqttPacketType.PingReq or MqttPacketType.Disconnect => length == 0 ? MqttParseError.None : MqttParseError.Malformed,
+            MqttPacketType.PubAck or MqttPacketType.PubRec or MqttPacketType.PubRel or MqttPacketType.PubComp
+                => V5 ? ParseAckV5(Contiguous(body), ref packet) : ParsePacketIdOnly(body, ref packet),
+            MqttPacketType.Subscribe => ParseFilterList(Contiguous(body), withQoS: true, V5, ref packet),
+            MqttPacketType.Unsubscribe => ParseFilterList(Contiguous(body), withQoS: false, V5, ref packet),
+            MqttPacketType.PingReq => length == 0 ? MqttParseError.None : MqttParseError.Malformed,
+            MqttPacketType.Disconnect => V5 ? ParseReasonAndProperties(Contiguous(body), ref packet) : length == 0 ? MqttParseError.None : MqttParseError.Malformed,
+            MqttPacketType.Auth => ParseReasonAndProperties(Contiguous(body), ref packet),
             MqttPacketType.Connect => ParseConnect(Contiguous(body), ref packet),
             _ => MqttParseError.UnknownPacketType,
         };
@@ -126,6 +135,7 @@ public sealed class MqttParser
         if (type == MqttPacketType.Connect)
         {
             ConnectReceived = true;
+            ProtocolVersion = packet.ProtocolLevel;
         }
 
         return MqttReadStatus.Packet;
@@ -164,6 +174,8 @@ public sealed class MqttParser
             case MqttPacketType.Disconnect:
                 // Flags 0000. [MQTT-2.2.2-1], [MQTT-2.2.2-2]
                 return flags == 0 ? MqttParseError.None : MqttParseError.ReservedFlags;
+            case MqttPacketType.Auth when V5:
+                return flags == 0 ? MqttParseError.None : MqttParseError.ReservedFlags; // [MQTT-3.15.1-1]
             default:
                 // 0 and 15 are reserved; CONNACK, SUBACK, UNSUBACK and PINGRESP go server to client only.
                 return MqttParseError.UnknownPacketType;
@@ -197,6 +209,23 @@ public sealed class MqttParser
             return MqttParseError.Malformed;
         }
 
+        var propertiesAt = headerLength;
+        if (V5)
+        {
+            // MQTT 5.0: the property length (1 to 4 bytes) and the properties follow. [MQTT-3.3.2.3]
+            Span<byte> prefix = stackalloc byte[4];
+            var available = (int)Math.Min(4, body.Length - headerLength);
+            body.Slice(headerLength, available).CopyTo(prefix);
+            if (!MqttProperties.TryReadVariableByteInteger(prefix[..available], out var propertiesLength, out var size, out _)
+                || propertiesLength > body.Length - headerLength - size)
+            {
+                return MqttParseError.MalformedProperties;
+            }
+
+            headerLength += size + propertiesLength;
+            propertiesAt += size;
+        }
+
         var header = Contiguous(body.Slice(0, headerLength));
         var topic = header.Slice(2, topicLength);
         if (topic.IsEmpty)
@@ -225,6 +254,12 @@ public sealed class MqttParser
 
         packet.Topic = topic;
         packet.Payload = body.Slice(headerLength);
+        if (V5)
+        {
+            packet.Properties = header[propertiesAt..];
+            return MqttProperties.Validate(packet.Properties, MqttProperties.PlaceOf(MqttPacketType.Publish));
+        }
+
         return MqttParseError.None;
     }
 
@@ -242,8 +277,9 @@ public sealed class MqttParser
         return packet.PacketId == 0 ? MqttParseError.PacketIdentifierZero : MqttParseError.None;
     }
 
-    // SUBSCRIBE: packet id, then (filter, requested QoS)+. UNSUBSCRIBE: packet id, then (filter)+.
-    private static MqttParseError ParseFilterList(ReadOnlySpan<byte> body, bool withQoS, ref MqttPacket packet)
+    // MQTT 5.0 PUBACK, PUBREC, PUBREL, PUBCOMP: packet id, then a reason code and properties, each
+    // omitted when the rest is: length 2 is Success without properties. [MQTT-3.4.2.1]
+    private static MqttParseError ParseAckV5(ReadOnlySpan<byte> body, ref MqttPacket packet)
     {
         var fields = new FieldReader(body);
         if (!fields.TryReadUInt16(out packet.PacketId))
@@ -254,6 +290,82 @@ public sealed class MqttParser
         if (packet.PacketId == 0)
         {
             return MqttParseError.PacketIdentifierZero;
+        }
+
+        var error = ParseReasonAndProperties(fields.Rest, ref packet);
+        if (error != MqttParseError.None)
+        {
+            return error;
+        }
+
+        // PUBACK/PUBREC: 0x00, 0x10 or an error (>= 0x80); PUBREL/PUBCOMP: 0x00 or 0x92. [MQTT-3.4.2-1], [MQTT-3.6.2-1]
+        var code = packet.ReasonCode;
+        var valid = packet.Type is MqttPacketType.PubAck or MqttPacketType.PubRec
+            ? code is 0x00 or 0x10 or 0x80 or 0x83 or 0x87 or 0x90 or 0x91 or 0x97 or 0x99
+            : code is 0x00 or 0x92;
+        return valid ? MqttParseError.None : MqttParseError.InvalidReasonCode;
+    }
+
+    // MQTT 5.0 DISCONNECT and AUTH (and an acknowledgement's tail): an optional reason code, then
+    // optional properties; absent means 0x00 and none. [MQTT-3.14.2.1], [MQTT-3.15.2.1]
+    private static MqttParseError ParseReasonAndProperties(ReadOnlySpan<byte> body, ref MqttPacket packet)
+    {
+        packet.ReasonCode = 0;
+        packet.Properties = default;
+        if (body.IsEmpty)
+        {
+            return MqttParseError.None;
+        }
+
+        packet.ReasonCode = body[0];
+        if (body.Length == 1)
+        {
+            return MqttParseError.None;
+        }
+
+        var error = MqttProperties.TrySplit(body[1..], out packet.Properties, out var consumed);
+        if (error != MqttParseError.None)
+        {
+            return error;
+        }
+
+        if (consumed != body.Length - 1)
+        {
+            return MqttParseError.Malformed; // bytes after the properties
+        }
+
+        return MqttProperties.Validate(packet.Properties, MqttProperties.PlaceOf(packet.Type));
+    }
+
+    // SUBSCRIBE: packet id, [5.0: properties], then (filter, options)+. UNSUBSCRIBE: packet id, [5.0: properties], then (filter)+.
+    private static MqttParseError ParseFilterList(ReadOnlySpan<byte> body, bool withQoS, bool v5, ref MqttPacket packet)
+    {
+        var fields = new FieldReader(body);
+        if (!fields.TryReadUInt16(out packet.PacketId))
+        {
+            return MqttParseError.Malformed;
+        }
+
+        if (packet.PacketId == 0)
+        {
+            return MqttParseError.PacketIdentifierZero;
+        }
+
+        if (v5)
+        {
+            var error = MqttProperties.TrySplit(fields.Rest, out packet.Properties, out var consumed);
+            if (error != MqttParseError.None)
+            {
+                return error;
+            }
+
+            error = MqttProperties.Validate(packet.Properties, MqttProperties.PlaceOf(packet.Type));
+            if (error != MqttParseError.None)
+            {
+                return error;
+            }
+
+            fields.Skip(consumed);
         }
 
         var list = fields.Rest;
@@ -286,9 +398,10 @@ public sealed class MqttParser
                     return MqttParseError.Malformed;
                 }
 
-                if (qos > 2)
+                // 3.1.1: reserved bits and QoS 3 [MQTT-3.8.3-4]. 5.0: bits 6-7 reserved, QoS 3, Retain Handling 3. [MQTT-3.8.3-5]
+                if (v5 ? (qos & 0xC0) != 0 || (qos & 0x03) == 3 || (qos & 0x30) == 0x30 : qos > 2)
                 {
-                    return MqttParseError.InvalidSubscribeQoS; // reserved bits and QoS 3. [MQTT-3.8.3-4]
+                    return MqttParseError.InvalidSubscribeQoS;
                 }
             }
         }
@@ -317,10 +430,12 @@ public sealed class MqttParser
             return MqttParseError.Malformed;
         }
 
-        if (packet.ProtocolLevel != 4)
+        if (packet.ProtocolLevel is not (4 or 5))
         {
             return MqttParseError.UnacceptableProtocolVersion; // [MQTT-3.1.2-2]
         }
+
+        var v5 = packet.ProtocolLevel == 5;
 
         if (!fields.TryReadByte(out var flagsByte))
         {
@@ -340,23 +455,39 @@ public sealed class MqttParser
             return MqttParseError.WillFlags; // [MQTT-3.1.2-13], [MQTT-3.1.2-14], [MQTT-3.1.2-15]
         }
 
-        if (packet.HasPassword && !packet.HasUserName)
+        if (packet.HasPassword && !packet.HasUserName && !v5)
         {
-            return MqttParseError.PasswordWithoutUserName; // [MQTT-3.1.2-22]
+            return MqttParseError.PasswordWithoutUserName; // [MQTT-3.1.2-22]; 5.0 allows a password alone
         }
 
-        if (!fields.TryReadUInt16(out packet.KeepAlive) || !fields.TryReadField(out packet.ClientId))
+        if (!fields.TryReadUInt16(out packet.KeepAlive))
         {
             return MqttParseError.Malformed;
         }
 
-        if (packet.ClientId.IsEmpty ? !packet.CleanSession : !IsValidString(packet.ClientId))
+        if (v5 && !fields.TryReadProperties(MqttProperties.PlaceOf(MqttPacketType.Connect), out packet.Properties, out var propertiesError))
+        {
+            return propertiesError; // [MQTT-3.1.2.11]
+        }
+
+        if (!fields.TryReadField(out packet.ClientId))
+        {
+            return MqttParseError.Malformed;
+        }
+
+        // 3.1.1: an empty id needs clean session [MQTT-3.1.3-8]; 5.0: the server assigns one either way. [MQTT-3.1.3-6]
+        if (packet.ClientId.IsEmpty ? !packet.CleanSession && !v5 : !IsValidString(packet.ClientId))
         {
             return MqttParseError.IdentifierRejected; // [MQTT-3.1.3-8], [MQTT-3.1.3-4]
         }
 
         if (packet.HasWill)
         {
+            if (v5 && !fields.TryReadProperties(MqttProperties.WillProperties, out packet.WillProperties, out propertiesError))
+            {
+                return propertiesError; // [MQTT-3.1.3.2]
+            }
+
             if (!fields.TryReadField(out packet.WillTopic) || !fields.TryReadField(out packet.WillMessage))
             {
                 return MqttParseError.Malformed;
@@ -431,6 +562,21 @@ public sealed class MqttParser
         public FieldReader(ReadOnlySpan<byte> body) => Rest = body;
 
         public ReadOnlySpan<byte> Rest { get; private set; }
+
+        public void Skip(int count) => Rest = Rest[count..];
+
+        // MQTT 5.0: a property list at the reader, split and validated for `place`.
+        public bool TryReadProperties(int place, out ReadOnlySpan<byte> properties, out MqttParseError error)
+        {
+            error = MqttProperties.TrySplit(Rest, out properties, out var consumed);
+            if (error == MqttParseError.None)
+            {
+                error = MqttProperties.Validate(properties, place);
+            }
+
+            Skip(consumed);
+            return error == MqttParseError.None;
+        }
 
         public bool TryReadByte(out byte value)
         {

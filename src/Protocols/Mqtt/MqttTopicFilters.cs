@@ -6,17 +6,29 @@ namespace Courier.Protocols.Mqtt;
 public readonly ref struct MqttTopicFilter
 {
     /// <summary>Creates a filter entry.</summary>
-    public MqttTopicFilter(ReadOnlySpan<byte> filter, byte qos)
+    public MqttTopicFilter(ReadOnlySpan<byte> filter, byte options)
     {
         Filter = filter;
-        QoS = qos;
+        Options = options;
     }
 
     /// <summary>The topic filter (UTF-8).</summary>
     public ReadOnlySpan<byte> Filter { get; }
 
     /// <summary>SUBSCRIBE: the requested QoS; UNSUBSCRIBE: 0.</summary>
-    public byte QoS { get; }
+    public byte QoS => (byte)(Options & 0x03);
+
+    /// <summary>SUBSCRIBE: the whole options byte (3.1.1: the requested QoS; 5.0: QoS, No Local, Retain As Published, Retain Handling). [MQTT-3.8.3.1]</summary>
+    public byte Options { get; }
+
+    /// <summary>MQTT 5.0 SUBSCRIBE: No Local (bit 2): not sent its own publishes. [MQTT-3.8.3-3]</summary>
+    public bool NoLocal => (Options & 0x04) != 0;
+
+    /// <summary>MQTT 5.0 SUBSCRIBE: Retain As Published (bit 3).</summary>
+    public bool RetainAsPublished => (Options & 0x08) != 0;
+
+    /// <summary>MQTT 5.0 SUBSCRIBE: Retain Handling (bits 4-5): 0 send retained, 1 only for a new subscription, 2 never.</summary>
+    public byte RetainHandling => (byte)((Options >> 4) & 0x03);
 }
 
 /// <summary>

@@ -120,6 +120,11 @@ internal static class MqttFeeds
                     text.Append($" password={Convert.ToHexString(packet.Password)}");
                 }
 
+                if (!packet.WillProperties.IsEmpty)
+                {
+                    text.Append($" willprops={Convert.ToHexString(packet.WillProperties)}");
+                }
+
                 break;
             case MqttPacketType.Publish:
                 text.Append($" q{packet.QoS} r{(packet.Retain ? 1 : 0)} d{(packet.Dup ? 1 : 0)} id={packet.PacketId} topic={Str(packet.Topic)} payload={Str(packet.Payload.ToArray())}");
@@ -133,6 +138,10 @@ internal static class MqttFeeds
                     if (packet.Type == MqttPacketType.Subscribe)
                     {
                         text.Append($":q{filter.QoS}");
+                        if (filter.Options > 3)
+                        {
+                            text.Append($"o{filter.Options:x2}");
+                        }
                     }
                 }
 
@@ -143,6 +152,17 @@ internal static class MqttFeeds
             case MqttPacketType.PubComp:
                 text.Append($" id={packet.PacketId}");
                 break;
+        }
+
+        // MQTT 5.0 fields, only when present (3.1.1 descriptions are unchanged).
+        if (packet.ReasonCode != 0)
+        {
+            text.Append($" rc=0x{packet.ReasonCode:x2}");
+        }
+
+        if (!packet.Properties.IsEmpty)
+        {
+            text.Append($" props={Convert.ToHexString(packet.Properties)}");
         }
 
         return text.ToString();

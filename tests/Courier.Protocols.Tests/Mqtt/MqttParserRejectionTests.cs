@@ -93,9 +93,9 @@ public sealed class MqttParserRejectionTests
     // CONNECT
 
     [Fact]
-    public void Connect_with_protocol_level_5_is_refused_with_connack_code_1()
+    public void Connect_with_protocol_level_6_is_refused_with_connack_code_1()
     {
-        AssertRejected(RawConnect("MQTT", 5, 0x02, Str("c")), MqttParseError.UnacceptableProtocolVersion);
+        AssertRejected(RawConnect("MQTT", 6, 0x02, Str("c")), MqttParseError.UnacceptableProtocolVersion);
         Assert.Equal(MqttConnectReturnCode.UnacceptableProtocolVersion, MqttParseError.UnacceptableProtocolVersion.ConnAckCode());
     }
 

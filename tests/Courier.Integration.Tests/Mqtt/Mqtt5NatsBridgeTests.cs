@@ -1,0 +1,133 @@
+using Courier.Integration.Tests.Infrastructure;
+using MQTTnet;
+using MQTTnet.Packets;
+using MQTTnet.Protocol;
+using NATS.Client.Core;
+
+namespace Courier.Integration.Tests.Mqtt;
+
+/// <summary>
+/// MQTT 5.0 clients and NATS.Client.Core on one subject space, Courier only (mosquitto has no NATS
+/// side, nats-server no MQTT 5.0): each user property is a NATS header and each NATS header a user
+/// property; the other publish properties travel as Mqtt-* headers. Also the refusals that need
+/// Courier's limits (DISCONNECT 0x95) or its header rules (PUBACK 0x83).
+/// </summary>
+public sealed class Mqtt5NatsBridgeTests(CourierMqttFixture broker) : IClassFixture<CourierMqttFixture>
+{
+    private static string NewId(string role) => role + "-" + Guid.NewGuid().ToString("N");
+
+    [Fact]
+    public async Task User_properties_of_a_v5_publish_arrive_as_nats_headers_beside_nmqtt_pub()
+    {
+        var p = Subjects.NewPrefix();
+        using var cts = new CancellationTokenSource(MqttTestClient.TestTimeout);
+        await using var nats = await NatsNetClient.ConnectAsync(broker.NatsUrl!);
+        await using var sub = await nats.SubscribeCoreAsync<string>($"{p}.>", cancellationToken: cts.Token);
+        await nats.PingAsync(cts.Token);
+        await using var mqtt = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, NewId("v5"));
+
+        var acked = await mqtt.PublishAsync(m => m.WithTopic($"{p.Replace('.', '/')}/orders/eu").WithPayload("order").WithAtLeastOnceQoS()
+            .WithUser("Trace-Id", "abc").WithUser("Tag", "a").WithUser("Tag", "b").WithContentType("application/json"));
+        Assert.Equal(MqttClientPublishReasonCode.Success, acked.ReasonCode);
+
+        var message = await sub.Msgs.ReadAsync(cts.Token);
+        Assert.Equal($"{p}.orders.eu", message.Subject);
+        Assert.Equal("order", message.Data);
+        var headers = message.Headers!;
+        Assert.Equal("1", headers["Nmqtt-Pub"].ToString());
+        Assert.Equal("abc", headers["Trace-Id"].ToString());
+        Assert.Equal("a|b", string.Join("|", headers["Tag"].ToArray()));
+        Assert.Equal("application/json", headers["Mqtt-Content-Type"].ToString());
+    }
+
+    [Fact]
+    public async Task Nats_headers_arrive_at_a_v5_subscriber_as_user_properties_and_mqtt_headers_as_their_properties()
+    {
+        var p = Subjects.NewPrefix();
+        var topic = p.Replace('.', '/');
+        using var cts = new CancellationTokenSource(MqttTestClient.TestTimeout);
+        await using var mqtt = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, NewId("v5"));
+        await mqtt.SubscribeAsync(f => f.WithTopic($"{topic}/#").WithAtLeastOnceQoS());
+        await using var v311 = await MqttTestClient.ConnectAsync(broker.MqttPort, NewId("v311"));
+        await v311.SubscribeAsync($"{topic}/#", MqttQualityOfServiceLevel.AtLeastOnce);
+        await using var nats = await NatsNetClient.ConnectAsync(broker.NatsUrl!);
+
+        var headers = new NatsHeaders { ["X-Trace"] = "t-9", ["Mqtt-Content-Type"] = "text/csv", ["Mqtt-Response-Topic"] = $"{topic}/reply" };
+        await nats.PublishAsync($"{p}.reports", "a,b", headers: headers, cancellationToken: cts.Token);
+
+        var received = await mqtt.ReceiveAsync();
+        Assert.Equal($"{topic}/reports", received.Topic);
+        Assert.Equal("a,b", received.ConvertPayloadToString());
+        Assert.Equal([("X-Trace", "t-9")], received.UserProperties.Select(u => (u.Name, u.ReadValueAsString())));
+        Assert.Equal("text/csv", received.ContentType);
+        Assert.Equal($"{topic}/reply", received.ResponseTopic);
+
+        // A 3.1.1 subscriber gets the same message without headers.
+        Assert.Equal(new MqttReceived($"{topic}/reports", "a,b", 0, false), await v311.ReceiveAsync());
+    }
+
+    [Fact]
+    public async Task A_user_property_that_cannot_be_a_nats_header_is_refused_with_puback_0x83_and_not_routed()
+    {
+        var p = Subjects.NewPrefix();
+        using var cts = new CancellationTokenSource(MqttTestClient.TestTimeout);
+        await using var nats = await NatsNetClient.ConnectAsync(broker.NatsUrl!);
+        await using var sub = await nats.SubscribeCoreAsync<string>($"{p}.>", cancellationToken: cts.Token);
+        await nats.PingAsync(cts.Token);
+        await using var mqtt = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, NewId("v5"));
+
+        var refused = await mqtt.PublishAsync(m => m.WithTopic($"{p.Replace('.', '/')}/x").WithPayload("bad").WithAtLeastOnceQoS().WithUser("has space", "v"));
+        Assert.Equal(MqttClientPublishReasonCode.ImplementationSpecificError, refused.ReasonCode);
+        var accepted = await mqtt.PublishAsync(m => m.WithTopic($"{p.Replace('.', '/')}/x").WithPayload("good").WithAtLeastOnceQoS());
+        Assert.Equal(MqttClientPublishReasonCode.Success, accepted.ReasonCode);
+        Assert.Equal("good", (await sub.Msgs.ReadAsync(cts.Token)).Data);
+    }
+
+    [Fact]
+    public async Task A_packet_over_the_servers_maximum_packet_size_gets_disconnect_0x95_from_its_fixed_header()
+    {
+        await using var raw = await MqttRawClient.ConnectAsync(broker.MqttPort);
+        await raw.SendAsync(Mqtt5Raw.Connect(NewId("big")));
+        var (reason, properties) = await Mqtt5Raw.ReadConnAckAsync(raw);
+        Assert.Equal(0, reason);
+        var maximum = System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(properties[0x27]);
+        Assert.Equal(new byte[] { 0, 0 }, properties[0x22]); // Topic Alias Maximum 0
+        Assert.Equal(new byte[] { 0 }, properties[0x29]); // Subscription Identifiers Available 0
+        Assert.Equal(new byte[] { 0 }, properties[0x2A]); // Shared Subscriptions Available 0
+
+        await raw.SendAsync([0x30, .. Mqtt5Raw.Vbi((int)maximum + 1)]); // only the fixed header
+        Assert.Equal(0x95, await Mqtt5Raw.ReadDisconnectAsync(raw));
+        await raw.ReadUntilClosedAsync();
+    }
+
+    [Fact]
+    public async Task A_topic_nats_subjects_cannot_carry_gets_disconnect_0x90_as_its_will_topic_connack_0x90()
+    {
+        await using var raw = await MqttRawClient.ConnectAsync(broker.MqttPort);
+        await raw.SendAsync(Mqtt5Raw.Connect(NewId("space")));
+        Assert.Equal(0, (await Mqtt5Raw.ReadConnAckAsync(raw)).Reason);
+        await raw.SendAsync(Mqtt5Raw.Publish("has space/x", "x", Mqtt5Raw.Props()));
+        Assert.Equal(0x90, await Mqtt5Raw.ReadDisconnectAsync(raw));
+
+        // CONNECT with the will flag (0x06: clean start, will at QoS 0), empty will properties, will topic "a.b".
+        await using var will = await MqttRawClient.ConnectAsync(broker.MqttPort);
+        await will.SendAsync(Mqtt5Raw.Packet(0x10, Mqtt5Raw.Str("MQTT"), [5, 0x06, 0, 60], Mqtt5Raw.Props(), Mqtt5Raw.Str(NewId("will")), Mqtt5Raw.Props(), Mqtt5Raw.Str("a.b"), Mqtt5Raw.Str("m")));
+        Assert.Equal(0x90, (await Mqtt5Raw.ReadConnAckAsync(will)).Reason);
+    }
+
+    [Fact]
+    public async Task A_subscription_identifier_gets_disconnect_0xa1_and_a_shared_subscription_suback_0x9e()
+    {
+        await using var client = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, NewId("shared"));
+        Assert.False(client.ConnectResult.SharedSubscriptionAvailable);
+        Assert.False(client.ConnectResult.SubscriptionIdentifiersAvailable);
+        Assert.Equal(0, client.ConnectResult.TopicAliasMaximum);
+        Assert.Equal(MqttClientSubscribeResultCode.SharedSubscriptionsNotSupported, await client.SubscribeAsync(f => f.WithTopic("$share/g/x")));
+
+        await using var raw = await MqttRawClient.ConnectAsync(broker.MqttPort);
+        await raw.SendAsync(Mqtt5Raw.Connect(NewId("subid")));
+        Assert.Equal(0, (await Mqtt5Raw.ReadConnAckAsync(raw)).Reason);
+        await raw.SendAsync(Mqtt5Raw.Packet(0x82, [0, 1], Mqtt5Raw.Props([0x0B, 0x05]), Mqtt5Raw.Str("x"), [0x00]));
+        Assert.Equal(0xA1, await Mqtt5Raw.ReadDisconnectAsync(raw));
+    }
+}
