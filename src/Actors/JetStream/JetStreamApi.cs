@@ -585,6 +585,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         // The new stream answers the creator once its SUB is in effect (the creator publishes next)
         // and, in a cluster, once every member knows where it is (the creator may ask any node next).
         var actor = Start(config, created, store);
+        Advisories.StreamAction(_out, config.Name, "create", _settings.Domain);
         Announce(config, () => actor.Tell(new StreamActor.Protocol.ReplyInfo(reply, type, DidCreate: true)));
     }
 
@@ -696,6 +697,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         if (deleted.Ok)
         {
             Reply(deleted.ReplyTo, new SuccessResponse { Type = Type, Success = true }, JetStreamJsonContext.Default.SuccessResponse);
+            Advisories.StreamAction(_out, deleted.Name, "delete", _settings.Domain);
         }
         else
         {

@@ -80,6 +80,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
             StartOrigins(fromStore: false); // sources may have changed (a mirror may not)
             await _client.FlushAsync().ConfigureAwait(true); // new subjects in effect before the reply
             Reply(update.ReplyTo, Info(update.Type), JetStreamJsonContext.Default.StreamInfoResponse);
+            Advisories.StreamAction(_out, _config.Name, "modify", _domain);
         });
         ReceiveAsync<Protocol.ReplyInfo>(async request =>
         {
@@ -106,6 +107,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         {
             _consumers.Remove(expired.Name);
             ForgetConsumer(expired.Name);
+            Advisories.ConsumerAction(_out, _config.Name, expired.Name, "delete", _domain);
             DeleteConsumerDirectory(expired.Name); // a durable's definition: gone, so a restart does not recreate it
         });
         Receive<Protocol.ExpireByAge>(_ => _store.ExpireByAge((DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100));

@@ -120,6 +120,35 @@ public sealed class MaxDeliveriesAdvisory
     [JsonPropertyName("deliveries")] public long Deliveries { get; set; }
 }
 
+/// <summary>
+/// nats-server's <c>io.nats.jetstream.advisory.v1.stream_action</c>, on
+/// <c>$JS.EVENT.ADVISORY.STREAM.{CREATED,UPDATED,DELETED}.&lt;stream&gt;</c>: action create, modify or delete.
+/// </summary>
+public sealed class StreamActionAdvisory
+{
+    [JsonPropertyName("type")] public string Type { get; set; } = "io.nats.jetstream.advisory.v1.stream_action";
+    [JsonPropertyName("id")] public string Id { get; set; } = "";
+    [JsonPropertyName("timestamp")] public DateTime Timestamp { get; set; }
+    [JsonPropertyName("stream")] public string Stream { get; set; } = "";
+    [JsonPropertyName("action")] public string Action { get; set; } = "";
+    [JsonPropertyName("domain")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Domain { get; set; }
+}
+
+/// <summary>
+/// nats-server's <c>io.nats.jetstream.advisory.v1.consumer_action</c>, on
+/// <c>$JS.EVENT.ADVISORY.CONSUMER.{CREATED,DELETED}.&lt;stream&gt;.&lt;consumer&gt;</c>: action create or delete.
+/// </summary>
+public sealed class ConsumerActionAdvisory
+{
+    [JsonPropertyName("type")] public string Type { get; set; } = "io.nats.jetstream.advisory.v1.consumer_action";
+    [JsonPropertyName("id")] public string Id { get; set; } = "";
+    [JsonPropertyName("timestamp")] public DateTime Timestamp { get; set; }
+    [JsonPropertyName("stream")] public string Stream { get; set; } = "";
+    [JsonPropertyName("consumer")] public string Consumer { get; set; } = "";
+    [JsonPropertyName("action")] public string Action { get; set; } = "";
+    [JsonPropertyName("domain")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Domain { get; set; }
+}
+
 /// <summary>Source-generated JSON for the consumer API.</summary>
 [JsonSourceGenerationOptions(NumberHandling = JsonNumberHandling.AllowReadingFromString, AllowTrailingCommas = true)]
 [JsonSerializable(typeof(CreateConsumerRequest))]
@@ -129,4 +158,6 @@ public sealed class MaxDeliveriesAdvisory
 [JsonSerializable(typeof(NextRequest))]
 [JsonSerializable(typeof(ConsumerMetaFile))]
 [JsonSerializable(typeof(MaxDeliveriesAdvisory))]
+[JsonSerializable(typeof(StreamActionAdvisory))]
+[JsonSerializable(typeof(ConsumerActionAdvisory))]
 public sealed partial class ConsumerJsonContext : JsonSerializerContext;
