@@ -43,6 +43,8 @@ internal sealed partial class JetStreamApi : ReceiveActor
     private readonly FileStoreOptions _fileStoreOptions;
     private InProcessClient _client = null!;
     private InProcessPublisher _out = null!;
+    private InProcessClient _echo = null!;
+    private InProcessPublisher _echoOut = null!;
     private readonly ApiCounters _counters = new();
     private readonly ConsumerDirectory _consumers = new();
     private readonly LocalStreams _localStreams;
@@ -107,6 +109,10 @@ internal sealed partial class JetStreamApi : ReceiveActor
         Directory.CreateDirectory(_streamsDirectory);
         _client = _connect();
         _out = _client.CreatePublisher();
+        // A second connection for what other streams of the account must be able to store (republished
+        // messages, advisories): the first one's own subscriptions (every stream's) never see its publishes.
+        _echo = _connect();
+        _echoOut = _echo.CreatePublisher();
         var self = Self;
         _client.Subscribe(ApiPrefix + ">", null, new ApiRequestSink(ApiPrefix, _consumers, batch => self.Tell(new Protocol.Requests(batch))));
         if (_settings.Domain is { } domain)
@@ -131,17 +137,23 @@ internal sealed partial class JetStreamApi : ReceiveActor
     protected override bool AroundReceive(Receive receive, object message)
     {
         _out.BeginTurn();
+        _echoOut.BeginTurn();
         try
         {
             return base.AroundReceive(receive, message);
         }
         finally
         {
+            _echoOut.EndTurn();
             _out.EndTurn();
         }
     }
 
-    protected override void PostStop() => _ = _client.DisposeAsync().AsTask();
+    protected override void PostStop()
+    {
+        _ = _client.DisposeAsync().AsTask();
+        _ = _echo.DisposeAsync().AsTask();
+    }
 
     /// <summary>A stream that fails (or is killed) restarts and recovers from its store.</summary>
     protected override SupervisorStrategy SupervisorStrategy() =>
@@ -585,7 +597,6 @@ internal sealed partial class JetStreamApi : ReceiveActor
         // The new stream answers the creator once its SUB is in effect (the creator publishes next)
         // and, in a cluster, once every member knows where it is (the creator may ask any node next).
         var actor = Start(config, created, store);
-        Advisories.StreamAction(_out, config.Name, "create", _settings.Domain);
         Announce(config, () => actor.Tell(new StreamActor.Protocol.ReplyInfo(reply, type, DidCreate: true)));
     }
 
@@ -697,7 +708,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         if (deleted.Ok)
         {
             Reply(deleted.ReplyTo, new SuccessResponse { Type = Type, Success = true }, JetStreamJsonContext.Default.SuccessResponse);
-            Advisories.StreamAction(_out, deleted.Name, "delete", _settings.Domain);
+            Advisories.StreamAction(_echoOut, deleted.Name, "delete", _settings.Domain);
         }
         else
         {
@@ -715,7 +726,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         var directory = config.Storage == StorageType.Memory ? null : Path.Combine(_streamsDirectory, config.Name);
         // A unique child name: a deleted stream's actor may still be stopping when its name is reused.
         var consumers = _consumers.Open(config.Name);
-        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest, _settings.Domain, _counters, _localStreams, consumers, () => _settings.Limits?.MaxConsumers ?? -1), $"stream-{Uri.EscapeDataString(config.Name)}-{++_incarnation}");
+        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest, _settings.Domain, _counters, _localStreams, consumers, () => _settings.Limits?.MaxConsumers ?? -1, _echo), $"stream-{Uri.EscapeDataString(config.Name)}-{++_incarnation}");
         Context.Watch(actor);
         _streams[config.Name] = new StreamEntry(config, actor, created);
         return actor;

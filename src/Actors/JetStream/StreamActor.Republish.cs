@@ -81,7 +81,7 @@ internal sealed partial class StreamActor
     {
         foreach (var (subject, headers, payload) in _republishing)
         {
-            _out.Publish(subject, null, headers, payload);
+            _echoOut.Publish(subject, null, headers, payload); // another stream of the account may store it, as on nats-server
         }
 
         _republishing.Clear();

@@ -21,6 +21,9 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
 
     /// <summary>The account's max_consumers now (-1: none); read at each create, as account limits can change.</summary>
     private readonly Func<int> _accountMaxConsumers;
+
+    /// <summary>Publishes what the account's other streams may store (republished messages, advisories): the account's second JetStream connection.</summary>
+    private readonly InProcessPublisher _echoOut;
     private readonly InProcessClient _client;
     private readonly InProcessPublisher _out;
     private readonly IStreamStore _store;
@@ -36,9 +39,10 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     private readonly InterestLedger? _interest;
     private readonly DisplacedMessages _displaced = new();
 
-    public StreamActor(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain, ApiCounters counters, LocalStreams streams, StreamConsumers consumers, Func<int>? accountMaxConsumers = null)
+    public StreamActor(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain, ApiCounters counters, LocalStreams streams, StreamConsumers consumers, Func<int>? accountMaxConsumers = null, InProcessClient? echo = null)
     {
         _accountMaxConsumers = accountMaxConsumers ?? (() => -1);
+        _echoOut = (echo ?? client).CreatePublisher();
         _streams = streams;
         _consumers = consumers;
         _domain = domain;
@@ -80,13 +84,15 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
             StartOrigins(fromStore: false); // sources may have changed (a mirror may not)
             await _client.FlushAsync().ConfigureAwait(true); // new subjects in effect before the reply
             Reply(update.ReplyTo, Info(update.Type), JetStreamJsonContext.Default.StreamInfoResponse);
-            Advisories.StreamAction(_out, _config.Name, "modify", _domain);
+            Advisories.StreamAction(_echoOut, _config.Name, "modify", _domain);
         });
         ReceiveAsync<Protocol.ReplyInfo>(async request =>
         {
             if (request.DidCreate)
             {
                 await _client.FlushAsync().ConfigureAwait(true); // the stream's SUB in effect before the creator hears back
+                // Now, as nats-server: a stream capturing $JS.EVENT.ADVISORY.STREAM.> stores its own creation too.
+                Advisories.StreamAction(_echoOut, _config.Name, "create", _domain);
             }
 
             var info = Info(request.Type);
@@ -107,7 +113,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         {
             _consumers.Remove(expired.Name);
             ForgetConsumer(expired.Name);
-            Advisories.ConsumerAction(_out, _config.Name, expired.Name, "delete", _domain);
+            Advisories.ConsumerAction(_echoOut, _config.Name, expired.Name, "delete", _domain);
             DeleteConsumerDirectory(expired.Name); // a durable's definition: gone, so a restart does not recreate it
         });
         Receive<Protocol.ExpireByAge>(_ => _store.ExpireByAge((DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100));
@@ -148,12 +154,12 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     /// <c>consumers</c> is the stream's entry in its account's <see cref="ConsumerDirectory"/> (null: a list
     /// of its own), through which pull requests and acks reach the consumers without this actor.
     /// </remarks>
-    public static Props Props(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain = null, ApiCounters? counters = null, LocalStreams? streams = null, StreamConsumers? consumers = null, Func<int>? accountMaxConsumers = null)
+    public static Props Props(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain = null, ApiCounters? counters = null, LocalStreams? streams = null, StreamConsumers? consumers = null, Func<int>? accountMaxConsumers = null, InProcessClient? echo = null)
     {
         counters ??= new ApiCounters();
         streams ??= new LocalStreams();
         consumers ??= new StreamConsumers();
-        var props = Akka.Actor.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest, domain, counters, streams, consumers, accountMaxConsumers));
+        var props = Akka.Actor.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest, domain, counters, streams, consumers, accountMaxConsumers, echo));
         return props.WithDispatcher(store.Type == StorageType.Memory ? CallerRunsExecutorConfigurator.DispatcherId : IoDispatcher);
     }
 
@@ -183,12 +189,14 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     protected override bool AroundReceive(Receive receive, object message)
     {
         _out.BeginTurn();
+        _echoOut.BeginTurn();
         try
         {
             return base.AroundReceive(receive, message);
         }
         finally
         {
+            _echoOut.EndTurn();
             _out.EndTurn();
         }
     }

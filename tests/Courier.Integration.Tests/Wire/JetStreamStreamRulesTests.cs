@@ -80,6 +80,45 @@ public abstract class JetStreamStreamRulesTests<TServer> : IClassFixture<TServer
         });
     }
 
+    [Fact]
+    public async Task Republished_messages_and_advisories_are_stored_by_the_streams_that_capture_their_subjects()
+    {
+        await _server.WithJetStreamAsync(async server =>
+        {
+            await using var c = await WireClient.ConnectAsync(server);
+            await c.HandshakeAsync();
+            await c.SendAsync("SUB _INBOX.api 1\r\n");
+            await AssertErrorAsync(c, "$JS.API.STREAM.CREATE.ADVS", """{"name":"ADVS","subjects":["$JS.EVENT.ADVISORY.STREAM.>"],"storage":"memory"}""", null, null, null);
+            await AssertErrorAsync(c, "$JS.API.STREAM.CREATE.SRC", """{"name":"SRC","subjects":["src.>"],"storage":"memory","republish":{"src":">","dest":"copy.>"}}""", null, null, null);
+            await AssertErrorAsync(c, "$JS.API.STREAM.CREATE.COPY", """{"name":"COPY","subjects":["copy.>"],"storage":"memory"}""", null, null, null);
+            await c.SendAsync("PUB src.k 5\r\nhello\r\n");
+            await c.PingPongAsync();
+
+            // The republished copy lands in COPY, with the republish headers.
+            JsonElement copy = default;
+            for (var attempt = 0; attempt < 50; attempt++)
+            {
+                copy = await AssertErrorAsync(c, "$JS.API.STREAM.INFO.COPY", "", null, null, null);
+                if (copy.GetProperty("state").GetProperty("messages").GetInt64() > 0)
+                {
+                    break;
+                }
+
+                await Task.Delay(20);
+            }
+
+            Assert.Equal(1, copy.GetProperty("state").GetProperty("messages").GetInt64());
+            var stored = (await AssertErrorAsync(c, "$JS.API.STREAM.MSG.GET.COPY", """{"seq":1}""", null, null, null)).GetProperty("message");
+            Assert.Equal("copy.src.k", stored.GetProperty("subject").GetString());
+            Assert.Equal("hello", System.Text.Encoding.UTF8.GetString(Convert.FromBase64String(stored.GetProperty("data").GetString()!)));
+            Assert.Contains("Nats-Stream: SRC", System.Text.Encoding.UTF8.GetString(Convert.FromBase64String(stored.GetProperty("hdrs").GetString()!)), StringComparison.Ordinal);
+
+            // ADVS took the creation advisories of all three streams, its own included (published once its subscription is in effect).
+            var advisories = (await AssertErrorAsync(c, "$JS.API.STREAM.INFO.ADVS", "", null, null, null)).GetProperty("state").GetProperty("messages").GetInt64();
+            Assert.Equal(3, advisories);
+        });
+    }
+
     /// <summary>Asserts the reply's error (or, with a null status, that there is none) and returns the reply's root.</summary>
     private static async Task<JsonElement> AssertErrorAsync(WireClient c, string subject, string body, int? status, int? code, string? description)
     {
