@@ -155,7 +155,7 @@ internal sealed partial class ConsumerActor
             StreamSeq = seq,
             Deliveries = pending.Deliveries,
         };
-        _out.Publish($"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{_stream}.{_name}", null, default, System.Text.Json.JsonSerializer.SerializeToUtf8Bytes(advisory, ConsumerJsonContext.Default.MaxDeliveriesAdvisory));
+        _advisories.Publish($"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{_stream}.{_name}", null, default, System.Text.Json.JsonSerializer.SerializeToUtf8Bytes(advisory, ConsumerJsonContext.Default.MaxDeliveriesAdvisory));
         if (_context.Interest is null)
         {
             _pending.Remove(seq);

@@ -34,6 +34,9 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
 
     private readonly InProcessClient _client;
     private readonly InProcessPublisher _out;
+
+    /// <summary>Advisories, on the connection whose publishes the account's streams can store (as nats-server's).</summary>
+    private readonly InProcessPublisher _advisories;
     private readonly IStreamStore _store;
     private readonly string _stream;
     private readonly string _name;
@@ -74,6 +77,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         _context = context;
         _client = client;
         _out = client.CreatePublisher();
+        _advisories = (context.Echo ?? client).CreatePublisher(); // used outside turns: each advisory goes at once
         _store = store;
         _stream = stream;
         _config = config;
@@ -487,4 +491,5 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
 /// <param name="HasInterest">Whether anyone subscribes to a subject (a push consumer's deliver subject).</param>
 /// <param name="Interest">This consumer's part in the stream's interest retention; null unless the stream has it.</param>
 /// <param name="Feed">The messages the stream removed before this consumer read them (<see cref="DisplacedMessages"/>).</param>
-internal sealed record ConsumerContext(bool WorkQueue, Func<string, bool> HasInterest, InterestParticipant? Interest = null, ConsumerFeed? Feed = null);
+/// <param name="Echo">The account's second JetStream connection, for advisories the account's streams may store (null: the consumer's own).</param>
+internal sealed record ConsumerContext(bool WorkQueue, Func<string, bool> HasInterest, InterestParticipant? Interest = null, ConsumerFeed? Feed = null, InProcessClient? Echo = null);

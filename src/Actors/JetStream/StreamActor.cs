@@ -47,7 +47,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         _consumers = consumers;
         _domain = domain;
         _counters = counters;
-        _consumerContext = new ConsumerContext(config.Retention == RetentionPolicy.WorkQueue, hasInterest);
+        _consumerContext = new ConsumerContext(config.Retention == RetentionPolicy.WorkQueue, hasInterest, Echo: echo);
         _interest = config.Retention == RetentionPolicy.Interest ? new InterestLedger(store) : null;
         _client = client;
         _out = client.CreatePublisher();

@@ -75,6 +75,7 @@ public abstract class JetStreamConsumerRulesTests<TServer> : IClassFixture<TServ
             await c.HandshakeAsync();
             await c.SendAsync("SUB _INBOX.api 1\r\nSUB $JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.M.D 2\r\nSUB _INBOX.fetch 3\r\n");
             using (await RequestAsync(c, "$JS.API.STREAM.CREATE.M", """{"name":"M","subjects":["m.>"],"storage":"memory"}""")) { }
+            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.MAXD", """{"name":"MAXD","subjects":["$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>"],"storage":"memory"}""")) { }
             using (await RequestAsync(c, "$JS.API.CONSUMER.DURABLE.CREATE.M.D", """{"stream_name":"M","config":{"durable_name":"D","ack_policy":"explicit","max_deliver":2}}""")) { }
             await c.SendAsync("PUB m.1 1\r\na\r\n");
             await c.PingPongAsync();
@@ -104,6 +105,10 @@ public abstract class JetStreamConsumerRulesTests<TServer> : IClassFixture<TServ
             Assert.Equal("io.nats.jetstream.advisory.v1.max_deliver", json.RootElement.GetProperty("type").GetString());
             Assert.Equal(("M", "D", 1UL, 2L), (json.RootElement.GetProperty("stream").GetString(), json.RootElement.GetProperty("consumer").GetString(),
                 json.RootElement.GetProperty("stream_seq").GetUInt64(), json.RootElement.GetProperty("deliveries").GetInt64()));
+
+            // A stream capturing the advisories stores it, as any message of the account.
+            using var maxd = await RequestAsync(c, "$JS.API.STREAM.INFO.MAXD", "");
+            Assert.Equal(1, maxd.RootElement.GetProperty("state").GetProperty("messages").GetInt64());
         });
     }
 
