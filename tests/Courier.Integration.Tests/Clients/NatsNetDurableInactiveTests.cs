@@ -23,19 +23,12 @@ public abstract class NatsNetDurableInactiveTests<TServer> : IClassFixture<TServ
     }
 
     [Fact]
-    public async Task An_idle_durable_with_inactive_threshold_is_deleted_for_good_while_a_pulling_one_stays()
-    {
-        using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(90));
-        var ct = cts.Token;
-        var storeDir = Directory.CreateTempSubdirectory("courier-js-").FullName;
-        try
-        {
-            var p = Subjects.NewPrefix();
-            var name = NatsNetClient.NameFor(p);
-            await using (var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir))
+    public Task An_idle_durable_with_inactive_threshold_is_deleted_for_good_while_a_pulling_one_stays() =>
+        NatsNetClient.AcrossRestartAsync(
+            _server,
+            async (_, js, p, ct) =>
             {
-                await using var nats = await NatsNetClient.ConnectAsync(server.Url);
-                var js = new NatsJSContext(nats);
+                var name = NatsNetClient.NameFor(p);
                 await js.CreateStreamAsync(new StreamConfig(name, [$"{p}.>"]), ct);
                 var idle = await js.CreateOrUpdateConsumerAsync(name, Durable("idle"), ct);
                 Assert.Equal(InactiveThreshold, idle.Info.Config.InactiveThreshold);
@@ -50,6 +43,7 @@ public abstract class NatsNetDurableInactiveTests<TServer> : IClassFixture<TServ
                     await foreach (var unused in busy.FetchNoWaitAsync<int>(new NatsJSFetchOpts { MaxMsgs = 1 }, cancellationToken: ct))
                     {
                     }
+
                     var now = DateTime.UtcNow;
                     longestGap = now - lastPull > longestGap ? now - lastPull : longestGap;
                     lastPull = now;
@@ -61,24 +55,9 @@ public abstract class NatsNetDurableInactiveTests<TServer> : IClassFixture<TServ
                 Assert.True(idleGone, "the idle durable was still there after 15 s");
                 Assert.True(longestGap < InactiveThreshold, $"the test pulled too rarely to say anything: {longestGap.TotalMilliseconds:F0} ms between two pulls");
                 Assert.False(await IsGoneAsync(js, name, "busy", ct), $"the durable that kept pulling was deleted (longest gap between its pulls: {longestGap.TotalMilliseconds:F0} ms)");
-
-                // A graceful stop (SIGTERM), so both servers have written what they hold.
-                await server.SignalAsync("TERM");
-                Assert.NotNull(await server.WaitForExitAsync(TimeSpan.FromSeconds(20)));
-            }
-
-            await using (var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir))
-            {
-                await using var nats = await NatsNetClient.ConnectAsync(server.Url);
-                var js = new NatsJSContext(nats);
-                Assert.True(await IsGoneAsync(js, name, "idle", ct), "the expired durable came back after a restart");
-            }
-        }
-        finally
-        {
-            Directory.Delete(storeDir, recursive: true);
-        }
-    }
+            },
+            async (_, js, p, ct) =>
+                Assert.True(await IsGoneAsync(js, NatsNetClient.NameFor(p), "idle", ct), "the expired durable came back after a restart"));
 
     private static ConsumerConfig Durable(string name) => new(name)
     {

@@ -20,19 +20,12 @@ public abstract class NatsNetMemoryConsumerTests<TServer> : IClassFixture<TServe
     }
 
     [Fact]
-    public async Task A_mem_storage_durable_works_and_is_gone_after_a_restart_while_a_file_one_stays()
-    {
-        using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(90));
-        var ct = cts.Token;
-        var storeDir = Directory.CreateTempSubdirectory("courier-js-").FullName;
-        try
-        {
-            var p = Subjects.NewPrefix();
-            var name = NatsNetClient.NameFor(p);
-            await using (var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir))
+    public Task A_mem_storage_durable_works_and_is_gone_after_a_restart_while_a_file_one_stays() =>
+        NatsNetClient.AcrossRestartAsync(
+            _server,
+            async (_, js, p, ct) =>
             {
-                await using var nats = await NatsNetClient.ConnectAsync(server.Url);
-                var js = new NatsJSContext(nats);
+                var name = NatsNetClient.NameFor(p);
                 await js.CreateStreamAsync(new StreamConfig(name, [$"{p}.>"]), ct);
                 for (var i = 0; i < 3; i++)
                 {
@@ -53,26 +46,14 @@ public abstract class NatsNetMemoryConsumerTests<TServer> : IClassFixture<TServe
                     Assert.Equal(2, acked);
                     Assert.Equal(2UL, (await js.GetConsumerAsync(name, durable, ct)).Info.AckFloor.StreamSeq);
                 }
-
-                // A graceful stop (SIGTERM), so both servers have written what they hold.
-                await server.SignalAsync("TERM");
-                Assert.NotNull(await server.WaitForExitAsync(TimeSpan.FromSeconds(20)));
-            }
-
-            await using (var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir))
+            },
+            async (_, js, p, ct) =>
             {
-                await using var nats = await NatsNetClient.ConnectAsync(server.Url);
-                var js = new NatsJSContext(nats);
+                var name = NatsNetClient.NameFor(p);
                 Assert.Equal(2UL, (await js.GetConsumerAsync(name, "file", ct)).Info.AckFloor.StreamSeq);
                 var gone = await Assert.ThrowsAsync<NatsJSApiException>(() => js.GetConsumerAsync(name, "mem", ct).AsTask());
                 Assert.Equal((404, 10014), (gone.Error.Code, gone.Error.ErrCode));
-            }
-        }
-        finally
-        {
-            Directory.Delete(storeDir, recursive: true);
-        }
-    }
+            });
 }
 
 [Trait("server", "nats-server")]

@@ -184,19 +184,12 @@ public abstract class NatsNetMirrorSourceTests<TServer> : IClassFixture<TServer>
         });
 
     [Fact]
-    public async Task After_a_restart_a_mirror_and_a_sources_stream_resume_without_copying_anything_twice()
-    {
-        using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(90));
-        var ct = cts.Token;
-        var storeDir = Directory.CreateTempSubdirectory("courier-js-").FullName;
-        try
-        {
-            var p = Subjects.NewPrefix();
-            var name = NatsNetClient.NameFor(p);
-            await using (var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir))
+    public Task After_a_restart_a_mirror_and_a_sources_stream_resume_without_copying_anything_twice() =>
+        NatsNetClient.AcrossRestartAsync(
+            _server,
+            async (_, js, p, ct) =>
             {
-                await using var nats = await NatsNetClient.ConnectAsync(server.Url);
-                var js = new NatsJSContext(nats);
+                var name = NatsNetClient.NameFor(p);
                 await js.CreateStreamAsync(new StreamConfig(name, [$"{p}.>"]), ct);
                 await js.CreateStreamAsync(new StreamConfig { Name = name + "_M", Mirror = new StreamSource { Name = name } }, ct);
                 await js.CreateStreamAsync(new StreamConfig { Name = name + "_S", Sources = [new StreamSource { Name = name }] }, ct);
@@ -207,16 +200,10 @@ public abstract class NatsNetMirrorSourceTests<TServer> : IClassFixture<TServer>
 
                 await WaitForAsync(js, name + "_M", i => i.State.LastSeq == 3, ct);
                 await WaitForAsync(js, name + "_S", i => i.State.Messages == 3, ct);
-
-                // A graceful stop (SIGTERM), so both servers have written what they hold.
-                await server.SignalAsync("TERM");
-                Assert.NotNull(await server.WaitForExitAsync(TimeSpan.FromSeconds(20)));
-            }
-
-            await using (var server = await _server.StartServerAsync(null, "-js", "-sd", storeDir))
+            },
+            async (_, js, p, ct) =>
             {
-                await using var nats = await NatsNetClient.ConnectAsync(server.Url);
-                var js = new NatsJSContext(nats);
+                var name = NatsNetClient.NameFor(p);
                 for (var i = 4; i <= 5; i++)
                 {
                     (await js.PublishAsync($"{p}.n", i, cancellationToken: ct)).EnsureSuccess();
@@ -231,13 +218,7 @@ public abstract class NatsNetMirrorSourceTests<TServer> : IClassFixture<TServer>
                 Assert.Equal(Enumerable.Range(1, 5).Select(i => $"{name} {i}"), sourced.Select(m => m.Source));
                 var again = (await js.GetStreamAsync(name + "_S", cancellationToken: ct)).Info;
                 Assert.Equal(5L, again.State.Messages); // nothing copied twice
-            }
-        }
-        finally
-        {
-            Directory.Delete(storeDir, recursive: true);
-        }
-    }
+            });
 
     private Task WithJetStreamAsync(Func<NatsConnection, NatsJSContext, string, CancellationToken, Task> test) => NatsNetClient.WithJetStreamAsync(_server, test);
 }

@@ -45,6 +45,43 @@ public static class NatsNetClient
             await test(nats, new NatsJSContext(nats), Subjects.NewPrefix(), cts.Token);
         });
 
+    /// <summary>
+    /// What survives a restart: runs <paramref name="before"/> on a fresh <c>-js</c> server of
+    /// <paramref name="fixture"/>'s kind with a store directory of its own, stops it gracefully (SIGTERM, so
+    /// both servers have written what they hold), starts another on the same directory and runs
+    /// <paramref name="after"/> there. Both get a connection, its JetStream context, the test's subject prefix
+    /// and one token that bounds the whole test (90 s: two starts).
+    /// </summary>
+    public static async Task AcrossRestartAsync(
+        ServerFixture fixture,
+        Func<NatsConnection, NatsJSContext, string, CancellationToken, Task> before,
+        Func<NatsConnection, NatsJSContext, string, CancellationToken, Task> after)
+    {
+        using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(90));
+        var storeDir = Directory.CreateTempSubdirectory("courier-js-").FullName;
+        try
+        {
+            var prefix = Subjects.NewPrefix();
+            await using (var server = await fixture.StartServerAsync(null, "-js", "-sd", storeDir))
+            {
+                await using var nats = await ConnectAsync(server.Url);
+                await before(nats, new NatsJSContext(nats), prefix, cts.Token);
+                await server.SignalAsync("TERM");
+                Assert.NotNull(await server.WaitForExitAsync(TimeSpan.FromSeconds(20)));
+            }
+
+            await using (var server = await fixture.StartServerAsync(null, "-js", "-sd", storeDir))
+            {
+                await using var nats = await ConnectAsync(server.Url);
+                await after(nats, new NatsJSContext(nats), prefix, cts.Token);
+            }
+        }
+        finally
+        {
+            Directory.Delete(storeDir, recursive: true);
+        }
+    }
+
     /// <summary>A stream or bucket name unique to the test, from its subject prefix (names may hold no dot).</summary>
     public static string NameFor(string prefix) => prefix.Replace('.', '_');
 }
