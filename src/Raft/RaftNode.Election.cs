@@ -11,7 +11,7 @@ public sealed partial class RaftNode
     /// (dissertation §4.2.2, a leader outside its configuration).
     /// </summary>
     private bool Promotable =>
-        _config.IsVoter(Id) || (_configIndex > _log.Committed && ConfigurationAt(_log.Committed).IsVoter(Id));
+        _config.IsVoter(Id) || (_configIndex > _log.Committed && ConfigurationAt(_log.Committed).Config.IsVoter(Id));
 
     private void TickElection()
     {

@@ -198,15 +198,7 @@ public sealed partial class RaftNode
     /// <summary>The latest configuration in the log, or the snapshot's.</summary>
     private void RebuildConfiguration()
     {
-        var config = _log.SnapshotMeta.Configuration;
-        ulong index = 0;
-        for (var i = _log.FirstIndex; i <= _log.LastIndex; i++)
-        {
-            var entry = _log.At(i);
-            if (entry.Type != EntryType.ConfChange) continue;
-            config = config.Apply(ConfChange.Decode(entry.Data.Span));
-            index = i;
-        }
+        var (config, index) = ConfigurationAt(_log.LastIndex);
         SetConfiguration(config, index);
     }
 
@@ -224,16 +216,22 @@ public sealed partial class RaftNode
         }
     }
 
-    /// <summary>The configuration as of <paramref name="index"/> (for a snapshot taken there).</summary>
-    private Configuration ConfigurationAt(ulong index)
+    /// <summary>
+    /// The configuration as of <paramref name="index"/>: the snapshot's with every membership change up
+    /// to it applied, and the index of the last such change (0: the snapshot's own).
+    /// </summary>
+    private (Configuration Config, ulong Index) ConfigurationAt(ulong index)
     {
         var config = _log.SnapshotMeta.Configuration;
+        ulong changedAt = 0;
         for (var i = _log.FirstIndex; i <= index; i++)
         {
             var entry = _log.At(i);
-            if (entry.Type == EntryType.ConfChange) config = config.Apply(ConfChange.Decode(entry.Data.Span));
+            if (entry.Type != EntryType.ConfChange) continue;
+            config = config.Apply(ConfChange.Decode(entry.Data.Span));
+            changedAt = i;
         }
-        return config;
+        return (config, changedAt);
     }
 
     /// <summary>
@@ -245,7 +243,7 @@ public sealed partial class RaftNode
     {
         if (index > _log.Applied) throw new ArgumentOutOfRangeException(nameof(index), $"compact to {index} beyond applied {_log.Applied}");
         if (index <= _log.SnapshotIndex) throw new ArgumentOutOfRangeException(nameof(index), $"compact to {index}: the log already starts after {_log.SnapshotIndex}");
-        var meta = new SnapshotMeta(index, _log.TermOrZero(index), ConfigurationAt(index));
+        var meta = new SnapshotMeta(index, _log.TermOrZero(index), ConfigurationAt(index).Config);
         _snapshot = new Snapshot(meta, data);
         _log.Compact(meta);
         return _snapshot;

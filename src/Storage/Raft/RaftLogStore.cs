@@ -190,7 +190,7 @@ public sealed class RaftLogStore : IDisposable
     private void ReadHardState()
     {
         Span<byte> slots = stackalloc byte[2 * SlotSize];
-        var read = _state.Length >= 2 * SlotSize ? _state.Read(slots, 0) : _state.Read(slots[..(int)Math.Min(_state.Length, 2 * SlotSize)], 0);
+        var read = _state.Read(slots[..(int)Math.Min(_state.Length, slots.Length)], 0); // a new file is empty
         _stateCounter = 0;
         _written = default;
         for (var slot = 0; slot < 2; slot++)
