@@ -708,7 +708,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         if (deleted.Ok)
         {
             Reply(deleted.ReplyTo, new SuccessResponse { Type = Type, Success = true }, JetStreamJsonContext.Default.SuccessResponse);
-            Advisories.StreamAction(_echoOut, deleted.Name, "delete", _settings.Domain);
+            Advisories.Stream(_echoOut, deleted.Name, AdvisoryAction.Delete, _settings.Domain);
         }
         else
         {

@@ -217,7 +217,7 @@ internal sealed partial class StreamActor
                     {
                         await doomed.Ask<ConsumerActor.Protocol.Deleted>(ConsumerActor.Protocol.Delete.Instance, TimeSpan.FromSeconds(10)).ConfigureAwait(true);
                         ForgetConsumer(request.Consumer);
-                        Advisories.ConsumerAction(_echoOut, _config.Name, request.Consumer, "delete", _domain);
+                        Advisories.Consumer(_echoOut, _config.Name, request.Consumer, AdvisoryAction.Delete, _domain);
                         DeleteConsumerDirectory(request.Consumer);
 
                         Reply(request.ReplyTo, new SuccessResponse { Type = "io.nats.jetstream.api.v1.consumer_delete_response", Success = true }, JetStreamJsonContext.Default.SuccessResponse);
@@ -378,7 +378,7 @@ internal sealed partial class StreamActor
         }
 
         var actor = StartConsumer(config, createdAt, persisted);
-        Advisories.ConsumerAction(_echoOut, _config.Name, name, "create", _domain);
+        Advisories.Consumer(_echoOut, _config.Name, name, AdvisoryAction.Create, _domain);
         ReplyConsumerInfoLater(actor, ConsumerActor.Protocol.GetCreatedInfo.Instance, request.ReplyTo, Type);
     }
 

@@ -84,7 +84,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
             StartOrigins(fromStore: false); // sources may have changed (a mirror may not)
             await _client.FlushAsync().ConfigureAwait(true); // new subjects in effect before the reply
             Reply(update.ReplyTo, Info(update.Type), JetStreamJsonContext.Default.StreamInfoResponse);
-            Advisories.StreamAction(_echoOut, _config.Name, "modify", _domain);
+            Advisories.Stream(_echoOut, _config.Name, AdvisoryAction.Modify, _domain);
         });
         ReceiveAsync<Protocol.ReplyInfo>(async request =>
         {
@@ -92,7 +92,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
             {
                 await _client.FlushAsync().ConfigureAwait(true); // the stream's SUB in effect before the creator hears back
                 // Now, as nats-server: a stream capturing $JS.EVENT.ADVISORY.STREAM.> stores its own creation too.
-                Advisories.StreamAction(_echoOut, _config.Name, "create", _domain);
+                Advisories.Stream(_echoOut, _config.Name, AdvisoryAction.Create, _domain);
             }
 
             var info = Info(request.Type);
@@ -113,7 +113,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         {
             _consumers.Remove(expired.Name);
             ForgetConsumer(expired.Name);
-            Advisories.ConsumerAction(_echoOut, _config.Name, expired.Name, "delete", _domain);
+            Advisories.Consumer(_echoOut, _config.Name, expired.Name, AdvisoryAction.Delete, _domain);
             DeleteConsumerDirectory(expired.Name); // a durable's definition: gone, so a restart does not recreate it
         });
         Receive<Protocol.ExpireByAge>(_ => _store.ExpireByAge((DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100));
