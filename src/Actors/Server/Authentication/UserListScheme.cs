@@ -18,7 +18,8 @@ internal sealed class UserListScheme(UserEntry[] users, Permissions? defaultPerm
 
         foreach (var user in users)
         {
-            if (user.User == name && (Secrets.Equal(user.Password, request.Connect.Pass) || (passwordlessUsers && user.Password is null && request.Connect.Pass is null or "")))
+            // nats-server compares the two as strings: no password and an empty one are the same.
+            if (user.User == name && (Secrets.Equal(user.Password, request.Connect.Pass) || (passwordlessUsers && string.IsNullOrEmpty(user.Password) && string.IsNullOrEmpty(request.Connect.Pass))))
             {
                 return Authenticator.Success(user, defaultPermissions, accounts);
             }
