@@ -117,6 +117,46 @@ public sealed class RaftHostTests : Akka.TestKit.Xunit2.TestKit, IDisposable
     }
 
     [Fact]
+    public void Leadership_goes_where_it_is_handed_and_the_status_says_so()
+    {
+        for (ulong id = 1; id <= 3; id++) StartGroup(StartHost(id), id, "G");
+        var leader = AwaitLeader("G", 1, 2, 3);
+        Propose(leader, "G", 1);
+        var target = new ulong[] { 1, 2, 3 }.First(i => i != leader);
+        _net.Hosts[leader].Tell(new Host.TransferLeadership("G", target));
+        Assert.Equal(target, AwaitLeader("G", target));
+
+        _net.Hosts[target].Tell(Host.GetStatus.Instance, TestActor);
+        var (name, status) = Assert.Single(ExpectMsg<(string Name, RaftStatus Status)[]>(TimeSpan.FromSeconds(5)));
+        Assert.Equal(("G", RaftRole.Leader, target), (name, status.Role, status.Leader));
+        Assert.Equal(3, status.Peers.Count);
+    }
+
+    [Fact]
+    public void A_member_behind_a_compacted_log_gets_the_snapshot()
+    {
+        for (ulong id = 1; id <= 3; id++) StartGroup(StartHost(id), id, "G");
+        var leader = AwaitLeader("G", 1, 2, 3);
+        var lagging = new ulong[] { 1, 2, 3 }.First(i => i != leader);
+        _net.Cut(lagging);
+        for (ulong c = 1; c <= 10; c++) Propose(leader, "G", c);
+        Assert.Equal(10, AppliedCommands(leader, 10).Count);
+
+        // The leader's state machine image up to what it applied; its log before that goes.
+        var applied = _seen[leader].OfType<Host.Applied>().Last().Entries[^1].Index;
+        _net.Hosts[leader].Tell(new Host.Compact("G", applied, new byte[] { 42 }));
+        _net.Hosts[leader].Tell(Host.GetStatus.Instance, TestActor);
+        Assert.Equal(applied + 1, ExpectMsg<(string Name, RaftStatus Status)[]>(TimeSpan.FromSeconds(5))[0].Status.FirstIndex);
+
+        _net.Heal(lagging);
+        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(15);
+        while (!_seen[lagging].OfType<Host.Applied>().Any(a => a.Snapshot is not null) && DateTime.UtcNow < deadline) Pump(lagging, TimeSpan.FromMilliseconds(100));
+        var installed = _seen[lagging].OfType<Host.Applied>().Single(a => a.Snapshot is not null).Snapshot!;
+        Assert.Equal(applied, installed.Meta.Index);
+        Assert.Equal(new byte[] { 42 }, installed.Data.ToArray());
+    }
+
+    [Fact]
     public void When_the_leader_host_stops_another_member_leads_and_the_stopped_one_catches_up_from_its_own_files()
     {
         for (ulong id = 1; id <= 3; id++) StartGroup(StartHost(id), id, "G");
@@ -193,6 +233,8 @@ public sealed class RaftHostTests : Akka.TestKit.Xunit2.TestKit, IDisposable
         public ConcurrentDictionary<ulong, IActorRef> Hosts { get; } = new();
 
         public void Cut(ulong id) => _cut[id] = true;
+
+        public void Heal(ulong id) => _cut.TryRemove(id, out _);
 
         public void ResetCounts()
         {
