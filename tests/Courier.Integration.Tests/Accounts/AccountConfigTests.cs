@@ -98,12 +98,14 @@ public abstract class AccountConfigTests<TServer> : IClassFixture<TServer>
     public async Task A_user_configured_without_a_password_logs_in_with_its_name_alone()
     {
         await using var server = await _server.StartServerAsync("""
-            authorization { users: [ {user: u, permissions: {publish: ">", subscribe: ">"}}, {user: p, password: secret} ] }
+            authorization { users: [ {user: u, permissions: {publish: ">", subscribe: ">"}}, {user: p, password: secret}, {user: e, password: ""} ] }
             """);
         await using var named = await WireClient.ConnectAsync(server);
         await named.HandshakeAsync("""{"verbose":false,"user":"u"}""");
         await using var emptyPass = await WireClient.ConnectAsync(server);
         await emptyPass.HandshakeAsync("""{"verbose":false,"user":"u","pass":""}""");
+        await using var configuredEmpty = await WireClient.ConnectAsync(server); // an empty password is no password
+        await configuredEmpty.HandshakeAsync("""{"verbose":false,"user":"e"}""");
 
         // A password it does not have, or another user's name without that user's password, is refused.
         foreach (var connect in new[] { """{"verbose":false,"user":"u","pass":"x"}""", """{"verbose":false,"user":"p"}""", """{"verbose":false}""" })
