@@ -111,6 +111,17 @@ public sealed partial class RaftNode
         BecomeFollower(Term, 0);
     }
 
+    /// <summary>
+    /// Campaigns now instead of at the next election timeout (with a pre-vote when enabled): the host's
+    /// way to elect a new group's first leader at once. A leader, or a member that may not campaign, ignores it.
+    /// </summary>
+    public void Campaign()
+    {
+        if (Role == RaftRole.Leader || !Promotable) return;
+        _electionElapsed = 0;
+        Campaign(_options.PreVote, transfer: false);
+    }
+
     /// <summary>One tick of the host's monotonic clock.</summary>
     public void Tick()
     {

@@ -52,7 +52,7 @@ internal sealed partial class JetStreamApi
         _replicator.Tell(Dsl.Subscribe(_placementKey, Self));
         var self = Self;
         var prefix = JetStreamCluster.Prefix + cluster.ServerId + ".";
-        foreach (var kind in new[] { JetStreamCluster.Local, JetStreamCluster.Place, JetStreamCluster.Gather })
+        foreach (var kind in new[] { JetStreamCluster.Local, JetStreamCluster.Place, JetStreamCluster.Gather, JetStreamCluster.CreateReplicated, JetStreamCluster.StartReplica, JetStreamCluster.DeleteReplica })
         {
             _client.Subscribe(prefix + kind + ".>", null, batch => self.Tell(new Protocol.Forwarded(batch)));
         }
@@ -150,6 +150,11 @@ internal sealed partial class JetStreamApi
     /// </summary>
     private void ToOwner(JetStreamCluster cluster, string api, string operation, string stream, string? owner, InternalMessage request)
     {
+        if (ToLeader(cluster, operation, request, stream))
+        {
+            return;
+        }
+
         if (owner is null || owner == cluster.ServerId || _streams.ContainsKey(stream) || _deleting.ContainsKey(stream))
         {
             Dispatch(api, request);
@@ -224,6 +229,28 @@ internal sealed partial class JetStreamApi
                 }
             }
 
+            if (config is { Replicas: > 1 and <= StreamConfigRules.MaxReplicas })
+            {
+                if (PickMembers(cluster, config.Replicas, LeastLoaded) is not { } members)
+                {
+                    Fail(request.ReplyTo!, ResponseType("STREAM.CREATE"), new ApiError(400, 10005, "no suitable peers for placement"));
+                    return;
+                }
+
+                _pending[name] = members[0].ServerId;
+                var ids = members.Select(m => m.Member).ToArray();
+                if (members[0].ServerId == cluster.ServerId)
+                {
+                    Create("STREAM.CREATE", name, request, ids);
+                }
+                else
+                {
+                    _out.Publish(JetStreamCluster.ForwardSubject(members[0].ServerId, JetStreamCluster.CreateReplicated, MembersToken(ids) + "." + request.Subject), request.ReplyTo, request.Headers, request.Payload);
+                }
+
+                return;
+            }
+
             owner = LeastLoaded(cluster.Candidates());
             _pending[name] = owner;
         }
@@ -273,19 +300,48 @@ internal sealed partial class JetStreamApi
         var prefixLength = JetStreamCluster.Prefix.Length + cluster.ServerId.Length + 1;
         foreach (var message in messages)
         {
-            if (message.ReplyTo is null || message.Subject.Length < prefixLength + 2)
+            if (message.Subject.Length < prefixLength + 2)
             {
                 continue;
             }
 
             var kind = message.Subject.Substring(prefixLength, 1);
             var original = message with { Subject = message.Subject[(prefixLength + 2)..] };
+            if (kind == JetStreamCluster.DeleteReplica)
+            {
+                DeleteReplica(SplitStreamApi(ApiName(original.Subject)).Name);
+                continue;
+            }
+
+            if (message.ReplyTo is null)
+            {
+                continue;
+            }
+
             try
             {
                 switch (kind)
                 {
-                    case JetStreamCluster.Local:
+                    case JetStreamCluster.Local when StreamOf(ApiName(original.Subject)) is var (operation, stream) && !ToLeader(cluster, operation, original, stream):
                         Dispatch(ApiName(original.Subject), original);
+                        break;
+                    case JetStreamCluster.Local:
+                        break; // gone on to the stream's leader
+                    case JetStreamCluster.CreateReplicated or JetStreamCluster.StartReplica:
+                        var dot = original.Subject.IndexOf('.', StringComparison.Ordinal);
+                        if (dot > 0 && JetStreamCluster.ParseMembers(original.Subject[..dot]) is { } members)
+                        {
+                            var inner = original with { Subject = original.Subject[(dot + 1)..] };
+                            if (kind == JetStreamCluster.StartReplica)
+                            {
+                                StartReplica(cluster, members, inner);
+                            }
+                            else
+                            {
+                                CreateAsFirstMember(ApiName(inner.Subject), inner, members);
+                            }
+                        }
+
                         break;
                     case JetStreamCluster.Place when ApiName(original.Subject) is var api && api.StartsWith("STREAM.CREATE.", StringComparison.Ordinal):
                         PlaceCreate(cluster, api, original);
@@ -294,7 +350,7 @@ internal sealed partial class JetStreamApi
                         AnswerAsLeader(cluster, ApiName(original.Subject), original);
                         break;
                     case JetStreamCluster.Gather:
-                        _ = AnswerGatherAsync(message.ReplyTo, [.. _streams.Values]);
+                        _ = AnswerGatherAsync(message.ReplyTo, OwnedStreams(cluster));
                         break;
                 }
             }
@@ -366,10 +422,11 @@ internal sealed partial class JetStreamApi
             _pending.Remove(name);
         }
 
-        // A stream of ours missing from the map (its entry lost to a concurrent remove) is told again.
+        // A stream of ours missing from the map (its entry lost to a concurrent remove) is told again
+        // (a replicated one by its leader).
         foreach (var entry in _streams.Values)
         {
-            if (!_placement.ContainsKey(entry.Config.Name))
+            if (!_placement.ContainsKey(entry.Config.Name) && (entry.Replication is null || (_cluster is { } cluster && _leaders.GetValueOrDefault(entry.Config.Name) == cluster.ServerId)))
             {
                 Announce(entry.Config);
             }
@@ -414,7 +471,7 @@ internal sealed partial class JetStreamApi
             _out.Publish(JetStreamCluster.ForwardSubject(peer, JetStreamCluster.Gather, "streams"), reply, default, default);
         }
 
-        return CollectAsync([.. _streams.Values], asks);
+        return CollectAsync(OwnedStreams(cluster), asks);
     }
 
     private async Task<byte[]?> AwaitGatherAsync(long id, Task<byte[]> answer)
@@ -538,4 +595,8 @@ internal sealed partial class JetStreamApi
             return new Placement(parts.Length > 0 ? parts[0] : "", parts.Length > 1 ? parts[1..] : []);
         }
     }
+
+    /// <summary>The streams this node answers for in lists and account totals: its own, and the replicated ones it leads.</summary>
+    private StreamEntry[] OwnedStreams(JetStreamCluster cluster) =>
+        [.. _streams.Values.Where(e => e.Replication is null || _leaders.GetValueOrDefault(e.Config.Name) == cluster.ServerId)];
 }

@@ -84,6 +84,14 @@ internal sealed partial class JetStreamApi : ReceiveActor
                 HandleForwarded(cluster, forwarded.Messages);
             });
             Receive<Protocol.Refreshed>(refreshed => OnRefreshed(cluster, refreshed));
+            Receive<Protocol.StreamLeader>(OnStreamLeader);
+            Receive<Protocol.ReplicaDeleted>(deleted =>
+            {
+                if (_deleting.Remove(deleted.Name, out var waiting) && waiting.Count > 0)
+                {
+                    Handle(waiting);
+                }
+            });
             Receive<Akka.DistributedData.Changed>(OnPlacementChanged);
             Receive<Akka.DistributedData.IUpdateResponse>(_ => { });
         }
@@ -174,6 +182,13 @@ internal sealed partial class JetStreamApi : ReceiveActor
                 var stored = JsonSerializer.Deserialize(File.ReadAllBytes(meta), JetStreamJsonContext.Default.StreamInfoResponse);
                 if (stored?.Config is { } config)
                 {
+                    if (ReadMembers(directory) is { } members && _cluster is { } cluster)
+                    {
+                        // A replica rejoins its group from its own files; its leader (this one or another) announces it.
+                        Start(config, stored.Created, OpenStore(config, directory), new StreamReplication(GroupName(config.Name), members, cluster, Campaign: false));
+                        continue;
+                    }
+
                     Start(config, stored.Created, OpenStore(config, directory));
                     Announce(config); // a restarted node takes its streams back in the placement map
                 }
@@ -480,7 +495,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         return results;
     }
 
-    private void Create(string operation, string name, InternalMessage request)
+    private void Create(string operation, string name, InternalMessage request, ulong[]? members = null)
     {
         var type = ResponseType(operation);
         var reply = request.ReplyTo!;
@@ -517,6 +532,12 @@ internal sealed partial class JetStreamApi : ReceiveActor
         if (StreamConfigRules.CheckImplemented(config) is { } unimplemented)
         {
             Fail(reply, type, unimplemented);
+            return;
+        }
+
+        if (CheckReplicas(config) is { } replicas)
+        {
+            Fail(reply, type, replicas);
             return;
         }
 
@@ -594,6 +615,17 @@ internal sealed partial class JetStreamApi : ReceiveActor
             return;
         }
 
+        if (members is not null && _cluster is { } cluster)
+        {
+            WriteMembers(directory, members);
+            var group = GroupName(name);
+            var replicaActor = Start(config, created, store, new StreamReplication(group, members, cluster, Campaign: false));
+            StartReplicas(cluster, config, members, group);
+            // Answered once the group has a leader (this member campaigns as soon as the others have their replicas).
+            Announce(config, () => replicaActor.Tell(new StreamActor.Protocol.ReplyInfo(reply, type, DidCreate: true)));
+            return;
+        }
+
         // The new stream answers the creator once its SUB is in effect (the creator publishes next)
         // and, in a cluster, once every member knows where it is (the creator may ask any node next).
         var actor = Start(config, created, store);
@@ -608,6 +640,12 @@ internal sealed partial class JetStreamApi : ReceiveActor
         if (config.MaxConsumers != current.MaxConsumers)
         {
             Fail(reply, type, ApiError.StreamInvalidConfig("stream configuration update can not change MaxConsumers"));
+            return;
+        }
+
+        if (config.Replicas != current.Replicas)
+        {
+            Fail(reply, type, ApiError.StreamInvalidConfig("Courier can not change a stream's num_replicas yet"));
             return;
         }
 
@@ -695,6 +733,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
 
         // Requests for this name wait until its files are gone (a create right after must not meet them).
         _deleting[name] = [];
+        DeleteReplicas(entry);
         _consumers.Close(name);
         Unannounce(name);
         var self = Self;
@@ -721,14 +760,14 @@ internal sealed partial class JetStreamApi : ReceiveActor
         }
     }
 
-    private IActorRef Start(StreamConfig config, DateTime created, IStreamStore store)
+    private IActorRef Start(StreamConfig config, DateTime created, IStreamStore store, StreamReplication? replication = null)
     {
         var directory = config.Storage == StorageType.Memory ? null : Path.Combine(_streamsDirectory, config.Name);
         // A unique child name: a deleted stream's actor may still be stopping when its name is reused.
         var consumers = _consumers.Open(config.Name);
-        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest, _settings.Domain, _counters, _localStreams, consumers, () => _settings.Limits?.MaxConsumers ?? -1, _echo), $"stream-{Uri.EscapeDataString(config.Name)}-{++_incarnation}");
+        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest, _settings.Domain, _counters, _localStreams, consumers, () => _settings.Limits?.MaxConsumers ?? -1, _echo, replication), $"stream-{Uri.EscapeDataString(config.Name)}-{++_incarnation}");
         Context.Watch(actor);
-        _streams[config.Name] = new StreamEntry(config, actor, created);
+        _streams[config.Name] = new StreamEntry(config, actor, created, replication);
         return actor;
     }
 
@@ -751,7 +790,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         try
         {
             // A file stream continues from its files; a memory stream starts empty.
-            Start(entry.Config, entry.Created, OpenStore(entry.Config, Path.Combine(_streamsDirectory, entry.Config.Name)));
+            Start(entry.Config, entry.Created, OpenStore(entry.Config, Path.Combine(_streamsDirectory, entry.Config.Name)), entry.Replication is { } r ? r with { Campaign = false } : null);
         }
         catch (IOException e)
         {
@@ -845,7 +884,9 @@ internal sealed partial class JetStreamApi : ReceiveActor
         }
 
         Directory.CreateDirectory(directory);
-        return StreamStores.OpenFile(directory, storeConfig, _fileStoreOptions);
+        // A replica's store is rebuilt from its Raft log at every start, and the log is synced before
+        // anything is acknowledged: its own writes need no fsync (the timer syncs them now and then).
+        return StreamStores.OpenFile(directory, storeConfig, config.Replicas > 1 ? _fileStoreOptions with { Sync = SyncPolicy.Interval(ReplicaSyncInterval) } : _fileStoreOptions);
     }
 
     private static IEnumerable<string> Subjects(StreamConfig config) =>
@@ -887,7 +928,10 @@ internal sealed partial class JetStreamApi : ReceiveActor
         _out.Publish(reply, null, default, JsonSerializer.SerializeToUtf8Bytes(response, typeInfo));
     }
 
-    private sealed record StreamEntry(StreamConfig Config, IActorRef Actor, DateTime Created);
+    /// <summary>How often a replica's store is synced (not for safety: the log is; to bound a restart's rebuild work later).</summary>
+    private static readonly TimeSpan ReplicaSyncInterval = TimeSpan.FromMinutes(2);
+
+    private sealed record StreamEntry(StreamConfig Config, IActorRef Actor, DateTime Created, StreamReplication? Replication = null);
 
     /// <summary>The messages this actor understands.</summary>
     public static partial class Protocol
@@ -904,6 +948,12 @@ internal sealed partial class JetStreamApi : ReceiveActor
 
         /// <summary>A stream's delete finished (or failed): answer the client, then the requests that waited for it.</summary>
         public sealed record StreamDeleted(string Name, string ReplyTo, bool Ok);
+
+        /// <summary>A replicated stream's replica here heard who leads its group (null: nobody now).</summary>
+        public sealed record StreamLeader(string Name, IActorRef Actor, string? LeaderServerId, bool IsSelf);
+
+        /// <summary>This node's replica of a stream deleted through another member is gone.</summary>
+        public sealed record ReplicaDeleted(string Name);
 
         /// <summary>One read batch of requests other nodes forwarded to this one (<see cref="JetStreamCluster"/>).</summary>
         public sealed class Forwarded(IReadOnlyList<InternalMessage> messages)

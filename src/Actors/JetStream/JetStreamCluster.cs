@@ -34,10 +34,100 @@ internal sealed class JetStreamCluster
     private readonly RouteTable _routes;
     private readonly Akka.Cluster.Cluster _cluster;
 
-    public JetStreamCluster(ActorSystem system, RouteTable routes)
+    /// <summary>Kind: "create this replicated stream as its first member" (<c>C.&lt;member ids&gt;.&lt;subject&gt;</c>).</summary>
+    public const string CreateReplicated = "C";
+
+    /// <summary>Kind: "start your replica of this stream" (<c>M.&lt;member ids&gt;.&lt;subject&gt;</c>, the config as payload).</summary>
+    public const string StartReplica = "M";
+
+    /// <summary>Kind: "delete your replica of this stream" (<c>D.&lt;subject&gt;</c>).</summary>
+    public const string DeleteReplica = "D";
+
+    public JetStreamCluster(ActorSystem system, RouteTable routes, string serverName, string? clusterName = null)
     {
+        ClusterName = clusterName;
         _routes = routes;
         _cluster = Akka.Cluster.Cluster.Get(system);
+        ServerName = serverName;
+        MemberId = MemberIdOf(serverName);
+    }
+
+    /// <summary>The cluster's name (<c>cluster { name }</c>), for STREAM.INFO's cluster block.</summary>
+    public string? ClusterName { get; }
+
+    /// <summary>This node's server name (its identity across restarts: replicated streams' members are named by it).</summary>
+    public string ServerName { get; }
+
+    /// <summary>This node's member id in every Raft group (<see cref="MemberIdOf"/> of its server name).</summary>
+    public ulong MemberId { get; }
+
+    /// <summary>The node's Raft host (replicated streams' groups); Nobody until the broker starts it.</summary>
+    public IActorRef RaftHost { get; set; } = ActorRefs.Nobody;
+
+    /// <summary>A server's Raft member id: FNV-1a 64 of its server name (never 0, the core's "none"), the same after every restart.</summary>
+    public static ulong MemberIdOf(string serverName)
+    {
+        var hash = 14695981039346656037UL;
+        foreach (var b in System.Text.Encoding.UTF8.GetBytes(serverName))
+        {
+            hash = (hash ^ b) * 1099511628211UL;
+        }
+
+        return hash == 0 ? 1 : hash;
+    }
+
+    /// <summary>The member id as a subject token and in files: 16 hex digits.</summary>
+    public static string MemberToken(ulong id) => id.ToString("x16", System.Globalization.CultureInfo.InvariantCulture);
+
+    /// <summary>Parses <see cref="MemberToken"/>s joined by commas; null when one is malformed.</summary>
+    public static ulong[]? ParseMembers(string tokens)
+    {
+        var parts = tokens.Split(',');
+        var ids = new ulong[parts.Length];
+        for (var i = 0; i < parts.Length; i++)
+        {
+            if (!ulong.TryParse(parts[i], System.Globalization.NumberStyles.AllowHexSpecifier, System.Globalization.CultureInfo.InvariantCulture, out ids[i]))
+            {
+                return null;
+            }
+        }
+
+        return ids;
+    }
+
+    /// <summary>The server id and name of the member with Raft id <paramref name="memberId"/> now (this node included); null when it is not a member up.</summary>
+    public (string ServerId, string Name)? Member(ulong memberId)
+    {
+        if (memberId == MemberId)
+        {
+            return (ServerId, ServerName);
+        }
+
+        foreach (var member in _cluster.State.Members)
+        {
+            if (RoleOf(member, ClusterNode.NameRole) is { } name && MemberIdOf(name) == memberId && ServerIdOf(member) is { } id)
+            {
+                return (id, name);
+            }
+        }
+
+        return null;
+    }
+
+    /// <summary>The member ids of the candidates (<see cref="Candidates"/>): where a replicated stream may go.</summary>
+    public Dictionary<string, ulong> CandidateMembers()
+    {
+        var ids = new Dictionary<string, ulong>(StringComparer.Ordinal) { [ServerId] = MemberId };
+        var state = _cluster.State;
+        foreach (var member in state.Members)
+        {
+            if (member.Status == MemberStatus.Up && !state.Unreachable.Contains(member) && ServerIdOf(member) is { } id && id != ServerId && _routes.IsConnected(id) && RoleOf(member, ClusterNode.NameRole) is { } name)
+            {
+                ids[id] = MemberIdOf(name);
+            }
+        }
+
+        return ids;
     }
 
     /// <summary>This node's server id.</summary>

@@ -75,6 +75,18 @@ internal sealed partial class StreamActor
 
     private void HandleRequest(Protocol.Request request)
     {
+        if (_replication is not null && request.Operation is "PURGE" or "MSG.DELETE" && !_applying)
+        {
+            ProposeRequest(request); // applied by every replica, answered by the leader, when committed
+            return;
+        }
+
+        if (_replication is not null && request.Operation == "INFO")
+        {
+            AskGroupStatus(request);
+            return;
+        }
+
         try
         {
             HandleRequestCore(request);

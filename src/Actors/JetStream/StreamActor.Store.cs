@@ -24,6 +24,14 @@ internal sealed partial class StreamActor
     private bool _flushQueued;
 
     /// <summary>
+    /// The time the duplicate window is measured by: now, or while a replica applies its log the time the
+    /// leader proposed the entry, so that every replica decides every Nats-Msg-Id alike, however late it applies.
+    /// </summary>
+    private DateTime Now => _applyClock ?? DateTime.UtcNow;
+
+    private DateTime? _applyClock;
+
+    /// <summary>
     /// Stores a read batch (buffered in the store, not yet written) and queues one flush behind whatever
     /// else is already in the mailbox: batches queued meanwhile are stored before it, so one write and one
     /// fsync cover them all (group commit sized by what is queued). Their PubAcks go out after it.
@@ -31,6 +39,12 @@ internal sealed partial class StreamActor
     private void Append(Protocol.Append append)
     {
         var batch = append.Messages;
+        if (_replication is not null)
+        {
+            ProposeMessages(batch); // stored when committed (StreamActor.Replication.cs)
+            return;
+        }
+
         try
         {
             var (results, acks) = StoreBatch(batch);
@@ -219,7 +233,7 @@ internal sealed partial class StreamActor
     /// Stores one message after nats-server's header checks: Nats-Msg-Id dedupe within the duplicate
     /// window, Nats-Expected-* expectations, Nats-Rollup. Returns the PubAck when it is not a plain success.
     /// </summary>
-    private PubAck? AppendChecked(InternalMessage m, out StoreResult result)
+    private PubAck? AppendChecked(InternalMessage m, out StoreResult result, long timestamp = 0)
     {
         result = default;
         if (_config.Sealed)
@@ -272,7 +286,7 @@ internal sealed partial class StreamActor
         }
 
         var (republishTo, subjectLastSequence) = RepublishTarget(m.Subject);
-        result = _store.Append(Encoding.UTF8.GetBytes(m.Subject), headers ?? default, m.Payload);
+        result = _store.Append(Encoding.UTF8.GetBytes(m.Subject), headers ?? default, m.Payload, timestamp);
         if (!result.Ok)
         {
             return new PubAck { Error = StoreFailure(result.Error) };
@@ -294,7 +308,7 @@ internal sealed partial class StreamActor
 
         if (msgId is not null)
         {
-            _duplicates[msgId] = (result.Sequence, DateTime.UtcNow);
+            _duplicates[msgId] = (result.Sequence, Now);
             _duplicateOrder.Enqueue(msgId);
             _lastMsgId = msgId;
         }
@@ -305,7 +319,7 @@ internal sealed partial class StreamActor
     private void PruneDuplicates()
     {
         var window = _config.DuplicateWindow > 0 ? TimeSpan.FromTicks(_config.DuplicateWindow / 100) : TimeSpan.FromMinutes(2);
-        var cutoff = DateTime.UtcNow - window;
+        var cutoff = Now - window;
         while (_duplicateOrder.TryPeek(out var oldest) && (!_duplicates.TryGetValue(oldest, out var entry) || entry.Time < cutoff))
         {
             _duplicateOrder.Dequeue();

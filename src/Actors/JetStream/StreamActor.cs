@@ -39,8 +39,9 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     private readonly InterestLedger? _interest;
     private readonly DisplacedMessages _displaced = new();
 
-    public StreamActor(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain, ApiCounters counters, LocalStreams streams, StreamConsumers consumers, Func<int>? accountMaxConsumers = null, InProcessClient? echo = null)
+    public StreamActor(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain, ApiCounters counters, LocalStreams streams, StreamConsumers consumers, Func<int>? accountMaxConsumers = null, InProcessClient? echo = null, StreamReplication? replication = null)
     {
+        _replication = replication;
         _accountMaxConsumers = accountMaxConsumers ?? (() => -1);
         _echoOut = (echo ?? client).CreatePublisher();
         _streams = streams;
@@ -69,16 +70,13 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         Receive<Protocol.FlowControlBatch>(OnFlowControl);
         ReceiveAsync<Protocol.Update>(async update =>
         {
-            // Subjects, limits and flags may change; the store applies the new limits at once.
-            _config = update.Config;
-            _ingest = IngestTransform(update.Config);
-            _store.UpdateConfig(JetStreamApi.ToStoreConfig(update.Config));
-            if (_directory is not null)
+            if (_replication is not null)
             {
-                var meta = new StreamInfoResponse { Config = update.Config, Created = _created };
-                WriteDurably(Path.Combine(_directory, "meta.json"), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse));
+                ProposeUpdate(update); // applied (and answered) when committed
+                return;
             }
 
+            ApplyConfig(update.Config);
             Unsubscribe();
             Subscribe();
             StartOrigins(fromStore: false); // sources may have changed (a mirror may not)
@@ -88,6 +86,11 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         });
         ReceiveAsync<Protocol.ReplyInfo>(async request =>
         {
+            if (AwaitLeader(request))
+            {
+                return;
+            }
+
             if (request.DidCreate)
             {
                 await _client.FlushAsync().ConfigureAwait(true); // the stream's SUB in effect before the creator hears back
@@ -118,6 +121,10 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         });
         Receive<Protocol.ExpireByAge>(_ => _store.ExpireByAge((DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100));
         Receive<Protocol.SyncStore>(_ => _store.Sync());
+        if (replication is not null)
+        {
+            ReceiveReplication();
+        }
 
         Receive<Readiness.AwaitReady>(_ => Sender.Tell(Readiness.Ready.Instance)); // after PreStart: the stream has subscribed to its subjects
         Receive<Protocol.OriginAdvanced>(_ => QueueCopy());
@@ -138,6 +145,11 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
             Unsubscribe();
             StopOrigins();
             FlushAppends(); // what was stored before the delete is acknowledged, as it was stored
+            if (_replication is { } replication)
+            {
+                replication.Cluster.RaftHost.Tell(new Raft.RaftHost.Protocol.RemoveGroup(replication.Group, DeleteFiles: true));
+            }
+
             _streams.Close(_config.Name, _store);
             _store.Delete();
             Sender.Tell(Protocol.Deleted.Instance);
@@ -154,12 +166,12 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     /// <c>consumers</c> is the stream's entry in its account's <see cref="ConsumerDirectory"/> (null: a list
     /// of its own), through which pull requests and acks reach the consumers without this actor.
     /// </remarks>
-    public static Props Props(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain = null, ApiCounters? counters = null, LocalStreams? streams = null, StreamConsumers? consumers = null, Func<int>? accountMaxConsumers = null, InProcessClient? echo = null)
+    public static Props Props(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain = null, ApiCounters? counters = null, LocalStreams? streams = null, StreamConsumers? consumers = null, Func<int>? accountMaxConsumers = null, InProcessClient? echo = null, StreamReplication? replication = null)
     {
         counters ??= new ApiCounters();
         streams ??= new LocalStreams();
         consumers ??= new StreamConsumers();
-        var props = Akka.Actor.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest, domain, counters, streams, consumers, accountMaxConsumers, echo));
+        var props = Akka.Actor.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest, domain, counters, streams, consumers, accountMaxConsumers, echo, replication));
         return props.WithDispatcher(store.Type == StorageType.Memory ? CallerRunsExecutorConfigurator.DispatcherId : IoDispatcher);
     }
 
@@ -201,9 +213,30 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         }
     }
 
+    /// <summary>Subjects, limits and flags of an update: the store applies the new limits at once; a file stream's meta file is rewritten.</summary>
+    private void ApplyConfig(StreamConfig config)
+    {
+        _config = config;
+        _ingest = IngestTransform(config);
+        _store.UpdateConfig(JetStreamApi.ToStoreConfig(config));
+        if (_directory is not null)
+        {
+            var meta = new StreamInfoResponse { Config = config, Created = _created };
+            WriteDurably(Path.Combine(_directory, "meta.json"), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse));
+        }
+    }
+
     protected override void PreStart()
     {
         LogNewDamage();
+        if (_replication is { } replication)
+        {
+            // A replica subscribes, runs consumers and answers only while it leads (StreamActor.Replication.cs).
+            StartReplication(replication);
+            _streams.Open(_config.Name, _store);
+            return;
+        }
+
         Subscribe();
         if (_config.MaxAge > 0)
         {
@@ -278,6 +311,11 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         ReleaseUnflushed();
         Unsubscribe();
         StopOrigins();
+        if (_replication is { } replication)
+        {
+            // The new instance starts the group again from its files and rebuilds the store from the log.
+            replication.Cluster.RaftHost.Tell(new Raft.RaftHost.Protocol.RemoveGroup(replication.Group, DeleteFiles: false));
+        }
     }
 
     /// <summary>A consumer that fails restarts from its state file.</summary>
@@ -412,6 +450,16 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
             public static readonly CopyFromOrigins Instance = new();
 
             private CopyFromOrigins()
+            {
+            }
+        }
+
+        /// <summary>A new replicated stream's wait for its first leader is over: answer its creator anyway.</summary>
+        public sealed class LeaderWaitOver
+        {
+            public static readonly LeaderWaitOver Instance = new();
+
+            private LeaderWaitOver()
             {
             }
         }

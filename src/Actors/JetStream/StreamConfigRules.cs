@@ -47,11 +47,6 @@ internal static class StreamConfigRules
             return ApiError.StreamInvalidConfig($"maximum replicas is {MaxReplicas}"); // nats-server checks this before the cluster
         }
 
-        if (config.Replicas > 1)
-        {
-            return ApiError.StreamReplicasNotSupported;
-        }
-
         if (config.Compression is not ("none" or ""))
         {
             return ApiError.StreamInvalidConfig($"stream compression \"{config.Compression}\" is not supported");

@@ -30,6 +30,7 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
     private readonly Dictionary<string, Group> _groups = new(StringComparer.Ordinal);
     private readonly Dictionary<ulong, List<(string, RaftMessage)>> _outbound = [];
     private readonly ILoggingAdapter _log = Context.GetLogger();
+    private readonly HashSet<string> _campaignOnStart = new(StringComparer.Ordinal);
 
     public RaftHost(RaftHostSettings settings, IRaftTransport transport)
     {
@@ -61,6 +62,21 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
             else CompactNow(group, m);
         });
         Receive<Protocol.GetStatus>(_ => Sender.Tell(_groups.Values.Where(g => !g.Failed).Select(g => (g.Name, g.Raft.GetStatus())).ToArray()));
+        Receive<Protocol.GetGroupStatus>(m => Sender.Tell(GroupStatus(m.Group)));
+        Receive<Protocol.Campaign>(m =>
+        {
+            if (_groups.TryGetValue(m.Group, out var group) && !group.Failed)
+            {
+                group.Raft.Campaign();
+                Process(group);
+            }
+            else if (!_groups.ContainsKey(m.Group))
+            {
+                _campaignOnStart.Add(m.Group); // its StartGroup is still on its way
+            }
+            Flush();
+        });
+        Receive<Protocol.RemoveGroup>(Remove);
     }
 
     public ITimerScheduler Timers { get; set; } = null!;
@@ -100,6 +116,7 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
         }
         var group = new Group(m.Name, raft, store, m.Applier);
         _groups[m.Name] = group;
+        if (m.Campaign || _campaignOnStart.Remove(m.Name)) raft.Campaign();
         Process(group);
         Flush();
         Sender.Tell(new Protocol.GroupStarted(m.Name));
@@ -134,10 +151,12 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
             _log.Warning("Dropped a malformed Raft frame: {0}", e.Message);
             return;
         }
+        var now = System.Diagnostics.Stopwatch.GetTimestamp();
         foreach (var (name, message) in messages)
         {
             // A peer may speak of a group this node has not started (yet): Raft resends.
             if (!_groups.TryGetValue(name, out var group) || group.Failed) continue;
+            group.LastHeard[message.From] = now;
             group.Raft.Step(message);
             Process(group);
         }
@@ -168,6 +187,13 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
     private void OnSaved(Saved m)
     {
         var group = m.Group;
+        if (group.Removed)
+        {
+            group.Store.Dispose(); // removed while this write was in flight: the write owned the store until now
+            DeleteFiles(group);
+            return;
+        }
+
         if (m.Error is not null)
         {
             // A member that cannot write must not answer as if it had (etcd/raft panics here). It
@@ -186,6 +212,51 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
         }
         Process(group);
         Flush();
+    }
+
+    /// <summary>Ends this member of a group (its stream was deleted): pending proposers hear Lost; with <see cref="Protocol.RemoveGroup.DeleteFiles"/> its log goes too.</summary>
+    private void Remove(Protocol.RemoveGroup m)
+    {
+        if (!_groups.Remove(m.Group, out var group))
+        {
+            Sender.Tell(new Protocol.GroupRemoved(m.Group));
+            return;
+        }
+        foreach (var pending in group.Pending.Values) pending.ReplyTo.Tell(new Protocol.Lost(pending.Correlation, group.Name));
+        group.Pending.Clear();
+        group.Removed = true;
+        group.DeleteFiles = m.DeleteFiles;
+        if (!group.Saving)
+        {
+            group.Store.Dispose();
+            DeleteFiles(group);
+        }
+        Sender.Tell(new Protocol.GroupRemoved(m.Group));
+    }
+
+    private void DeleteFiles(Group group)
+    {
+        if (!group.DeleteFiles) return;
+        try
+        {
+            Directory.Delete(Path.Combine(_settings.Directory, group.Name), recursive: true);
+        }
+        catch (DirectoryNotFoundException)
+        {
+        }
+        catch (IOException e)
+        {
+            _log.Warning("Raft group {0}: its files could not be removed: {1}", group.Name, e.Message);
+        }
+    }
+
+    private Protocol.GroupStatus GroupStatus(string name)
+    {
+        if (!_groups.TryGetValue(name, out var group) || group.Failed) return new Protocol.GroupStatus(name, null, new Dictionary<ulong, TimeSpan>());
+        var now = System.Diagnostics.Stopwatch.GetTimestamp();
+        var heard = new Dictionary<ulong, TimeSpan>(group.LastHeard.Count);
+        foreach (var (peer, at) in group.LastHeard) heard[peer] = System.Diagnostics.Stopwatch.GetElapsedTime(at, now);
+        return new Protocol.GroupStatus(name, group.Raft.GetStatus(), heard);
     }
 
     private static void CompactNow(Group group, Protocol.Compact m)
@@ -260,6 +331,10 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
         public bool Saving { get; set; }
         public Protocol.Compact? DeferredCompact { get; set; }
         public bool Failed { get; set; }
+        public bool Removed { get; set; }
+        public bool DeleteFiles { get; set; }
+        /// <summary>When each peer last spoke in this group (monotonic timestamps): STREAM.INFO's replica <c>active</c>.</summary>
+        public Dictionary<ulong, long> LastHeard { get; } = [];
         public bool Leading { get; set; }
         public ulong Term { get; set; }
         public ulong Leader { get; set; }
@@ -273,7 +348,21 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
     public static class Protocol
     {
         /// <summary>Join (or, with <paramref name="Bootstrap"/>, create) a group; answered with <see cref="GroupStarted"/>.</summary>
-        public sealed record StartGroup(string Name, ulong[] Voters, bool Bootstrap, IActorRef Applier);
+        public sealed record StartGroup(string Name, ulong[] Voters, bool Bootstrap, IActorRef Applier, bool Campaign = false);
+
+        /// <summary>Campaign now rather than at the next election timeout (a new group's first leader).</summary>
+        public sealed record Campaign(string Group);
+
+        /// <summary>End this node's member of a group; answered with <see cref="GroupRemoved"/>.</summary>
+        public sealed record RemoveGroup(string Group, bool DeleteFiles);
+
+        public sealed record GroupRemoved(string Group);
+
+        /// <summary>Asks for one group's <see cref="GroupStatus"/>.</summary>
+        public sealed record GetGroupStatus(string Group);
+
+        /// <summary>One member's status (null: not hosted here) and how long ago each peer last spoke in the group.</summary>
+        public sealed record GroupStatus(string Group, RaftStatus? Status, IReadOnlyDictionary<ulong, TimeSpan> SinceHeard);
 
         public sealed record GroupStarted(string Name);
 

@@ -6,6 +6,7 @@ using Courier.Actors.Cluster;
 using Courier.Actors.Connections;
 using Courier.Actors.Hosting;
 using Courier.Actors.JetStream;
+using Courier.Actors.Raft;
 using Courier.Actors.Routing;
 using Courier.Actors.Server.Authentication;
 using Courier.Actors.Server.Identity;
@@ -36,6 +37,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     private readonly System.Collections.Concurrent.ConcurrentDictionary<string, Task> _jetStreamStarts = new(StringComparer.Ordinal);
     private IActorRef _connections = ActorRefs.Nobody;
     private MqttContext? _mqttClients;
+    private RouteRaftTransport? _raftTransport;
     private RouteLinkContext? _routeLinks;
     private bool _ownsSystem;
 
@@ -188,9 +190,20 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     {
         // Clustered: streams are placed on one node each and $JS.API is answered on every node (JetStreamApi.Cluster.cs).
         var cluster = Routes is not null && System!.Settings.ProviderClass.Contains("Cluster", StringComparison.Ordinal)
-            ? new JetStreamCluster(System, Routes)
+            ? new JetStreamCluster(System, Routes, ServerName, Options.Cluster.Name)
             : null;
         JetStreamCluster = cluster;
+        if (cluster is not null)
+        {
+            // Replicated streams' Raft groups: one host for the node, its frames on $NRG.<member> over the
+            // route links (in the system account when there is one, as nats-server's).
+            var transport = new RouteRaftTransport(new InProcessClient(Connections, InProcessRole.JetStream, SystemAccount));
+            var settings = new RaftHostSettings { NodeId = cluster.MemberId, Directory = Path.Combine(Options.EffectiveStoreDir, "jetstream", "_raft") };
+            Directory.CreateDirectory(settings.Directory);
+            cluster.RaftHost = System!.ActorOf(RaftHost.Props(settings, transport), "raft");
+            transport.Listen(cluster.MemberId, cluster.RaftHost);
+            _raftTransport = transport;
+        }
 
         // Without accounts (and not in operator mode, whose accounts come from the resolver): one
         // JetStream, the global account's.
@@ -443,6 +456,11 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             await events.DisposeAsync().ConfigureAwait(false);
         }
 
+        if (_raftTransport is { } raft)
+        {
+            await raft.DisposeAsync().ConfigureAwait(false);
+        }
+
         if (_ownsSystem)
         {
             await system.Terminate().ConfigureAwait(false);
@@ -451,7 +469,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
         // A host's system (a test's) outlives the broker: stop just the broker's actors, children first.
         var jetStreams = Accounts.All.Select(a => a.JetStream).Where(j => j is not null && !ReferenceEquals(j, JetStream));
-        foreach (var actor in new[] { JetStream }.Concat(jetStreams).Concat([ClusterView.ClusterNode, ClusterView.RouteManager, _connections]).Concat(Accounts.Supervisors))
+        foreach (var actor in new[] { JetStream }.Concat(jetStreams).Concat([JetStreamCluster?.RaftHost, ClusterView.ClusterNode, ClusterView.RouteManager, _connections]).Concat(Accounts.Supervisors))
         {
             if (actor is not null && !actor.IsNobody())
             {

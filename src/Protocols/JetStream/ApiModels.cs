@@ -207,6 +207,7 @@ public sealed class StreamInfoResponse : ApiResponse
     [JsonPropertyName("ts")] public DateTime Ts { get; set; }
     [JsonPropertyName("did_create")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool DidCreate { get; set; }
     [JsonPropertyName("domain")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Domain { get; set; }
+    [JsonPropertyName("cluster")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public ClusterInfo? Cluster { get; set; }
     [JsonPropertyName("mirror")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public StreamSourceInfo? Mirror { get; set; }
     [JsonPropertyName("sources")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<StreamSourceInfo>? Sources { get; set; }
 
@@ -217,6 +218,25 @@ public sealed class StreamInfoResponse : ApiResponse
 }
 
 /// <summary>STREAM.NAMES / STREAM.LIST request.</summary>
+/// <summary>nats-server's ClusterInfo: the cluster, the group's leader, and the other replicas.</summary>
+public sealed class ClusterInfo
+{
+    [JsonPropertyName("name")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Name { get; set; }
+    [JsonPropertyName("leader")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Leader { get; set; }
+    [JsonPropertyName("replicas")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<PeerInfo>? Replicas { get; set; }
+}
+
+/// <summary>nats-server's PeerInfo: a replica as its leader sees it (active: nanoseconds since it was last heard).</summary>
+public sealed class PeerInfo
+{
+    [JsonPropertyName("name")] public string Name { get; set; } = "";
+    [JsonPropertyName("current")] public bool Current { get; set; }
+    [JsonPropertyName("offline")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool Offline { get; set; }
+    [JsonPropertyName("active")] public long Active { get; set; }
+    [JsonPropertyName("lag")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public ulong Lag { get; set; }
+    [JsonPropertyName("peer")] public string Peer { get; set; } = "";
+}
+
 public sealed class StreamListRequest
 {
     [JsonPropertyName("offset")] public int Offset { get; set; }

@@ -1,0 +1,272 @@
+using System.Globalization;
+using System.Text;
+using System.Text.Json;
+using Akka.Actor;
+using Akka.Event;
+using Courier.Actors.Connections;
+using Courier.Actors.Raft;
+using Courier.Protocols.JetStream;
+
+namespace Courier.Actors.JetStream;
+
+/// <summary>
+/// Replicated streams (num_replicas 2-5) in a cluster. The leader that places a create picks the
+/// members (the reachable servers with the fewest streams) and forwards it to the first
+/// (<c>$JSC.&lt;first&gt;.C.&lt;member ids&gt;.&lt;subject&gt;</c>); that one checks it as a single server would,
+/// asks the others to start their replicas (<c>M.</c>, the configuration as payload), starts its own,
+/// and campaigns once they answer, so the group elects at once. Each replica is a
+/// <see cref="StreamActor"/> with its <see cref="StreamReplication"/>; whichever leads announces itself
+/// as the stream's owner in the placement map, so requests reach it, and a request that reaches a
+/// follower goes on to the leader.
+/// </summary>
+internal sealed partial class JetStreamApi
+{
+    /// <summary>The file in a replicated stream's directory naming its group's members (member ids, comma separated).</summary>
+    private const string MembersFile = "members";
+
+    /// <summary>How long the first member waits for the others to start their replicas before it campaigns anyway.</summary>
+    private static readonly TimeSpan ReplicaStartTimeout = TimeSpan.FromSeconds(2);
+
+    /// <summary>The server id of each replicated stream's leader as its replica here last heard (null: no leader).</summary>
+    private readonly Dictionary<string, string?> _leaders = new(StringComparer.Ordinal);
+
+    /// <summary>
+    /// num_replicas: nats-server's answer on a single server (10074); what Courier does not replicate yet
+    /// refused rather than kept as one copy (a mirror or sources, interest and work-queue retention,
+    /// whose consumers decide what is kept).
+    /// </summary>
+    private ApiError? CheckReplicas(StreamConfig config)
+    {
+        if (config.Replicas <= 1)
+        {
+            return null;
+        }
+
+        if (_cluster is null)
+        {
+            return ApiError.StreamReplicasNotSupported;
+        }
+
+        if (config.Mirror is not null || config.Sources is { Count: > 0 } || config.Retention != RetentionPolicy.Limits)
+        {
+            return ApiError.StreamInvalidConfig("Courier replicates streams of limits retention without a mirror or sources only, for now");
+        }
+
+        return null;
+    }
+
+    /// <summary>A group's name: the account's and the stream's, hashed (a directory name whatever the account is called).</summary>
+    private string GroupName(string stream) =>
+        "S-" + JetStreamCluster.MemberToken(JetStreamCluster.MemberIdOf(_account + "\u0000" + stream));
+
+    private static void WriteMembers(string directory, ulong[] members)
+    {
+        Directory.CreateDirectory(directory);
+        StreamActor.WriteDurably(Path.Combine(directory, MembersFile), Encoding.ASCII.GetBytes(string.Join(',', members.Select(JetStreamCluster.MemberToken))));
+    }
+
+    private static ulong[]? ReadMembers(string directory)
+    {
+        var file = Path.Combine(directory, MembersFile);
+        return File.Exists(file) ? JetStreamCluster.ParseMembers(File.ReadAllText(file).Trim()) : null;
+    }
+
+    /// <summary>The placing leader: <paramref name="count"/> members, least loaded first; null when fewer servers are up.</summary>
+    private static List<(string ServerId, ulong Member)>? PickMembers(JetStreamCluster cluster, int count, Func<List<string>, string> leastLoaded)
+    {
+        var candidates = cluster.CandidateMembers();
+        if (candidates.Count < count)
+        {
+            return null;
+        }
+
+        var left = candidates.Keys.ToList();
+        var picked = new List<(string, ulong)>(count);
+        while (picked.Count < count)
+        {
+            var next = leastLoaded(left);
+            left.Remove(next);
+            picked.Add((next, candidates[next]));
+        }
+
+        return picked;
+    }
+
+    /// <summary>Asks the other members to start their replicas, then has this one campaign (at once when they all answered).</summary>
+    private void StartReplicas(JetStreamCluster cluster, StreamConfig config, ulong[] members, string group)
+    {
+        var payload = JsonSerializer.SerializeToUtf8Bytes(config, JetStreamJsonContext.Default.StreamConfig);
+        var subject = $"$JS.API.STREAM.CREATE.{config.Name}";
+        var asks = new List<Task<byte[]?>>();
+        foreach (var member in members)
+        {
+            if (member == cluster.MemberId)
+            {
+                continue;
+            }
+
+            if (cluster.Member(member) is not { } peer)
+            {
+                continue; // gone since placement: it starts nothing; the group runs without it until it returns
+            }
+
+            var id = Interlocked.Increment(ref _nextGather);
+            var answer = new TaskCompletionSource<byte[]>(TaskCreationOptions.RunContinuationsAsynchronously);
+            _gathers[id] = answer;
+            asks.Add(AwaitAsync(id, answer.Task, ReplicaStartTimeout));
+            var reply = $"{JetStreamCluster.Prefix}{cluster.ServerId}.{JetStreamCluster.Reply}.{id.ToString(CultureInfo.InvariantCulture)}";
+            _out.Publish(JetStreamCluster.ForwardSubject(peer.ServerId, JetStreamCluster.StartReplica, MembersToken(members) + "." + subject), reply, default, payload);
+        }
+
+        var host = cluster.RaftHost;
+        Task.WhenAll(asks).ContinueWith(_ => host.Tell(new RaftHost.Protocol.Campaign(group)), CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+    }
+
+    private async Task<byte[]?> AwaitAsync(long id, Task<byte[]> answer, TimeSpan timeout)
+    {
+        var done = await Task.WhenAny(answer, Task.Delay(timeout)).ConfigureAwait(false);
+        _gathers.TryRemove(id, out _);
+        return done == answer ? answer.Result : null;
+    }
+
+    private static string MembersToken(ulong[] members) => string.Join(',', members.Select(JetStreamCluster.MemberToken));
+
+    /// <summary>Another member created a replicated stream: start this node's replica (and say so).</summary>
+    private void StartReplica(JetStreamCluster cluster, ulong[] members, InternalMessage request)
+    {
+        StreamConfig? config;
+        try
+        {
+            config = JsonSerializer.Deserialize(request.Payload, JetStreamJsonContext.Default.StreamConfig);
+        }
+        catch (JsonException)
+        {
+            config = null;
+        }
+
+        if (config is null || !members.Contains(cluster.MemberId))
+        {
+            return;
+        }
+
+        if (!_streams.ContainsKey(config.Name))
+        {
+            var directory = Path.Combine(_streamsDirectory, config.Name);
+            var created = DateTime.UtcNow;
+            try
+            {
+                var store = OpenStore(config, directory);
+                if (config.Storage != StorageType.Memory)
+                {
+                    var meta = new StreamInfoResponse { Config = config, Created = created };
+                    StreamActor.WriteDurably(Path.Combine(directory, MetaFile), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse));
+                }
+
+                WriteMembers(directory, members);
+                Start(config, created, store, new StreamReplication(GroupName(config.Name), members, cluster, Campaign: false));
+            }
+            catch (IOException e)
+            {
+                _log.Error(e, "replica of stream {0} could not be started", config.Name);
+                return;
+            }
+        }
+
+        if (request.ReplyTo is { } reply)
+        {
+            _out.Publish(reply, null, default, "+OK"u8);
+        }
+    }
+
+    /// <summary>A replica's leadership changed: remember where the leader is; the new leader announces itself as the owner.</summary>
+    private void OnStreamLeader(Protocol.StreamLeader leader)
+    {
+        if (!_streams.TryGetValue(leader.Name, out var entry) || !entry.Actor.Equals(leader.Actor))
+        {
+            return; // a deleted or replaced stream's last word
+        }
+
+        _leaders[leader.Name] = leader.LeaderServerId;
+        if (leader.IsSelf)
+        {
+            Announce(entry.Config);
+        }
+    }
+
+    /// <summary>
+    /// A request for a replicated stream that reached a follower: on to the leader, or nats-server's 503
+    /// while the group has none. Null when this node should answer it itself.
+    /// </summary>
+    private bool ToLeader(JetStreamCluster cluster, string operation, InternalMessage request, string stream)
+    {
+        if (!_streams.TryGetValue(stream, out var entry) || entry.Replication is null)
+        {
+            return false;
+        }
+
+        var leader = _leaders.GetValueOrDefault(stream);
+        if (leader == cluster.ServerId)
+        {
+            return false;
+        }
+
+        if (leader is not null && cluster.Reaches(leader))
+        {
+            Forward(leader, JetStreamCluster.Local, request);
+        }
+        else if (operation != "CONSUMER.MSG.NEXT")
+        {
+            Fail(request.ReplyTo!, OperationType(operation), ApiError.ClusterNotAvailable);
+        }
+
+        return true;
+    }
+
+    /// <summary>A replicated stream deleted through its leader: every other member deletes its replica.</summary>
+    private void DeleteReplicas(StreamEntry entry)
+    {
+        if (entry.Replication is not { } replication || _cluster is not { } cluster)
+        {
+            return;
+        }
+
+        _leaders.Remove(entry.Config.Name);
+        foreach (var member in replication.Members)
+        {
+            if (member != cluster.MemberId && cluster.Member(member) is { } peer)
+            {
+                _out.Publish(JetStreamCluster.ForwardSubject(peer.ServerId, JetStreamCluster.DeleteReplica, $"$JS.API.STREAM.DELETE.{entry.Config.Name}"), null, default, default);
+            }
+        }
+    }
+
+    /// <summary>Another member deleted a replicated stream: this node's replica goes too (answered to nobody).</summary>
+    private void DeleteReplica(string name)
+    {
+        if (!_streams.TryGetValue(name, out var entry) || entry.Replication is null)
+        {
+            return;
+        }
+
+        _leaders.Remove(name);
+        _streams.Remove(name);
+        _deleting[name] = [];
+        _consumers.Close(name);
+        var self = Self;
+        entry.Actor.Ask<StreamActor.Protocol.Deleted>(StreamActor.Protocol.Delete.Instance, TimeSpan.FromSeconds(30))
+            .PipeTo(self, success: _ => new Protocol.ReplicaDeleted(name), failure: _ => new Protocol.ReplicaDeleted(name));
+    }
+
+    /// <summary>A replicated create placed here as the first member: checked and created as on a single server (a name in use answers as there).</summary>
+    private void CreateAsFirstMember(string api, InternalMessage request, ulong[] members)
+    {
+        var name = SplitStreamApi(api).Name;
+        if (_deleting.TryGetValue(name, out var waiting))
+        {
+            waiting.Add(request);
+            return;
+        }
+
+        Create("STREAM.CREATE", name, request, members);
+    }
+}

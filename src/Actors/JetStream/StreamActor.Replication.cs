@@ -1,0 +1,461 @@
+using System.Buffers.Binary;
+using System.Text;
+using System.Text.Json;
+using Akka.Actor;
+using Courier.Actors.Connections;
+using Courier.Actors.Raft;
+using Courier.Protocols.JetStream;
+using Courier.Raft;
+using Courier.Storage;
+
+namespace Courier.Actors.JetStream;
+
+/// <summary>What a replicated stream (num_replicas above 1) needs: its Raft group, its members, the node's cluster view.</summary>
+/// <param name="Group">The group's name (and its log's directory under the node's Raft host).</param>
+/// <param name="Members">The group's voters: the member ids of the servers holding a replica.</param>
+/// <param name="Cluster">The node's cluster view (its Raft host; member ids to server names).</param>
+/// <param name="Campaign">Campaign at once (the member a new stream was created through), rather than after an election timeout.</param>
+internal sealed record StreamReplication(string Group, ulong[] Members, JetStreamCluster Cluster, bool Campaign);
+
+/// <summary>
+/// A replicated stream: every change goes through its Raft group's log and is applied, in log order, by
+/// every replica to its own store. The leader turns each read batch of publishes into one log entry
+/// (messages with the leader's timestamps); once the entry is committed (on a quorum of disks, each
+/// replica fsyncing its log before it answers) every replica applies it with the same checks
+/// (Nats-Msg-Id within the duplicate window measured by the entry's time, expectations, limits), so all
+/// stores agree, and the leader sends the PubAcks. Only the leader subscribes to the stream's subjects,
+/// runs its consumers and answers its requests; purges, message deletes and configuration updates are
+/// log entries too.
+/// </summary>
+/// <remarks>
+/// The log, not the store, is what a replica trusts: its store is written without fsync and rebuilt from
+/// the log on every start (truncated, then the committed entries applied again). The log is not compacted
+/// yet, so it holds every entry since the stream's creation.
+/// </remarks>
+internal sealed partial class StreamActor
+{
+    private const byte MessagesEntry = 1;
+    private const byte RequestEntry = 2;
+    private const byte ConfigEntry = 3;
+
+    /// <summary>How long a create waits for the new group's first leader before it answers anyway.</summary>
+    private static readonly TimeSpan LeaderWait = TimeSpan.FromSeconds(5);
+
+    private readonly StreamReplication? _replication;
+    private readonly List<(string Reply, StoreResult Result, PubAck? Ack)> _appliedAcks = [];
+    private readonly List<Protocol.ReplyInfo> _awaitingLeader = [];
+    private bool _leading;
+    private ulong _leader;
+    private long _nextProposal;
+
+    /// <summary>This replica leads its group: it takes publishes and requests and sends their answers.</summary>
+    private bool Leading => _replication is null || _leading;
+
+    private void StartReplication(StreamReplication replication)
+    {
+        // The log is this replica's truth: rebuild the store from it (see the remarks above).
+        _store.Truncate(0);
+        replication.Cluster.RaftHost.Tell(new RaftHost.Protocol.StartGroup(replication.Group, replication.Members, Bootstrap: true, Self, replication.Campaign));
+    }
+
+    /// <summary>The messages of a replicated stream's group (registered by the constructor).</summary>
+    private void ReceiveReplication()
+    {
+        Receive<RaftHost.Protocol.GroupStarted>(_ => { });
+        Receive<RaftHost.Protocol.Applied>(OnApplied);
+        Receive<RaftHost.Protocol.LeaderChanged>(OnLeaderChanged);
+        Receive<RaftHost.Protocol.Committed>(_ => { }); // its PubAcks went out when it was applied
+        Receive<RaftHost.Protocol.Rejected>(_ => { }); // not the leader (any more): the publishers time out, as nats-server's do
+        Receive<RaftHost.Protocol.Lost>(_ => { });
+        Receive<RaftHost.Protocol.GroupStatus>(OnGroupStatus);
+        Receive<Protocol.LeaderWaitOver>(_ => AnswerAwaitingLeader());
+    }
+
+    /// <summary>A read batch of publishes, at the leader: one log entry (a follower, which has no subscription, drops a straggler).</summary>
+    private void ProposeMessages(RawMessages batch)
+    {
+        try
+        {
+            if (!_leading)
+            {
+                return;
+            }
+
+            var size = 1 + 4;
+            for (var i = 0; i < batch.Count; i++)
+            {
+                size += 8 + 2 + batch.Subject(i).Length + 2 + batch.Reply(i).Length + 4 + batch.Headers(i).Length + 4 + batch.Payload(i).Length;
+            }
+
+            var entry = new byte[size];
+            var span = entry.AsSpan();
+            span[0] = MessagesEntry;
+            BinaryPrimitives.WriteInt32LittleEndian(span[1..], batch.Count);
+            var p = 5;
+            var now = (DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100;
+            for (var i = 0; i < batch.Count; i++)
+            {
+                BinaryPrimitives.WriteInt64LittleEndian(span[p..], now);
+                p += 8;
+                p += WriteShort(span[p..], batch.Subject(i).Span);
+                p += WriteShort(span[p..], batch.Reply(i));
+                p += WriteLong(span[p..], batch.Headers(i).Span);
+                p += WriteLong(span[p..], batch.Payload(i).Span);
+            }
+
+            Propose(entry);
+        }
+        finally
+        {
+            batch.Release();
+        }
+    }
+
+    /// <summary>PURGE or MSG.DELETE of a replicated stream: a log entry, applied (and answered by the leader) in order.</summary>
+    private void ProposeRequest(Protocol.Request request)
+    {
+        var operation = Encoding.UTF8.GetBytes(request.Operation);
+        var reply = Encoding.UTF8.GetBytes(request.ReplyTo ?? "");
+        var entry = new byte[1 + 2 + operation.Length + 2 + reply.Length + 4 + request.Payload.Length];
+        entry[0] = RequestEntry;
+        var p = 1;
+        p += WriteShort(entry.AsSpan(p), operation);
+        p += WriteShort(entry.AsSpan(p), reply);
+        WriteLong(entry.AsSpan(p), request.Payload);
+        Propose(entry);
+    }
+
+    /// <summary>A configuration update of a replicated stream: a log entry, so that every replica applies it at the same point.</summary>
+    private void ProposeUpdate(Protocol.Update update)
+    {
+        var reply = Encoding.UTF8.GetBytes(update.ReplyTo);
+        var type = Encoding.UTF8.GetBytes(update.Type);
+        var config = JsonSerializer.SerializeToUtf8Bytes(update.Config, JetStreamJsonContext.Default.StreamConfig);
+        var entry = new byte[1 + 2 + reply.Length + 2 + type.Length + 4 + config.Length];
+        entry[0] = ConfigEntry;
+        var p = 1;
+        p += WriteShort(entry.AsSpan(p), reply);
+        p += WriteShort(entry.AsSpan(p), type);
+        WriteLong(entry.AsSpan(p), config);
+        Propose(entry);
+    }
+
+    private void Propose(byte[] entry) =>
+        _replication!.Cluster.RaftHost.Tell(new RaftHost.Protocol.Propose(_replication.Group, entry, ++_nextProposal));
+
+    /// <summary>Committed entries, in log order: applied to the store; at the leader, answered.</summary>
+    private void OnApplied(RaftHost.Protocol.Applied applied)
+    {
+        var appendedMessages = false;
+        try
+        {
+            foreach (var entry in applied.Entries)
+            {
+                if (entry.Type != EntryType.Normal || entry.Data.IsEmpty)
+                {
+                    continue; // a membership change, or a new leader's no-op
+                }
+
+                var data = entry.Data.Span;
+                switch (data[0])
+                {
+                    case MessagesEntry:
+                        ApplyMessages(data[1..]);
+                        appendedMessages = true;
+                        break;
+                    case RequestEntry:
+                        ApplyRequest(data[1..]);
+                        break;
+                    case ConfigEntry:
+                        ApplyUpdate(data[1..]);
+                        break;
+                }
+            }
+        }
+        finally
+        {
+            _applyClock = null;
+        }
+
+        if (appendedMessages)
+        {
+            AfterAppliedMessages();
+        }
+    }
+
+    private void ApplyMessages(ReadOnlySpan<byte> data)
+    {
+        var count = BinaryPrimitives.ReadInt32LittleEndian(data);
+        var p = 4;
+        var plainStream = !_config.Sealed && _republish is null && _ingest is null;
+        for (var i = 0; i < count; i++)
+        {
+            var timestamp = BinaryPrimitives.ReadInt64LittleEndian(data[p..]);
+            p += 8;
+            var subject = ReadShort(data, ref p);
+            var reply = ReadShort(data, ref p);
+            var headers = ReadLong(data, ref p);
+            var payload = ReadLong(data, ref p);
+            StoreResult result;
+            PubAck? ack = null;
+            if (plainStream && headers.IsEmpty)
+            {
+                result = _store.Append(subject, default, payload, timestamp);
+            }
+            else
+            {
+                _applyClock = FromUnixNanos(timestamp);
+                var message = new InternalMessage(Encoding.UTF8.GetString(subject), null, headers.IsEmpty ? null : headers.ToArray(), payload.ToArray());
+                ack = AppendChecked(Ingested(message), out result, timestamp);
+            }
+
+            if (_leading && !reply.IsEmpty)
+            {
+                _appliedAcks.Add((Encoding.UTF8.GetString(reply), result, ack));
+            }
+        }
+    }
+
+    /// <summary>What a batch of applied publishes needs next: the store written, then (leader) consumers told and PubAcks sent.</summary>
+    private void AfterAppliedMessages()
+    {
+        try
+        {
+            _store.Flush(); // written, not synced: the log on a quorum of disks is what makes them durable
+            if (!_leading)
+            {
+                _republishing.Clear();
+                return;
+            }
+
+            foreach (var consumer in _consumers.Actors)
+            {
+                consumer.Tell(ConsumerActor.Protocol.NewMessages.Instance);
+            }
+
+            _streams.Notify(_config.Name);
+            SendRepublished();
+            Span<byte> ackJson = stackalloc byte[_pubAckPrefix.Length + 48];
+            foreach (var (reply, result, ack) in _appliedAcks)
+            {
+                if (ack is null && result.Ok)
+                {
+                    _out.Publish(Encoding.UTF8.GetBytes(reply), FormatPubAck(ackJson, result.Sequence, duplicate: false));
+                }
+                else if (ack is { Duplicate: true, Error: null } duplicate)
+                {
+                    _out.Publish(Encoding.UTF8.GetBytes(reply), FormatPubAck(ackJson, duplicate.Seq, duplicate: true));
+                }
+                else
+                {
+                    _out.Publish(reply, null, default, JsonSerializer.SerializeToUtf8Bytes(ack ?? new PubAck { Error = StoreFailure(result.Error) }, JetStreamJsonContext.Default.PubAck));
+                }
+            }
+        }
+        finally
+        {
+            _appliedAcks.Clear();
+            _republishing.Clear();
+        }
+    }
+
+    private void ApplyRequest(ReadOnlySpan<byte> data)
+    {
+        var p = 0;
+        var operation = Encoding.UTF8.GetString(ReadShort(data, ref p));
+        var reply = Encoding.UTF8.GetString(ReadShort(data, ref p));
+        var payload = ReadLong(data, ref p).ToArray();
+        _applying = true;
+        try
+        {
+            HandleRequest(new Protocol.Request(operation, _leading && reply.Length > 0 ? reply : null, payload));
+        }
+        finally
+        {
+            _applying = false;
+        }
+    }
+
+    private bool _applying;
+
+    private void ApplyUpdate(ReadOnlySpan<byte> data)
+    {
+        var p = 0;
+        var reply = Encoding.UTF8.GetString(ReadShort(data, ref p));
+        var type = Encoding.UTF8.GetString(ReadShort(data, ref p));
+        var config = JsonSerializer.Deserialize(ReadLong(data, ref p), JetStreamJsonContext.Default.StreamConfig);
+        if (config is null)
+        {
+            return;
+        }
+
+        ApplyConfig(config);
+        if (_leading)
+        {
+            Unsubscribe();
+            Subscribe();
+            Reply(reply, Info(type), JetStreamJsonContext.Default.StreamInfoResponse);
+            Advisories.Stream(_echoOut, _config.Name, AdvisoryAction.Modify, _domain);
+        }
+    }
+
+    /// <summary>This replica starts or stops leading: it takes over (or gives up) the subjects, the consumers and the answers.</summary>
+    private void OnLeaderChanged(RaftHost.Protocol.LeaderChanged changed)
+    {
+        _leader = changed.Leader;
+        if (changed.IsSelf && !_leading)
+        {
+            _leading = true;
+            Subscribe();
+            RecoverConsumers();
+        }
+        else if (!changed.IsSelf && _leading)
+        {
+            _leading = false;
+            Unsubscribe();
+            StopConsumers();
+        }
+
+        var leader = changed.Leader == 0 ? null : _replication!.Cluster.Member(changed.Leader);
+        Context.Parent.Tell(new JetStreamApi.Protocol.StreamLeader(_config.Name, Self, leader?.ServerId, changed.IsSelf));
+        if (changed.Leader != 0)
+        {
+            AnswerAwaitingLeader();
+        }
+    }
+
+    private void StopConsumers()
+    {
+        foreach (var consumer in _consumers.Actors)
+        {
+            Context.Stop(consumer);
+        }
+
+        _consumers.Clear();
+        _displaced.Clear();
+        _consumerConfigs.Clear();
+        _consumerStarts.Clear();
+    }
+
+    /// <summary>A new replicated stream answers its creator once its group has a leader (or after <see cref="LeaderWait"/>).</summary>
+    private bool AwaitLeader(Protocol.ReplyInfo request)
+    {
+        if (_replication is null || _leader != 0)
+        {
+            return false;
+        }
+
+        if (_awaitingLeader.Count == 0)
+        {
+            Timers.StartSingleTimer("leader-wait", Protocol.LeaderWaitOver.Instance, LeaderWait);
+        }
+
+        _awaitingLeader.Add(request);
+        return true;
+    }
+
+    private void AnswerAwaitingLeader()
+    {
+        Timers.Cancel("leader-wait");
+        var waiting = _awaitingLeader.ToArray();
+        _awaitingLeader.Clear();
+        foreach (var request in waiting)
+        {
+            Self.Tell(request);
+        }
+    }
+
+    /// <summary>STREAM.INFO of a replicated stream: its group's status first (for the <c>cluster</c> block).</summary>
+    private void AskGroupStatus(Protocol.Request request)
+    {
+        _pendingInfos.Enqueue(request);
+        _replication!.Cluster.RaftHost.Tell(new RaftHost.Protocol.GetGroupStatus(_replication.Group));
+    }
+
+    private readonly Queue<Protocol.Request> _pendingInfos = new();
+
+    private void OnGroupStatus(RaftHost.Protocol.GroupStatus status)
+    {
+        if (!_pendingInfos.TryDequeue(out var request))
+        {
+            return;
+        }
+
+        try
+        {
+            var info = DetailedInfo(request.Payload);
+            info.Cluster = ClusterInfoOf(status);
+            Reply(request.ReplyTo, info, JetStreamJsonContext.Default.StreamInfoResponse);
+        }
+        catch (JsonException)
+        {
+            Reply(request.ReplyTo, new ErrorResponse { Type = "io.nats.jetstream.api.v1.stream_info_response", Error = ApiError.InvalidJson }, JetStreamJsonContext.Default.ErrorResponse);
+        }
+    }
+
+    /// <summary>nats-server's ClusterInfo: the leader's name and, for each other replica, whether it is current, when it was last heard, and its lag.</summary>
+    private ClusterInfo ClusterInfoOf(RaftHost.Protocol.GroupStatus status)
+    {
+        var cluster = _replication!.Cluster;
+        var info = new ClusterInfo { Name = cluster.ClusterName, Leader = _leader == 0 ? null : cluster.Member(_leader)?.Name };
+        if (status.Status is not { } raft)
+        {
+            return info;
+        }
+
+        var peers = raft.Peers.ToDictionary(peer => peer.Id);
+        info.Replicas = [];
+        foreach (var member in _replication.Members)
+        {
+            if (member == _leader)
+            {
+                continue;
+            }
+
+            var known = cluster.Member(member);
+            var heard = status.SinceHeard.TryGetValue(member, out var since) ? since : (TimeSpan?)null;
+            var lag = peers.TryGetValue(member, out var peer) ? raft.LastIndex - Math.Min(raft.LastIndex, peer.Match) : 0;
+            info.Replicas.Add(new PeerInfo
+            {
+                Name = known?.Name ?? JetStreamCluster.MemberToken(member),
+                Current = raft.Role == RaftRole.Leader && peers.ContainsKey(member) && lag == 0 && peers[member].RecentActive,
+                Offline = known is null,
+                Active = heard is { } h ? (long)(h.TotalMilliseconds * 1_000_000) : 0,
+                Lag = lag,
+                Peer = known is { } k ? JetStreamCluster.NameHash(k.Name) : JetStreamCluster.MemberToken(member),
+            });
+        }
+
+        return info;
+    }
+
+    private static int WriteShort(Span<byte> into, ReadOnlySpan<byte> value)
+    {
+        BinaryPrimitives.WriteUInt16LittleEndian(into, checked((ushort)value.Length));
+        value.CopyTo(into[2..]);
+        return 2 + value.Length;
+    }
+
+    private static int WriteLong(Span<byte> into, ReadOnlySpan<byte> value)
+    {
+        BinaryPrimitives.WriteInt32LittleEndian(into, value.Length);
+        value.CopyTo(into[4..]);
+        return 4 + value.Length;
+    }
+
+    private static ReadOnlySpan<byte> ReadShort(ReadOnlySpan<byte> data, ref int p)
+    {
+        var length = BinaryPrimitives.ReadUInt16LittleEndian(data[p..]);
+        var value = data.Slice(p + 2, length);
+        p += 2 + length;
+        return value;
+    }
+
+    private static ReadOnlySpan<byte> ReadLong(ReadOnlySpan<byte> data, ref int p)
+    {
+        var length = BinaryPrimitives.ReadInt32LittleEndian(data[p..]);
+        var value = data.Slice(p + 4, length);
+        p += 4 + length;
+        return value;
+    }
+}

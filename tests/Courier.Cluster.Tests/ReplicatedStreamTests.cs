@@ -1,0 +1,211 @@
+using System.Net;
+using Courier.Cluster.Tests.Infrastructure;
+using Courier.Integration.Tests.Infrastructure;
+using NATS.Client.Core;
+using NATS.Client.JetStream;
+using NATS.Client.JetStream.Models;
+
+namespace Courier.Cluster.Tests;
+
+/// <summary>Three nodes of one kind with JetStream, each on its own store directory that outlives a restart.</summary>
+public abstract class ReplicatedMeshFixture(ServerKind kind) : IAsyncLifetime
+{
+    private readonly string _stores = Directory.CreateTempSubdirectory("courier-r3-").FullName;
+
+    public Mesh Mesh { get; private set; } = null!;
+
+    public async Task InitializeAsync()
+    {
+        Mesh = await Mesh.StartAsync([kind, kind, kind], routeCredentials: null, extraArgs: ["-js"], nodeArgs: i => ["-sd", Path.Combine(_stores, $"node-{i}")]);
+        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
+        foreach (var node in Mesh.Nodes)
+        {
+            if (!await NodeMonitor.HealthAsync(http, node, HttpStatusCode.OK, TimeSpan.FromSeconds(45)))
+            {
+                throw new TimeoutException($"{node.Url} never became healthy\n{Mesh.Diagnostics()}");
+            }
+        }
+    }
+
+    public async Task DisposeAsync()
+    {
+        await Mesh.DisposeAsync();
+        try
+        {
+            Directory.Delete(_stores, recursive: true);
+        }
+        catch (IOException)
+        {
+            // A leftover temp folder is harmless.
+        }
+    }
+}
+
+public sealed class CourierReplicatedMesh() : ReplicatedMeshFixture(ServerKind.Courier);
+
+public sealed class NatsServerReplicatedMesh() : ReplicatedMeshFixture(ServerKind.NatsServer);
+
+/// <summary>
+/// A stream with num_replicas 3 on three nodes, the same client script against Courier and against three
+/// nats-server 2.9.10 nodes: created through one node, written through another, read through the third;
+/// its leader killed with SIGKILL under writes (writes resume on a new leader, every acknowledged message
+/// is there exactly once at its acknowledged sequence); the killed node restarted catches up.
+/// </summary>
+public abstract class ReplicatedStreamTests(Mesh mesh)
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
+
+    [Fact]
+    public async Task A_replicated_stream_keeps_every_acknowledged_message_when_its_leader_is_killed_and_the_node_catches_up_after_a_restart()
+    {
+        await using (var creator = await mesh.ConnectAsync(0, "creator"))
+        {
+            var jsCreator = new NatsJSContext(creator);
+            Assert.True(
+                await Poll.UntilAsync(
+                    async () =>
+                    {
+                        try
+                        {
+                            await jsCreator.CreateStreamAsync(new StreamConfig("R3", ["r3.>"]) { NumReplicas = 3 });
+                            return true;
+                        }
+                        catch (NatsJSApiException e) when (e.Error.Code == 503)
+                        {
+                            return false; // nats-server: its meta group has no leader yet
+                        }
+                    },
+                    Timeout),
+                $"the R3 stream was never created\n{mesh.Diagnostics()}");
+        }
+
+        var acked = new Dictionary<ulong, string>();
+        await using (var writer = await mesh.ConnectAsync(1, "writer"))
+        {
+            var js = new NatsJSContext(writer);
+            for (var i = 1; i <= 20; i++)
+            {
+                var ack = await js.PublishAsync("r3.before", $"b{i}");
+                ack.EnsureSuccess();
+                acked.Add(ack.Seq, $"b{i}");
+            }
+        }
+
+        int leader;
+        await using (var reader = await mesh.ConnectAsync(2, "reader"))
+        {
+            var js = new NatsJSContext(reader);
+            StreamInfo? info = null;
+            Assert.True(
+                await Poll.UntilAsync(
+                    async () =>
+                    {
+                        info = (await js.GetStreamAsync("R3")).Info;
+                        return info.Cluster?.Leader is not null && info.Cluster.Replicas is { Count: 2 } replicas && replicas.All(r => r.Current);
+                    },
+                    Timeout),
+                $"the replicas never became current: {System.Text.Json.JsonSerializer.Serialize(info?.Cluster)}\n{mesh.Diagnostics()}");
+            Assert.Equal(20, info!.State.Messages);
+            Assert.Equal(Mesh.ClusterName, info.Cluster!.Name);
+            leader = int.Parse(info.Cluster.Leader!["node-".Length..], System.Globalization.CultureInfo.InvariantCulture);
+        }
+
+        await mesh.Nodes[leader].DisposeAsync(); // SIGKILL, by pid
+        var survivor = (leader + 1) % 3;
+        await using (var writer = await mesh.ConnectAsync(survivor, "after-kill"))
+        {
+            var js = new NatsJSContext(writer);
+            var written = 0;
+            var deadline = DateTime.UtcNow + Timeout;
+            while (written < 10 && DateTime.UtcNow < deadline)
+            {
+                try
+                {
+                    var ack = await js.PublishAsync("r3.after", $"a{written + 1}", opts: new NatsJSPubOpts { MsgId = $"a{written + 1}" });
+                    ack.EnsureSuccess();
+                    if (!ack.Duplicate)
+                    {
+                        acked.Add(ack.Seq, $"a{written + 1}");
+                    }
+
+                    written++;
+                }
+                catch (Exception e) when (e is NatsException or NatsJSApiException or TimeoutException)
+                {
+                    await Task.Delay(250); // no leader yet: the publish fails (no responders, or times out) and is tried again
+                }
+            }
+
+            Assert.True(written == 10, $"writes never resumed after the leader was killed\n{mesh.Diagnostics()}");
+            var info = (await js.GetStreamAsync("R3")).Info;
+            Assert.NotEqual($"node-{leader}", info.Cluster?.Leader);
+
+            // Every acknowledged message, exactly once, at the sequence its PubAck gave.
+            Assert.Equal((ulong)acked.Count, (ulong)info.State.Messages);
+            foreach (var (seq, data) in acked)
+            {
+                var message = await js.GetStreamAsync("R3");
+                var got = await message.GetAsync(new StreamMsgGetRequest { Seq = seq });
+                Assert.Equal(data, System.Text.Encoding.UTF8.GetString(got.Message.Data.Span));
+            }
+        }
+
+        await mesh.RestartAsync(leader);
+        await using (var reader = await mesh.ConnectAsync(survivor, "after-restart"))
+        {
+            var js = new NatsJSContext(reader);
+            StreamInfo? info = null;
+            Assert.True(
+                await Poll.UntilAsync(
+                    async () =>
+                    {
+                        try
+                        {
+                            info = (await js.GetStreamAsync("R3")).Info;
+                            return info.Cluster?.Replicas is { Count: 2 } replicas && replicas.All(r => r.Current && r.Lag == 0 && !r.Offline);
+                        }
+                        catch (NatsJSApiException)
+                        {
+                            return false;
+                        }
+                    },
+                    Timeout),
+                $"the restarted replica never caught up: {System.Text.Json.JsonSerializer.Serialize(info?.Cluster)}\n{mesh.Diagnostics()}");
+        }
+    }
+
+    [Fact]
+    public async Task More_replicas_than_servers_is_refused_with_nats_servers_error()
+    {
+        await using var client = await mesh.ConnectAsync(1, "too-many");
+        var js = new NatsJSContext(client);
+        NatsJSApiException? error = null;
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    try
+                    {
+                        await js.CreateStreamAsync(new StreamConfig("R4", ["r4.>"]) { NumReplicas = 4 });
+                        return true;
+                    }
+                    catch (NatsJSApiException e) when (e.Error.Code == 503)
+                    {
+                        return false; // nats-server: its meta group has no leader yet
+                    }
+                    catch (NatsJSApiException e)
+                    {
+                        error = e;
+                        return true;
+                    }
+                },
+                Timeout));
+        Assert.NotNull(error);
+        Assert.Equal((400, 10005), (error!.Error.Code, error.Error.ErrCode));
+        Assert.StartsWith("no suitable peers for placement", error.Error.Description, StringComparison.Ordinal);
+    }
+}
+
+public sealed class CourierReplicatedStreamTests(CourierReplicatedMesh fixture) : ReplicatedStreamTests(fixture.Mesh), IClassFixture<CourierReplicatedMesh>;
+
+public sealed class NatsServerReplicatedStreamTests(NatsServerReplicatedMesh fixture) : ReplicatedStreamTests(fixture.Mesh), IClassFixture<NatsServerReplicatedMesh>;
