@@ -171,6 +171,44 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
                     },
                     Timeout),
                 $"the restarted replica never caught up: {System.Text.Json.JsonSerializer.Serialize(info?.Cluster)}\n{mesh.Diagnostics()}");
+
+            ApiError? lastError = null;
+
+            // Leadership handed over (STREAM.LEADER.STEPDOWN) until the restarted node leads: it holds every
+            // acknowledged message itself, the ones written while it was down included.
+            Assert.True(
+                await Poll.UntilAsync(
+                    async () =>
+                    {
+                        try
+                        {
+                            info = (await js.GetStreamAsync("R3")).Info;
+                        }
+                        catch (NatsJSApiException e)
+                        {
+                            lastError = e.Error;
+                            return false; // between two leaders
+                        }
+
+                        if (info.Cluster?.Leader == $"node-{leader}")
+                        {
+                            return true;
+                        }
+
+                        var answer = await reader.RequestAsync<string, string>("$JS.API.STREAM.LEADER.STEPDOWN.R3", null);
+                        Assert.Contains("\"success\":true", answer.Data, StringComparison.Ordinal);
+                        await Task.Delay(500);
+                        return false;
+                    },
+                    Timeout),
+                $"the restarted node never became the leader: {System.Text.Json.JsonSerializer.Serialize(info?.Cluster)}, last error {lastError?.Code}/{lastError?.ErrCode} {lastError?.Description}\n{mesh.Diagnostics()}");
+            Assert.Equal(acked.Count, (int)info!.State.Messages);
+            var stream = await js.GetStreamAsync("R3");
+            foreach (var (seq, data) in acked)
+            {
+                var got = await stream.GetAsync(new StreamMsgGetRequest { Seq = seq });
+                Assert.Equal(data, System.Text.Encoding.UTF8.GetString(got.Message.Data.Span));
+            }
         }
     }
 

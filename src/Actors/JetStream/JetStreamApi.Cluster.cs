@@ -426,7 +426,7 @@ internal sealed partial class JetStreamApi
         // (a replicated one by its leader).
         foreach (var entry in _streams.Values)
         {
-            if (!_placement.ContainsKey(entry.Config.Name) && (entry.Replication is null || (_cluster is { } cluster && _leaders.GetValueOrDefault(entry.Config.Name) == cluster.ServerId)))
+            if (!_placement.ContainsKey(entry.Config.Name) && (entry.Replication is null || (_cluster is { } cluster && _leaders.GetValueOrDefault(entry.Config.Name) == cluster.MemberId)))
             {
                 Announce(entry.Config);
             }
@@ -598,5 +598,5 @@ internal sealed partial class JetStreamApi
 
     /// <summary>The streams this node answers for in lists and account totals: its own, and the replicated ones it leads.</summary>
     private StreamEntry[] OwnedStreams(JetStreamCluster cluster) =>
-        [.. _streams.Values.Where(e => e.Replication is null || _leaders.GetValueOrDefault(e.Config.Name) == cluster.ServerId)];
+        [.. _streams.Values.Where(e => e.Replication is null || _leaders.GetValueOrDefault(e.Config.Name) == cluster.MemberId)];
 }

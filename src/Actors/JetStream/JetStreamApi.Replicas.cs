@@ -27,8 +27,8 @@ internal sealed partial class JetStreamApi
     /// <summary>How long the first member waits for the others to start their replicas before it campaigns anyway.</summary>
     private static readonly TimeSpan ReplicaStartTimeout = TimeSpan.FromSeconds(2);
 
-    /// <summary>The server id of each replicated stream's leader as its replica here last heard (null: no leader).</summary>
-    private readonly Dictionary<string, string?> _leaders = new(StringComparer.Ordinal);
+    /// <summary>The member id of each replicated stream's leader as its replica here last heard (0: no leader).</summary>
+    private readonly Dictionary<string, ulong> _leaders = new(StringComparer.Ordinal);
 
     /// <summary>
     /// num_replicas: nats-server's answer on a single server (10074); what Courier does not replicate yet
@@ -186,7 +186,7 @@ internal sealed partial class JetStreamApi
             return; // a deleted or replaced stream's last word
         }
 
-        _leaders[leader.Name] = leader.LeaderServerId;
+        _leaders[leader.Name] = leader.Leader;
         if (leader.IsSelf)
         {
             Announce(entry.Config);
@@ -204,15 +204,16 @@ internal sealed partial class JetStreamApi
             return false;
         }
 
+        // Resolved now, not when leadership changed: a restarted leader has a new server id under its old name.
         var leader = _leaders.GetValueOrDefault(stream);
-        if (leader == cluster.ServerId)
+        if (leader == cluster.MemberId)
         {
             return false;
         }
 
-        if (leader is not null && cluster.Reaches(leader))
+        if (leader != 0 && cluster.Member(leader) is { } where && cluster.Reaches(where.ServerId))
         {
-            Forward(leader, JetStreamCluster.Local, request);
+            Forward(where.ServerId, JetStreamCluster.Local, request);
         }
         else if (operation != "CONSUMER.MSG.NEXT")
         {

@@ -311,6 +311,21 @@ internal sealed partial class JetStreamApi : ReceiveActor
             case "STREAM.DELETE":
                 Delete(name, reply);
                 return;
+            case "STREAM.LEADER.STEPDOWN":
+                if (request.Payload.Length > 0)
+                {
+                    Reply(reply, new ErrorResponse { Type = ResponseType(operation), Error = ApiError.BadRequest }, JetStreamJsonContext.Default.ErrorResponse);
+                    return;
+                }
+
+                if (!_streams.TryGetValue(name, out var leading))
+                {
+                    Reply(reply, new ErrorResponse { Type = ResponseType(operation), Error = ApiError.StreamNotFound }, JetStreamJsonContext.Default.ErrorResponse);
+                    return;
+                }
+
+                leading.Actor.Tell(new StreamActor.Protocol.Request("LEADER.STEPDOWN", reply, request.Payload));
+                return;
             case "STREAM.INFO":
             case "STREAM.PURGE":
             case "STREAM.MSG.GET":
@@ -913,6 +928,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         "STREAM.PURGE" => "io.nats.jetstream.api.v1.stream_purge_response",
         "STREAM.MSG.GET" => "io.nats.jetstream.api.v1.stream_msg_get_response",
         "STREAM.MSG.DELETE" => "io.nats.jetstream.api.v1.stream_msg_delete_response",
+        "STREAM.LEADER.STEPDOWN" => "io.nats.jetstream.api.v1.stream_leader_stepdown_response",
         _ => "io.nats.jetstream.api.v1.error",
     };
 
@@ -950,7 +966,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         public sealed record StreamDeleted(string Name, string ReplyTo, bool Ok);
 
         /// <summary>A replicated stream's replica here heard who leads its group (null: nobody now).</summary>
-        public sealed record StreamLeader(string Name, IActorRef Actor, string? LeaderServerId, bool IsSelf);
+        public sealed record StreamLeader(string Name, IActorRef Actor, ulong Leader, bool IsSelf);
 
         /// <summary>This node's replica of a stream deleted through another member is gone.</summary>
         public sealed record ReplicaDeleted(string Name);

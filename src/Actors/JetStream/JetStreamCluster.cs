@@ -103,15 +103,31 @@ internal sealed class JetStreamCluster
             return (ServerId, ServerName);
         }
 
+        // A restarted server is a new member with the same name while the old incarnation may still be
+        // listed (and the new one not yet up): the route this node has to that name is the live one.
+        foreach (var route in _routes.Routes)
+        {
+            if (route.Link.RemoteInfo?.ServerName is { Length: > 0 } routed && MemberIdOf(routed) == memberId && route.Link.RemoteId is { } routedId && route.Link.Registered)
+            {
+                return (routedId, routed);
+            }
+        }
+
+        (string, string)? found = null;
         foreach (var member in _cluster.State.Members)
         {
             if (RoleOf(member, ClusterNode.NameRole) is { } name && MemberIdOf(name) == memberId && ServerIdOf(member) is { } id)
             {
-                return (id, name);
+                if (_routes.IsConnected(id))
+                {
+                    return (id, name);
+                }
+
+                found ??= (id, name);
             }
         }
 
-        return null;
+        return found;
     }
 
     /// <summary>The member ids of the candidates (<see cref="Candidates"/>): where a replicated stream may go.</summary>

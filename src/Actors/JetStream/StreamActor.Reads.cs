@@ -87,6 +87,12 @@ internal sealed partial class StreamActor
             return;
         }
 
+        if (request.Operation == "LEADER.STEPDOWN")
+        {
+            StepDown(request);
+            return;
+        }
+
         try
         {
             HandleRequestCore(request);

@@ -69,6 +69,7 @@ internal sealed partial class StreamActor
         Receive<RaftHost.Protocol.Lost>(_ => { });
         Receive<RaftHost.Protocol.GroupStatus>(OnGroupStatus);
         Receive<Protocol.LeaderWaitOver>(_ => AnswerAwaitingLeader());
+        Receive<Protocol.StepDownWith>(OnStepDownWith);
     }
 
     /// <summary>A read batch of publishes, at the leader: one log entry (a follower, which has no subscription, drops a straggler).</summary>
@@ -316,8 +317,7 @@ internal sealed partial class StreamActor
             StopConsumers();
         }
 
-        var leader = changed.Leader == 0 ? null : _replication!.Cluster.Member(changed.Leader);
-        Context.Parent.Tell(new JetStreamApi.Protocol.StreamLeader(_config.Name, Self, leader?.ServerId, changed.IsSelf));
+        Context.Parent.Tell(new JetStreamApi.Protocol.StreamLeader(_config.Name, Self, changed.Leader, changed.IsSelf));
         if (changed.Leader != 0)
         {
             AnswerAwaitingLeader();
@@ -457,5 +457,45 @@ internal sealed partial class StreamActor
         var value = data.Slice(p + 4, length);
         p += 4 + length;
         return value;
+    }
+
+    /// <summary>
+    /// STREAM.LEADER.STEPDOWN: the leader hands leadership to the most caught-up replica heard from
+    /// lately (Raft's leadership transfer) and answers success, as nats-server; an R1 stream's single
+    /// member stays its leader, as nats-server's one-member group re-elects itself.
+    /// </summary>
+    private void StepDown(Protocol.Request request)
+    {
+        const string Type = "io.nats.jetstream.api.v1.stream_leader_stepdown_response";
+        if (_replication is not { } replication)
+        {
+            Reply(request.ReplyTo, new SuccessResponse { Type = Type, Success = true }, JetStreamJsonContext.Default.SuccessResponse);
+            return;
+        }
+
+        var self = Self;
+        replication.Cluster.RaftHost.Ask<RaftHost.Protocol.GroupStatus>(new RaftHost.Protocol.GetGroupStatus(replication.Group), TimeSpan.FromSeconds(5))
+            .PipeTo(self, success: status => new Protocol.StepDownWith(request, status), failure: _ => new Protocol.StepDownWith(request, null));
+    }
+
+    private void OnStepDownWith(Protocol.StepDownWith m)
+    {
+        const string Type = "io.nats.jetstream.api.v1.stream_leader_stepdown_response";
+        // One of the most caught-up voters heard from lately, chosen at random (nats-server picks at random too).
+        var candidates = m.Status?.Status is { Role: RaftRole.Leader } raft
+            ? raft.Peers.Where(p => p.Id != raft.Id && p.RecentActive && !p.IsLearner).ToList()
+            : [];
+        var best = candidates.Count == 0 ? 0 : candidates.Max(p => p.Match);
+        candidates.RemoveAll(p => p.Match != best);
+        var successor = candidates.Count == 0 ? null : candidates[Random.Shared.Next(candidates.Count)];
+        if (successor is null)
+        {
+            // Not leading now, or nobody to take over: nats-server's "JetStream system temporarily unavailable".
+            Reply(m.Request.ReplyTo, new ErrorResponse { Type = Type, Error = ApiError.ClusterNotAvailable }, JetStreamJsonContext.Default.ErrorResponse);
+            return;
+        }
+
+        _replication!.Cluster.RaftHost.Tell(new RaftHost.Protocol.TransferLeadership(_replication.Group, successor.Id));
+        Reply(m.Request.ReplyTo, new SuccessResponse { Type = Type, Success = true }, JetStreamJsonContext.Default.SuccessResponse);
     }
 }

@@ -454,6 +454,9 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
             }
         }
 
+        /// <summary>A leader stepdown with its group's status, to pick the successor.</summary>
+        public sealed record StepDownWith(Request Request, Raft.RaftHost.Protocol.GroupStatus? Status);
+
         /// <summary>A new replicated stream's wait for its first leader is over: answer its creator anyway.</summary>
         public sealed class LeaderWaitOver
         {

@@ -283,7 +283,7 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
     }
 
     /// <summary>Tells the applier when this member starts or stops leading; a member that stops leading answers its pending proposers.</summary>
-    private static void NoticeLeadership(Group group)
+    private void NoticeLeadership(Group group)
     {
         var raft = group.Raft;
         var leading = raft.Role == RaftRole.Leader;
@@ -293,6 +293,7 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
             foreach (var pending in group.Pending.Values) pending.ReplyTo.Tell(new Protocol.Lost(pending.Correlation, group.Name));
             group.Pending.Clear();
         }
+        if (leading && !group.Leading) _log.Info("Raft group {0}: this member leads (term {1})", group.Name, raft.Term);
         group.Leading = leading;
         group.Term = raft.Term;
         group.Leader = raft.Leader;
