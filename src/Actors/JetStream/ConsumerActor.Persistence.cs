@@ -9,6 +9,17 @@ internal sealed partial class ConsumerActor
     /// <summary>Recovery is over (or there was none): continue from the recovered state and start delivering.</summary>
     private void Started()
     {
+        if (_context.Seed is { } seed && (!_recovered || seed.AckFloorStream > _ackFloorStream))
+        {
+            // A replicated stream's new leader: the state its old leader replicated is newer than this node's
+            // journal (or this node has none). Taken as if recovered, and saved as this journal's snapshot.
+            ApplySnapshot(seed);
+            if (_persistenceId is not null)
+            {
+                SaveSnapshot(TakeSnapshot());
+            }
+        }
+
         if (_recovered)
         {
             foreach (var seq in _pending.Keys())

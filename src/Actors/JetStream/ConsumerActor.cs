@@ -114,6 +114,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         Command<Protocol.Tick>(_ => Tick());
         Command<Protocol.UpdateConfig>(update => UpdateConfig(update.Config));
         Command<Protocol.GetInfo>(_ => Sender.Tell(Info("io.nats.jetstream.api.v1.consumer_info_response")));
+        Command<Protocol.GetState>(_ => Sender.Tell(TakeSnapshot()));
         Command<Protocol.GetCreatedInfo>(_ =>
         {
             Sender.Tell(_initialInfo ?? Info("io.nats.jetstream.api.v1.consumer_info_response"));
@@ -444,6 +445,16 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
             }
         }
 
+        /// <summary>Asks for the consumer's whole state (a <see cref="ConsumerSnapshot"/>): a replicated stream's leader replicates it.</summary>
+        public sealed class GetState
+        {
+            public static readonly GetState Instance = new();
+
+            private GetState()
+            {
+            }
+        }
+
         /// <summary>Asks for a <see cref="ConsumerInfoResponse"/>.</summary>
         public sealed class GetInfo
         {
@@ -492,4 +503,5 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
 /// <param name="Interest">This consumer's part in the stream's interest retention; null unless the stream has it.</param>
 /// <param name="Feed">The messages the stream removed before this consumer read them (<see cref="DisplacedMessages"/>).</param>
 /// <param name="Echo">The account's second JetStream connection, for advisories the account's streams may store (null: the consumer's own).</param>
-internal sealed record ConsumerContext(bool WorkQueue, Func<string, bool> HasInterest, InterestParticipant? Interest = null, ConsumerFeed? Feed = null, InProcessClient? Echo = null);
+/// <param name="Seed">A replicated stream's new leader: the state the old leader replicated, taken when newer than this node's journal.</param>
+internal sealed record ConsumerContext(bool WorkQueue, Func<string, bool> HasInterest, InterestParticipant? Interest = null, ConsumerFeed? Feed = null, InProcessClient? Echo = null, ConsumerSnapshot? Seed = null);

@@ -60,10 +60,16 @@ internal static class ConsumerConfigRules
     /// <summary>The configuration's own rules (push or pull, heartbeats, flow control, request limits).</summary>
     public static ApiError? Check(ConsumerConfig config, StreamConfig stream)
     {
-        // No consumer is replicated (issue 34): nats-server's answer on a single server, for any count above 1.
-        if (config.Replicas > 1)
+        // A durable consumer of a replicated stream is replicated through the stream's log (its definition,
+        // and its state every second); of an R1 stream it is not: nats-server's answer on a single server.
+        if (config.Replicas > 1 && stream.Replicas <= 1)
         {
             return ApiError.StreamReplicasNotSupported;
+        }
+
+        if (config.Replicas > stream.Replicas && stream.Replicas > 1)
+        {
+            return new ApiError(400, 10126, "consumer config replica count exceeds parent stream");
         }
 
         // Every backoff step is a delivery attempt, so max_deliver (-1 when not set) must exceed their count.

@@ -40,7 +40,7 @@ internal sealed partial class StreamActor
             if (meta is not null)
             {
                 ConsumerConfigRules.ApplyDefaults(meta.Config); // a file written before ack_wait's default moved here has 0
-                StartConsumer(meta.Config, meta.Created, durable: true);
+                StartConsumer(meta.Config, meta.Created, durable: true, ReplicatedConsumerState(consumerDirectory));
             }
         }
     }
@@ -73,11 +73,11 @@ internal sealed partial class StreamActor
     private static readonly TimeSpan MinConsumerRestartDelay = TimeSpan.FromMilliseconds(100);
     private static readonly TimeSpan MaxConsumerRestartDelay = TimeSpan.FromSeconds(10);
 
-    private IActorRef StartConsumer(ConsumerConfig config, DateTime created, bool durable)
+    private IActorRef StartConsumer(ConsumerConfig config, DateTime created, bool durable, ConsumerSnapshot? seed = null)
     {
         var name = config.DurableName ?? config.Name!;
         var persistenceId = durable ? ConsumerActor.PersistenceIdFor(_config.Name, name, created) : null;
-        var context = _consumerContext with { Interest = _interest?.Join(name, ConsumerConfigRules.Filters(config)), Feed = _displaced.Join(name) };
+        var context = _consumerContext with { Interest = _interest?.Join(name, ConsumerConfigRules.Filters(config)), Feed = _displaced.Join(name), Seed = seed };
         // A unique child name: a deleted consumer's actor may still be stopping when its name is reused.
         var actor = Context.ActorOf(ConsumerActor.Props(_client, _store, _config.Name, config, created, persistenceId, context), $"consumer-{Uri.EscapeDataString(name)}-{++_incarnation}");
         _consumers[name] = actor;
@@ -219,6 +219,7 @@ internal sealed partial class StreamActor
                         ForgetConsumer(request.Consumer);
                         Advisories.Consumer(_echoOut, _config.Name, request.Consumer, AdvisoryAction.Delete, _domain);
                         DeleteConsumerDirectory(request.Consumer);
+                        ProposeConsumerDeleted(request.Consumer);
 
                         Reply(request.ReplyTo, new SuccessResponse { Type = "io.nats.jetstream.api.v1.consumer_delete_response", Success = true }, JetStreamJsonContext.Default.SuccessResponse);
                     });
@@ -368,6 +369,12 @@ internal sealed partial class StreamActor
         // mem_storage: the consumer's state stays in memory, and (as in nats-server 2.9.10) it does not
         // come back after a restart: no meta file, no journal.
         var persisted = durable && ConsumersDirectory is not null && !config.MemoryStorage;
+        if (persisted && _replication is not null)
+        {
+            ProposeConsumer(name, createdAt, config, request.ReplyTo); // created on every replica (and started here) when committed
+            return;
+        }
+
         if (persisted)
         {
             // The definition is durable before the consumer exists (write, fsync, rename).

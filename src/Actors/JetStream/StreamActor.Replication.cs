@@ -2,6 +2,7 @@ using System.Buffers.Binary;
 using System.Text;
 using System.Text.Json;
 using Akka.Actor;
+using Akka.Event;
 using Courier.Actors.Connections;
 using Courier.Actors.Raft;
 using Courier.Protocols.JetStream;
@@ -37,6 +38,17 @@ internal sealed partial class StreamActor
     private const byte MessagesEntry = 1;
     private const byte RequestEntry = 2;
     private const byte ConfigEntry = 3;
+    private const byte ConsumerEntry = 4;
+    private const byte ConsumerDeletedEntry = 5;
+    private const byte ConsumerStateEntry = 6;
+
+    /// <summary>How often the leader replicates its durable consumers' states (those that changed).</summary>
+    private static readonly TimeSpan ConsumerStateInterval = TimeSpan.FromSeconds(1);
+
+    /// <summary>The file in a durable consumer's directory holding the state its leader last replicated.</summary>
+    private const string ReplicaStateFile = "replica-state";
+
+    private readonly Dictionary<string, byte[]> _replicatedStates = new(StringComparer.Ordinal);
 
     /// <summary>How long a create waits for the new group's first leader before it answers anyway.</summary>
     private static readonly TimeSpan LeaderWait = TimeSpan.FromSeconds(5);
@@ -70,6 +82,8 @@ internal sealed partial class StreamActor
         Receive<RaftHost.Protocol.GroupStatus>(OnGroupStatus);
         Receive<Protocol.LeaderWaitOver>(_ => AnswerAwaitingLeader());
         Receive<Protocol.StepDownWith>(OnStepDownWith);
+        Receive<Protocol.ReplicateConsumerStates>(_ => ReplicateConsumerStates());
+        Receive<Protocol.ConsumerStateTaken>(OnConsumerStateTaken);
     }
 
     /// <summary>A read batch of publishes, at the leader: one log entry (a follower, which has no subscription, drops a straggler).</summary>
@@ -169,6 +183,15 @@ internal sealed partial class StreamActor
                         break;
                     case ConfigEntry:
                         ApplyUpdate(data[1..]);
+                        break;
+                    case ConsumerEntry:
+                        ApplyConsumer(data[1..]);
+                        break;
+                    case ConsumerDeletedEntry:
+                        ApplyConsumerDeleted(data[1..]);
+                        break;
+                    case ConsumerStateEntry:
+                        ApplyConsumerState(data[1..]);
                         break;
                 }
             }
@@ -309,10 +332,13 @@ internal sealed partial class StreamActor
             _leading = true;
             Subscribe();
             RecoverConsumers();
+            _replicatedStates.Clear();
+            Timers.StartPeriodicTimer("consumer-states", Protocol.ReplicateConsumerStates.Instance, ConsumerStateInterval);
         }
         else if (!changed.IsSelf && _leading)
         {
             _leading = false;
+            Timers.Cancel("consumer-states");
             Unsubscribe();
             StopConsumers();
         }
@@ -497,5 +523,156 @@ internal sealed partial class StreamActor
 
         _replication!.Cluster.RaftHost.Tell(new RaftHost.Protocol.TransferLeadership(_replication.Group, successor.Id));
         Reply(m.Request.ReplyTo, new SuccessResponse { Type = Type, Success = true }, JetStreamJsonContext.Default.SuccessResponse);
+    }
+
+    /// <summary>A durable consumer of a replicated stream: its definition goes through the log, so every replica knows it.</summary>
+    private void ProposeConsumer(string name, DateTime created, ConsumerConfig config, string? replyTo)
+    {
+        var meta = JsonSerializer.SerializeToUtf8Bytes(new ConsumerMetaFile { Name = name, Created = created, Config = config }, ConsumerJsonContext.Default.ConsumerMetaFile);
+        var reply = Encoding.UTF8.GetBytes(replyTo ?? "");
+        var entry = new byte[1 + 2 + reply.Length + 4 + meta.Length];
+        entry[0] = ConsumerEntry;
+        var p = 1;
+        p += WriteShort(entry.AsSpan(p), reply);
+        WriteLong(entry.AsSpan(p), meta);
+        Propose(entry);
+    }
+
+    private void ProposeConsumerDeleted(string name)
+    {
+        if (_replication is null)
+        {
+            return;
+        }
+
+        var bytes = Encoding.UTF8.GetBytes(name);
+        var entry = new byte[1 + 2 + bytes.Length];
+        entry[0] = ConsumerDeletedEntry;
+        WriteShort(entry.AsSpan(1), bytes);
+        Propose(entry);
+    }
+
+    private void ApplyConsumer(ReadOnlySpan<byte> data)
+    {
+        const string Type = "io.nats.jetstream.api.v1.consumer_create_response";
+        var p = 0;
+        var reply = Encoding.UTF8.GetString(ReadShort(data, ref p));
+        var meta = JsonSerializer.Deserialize(ReadLong(data, ref p), ConsumerJsonContext.Default.ConsumerMetaFile);
+        if (meta is null || ConsumersDirectory is not { } consumers)
+        {
+            return;
+        }
+
+        var directory = Path.Combine(consumers, meta.Name);
+        var file = Path.Combine(directory, ConsumerMetaFileName);
+        if (!File.Exists(file))
+        {
+            Directory.CreateDirectory(directory);
+            WriteDurably(file, JsonSerializer.SerializeToUtf8Bytes(meta, ConsumerJsonContext.Default.ConsumerMetaFile));
+        }
+
+        if (!_leading)
+        {
+            return;
+        }
+
+        if (_consumers.TryGetValue(meta.Name, out var existing))
+        {
+            ReplyConsumerInfoLater(existing, ConsumerActor.Protocol.GetInfo.Instance, reply.Length > 0 ? reply : null, Type);
+            return;
+        }
+
+        var actor = StartConsumer(meta.Config, meta.Created, durable: true);
+        Advisories.Consumer(_echoOut, _config.Name, meta.Name, AdvisoryAction.Create, _domain);
+        ReplyConsumerInfoLater(actor, ConsumerActor.Protocol.GetCreatedInfo.Instance, reply.Length > 0 ? reply : null, Type);
+    }
+
+    private void ApplyConsumerDeleted(ReadOnlySpan<byte> data)
+    {
+        var p = 0;
+        var name = Encoding.UTF8.GetString(ReadShort(data, ref p));
+        if (!_leading)
+        {
+            DeleteConsumerDirectory(name); // the leader deleted its own when it proposed this
+        }
+    }
+
+    /// <summary>A follower keeps the last state its leader replicated for a durable consumer: the start of that consumer if it comes to lead.</summary>
+    private void ApplyConsumerState(ReadOnlySpan<byte> data)
+    {
+        var p = 0;
+        var name = Encoding.UTF8.GetString(ReadShort(data, ref p));
+        var state = ReadLong(data, ref p);
+        if (_leading || ConsumersDirectory is not { } consumers || !Directory.Exists(Path.Combine(consumers, name)))
+        {
+            return;
+        }
+
+        // Written, not synced: a replica that loses it restarts the consumer from an older state (redelivery, never loss).
+        File.WriteAllBytes(Path.Combine(consumers, name, ReplicaStateFile), state.ToArray());
+    }
+
+    /// <summary>The state its leader last replicated for the durable consumer in <paramref name="directory"/>, if this replica has one.</summary>
+    private ConsumerSnapshot? ReplicatedConsumerState(string directory)
+    {
+        var file = Path.Combine(directory, ReplicaStateFile);
+        if (_replication is null || !File.Exists(file))
+        {
+            return null;
+        }
+
+        try
+        {
+            var serializer = (Akka.Serialization.SerializerWithStringManifest)Context.System.Serialization.FindSerializerForType(typeof(ConsumerSnapshot));
+            return serializer.FromBinary(File.ReadAllBytes(file), ConsumerJournalSerializer.SnapshotManifest) as ConsumerSnapshot;
+        }
+        catch (Exception e) when (e is IOException or System.Runtime.Serialization.SerializationException or InvalidDataException or ArgumentException)
+        {
+            _log.Warning("stream {0}: the replicated state in {1} is unreadable: {2}", _config.Name, directory, e.Message);
+            return null;
+        }
+    }
+
+    /// <summary>The leader's timer: each durable consumer's state, asked for; replicated when it changed.</summary>
+    private void ReplicateConsumerStates()
+    {
+        if (!_leading)
+        {
+            return;
+        }
+
+        var self = Self;
+        foreach (var (name, _) in _consumerStarts)
+        {
+            if (_consumers.TryGetValue(name, out var actor))
+            {
+                actor.Ask<ConsumerSnapshot>(ConsumerActor.Protocol.GetState.Instance, TimeSpan.FromSeconds(5))
+                    .PipeTo(self, success: state => new Protocol.ConsumerStateTaken(name, state), failure: _ => new Protocol.ConsumerStateTaken(name, null));
+            }
+        }
+    }
+
+    private void OnConsumerStateTaken(Protocol.ConsumerStateTaken taken)
+    {
+        if (!_leading || taken.State is null || !_consumerStarts.ContainsKey(taken.Name))
+        {
+            return;
+        }
+
+        var serializer = (Akka.Serialization.SerializerWithStringManifest)Context.System.Serialization.FindSerializerForType(typeof(ConsumerSnapshot));
+        var state = serializer.ToBinary(taken.State);
+        if (_replicatedStates.TryGetValue(taken.Name, out var last) && last.AsSpan().SequenceEqual(state))
+        {
+            return;
+        }
+
+        _replicatedStates[taken.Name] = state;
+        var name = Encoding.UTF8.GetBytes(taken.Name);
+        var entry = new byte[1 + 2 + name.Length + 4 + state.Length];
+        entry[0] = ConsumerStateEntry;
+        var p = 1;
+        p += WriteShort(entry.AsSpan(p), name);
+        WriteLong(entry.AsSpan(p), state);
+        Propose(entry);
     }
 }

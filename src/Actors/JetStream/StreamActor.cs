@@ -454,6 +454,19 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
             }
         }
 
+        /// <summary>The leader's timer: replicate its durable consumers' states.</summary>
+        public sealed class ReplicateConsumerStates
+        {
+            public static readonly ReplicateConsumerStates Instance = new();
+
+            private ReplicateConsumerStates()
+            {
+            }
+        }
+
+        /// <summary>A durable consumer's state, taken for replication (null: it did not answer).</summary>
+        public sealed record ConsumerStateTaken(string Name, ConsumerSnapshot? State);
+
         /// <summary>A leader stepdown with its group's status, to pick the successor.</summary>
         public sealed record StepDownWith(Request Request, Raft.RaftHost.Protocol.GroupStatus? Status);
 
