@@ -4,6 +4,7 @@ using Courier.Integration.Tests.Infrastructure;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
+using NATS.Client.KeyValueStore;
 
 namespace Courier.Cluster.Tests;
 
@@ -282,6 +283,82 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
 
         // From the ack floor: the ten acknowledged before the kill are not delivered again.
         Assert.Equal(Enumerable.Range(11, 10).Select(i => $"m{i}"), rest);
+        var restarted = await mesh.RestartAsync(leader);
+        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
+        Assert.True(await NodeMonitor.HealthAsync(http, restarted, HttpStatusCode.OK, Timeout), $"the restarted node never became healthy\n{mesh.Diagnostics()}");
+    }
+
+    [Fact]
+    public async Task A_key_value_bucket_with_three_replicas_keeps_its_latest_revisions_through_a_leader_kill()
+    {
+        await using (var creator = await mesh.ConnectAsync(0, "kv-creator"))
+        {
+            var kv = new NatsKVContext(new NatsJSContext(creator));
+            Assert.True(
+                await Poll.UntilAsync(
+                    async () =>
+                    {
+                        try
+                        {
+                            await kv.CreateStoreAsync(new NatsKVConfig("settings") { NumberOfReplicas = 3, History = 2 });
+                            return true;
+                        }
+                        catch (NatsJSApiException e) when (e.Error.Code == 503 || e.Error.ErrCode == 10005)
+                        {
+                            return false;
+                        }
+                    },
+                    Timeout),
+                $"the R3 bucket was never created\n{mesh.Diagnostics()}");
+        }
+
+        ulong revision;
+        await using (var writer = await mesh.ConnectAsync(1, "kv-writer"))
+        {
+            var store = await new NatsKVContext(new NatsJSContext(writer)).GetStoreAsync("settings");
+            var first = await store.PutAsync("colour", "red");
+            revision = await store.UpdateAsync("colour", "green", first);
+            await Assert.ThrowsAsync<NatsKVWrongLastRevisionException>(async () => await store.UpdateAsync("colour", "blue", first)); // compare-and-set
+        }
+
+        int leader;
+        await using (var reader = await mesh.ConnectAsync(2, "kv-reader"))
+        {
+            var js = new NatsJSContext(reader);
+            var store = await new NatsKVContext(js).GetStoreAsync("settings");
+            var entry = await store.GetEntryAsync<string>("colour");
+            Assert.Equal(("green", revision), (entry.Value, entry.Revision));
+            var info = (await js.GetStreamAsync("KV_settings")).Info;
+            Assert.Equal(3, info.Config.NumReplicas);
+            leader = int.Parse(info.Cluster!.Leader!["node-".Length..], System.Globalization.CultureInfo.InvariantCulture);
+        }
+
+        await mesh.Nodes[leader].DisposeAsync(); // SIGKILL, by pid
+        await using (var client = await mesh.ConnectAsync((leader + 1) % 3, "kv-after-kill"))
+        {
+            var kv = new NatsKVContext(new NatsJSContext(client));
+            INatsKVStore? store = null;
+            ulong next = 0;
+            var deadline = DateTime.UtcNow + Timeout;
+            while (next == 0 && DateTime.UtcNow < deadline)
+            {
+                try
+                {
+                    // The new leader has the latest revision: a compare-and-set against it succeeds.
+                    store ??= await kv.GetStoreAsync("settings");
+                    next = await store.UpdateAsync("colour", "blue", revision);
+                }
+                catch (Exception e) when (e is NatsJSApiException or NatsException or TimeoutException)
+                {
+                    await Task.Delay(250); // no leader yet
+                }
+            }
+
+            Assert.True(next > revision, $"no write after the leader was killed\n{mesh.Diagnostics()}");
+            var entry = await store!.GetEntryAsync<string>("colour");
+            Assert.Equal(("blue", next), (entry.Value, entry.Revision));
+        }
+
         var restarted = await mesh.RestartAsync(leader);
         using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
         Assert.True(await NodeMonitor.HealthAsync(http, restarted, HttpStatusCode.OK, Timeout), $"the restarted node never became healthy\n{mesh.Diagnostics()}");
