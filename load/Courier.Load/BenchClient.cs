@@ -54,6 +54,13 @@ internal sealed class BenchClient : IDisposable
         }
     }
 
+    /// <summary>How long a read may wait (0: forever, the default); a read that waits longer throws <see cref="SocketException"/>.</summary>
+    public TimeSpan ReceiveTimeout
+    {
+        get => TimeSpan.FromMilliseconds(_socket.ReceiveTimeout);
+        set => _socket.ReceiveTimeout = (int)value.TotalMilliseconds;
+    }
+
     public void Send(string text) => Send(Encoding.ASCII.GetBytes(text));
 
     public void Send(ReadOnlySpan<byte> bytes)
@@ -112,6 +119,30 @@ internal sealed class BenchClient : IDisposable
         var replyText = CountTokens(line) == (hmsg ? 6 : 5) ? Encoding.ASCII.GetString(reply) : "";
         Skip(LastNumber(line) + 2);
         return replyText;
+    }
+
+    /// <summary>Reads one MSG (or HMSG) frame and returns its payload (after any headers) as UTF-8 text (control requests only).</summary>
+    public string ReadMsgPayload()
+    {
+        var line = NextMsgLine(out var hmsg);
+        var total = LastNumber(line);
+        var headers = hmsg ? (int)long.Parse(Encoding.ASCII.GetString(Token(line, CountTokens(line) - 2)), System.Globalization.CultureInfo.InvariantCulture) : 0;
+        var bytes = new byte[total + 2];
+        var read = 0;
+        while (read < bytes.Length)
+        {
+            if (_start == _end)
+            {
+                Fill();
+            }
+
+            var n = Math.Min(_end - _start, bytes.Length - read);
+            _buffer.AsSpan(_start, n).CopyTo(bytes.AsSpan(read));
+            _start += n;
+            read += n;
+        }
+
+        return Encoding.UTF8.GetString(bytes, headers, total - headers);
     }
 
     /// <summary>Reads one MSG (or HMSG) frame and skips it (answering a PING met on the way), without allocating: the client's per-message cost stays small next to the server's.</summary>

@@ -68,7 +68,7 @@ for (var i = 0; i < args.Length; i++)
             warm = true;
             break;
         case "--list":
-            foreach (var s in Scenarios.All)
+            foreach (var s in Scenarios.All.Concat(ReplicatedScenarios.All))
             {
                 Console.WriteLine($"{s.Id,-8} {s.Description}");
             }
@@ -94,7 +94,8 @@ if (attachPort is { } port)
 }
 
 outDir ??= Path.Combine(root, "load", "results");
-var scenarios = Scenarios.All.Where(s => only is null || only.Contains(s.Id)).ToList();
+// The replicated rows (three nodes per run) run when named: --scenarios r3sync,r3async,r3kv,r3failover,r3catchup.
+var scenarios = Scenarios.All.Where(s => only is null || only.Contains(s.Id)).Concat(ReplicatedScenarios.All.Where(s => only is not null && only.Contains(s.Id))).ToList();
 string[] allServers = scenarios.Any(s => s.Mosquitto) ? ["nats-server", "courier", "mosquitto"] : ["nats-server", "courier"];
 var versions = allServers.ToDictionary(s => s, s => ServerProcess.Version(s, root));
 var cpu = File.ReadLines("/proc/cpuinfo").FirstOrDefault(l => l.StartsWith("model name", StringComparison.Ordinal))?.Split(':', 2)[1].Trim() ?? "unknown CPU";

@@ -96,7 +96,7 @@ internal sealed class ServerProcess : IDisposable
     /// a free loopback port (and the server name MQTT requires); mosquitto always listens for MQTT only.
     /// With <paramref name="jetStream"/> false it runs without JetStream (the route row's cluster nodes).
     /// </summary>
-    public static ServerProcess Start(string kind, string repoRoot, string? configText = null, bool mqtt = false, bool jetStream = true)
+    public static ServerProcess Start(string kind, string repoRoot, string? configText = null, bool mqtt = false, bool jetStream = true, string? storeDir = null, int port = -1)
     {
         if (kind == "mosquitto")
         {
@@ -115,8 +115,8 @@ internal sealed class ServerProcess : IDisposable
             throw new FileNotFoundException("build Courier in Release first: dotnet build -c Release Courier.slnx", CourierDll(repoRoot));
         }
 
-        var dir = Directory.CreateTempSubdirectory("courier-load-").FullName;
-        var args = $"-a 127.0.0.1 -p -1 --ports_file_dir {dir}" + (jetStream ? $" -js -sd {dir}" : "");
+        var dir = storeDir ?? Directory.CreateTempSubdirectory("courier-load-").FullName;
+        var args = $"-a 127.0.0.1 -p {port} --ports_file_dir {dir}" + (jetStream ? $" -js -sd {dir}" : "");
         if (configText is not null)
         {
             var config = Path.Combine(dir, "server.conf");
@@ -202,6 +202,19 @@ internal sealed class ServerProcess : IDisposable
         throw new TimeoutException($"mosquitto did not listen; its last output:{Environment.NewLine}{output}");
     }
 
+
+    /// <summary>The directory of its store, config and ports file (a restart reuses it).</summary>
+    public string? StoreDirectory => _dir;
+
+    /// <summary>kill -9, keeping its directory (the replicated rows restart it on its store).</summary>
+    public void Kill()
+    {
+        if (_process is { HasExited: false })
+        {
+            _process.Kill();
+            _process.WaitForExit(10_000);
+        }
+    }
 
     public void Dispose()
     {

@@ -163,7 +163,7 @@ internal sealed partial class JetStreamApi
                 }
 
                 WriteMembers(directory, members);
-                Start(config, created, store, new StreamReplication(GroupName(config.Name), members, cluster, Campaign: false));
+                Start(config, created, store, ReplicationOf(cluster, GroupName(config.Name), members));
             }
             catch (IOException e)
             {
@@ -270,4 +270,7 @@ internal sealed partial class JetStreamApi
 
         Create("STREAM.CREATE", name, request, members);
     }
+
+    private static StreamReplication ReplicationOf(JetStreamCluster cluster, string group, ulong[] members) =>
+        new(group, members, cluster.RaftHost, Campaign: false, member => cluster.Member(member)?.Name, cluster.ClusterName);
 }

@@ -11,12 +11,14 @@ using Courier.Storage;
 
 namespace Courier.Actors.JetStream;
 
-/// <summary>What a replicated stream (num_replicas above 1) needs: its Raft group, its members, the node's cluster view.</summary>
+/// <summary>What a replicated stream (num_replicas above 1) needs: its Raft group, its members, the node's Raft host.</summary>
 /// <param name="Group">The group's name (and its log's directory under the node's Raft host).</param>
 /// <param name="Members">The group's voters: the member ids of the servers holding a replica.</param>
-/// <param name="Cluster">The node's cluster view (its Raft host; member ids to server names).</param>
+/// <param name="Host">The node's <see cref="RaftHost"/>.</param>
 /// <param name="Campaign">Campaign at once (the member a new stream was created through), rather than after an election timeout.</param>
-internal sealed record StreamReplication(string Group, ulong[] Members, JetStreamCluster Cluster, bool Campaign);
+/// <param name="NameOf">A member's server name now (null: not a member up), for STREAM.INFO's cluster block.</param>
+/// <param name="ClusterName">The cluster's name, for the same.</param>
+internal sealed record StreamReplication(string Group, ulong[] Members, IActorRef Host, bool Campaign, Func<ulong, string?> NameOf, string? ClusterName);
 
 /// <summary>
 /// A replicated stream: every change goes through its Raft group's log and is applied, in log order, by
@@ -67,7 +69,7 @@ internal sealed partial class StreamActor
     {
         // The log is this replica's truth: rebuild the store from it (see the remarks above).
         _store.Truncate(0);
-        replication.Cluster.RaftHost.Tell(new RaftHost.Protocol.StartGroup(replication.Group, replication.Members, Bootstrap: true, Self, replication.Campaign));
+        replication.Host.Tell(new RaftHost.Protocol.StartGroup(replication.Group, replication.Members, Bootstrap: true, Self, replication.Campaign));
     }
 
     /// <summary>The messages of a replicated stream's group (registered by the constructor).</summary>
@@ -156,7 +158,7 @@ internal sealed partial class StreamActor
     }
 
     private void Propose(byte[] entry) =>
-        _replication!.Cluster.RaftHost.Tell(new RaftHost.Protocol.Propose(_replication.Group, entry, ++_nextProposal));
+        _replication!.Host.Tell(new RaftHost.Protocol.Propose(_replication.Group, entry, ++_nextProposal));
 
     /// <summary>Committed entries, in log order: applied to the store; at the leader, answered.</summary>
     private void OnApplied(RaftHost.Protocol.Applied applied)
@@ -395,7 +397,7 @@ internal sealed partial class StreamActor
     private void AskGroupStatus(Protocol.Request request)
     {
         _pendingInfos.Enqueue(request);
-        _replication!.Cluster.RaftHost.Tell(new RaftHost.Protocol.GetGroupStatus(_replication.Group));
+        _replication!.Host.Tell(new RaftHost.Protocol.GetGroupStatus(_replication.Group));
     }
 
     private readonly Queue<Protocol.Request> _pendingInfos = new();
@@ -422,8 +424,8 @@ internal sealed partial class StreamActor
     /// <summary>nats-server's ClusterInfo: the leader's name and, for each other replica, whether it is current, when it was last heard, and its lag.</summary>
     private ClusterInfo ClusterInfoOf(RaftHost.Protocol.GroupStatus status)
     {
-        var cluster = _replication!.Cluster;
-        var info = new ClusterInfo { Name = cluster.ClusterName, Leader = _leader == 0 ? null : cluster.Member(_leader)?.Name };
+        var replication = _replication!;
+        var info = new ClusterInfo { Name = replication.ClusterName, Leader = _leader == 0 ? null : replication.NameOf(_leader) };
         if (status.Status is not { } raft)
         {
             return info;
@@ -431,24 +433,24 @@ internal sealed partial class StreamActor
 
         var peers = raft.Peers.ToDictionary(peer => peer.Id);
         info.Replicas = [];
-        foreach (var member in _replication.Members)
+        foreach (var member in replication.Members)
         {
             if (member == _leader)
             {
                 continue;
             }
 
-            var known = cluster.Member(member);
+            var known = replication.NameOf(member);
             var heard = status.SinceHeard.TryGetValue(member, out var since) ? since : (TimeSpan?)null;
             var lag = peers.TryGetValue(member, out var peer) ? raft.LastIndex - Math.Min(raft.LastIndex, peer.Match) : 0;
             info.Replicas.Add(new PeerInfo
             {
-                Name = known?.Name ?? JetStreamCluster.MemberToken(member),
+                Name = known ?? JetStreamCluster.MemberToken(member),
                 Current = raft.Role == RaftRole.Leader && peers.ContainsKey(member) && lag == 0 && peers[member].RecentActive,
                 Offline = known is null,
                 Active = heard is { } h ? (long)(h.TotalMilliseconds * 1_000_000) : 0,
                 Lag = lag,
-                Peer = known is { } k ? JetStreamCluster.NameHash(k.Name) : JetStreamCluster.MemberToken(member),
+                Peer = known is { } k ? JetStreamCluster.NameHash(k) : JetStreamCluster.MemberToken(member),
             });
         }
 
@@ -500,7 +502,7 @@ internal sealed partial class StreamActor
         }
 
         var self = Self;
-        replication.Cluster.RaftHost.Ask<RaftHost.Protocol.GroupStatus>(new RaftHost.Protocol.GetGroupStatus(replication.Group), TimeSpan.FromSeconds(5))
+        replication.Host.Ask<RaftHost.Protocol.GroupStatus>(new RaftHost.Protocol.GetGroupStatus(replication.Group), TimeSpan.FromSeconds(5))
             .PipeTo(self, success: status => new Protocol.StepDownWith(request, status), failure: _ => new Protocol.StepDownWith(request, null));
     }
 
@@ -521,7 +523,7 @@ internal sealed partial class StreamActor
             return;
         }
 
-        _replication!.Cluster.RaftHost.Tell(new RaftHost.Protocol.TransferLeadership(_replication.Group, successor.Id));
+        _replication!.Host.Tell(new RaftHost.Protocol.TransferLeadership(_replication.Group, successor.Id));
         Reply(m.Request.ReplyTo, new SuccessResponse { Type = Type, Success = true }, JetStreamJsonContext.Default.SuccessResponse);
     }
 

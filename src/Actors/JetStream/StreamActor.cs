@@ -147,7 +147,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
             FlushAppends(); // what was stored before the delete is acknowledged, as it was stored
             if (_replication is { } replication)
             {
-                replication.Cluster.RaftHost.Tell(new Raft.RaftHost.Protocol.RemoveGroup(replication.Group, DeleteFiles: true));
+                replication.Host.Tell(new Raft.RaftHost.Protocol.RemoveGroup(replication.Group, DeleteFiles: true));
             }
 
             _streams.Close(_config.Name, _store);
@@ -314,7 +314,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         if (_replication is { } replication)
         {
             // The new instance starts the group again from its files and rebuilds the store from the log.
-            replication.Cluster.RaftHost.Tell(new Raft.RaftHost.Protocol.RemoveGroup(replication.Group, DeleteFiles: false));
+            replication.Host.Tell(new Raft.RaftHost.Protocol.RemoveGroup(replication.Group, DeleteFiles: false));
         }
     }
 
