@@ -56,7 +56,7 @@ internal sealed partial class StreamActor
     private static readonly TimeSpan LeaderWait = TimeSpan.FromSeconds(5);
 
     private readonly StreamReplication? _replication;
-    private readonly List<(string Reply, StoreResult Result, PubAck? Ack)> _appliedAcks = [];
+    private readonly List<(ReadOnlyMemory<byte> Reply, StoreResult Result, PubAck? Ack)> _appliedAcks = []; // replies: slices of the applied entries
     private readonly List<Protocol.ReplyInfo> _awaitingLeader = [];
     private bool _leading;
     private ulong _leader;
@@ -177,7 +177,7 @@ internal sealed partial class StreamActor
                 switch (data[0])
                 {
                     case MessagesEntry:
-                        ApplyMessages(data[1..]);
+                        ApplyMessages(entry.Data[1..]);
                         appendedMessages = true;
                         break;
                     case RequestEntry:
@@ -209,8 +209,9 @@ internal sealed partial class StreamActor
         }
     }
 
-    private void ApplyMessages(ReadOnlySpan<byte> data)
+    private void ApplyMessages(ReadOnlyMemory<byte> memory)
     {
+        var data = memory.Span;
         var count = BinaryPrimitives.ReadInt32LittleEndian(data);
         var p = 4;
         var plainStream = !_config.Sealed && _republish is null && _ingest is null;
@@ -219,6 +220,7 @@ internal sealed partial class StreamActor
             var timestamp = BinaryPrimitives.ReadInt64LittleEndian(data[p..]);
             p += 8;
             var subject = ReadShort(data, ref p);
+            var replyAt = p + 2;
             var reply = ReadShort(data, ref p);
             var headers = ReadLong(data, ref p);
             var payload = ReadLong(data, ref p);
@@ -237,7 +239,7 @@ internal sealed partial class StreamActor
 
             if (_leading && !reply.IsEmpty)
             {
-                _appliedAcks.Add((Encoding.UTF8.GetString(reply), result, ack));
+                _appliedAcks.Add((memory.Slice(replyAt, reply.Length), result, ack));
             }
         }
     }
@@ -266,15 +268,15 @@ internal sealed partial class StreamActor
             {
                 if (ack is null && result.Ok)
                 {
-                    _out.Publish(Encoding.UTF8.GetBytes(reply), FormatPubAck(ackJson, result.Sequence, duplicate: false));
+                    _out.Publish(reply.Span, FormatPubAck(ackJson, result.Sequence, duplicate: false));
                 }
                 else if (ack is { Duplicate: true, Error: null } duplicate)
                 {
-                    _out.Publish(Encoding.UTF8.GetBytes(reply), FormatPubAck(ackJson, duplicate.Seq, duplicate: true));
+                    _out.Publish(reply.Span, FormatPubAck(ackJson, duplicate.Seq, duplicate: true));
                 }
                 else
                 {
-                    _out.Publish(reply, null, default, JsonSerializer.SerializeToUtf8Bytes(ack ?? new PubAck { Error = StoreFailure(result.Error) }, JetStreamJsonContext.Default.PubAck));
+                    _out.Publish(Encoding.UTF8.GetString(reply.Span), null, default, JsonSerializer.SerializeToUtf8Bytes(ack ?? new PubAck { Error = StoreFailure(result.Error) }, JetStreamJsonContext.Default.PubAck));
                 }
             }
         }

@@ -171,7 +171,7 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
         {
             var ready = group.Raft.GetReady();
             Enqueue(group.Name, ready.EarlyMessages);
-            if (ready.NothingToPersist)
+            if (ready.NothingToPersist || !group.Store.NeedsWrite(ready))
             {
                 Complete(group, ready);
                 continue;

@@ -111,6 +111,15 @@ public sealed class RaftLogStore : IDisposable
     }
 
     /// <summary>Step 2 of <paramref name="ready"/>: its snapshot, entries and hard state, durable on return.</summary>
+    /// <summary>
+    /// Whether <see cref="Save"/> would touch the disk for <paramref name="ready"/>: a snapshot, entries, or a
+    /// new term or vote (a commit index alone is not written: after a restart it may be lower, and the leader tells it again).
+    /// The host completes a Ready that needs no write at once, without a hand-over to another thread.
+    /// </summary>
+    public bool NeedsWrite(Ready ready) =>
+        ready.Snapshot is not null || ready.Entries.Length > 0 ||
+        (ready.HardState is { } hard && (hard.Term != _written.Term || hard.Vote != _written.Vote));
+
     public void Save(Ready ready)
     {
         if (ready.Snapshot is { } snapshot) InstallSnapshot(snapshot);
