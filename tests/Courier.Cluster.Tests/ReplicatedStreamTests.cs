@@ -396,6 +396,56 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
     }
 }
 
-public sealed class CourierReplicatedStreamTests(CourierReplicatedMesh fixture) : ReplicatedStreamTests(fixture.Mesh), IClassFixture<CourierReplicatedMesh>;
+public sealed class CourierReplicatedStreamTests(CourierReplicatedMesh fixture) : ReplicatedStreamTests(fixture.Mesh), IClassFixture<CourierReplicatedMesh>
+{
+    /// <summary>/raftz (Courier's; nats-server 2.9.10 has none): every node hosts the stream's group, one of them leads it, all in one term.</summary>
+    [Fact]
+    public async Task Raftz_shows_the_replicated_streams_group_on_every_node_with_one_leader()
+    {
+        await using (var client = await fixture.Mesh.ConnectAsync(0, "raftz"))
+        {
+            var js = new NatsJSContext(client);
+            Assert.True(await Poll.UntilAsync(
+                async () =>
+                {
+                    try
+                    {
+                        await js.CreateStreamAsync(new StreamConfig("RZ", ["rz.>"]) { NumReplicas = 3 });
+                        return true;
+                    }
+                    catch (NatsJSApiException e) when (e.Error.ErrCode == 10005)
+                    {
+                        return false; // a node restarted by another test is not back yet
+                    }
+                },
+                TimeSpan.FromSeconds(60)));
+            for (var i = 0; i < 5; i++)
+            {
+                (await js.PublishAsync("rz.x", i)).EnsureSuccess();
+            }
+        }
+
+        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
+        var groups = new List<System.Text.Json.JsonElement>();
+        Assert.True(await Poll.UntilAsync(
+            async () =>
+            {
+                groups.Clear();
+                foreach (var node in fixture.Mesh.Nodes)
+                {
+                    using var raftz = System.Text.Json.JsonDocument.Parse(await http.GetStringAsync(new Uri(node.MonitorUri, "raftz?acc=$G")));
+                    groups.AddRange(raftz.RootElement.GetProperty("groups").EnumerateArray().Where(g => g.GetProperty("stream").GetString() == "RZ").Select(g => g.Clone()));
+                }
+
+                return groups.Count == 3 && groups.Count(g => g.GetProperty("role").GetString() == "leader") == 1 && groups.All(g => g.GetProperty("applied").GetUInt64() == groups[0].GetProperty("applied").GetUInt64());
+            },
+            TimeSpan.FromSeconds(20)),
+            $"/raftz: {string.Join("\n", groups)}");
+        Assert.Single(groups.Select(g => g.GetProperty("term").GetUInt64()).Distinct());
+        var leader = groups.Single(g => g.GetProperty("role").GetString() == "leader");
+        Assert.All(groups, g => Assert.Equal(leader.GetProperty("leader").GetString(), g.GetProperty("leader").GetString()));
+        Assert.True(leader.GetProperty("commit").GetUInt64() >= 5, leader.ToString()); // five publishes, besides membership and no-op entries
+    }
+}
 
 public sealed class NatsServerReplicatedStreamTests(NatsServerReplicatedMesh fixture) : ReplicatedStreamTests(fixture.Mesh), IClassFixture<NatsServerReplicatedMesh>;

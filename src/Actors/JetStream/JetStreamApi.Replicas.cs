@@ -163,7 +163,7 @@ internal sealed partial class JetStreamApi
                 }
 
                 WriteMembers(directory, members);
-                Start(config, created, store, ReplicationOf(cluster, GroupName(config.Name), members));
+                Start(config, created, store, ReplicationOf(cluster, config.Name, members));
             }
             catch (IOException e)
             {
@@ -271,6 +271,10 @@ internal sealed partial class JetStreamApi
         Create("STREAM.CREATE", name, request, members);
     }
 
-    private static StreamReplication ReplicationOf(JetStreamCluster cluster, string group, ulong[] members) =>
-        new(group, members, cluster.RaftHost, Campaign: false, member => cluster.Member(member)?.Name, cluster.ClusterName);
+    private StreamReplication ReplicationOf(JetStreamCluster cluster, string stream, ulong[] members)
+    {
+        var group = GroupName(stream);
+        cluster.Groups[group] = (_account, stream);
+        return new(group, members, cluster.RaftHost, Campaign: false, member => cluster.Member(member)?.Name, cluster.ClusterName);
+    }
 }

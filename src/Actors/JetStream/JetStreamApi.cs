@@ -185,7 +185,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
                     if (ReadMembers(directory) is { } members && _cluster is { } cluster)
                     {
                         // A replica rejoins its group from its own files; its leader (this one or another) announces it.
-                        Start(config, stored.Created, OpenStore(config, directory), ReplicationOf(cluster, GroupName(config.Name), members));
+                        Start(config, stored.Created, OpenStore(config, directory), ReplicationOf(cluster, config.Name, members));
                         continue;
                     }
 
@@ -634,7 +634,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         {
             WriteMembers(directory, members);
             var group = GroupName(name);
-            var replicaActor = Start(config, created, store, ReplicationOf(cluster, group, members));
+            var replicaActor = Start(config, created, store, ReplicationOf(cluster, name, members));
             StartReplicas(cluster, config, members, group);
             // Answered once the group has a leader (this member campaigns as soon as the others have their replicas).
             Announce(config, () => replicaActor.Tell(new StreamActor.Protocol.ReplyInfo(reply, type, DidCreate: true)));

@@ -61,6 +61,9 @@ internal sealed class JetStreamCluster
     /// <summary>This node's member id in every Raft group (<see cref="MemberIdOf"/> of its server name).</summary>
     public ulong MemberId { get; }
 
+    /// <summary>Which account's stream each Raft group hosted here replicates (for /raftz).</summary>
+    public System.Collections.Concurrent.ConcurrentDictionary<string, (string Account, string Stream)> Groups { get; } = new(StringComparer.Ordinal);
+
     /// <summary>The node's Raft host (replicated streams' groups); Nobody until the broker starts it.</summary>
     public IActorRef RaftHost { get; set; } = ActorRefs.Nobody;
 

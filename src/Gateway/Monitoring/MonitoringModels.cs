@@ -358,3 +358,39 @@ internal sealed class SubszDetail
         Cid = s.Cid,
     };
 }
+
+/// <summary>/raftz: the Raft groups this server hosts (replicated streams), as each member sees itself.</summary>
+internal sealed class Raftz
+{
+    [JsonPropertyName("server_id")] public string ServerId { get; init; } = "";
+    [JsonPropertyName("server_name")] public string ServerName { get; init; } = "";
+    [JsonPropertyName("now")] public DateTime Now { get; init; }
+    [JsonPropertyName("groups")] public IReadOnlyList<RaftzGroup> Groups { get; init; } = [];
+}
+
+/// <summary>One group of /raftz: this member's role, term and log positions, and (at a leader) its view of the others.</summary>
+internal sealed class RaftzGroup
+{
+    [JsonPropertyName("group")] public string Group { get; init; } = "";
+    [JsonPropertyName("account")] public string Account { get; init; } = "";
+    [JsonPropertyName("stream")] public string Stream { get; init; } = "";
+    [JsonPropertyName("id")] public string Id { get; init; } = "";
+    [JsonPropertyName("role")] public string Role { get; init; } = "";
+    [JsonPropertyName("term")] public ulong Term { get; init; }
+    [JsonPropertyName("leader")] public string? Leader { get; init; }
+    [JsonPropertyName("commit")] public ulong Commit { get; init; }
+    [JsonPropertyName("applied")] public ulong Applied { get; init; }
+    [JsonPropertyName("first_index")] public ulong FirstIndex { get; init; }
+    [JsonPropertyName("last_index")] public ulong LastIndex { get; init; }
+    [JsonPropertyName("peers")] public IReadOnlyList<RaftzPeer> Peers { get; init; } = [];
+}
+
+/// <summary>A member of a group as /raftz shows it (match and activity are known at the leader only).</summary>
+internal sealed class RaftzPeer
+{
+    [JsonPropertyName("id")] public string Id { get; init; } = "";
+    [JsonPropertyName("name")] public string? Name { get; init; }
+    [JsonPropertyName("match")] public ulong Match { get; init; }
+    [JsonPropertyName("active")] public bool Active { get; init; }
+    [JsonPropertyName("learner")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool Learner { get; init; }
+}

@@ -52,7 +52,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
             }
         }));
         _app = builder.Build();
-        _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /routez /subsz /accountz /jsz /healthz /metrics\n"));
+        _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /routez /subsz /accountz /jsz /raftz /healthz /metrics\n"));
         _app.MapGet("/healthz", Healthz);
         _app.MapGet("/varz", (HttpContext _) => Json(_pages.Varz(), GatewayJsonContext.Default.Varz));
         _app.MapGet("/connz", (HttpContext http) => Connz(http.Request.Query));
@@ -60,6 +60,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
         _app.MapGet("/routez", (HttpContext _) => Json(_pages.Routez(), GatewayJsonContext.Default.Routez));
         _app.MapGet("/subsz", (HttpContext http) => Subsz(http.Request.Query));
         _app.MapGet("/jsz", (Func<HttpContext, Task<IResult>>)(http => JszAsync(http.Request.Query)));
+        _app.MapGet("/raftz", (Func<HttpContext, Task<IResult>>)(async http => Json(await _pages.RaftzAsync(http.Request.Query["acc"].ToString(), http.Request.Query["group"].ToString()).ConfigureAwait(false), GatewayJsonContext.Default.Raftz)));
         // Prometheus' text format 0.0.4 even when the scraper offers OpenMetrics: in OpenMetrics
         // prometheus-net would name the counters' samples *_total, not as the exporter does.
         _app.MapMetrics(settings =>
