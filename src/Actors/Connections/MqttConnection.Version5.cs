@@ -7,8 +7,8 @@ namespace Courier.Actors.Connections;
 
 /// <summary>
 /// What MQTT 5.0 adds to an MQTT client: CONNECT and CONNACK properties, PUBLISH properties as NATS
-/// headers and back, DISCONNECT both ways. What this slice does not implement is refused where the
-/// spec lets the server say so (CONNACK: Topic Alias Maximum 0, Subscription Identifiers and Shared
+/// headers and back, the client's Topic Aliases, DISCONNECT both ways. What is not implemented is
+/// refused where the spec lets the server say so (CONNACK: Subscription Identifiers and Shared
 /// Subscriptions not available; AUTH: bad authentication method), never ignored.
 /// </summary>
 internal sealed partial class MqttConnection
@@ -17,12 +17,17 @@ internal sealed partial class MqttConnection
     // may be unacknowledged at once; the packet identifier space bounds it. [MQTT-3.2.2.3.3]
     private const ushort ServerReceiveMaximum = ushort.MaxValue;
 
+    // Topic Alias Maximum the server announces: aliases a client may set per connection, as mosquitto's
+    // max_topic_alias default. Each keeps a copy of its topic, so this bounds what a client makes the server hold. [MQTT-3.2.2.3.8]
+    internal const ushort ServerTopicAliasMaximum = 10;
+
     private const string UnrepresentableProperty = "a user property cannot be a NATS header (name not printable ASCII without ':', reserved Mqtt-/Nmqtt- prefix, or CR/LF)";
 
     // A CONNECT's properties as far as the server acts on them, or why it is refused.
     private readonly record struct ConnectProperties(uint SessionExpiry, int ReceiveMaximum, int MaxPacketSize, (MqttReasonCode Code, string Reason)? Refusal);
 
-    // MQTT 5.0 CONNECT properties. [MQTT-3.1.2.11]. Topic Alias Maximum: the server never sends aliases;
+    // MQTT 5.0 CONNECT properties. [MQTT-3.1.2.11]. Topic Alias Maximum: the server never sends aliases,
+    // which every maximum allows (it only forbids aliases above it, and any when absent) [MQTT-3.1.2-26], [MQTT-3.1.2-27];
     // Request Response/Problem Information: it sends no Response Information, and Reason Strings only on
     // CONNACK and DISCONNECT (allowed either way); User Properties carry no meaning for the server.
     private static ConnectProperties ReadConnectProperties(ReadOnlySpan<byte> properties)
@@ -99,7 +104,7 @@ internal sealed partial class MqttConnection
         at += MqttProperties.WriteUInt16(span[at..], MqttPropertyId.ReceiveMaximum, ServerReceiveMaximum);
         at += MqttProperties.WriteByte(span[at..], MqttPropertyId.RetainAvailable, 1);
         at += MqttProperties.WriteUInt32(span[at..], MqttPropertyId.MaximumPacketSize, (uint)mqtt.Parser.MaxPacketSize);
-        at += MqttProperties.WriteUInt16(span[at..], MqttPropertyId.TopicAliasMaximum, 0); // no aliases in this slice [MQTT-3.2.2-17]
+        at += MqttProperties.WriteUInt16(span[at..], MqttPropertyId.TopicAliasMaximum, ServerTopicAliasMaximum); // [MQTT-3.2.2-17]
         at += MqttProperties.WriteByte(span[at..], MqttPropertyId.WildcardSubscriptionAvailable, 1);
         at += MqttProperties.WriteByte(span[at..], MqttPropertyId.SubscriptionIdentifierAvailable, 0);
         MqttProperties.WriteByte(span[at..], MqttPropertyId.SharedSubscriptionAvailable, 0);
@@ -139,23 +144,56 @@ internal sealed partial class MqttConnection
         }
     }
 
-    // MQTT 5.0 PUBLISH: aliases and subscription identifiers refused, the rest of its properties as NATS headers.
+    // MQTT 5.0 PUBLISH: its Topic Alias set or used, a Subscription Identifier refused, the rest of its
+    // properties as NATS headers.
     private MqttStep ProcessMqttPublishV5(in MqttPacket packet)
     {
+        var alias = 0;
         foreach (var property in MqttProperties.Enumerate(packet.Properties))
         {
             if (property.Id == MqttPropertyId.TopicAlias)
             {
-                // CONNACK said Topic Alias Maximum 0: any alias is beyond it. [MQTT-3.3.2-9]
-                return MqttDisconnect(MqttReasonCode.TopicAliasInvalid, "topic aliases are not supported (Topic Alias Maximum 0)");
+                alias = (int)property.Number;
             }
-
-            if (property.Id == MqttPropertyId.SubscriptionIdentifier)
+            else if (property.Id == MqttPropertyId.SubscriptionIdentifier)
             {
                 return MqttDisconnect(MqttReasonCode.ProtocolError, "a PUBLISH from a client carries no Subscription Identifier"); // [MQTT-3.3.4-6]
             }
         }
 
+        var mqtt = _mqtt;
+        if (alias != 0)
+        {
+            // The parser refused alias 0 and an empty topic without an alias. [MQTT-3.3.2-8]
+            if (alias > ServerTopicAliasMaximum)
+            {
+                return MqttDisconnect(MqttReasonCode.TopicAliasInvalid, "Topic Alias above the Topic Alias Maximum"); // [MQTT-3.3.2-9]
+            }
+
+            var aliases = mqtt.TopicAliases ??= new MqttTopicAliases(ServerTopicAliasMaximum);
+            if (!packet.Topic.IsEmpty)
+            {
+                aliases.Set(alias, packet.Topic); // [MQTT-3.3.2-12]: a topic with an alias (re)sets it
+            }
+            else if (aliases.TryGet(alias, out var topic))
+            {
+                var aliased = packet;
+                aliased.Topic = topic;
+                return ProcessMqttPublishV5Properties(in aliased);
+            }
+            else
+            {
+                // An empty topic with an alias this connection never set. [MQTT-3.3.2.3.4]
+                return MqttDisconnect(MqttReasonCode.ProtocolError, "Topic Alias not set on this connection");
+            }
+        }
+
+        return ProcessMqttPublishV5Properties(in packet);
+    }
+
+    // A v5 PUBLISH with its topic name: the properties as NATS header lines, then the 3.1.1 path.
+    private MqttStep ProcessMqttPublishV5Properties(in MqttPacket packet)
+    {
         var mqtt = _mqtt;
         var length = MqttNatsHeaders.HeaderLinesLength(packet.Properties);
         if (length < 0)

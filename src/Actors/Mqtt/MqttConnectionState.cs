@@ -89,6 +89,9 @@ internal sealed class MqttConnectionState
     /// <summary>MQTT 5.0: the largest packet the client takes, bytes (0: no limit).</summary>
     public int ClientMaxPacketSize { get; set; }
 
+    /// <summary>MQTT 5.0: the Topic Aliases the client set on this connection (made at its first alias).</summary>
+    public MqttTopicAliases? TopicAliases { get; set; }
+
     /// <summary>The session's client id, once connected.</summary>
     public string? ClientId { get; set; }
 

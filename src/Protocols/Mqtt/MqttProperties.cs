@@ -248,10 +248,25 @@ public static class MqttProperties
             or MqttPropertyId.MaximumQoS or MqttPropertyId.RetainAvailable or MqttPropertyId.WildcardSubscriptionAvailable
             or MqttPropertyId.SubscriptionIdentifierAvailable or MqttPropertyId.SharedSubscriptionAvailable
             => number > 1 ? MqttParseError.InvalidPropertyValue : MqttParseError.None, // 0 or 1 [MQTT-3.1.2.11.7]
-        MqttPropertyId.ReceiveMaximum or MqttPropertyId.MaximumPacketSize or MqttPropertyId.SubscriptionIdentifier or MqttPropertyId.TopicAlias
-            => number == 0 ? MqttParseError.InvalidPropertyValue : MqttParseError.None, // [MQTT-3.1.2.11.3], [MQTT-3.1.2.11.4], [MQTT-3.8.2.1.2], [MQTT-3.3.2-8]
+        MqttPropertyId.ReceiveMaximum or MqttPropertyId.MaximumPacketSize or MqttPropertyId.SubscriptionIdentifier
+            => number == 0 ? MqttParseError.InvalidPropertyValue : MqttParseError.None, // [MQTT-3.1.2.11.3], [MQTT-3.1.2.11.4], [MQTT-3.8.2.1.2]
+        MqttPropertyId.TopicAlias => number == 0 ? MqttParseError.TopicAliasInvalid : MqttParseError.None, // [MQTT-3.3.2-8]: DISCONNECT 0x94
         _ => MqttParseError.None,
     };
+
+    /// <summary>Whether validated <paramref name="properties"/> hold <paramref name="id"/>.</summary>
+    public static bool Contains(ReadOnlySpan<byte> properties, MqttPropertyId id)
+    {
+        foreach (var property in Enumerate(properties))
+        {
+            if (property.Id == id)
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
 
     /// <summary>Well-formed UTF-8 without U+0000. [MQTT-1.5.4-1], [MQTT-1.5.4-2]</summary>
     public static bool IsValidString(ReadOnlySpan<byte> text) => text.IndexOf((byte)0) < 0 && Utf8.IsValid(text);

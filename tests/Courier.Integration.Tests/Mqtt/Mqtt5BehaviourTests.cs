@@ -277,17 +277,7 @@ public abstract class Mqtt5BehaviourTests<TFixture> : IClassFixture<TFixture>
     protected abstract bool SendsDisconnectOnErrors { get; }
 
     // Closed by the server; what it sent before is nothing or DISCONNECT with `reason` (always the DISCONNECT where it sends one).
-    private async Task AssertClosedWithReasonAsync(MqttRawClient raw, byte reason)
-    {
-        var sent = await raw.ReadUntilClosedAsync();
-        if (SendsDisconnectOnErrors || sent.Length > 0)
-        {
-            // One whole DISCONNECT (remaining length under 128 here) and nothing after it.
-            Assert.True(
-                sent.Length >= 3 && sent[0] == 0xE0 && sent[2] == reason && sent.Length == 2 + sent[1],
-                $"expected DISCONNECT 0x{reason:x2}, got {Convert.ToHexString(sent)}");
-        }
-    }
+    private Task AssertClosedWithReasonAsync(MqttRawClient raw, byte reason) => Mqtt5Raw.AssertClosedWithReasonAsync(raw, reason, SendsDisconnectOnErrors);
 
     [Theory]
     [InlineData("a single-instance property twice", new byte[] { 0x01, 0x00, 0x01, 0x01 }, 0x82)]

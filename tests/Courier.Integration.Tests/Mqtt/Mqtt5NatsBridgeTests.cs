@@ -91,7 +91,7 @@ public sealed class Mqtt5NatsBridgeTests(CourierMqttFixture broker) : IClassFixt
         var (reason, properties) = await Mqtt5Raw.ReadConnAckAsync(raw);
         Assert.Equal(0, reason);
         var maximum = System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(properties[0x27]);
-        Assert.Equal(new byte[] { 0, 0 }, properties[0x22]); // Topic Alias Maximum 0
+        Assert.Equal(new byte[] { 0, 10 }, properties[0x22]); // Topic Alias Maximum 10, as mosquitto
         Assert.Equal(new byte[] { 0 }, properties[0x29]); // Subscription Identifiers Available 0
         Assert.Equal(new byte[] { 0 }, properties[0x2A]); // Shared Subscriptions Available 0
 
@@ -121,7 +121,6 @@ public sealed class Mqtt5NatsBridgeTests(CourierMqttFixture broker) : IClassFixt
         await using var client = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, NewId("shared"));
         Assert.False(client.ConnectResult.SharedSubscriptionAvailable);
         Assert.False(client.ConnectResult.SubscriptionIdentifiersAvailable);
-        Assert.Equal(0, client.ConnectResult.TopicAliasMaximum);
         Assert.Equal(MqttClientSubscribeResultCode.SharedSubscriptionsNotSupported, await client.SubscribeAsync(f => f.WithTopic("$share/g/x")));
 
         await using var raw = await MqttRawClient.ConnectAsync(broker.MqttPort);
