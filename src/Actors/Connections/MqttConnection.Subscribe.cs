@@ -13,28 +13,37 @@ internal sealed partial class MqttConnection
     // SUBSCRIBE: one subscription per filter (two for "x/#": "x.>" and "x", as nats-server), a return
     // code per filter, SUBACK once they are in effect, then the retained messages they match.
     // MQTT 5.0: reason codes name the failure (0x8F filter, 0x87 permission, 0x9E shared subscription),
-    // and the options byte's No Local, Retain As Published and Retain Handling apply. [MQTT-3.8.3.1]
+    // the options byte's No Local, Retain As Published and Retain Handling apply [MQTT-3.8.3.1], and a
+    // Subscription Identifier goes with every message the subscriptions deliver. [MQTT-3.8.2.1.2]
     private MqttStep ProcessMqttSubscribe(in MqttPacket packet)
     {
         var v5 = _mqtt.Version == 5;
+        var subscriptionId = 0;
         if (v5)
         {
             foreach (var property in MqttProperties.Enumerate(packet.Properties))
             {
                 if (property.Id == MqttPropertyId.SubscriptionIdentifier)
                 {
-                    // CONNACK said Subscription Identifier Available 0. [MQTT-3.8.2.1.2]
-                    return MqttDisconnect(MqttReasonCode.SubscriptionIdentifiersNotSupported, "subscription identifiers are not supported");
+                    subscriptionId = (int)property.Number; // 1..268435455: the parser refused 0
                 }
             }
         }
 
         var filters = packet.TopicFilters;
         var codes = new byte[filters.Count];
-        var retained = new List<(string Subject, byte QoS)>();
+        var retained = new List<(string Subject, byte QoS, int SubscriptionId)>();
         var i = 0;
         foreach (var filter in filters)
         {
+            if (subscriptionId != 0 && _mqtt.Persistent)
+            {
+                // A kept session's QoS 1/2 messages reach the client through its journal, which keeps no
+                // identifiers: refused rather than delivered without them. [MQTT-3.8.2.1.2]
+                codes[i++] = (byte)MqttReasonCode.SubscriptionIdentifiersNotSupported;
+                continue;
+            }
+
             if (v5 && filter.Filter.StartsWith("$share/"u8))
             {
                 codes[i++] = (byte)MqttReasonCode.SharedSubscriptionsNotSupported; // CONNACK said Shared Subscription Available 0
@@ -63,7 +72,7 @@ internal sealed partial class MqttConnection
                 existed = _subs.ContainsKey(sid);
             }
 
-            var subjects = AddMqttFilter(sid, subject, granted, v5 && filter.NoLocal, v5 && filter.RetainAsPublished);
+            var subjects = AddMqttFilter(sid, subject, granted, v5 && filter.NoLocal, v5 && filter.RetainAsPublished, subscriptionId);
             if (!v5 || filter.RetainHandling == 0 || (filter.RetainHandling == 1 && !existed))
             {
                 retained.AddRange(subjects); // Retain Handling 1: only for a new subscription; 2: never [MQTT-3.3.1-10]
@@ -108,16 +117,16 @@ internal sealed partial class MqttConnection
     }
 
     // One subscription per filter, two for "x/#" ("x.>" and "x", sid "x/# fwc", as nats-server); returns their subjects.
-    private List<(string Subject, byte QoS)> AddMqttFilter(string sid, string subject, byte granted, bool noLocal = false, bool retainAsPublished = false)
+    private List<(string Subject, byte QoS, int SubscriptionId)> AddMqttFilter(string sid, string subject, byte granted, bool noLocal = false, bool retainAsPublished = false, int subscriptionId = 0)
     {
-        List<(string Subject, byte QoS)> subjects = [(subject, granted)];
-        AddMqttSubscription(sid, subject, granted, noLocal, retainAsPublished);
+        List<(string Subject, byte QoS, int SubscriptionId)> subjects = [(subject, granted, subscriptionId)];
+        AddMqttSubscription(sid, subject, granted, noLocal, retainAsPublished, subscriptionId);
         var subjectBytes = Encoding.UTF8.GetBytes(subject);
         if (MqttTopics.NeedsParentLevelSubscription(subjectBytes))
         {
             var parent = Encoding.UTF8.GetString(MqttTopics.ParentLevel(subjectBytes));
-            AddMqttSubscription(sid + ParentLevelSidSuffix, parent, granted, noLocal, retainAsPublished);
-            subjects.Add((parent, granted));
+            AddMqttSubscription(sid + ParentLevelSidSuffix, parent, granted, noLocal, retainAsPublished, subscriptionId);
+            subjects.Add((parent, granted, subscriptionId));
         }
 
         return subjects;
@@ -165,7 +174,7 @@ internal sealed partial class MqttConnection
     }
 
     // A SUBSCRIBE repeating a filter replaces its subscription. [MQTT-3.8.4-3]
-    private void AddMqttSubscription(string sid, string subject, byte qos, bool noLocal, bool retainAsPublished)
+    private void AddMqttSubscription(string sid, string subject, byte qos, bool noLocal, bool retainAsPublished, int subscriptionId)
     {
         var subjectBytes = Encoding.UTF8.GetBytes(subject);
         var sub = new Subscription(this, Account, subject, null, Encoding.UTF8.GetBytes(sid), Account.Space.ShardForSubscription(subjectBytes))
@@ -175,6 +184,7 @@ internal sealed partial class MqttConnection
             MqttNoLocal = noLocal,
             MqttRetainAsPublished = retainAsPublished,
             MqttVersion5 = _mqtt.Version == 5,
+            MqttSubscriptionId = subscriptionId,
         };
         Subscription? replaced;
         lock (_subsLock)
@@ -224,6 +234,7 @@ internal sealed partial class MqttConnection
     private void WriteMqttAcksLocked()
     {
         var mqtt = _mqtt;
+        Span<byte> idProperty = stackalloc byte[MqttProperties.MaxSubscriptionIdentifierSize];
         var output = new ArrayBufferWriter<byte>();
         foreach (var ack in mqtt.PendingAcks)
         {
@@ -254,8 +265,10 @@ internal sealed partial class MqttConnection
             }
 
             WriteOwn(output.WrittenSpan);
-            foreach (var (subject, granted) in ack.RetainedFor)
+            foreach (var (subject, granted, subscriptionId) in ack.RetainedFor)
             {
+                // MQTT 5.0: the subscription's identifier goes with its retained messages too. [MQTT-3.3.4-3]
+                var properties = idProperty[..MqttProperties.WriteSubscriptionIdentifier(idProperty, subscriptionId)];
                 foreach (var message in _context.Retained.Matching(subject))
                 {
                     if (mqtt.RetainedSeenLive.Contains(message.Subject))
@@ -267,14 +280,14 @@ internal sealed partial class MqttConnection
                     var qos = Math.Min(message.QoS, granted);
                     if (qos > 0)
                     {
-                        mqtt.Inflight.Send(message.Topic, payload, retain: true, qos);
+                        mqtt.Inflight.Send(message.Topic, payload, retain: true, qos, properties: properties);
                         continue;
                     }
 
                     output.ResetWrittenCount();
                     if (v5)
                     {
-                        MqttPacketWriter.WritePublishV5(output, message.Topic, payload, 0, retain: true, dup: false, 0, default);
+                        MqttPacketWriter.WritePublishV5(output, message.Topic, payload, 0, retain: true, dup: false, 0, properties);
                         if (mqtt.ClientMaxPacketSize > 0 && output.WrittenCount > mqtt.ClientMaxPacketSize)
                         {
                             continue; // over the client's Maximum Packet Size: discarded [MQTT-3.1.2-25]

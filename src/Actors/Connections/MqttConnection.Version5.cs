@@ -8,8 +8,8 @@ namespace Courier.Actors.Connections;
 /// <summary>
 /// What MQTT 5.0 adds to an MQTT client: CONNECT and CONNACK properties, PUBLISH properties as NATS
 /// headers and back, the client's Topic Aliases, DISCONNECT both ways. What is not implemented is
-/// refused where the spec lets the server say so (CONNACK: Subscription Identifiers and Shared
-/// Subscriptions not available; AUTH: bad authentication method), never ignored.
+/// refused where the spec lets the server say so (CONNACK: Shared Subscriptions not available; SUBACK:
+/// Subscription Identifiers on a kept session; AUTH: bad authentication method), never ignored.
 /// </summary>
 internal sealed partial class MqttConnection
 {
@@ -106,7 +106,7 @@ internal sealed partial class MqttConnection
         at += MqttProperties.WriteUInt32(span[at..], MqttPropertyId.MaximumPacketSize, (uint)mqtt.Parser.MaxPacketSize);
         at += MqttProperties.WriteUInt16(span[at..], MqttPropertyId.TopicAliasMaximum, ServerTopicAliasMaximum); // [MQTT-3.2.2-17]
         at += MqttProperties.WriteByte(span[at..], MqttPropertyId.WildcardSubscriptionAvailable, 1);
-        at += MqttProperties.WriteByte(span[at..], MqttPropertyId.SubscriptionIdentifierAvailable, 0);
+        at += MqttProperties.WriteByte(span[at..], MqttPropertyId.SubscriptionIdentifierAvailable, 1);
         MqttProperties.WriteByte(span[at..], MqttPropertyId.SharedSubscriptionAvailable, 0);
         return properties;
     }
@@ -259,12 +259,14 @@ internal sealed partial class MqttConnection
         return MqttStep.Close;
     }
 
-    // A delivery to an MQTT 5.0 subscriber: the NATS headers become properties (Nmqtt-* left out), and a
-    // PUBLISH over the client's Maximum Packet Size is discarded as if sent. [MQTT-3.1.2-25]
-    private bool WriteMessageV5(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> body, byte qos, bool retain)
+    // A delivery to an MQTT 5.0 subscriber: the NATS headers become properties (Nmqtt-* left out), then
+    // the subscription's identifier, if it has one [MQTT-3.3.4-3]; a PUBLISH over the client's Maximum
+    // Packet Size is discarded as if sent. [MQTT-3.1.2-25]
+    private bool WriteMessageV5(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> body, byte qos, bool retain, int subscriptionId)
     {
         var block = headers.IsSingleSegment ? headers.FirstSpan : headers.ToArray(); // a header split across segments: rare, copied
-        var propertiesLength = MqttNatsHeaders.PropertiesLength(block);
+        var headerPropertiesLength = MqttNatsHeaders.PropertiesLength(block);
+        var propertiesLength = headerPropertiesLength + MqttProperties.SubscriptionIdentifierSize(subscriptionId);
         var needed = (2 * subject.Length) + MqttPacketWriter.MaxFixedHeaderLength + 4 + 4 + (2 * propertiesLength);
         byte[]? rented = null;
         var scratch = needed <= StackScratch ? stackalloc byte[StackScratch] : (rented = ArrayPool<byte>.Shared.Rent(needed));
@@ -274,6 +276,7 @@ internal sealed partial class MqttConnection
             var topic = scratch[..topicLength];
             var properties = scratch.Slice(subject.Length, propertiesLength);
             MqttNatsHeaders.WriteProperties(block, properties);
+            MqttProperties.WriteSubscriptionIdentifier(properties[headerPropertiesLength..], subscriptionId);
             if (qos > 0)
             {
                 return _mqtt.Inflight.Send(topic, body, retain, qos, properties: properties); // kept until PUBACK / PUBCOMP

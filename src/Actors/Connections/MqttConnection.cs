@@ -799,7 +799,7 @@ internal sealed partial class MqttConnection : Connection
         var qos = Math.Min(publisherQoS, sub.MqttQoS);
         if (sub.MqttVersion5)
         {
-            return WriteMessageV5(subject, payload.Slice(0, headerSize), body, qos, retain: sub.MqttRetainAsPublished && retainedPublish);
+            return WriteMessageV5(subject, payload.Slice(0, headerSize), body, qos, retain: sub.MqttRetainAsPublished && retainedPublish, sub.MqttSubscriptionId);
         }
 
         var needed = subject.Length + MqttPacketWriter.MaxFixedHeaderLength + 2 + subject.Length + 2;

@@ -38,7 +38,11 @@ internal sealed record MqttPendingConnect(
     int MaxPacketSize = 0);
 
 /// <summary>A SUBACK or UNSUBACK to send once the subscription changes are in the routers, and the retained messages the new subscriptions get.</summary>
-internal sealed record MqttPendingAck(MqttPacketType Type, ushort PacketId, byte[] ReturnCodes, IReadOnlyList<(string Subject, byte QoS)> RetainedFor);
+/// <param name="Type">SUBSCRIBE or UNSUBSCRIBE.</param>
+/// <param name="PacketId">The packet id the acknowledgement names.</param>
+/// <param name="ReturnCodes">A code per filter.</param>
+/// <param name="RetainedFor">The subjects whose retained messages follow a SUBACK: granted QoS and MQTT 5.0 Subscription Identifier (0: none).</param>
+internal sealed record MqttPendingAck(MqttPacketType Type, ushort PacketId, byte[] ReturnCodes, IReadOnlyList<(string Subject, byte QoS, int SubscriptionId)> RetainedFor);
 
 /// <summary>
 /// The MQTT state of one <see cref="Connections.MqttConnection"/>: its parser, CONNECT state,

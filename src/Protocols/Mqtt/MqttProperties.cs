@@ -254,6 +254,24 @@ public static class MqttProperties
         _ => MqttParseError.None,
     };
 
+    /// <summary>Bytes of the largest Subscription Identifier property: the id and a 4-byte variable byte integer.</summary>
+    public const int MaxSubscriptionIdentifierSize = 5;
+
+    /// <summary>Bytes of a Subscription Identifier property for <paramref name="subscriptionId"/>; 0 for 0 (none).</summary>
+    public static int SubscriptionIdentifierSize(int subscriptionId) => subscriptionId == 0 ? 0 : 1 + VariableByteIntegerSize(subscriptionId);
+
+    /// <summary>Writes a Subscription Identifier property (nothing for 0); returns the bytes written. [MQTT-3.3.2.3.8]</summary>
+    public static int WriteSubscriptionIdentifier(Span<byte> destination, int subscriptionId)
+    {
+        if (subscriptionId == 0)
+        {
+            return 0;
+        }
+
+        destination[0] = (byte)MqttPropertyId.SubscriptionIdentifier;
+        return 1 + WriteVariableByteInteger(destination[1..], subscriptionId);
+    }
+
     /// <summary>Whether validated <paramref name="properties"/> hold <paramref name="id"/>.</summary>
     public static bool Contains(ReadOnlySpan<byte> properties, MqttPropertyId id)
     {

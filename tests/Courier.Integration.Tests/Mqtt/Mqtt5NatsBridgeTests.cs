@@ -92,7 +92,7 @@ public sealed class Mqtt5NatsBridgeTests(CourierMqttFixture broker) : IClassFixt
         Assert.Equal(0, reason);
         var maximum = System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(properties[0x27]);
         Assert.Equal(new byte[] { 0, 10 }, properties[0x22]); // Topic Alias Maximum 10, as mosquitto
-        Assert.Equal(new byte[] { 0 }, properties[0x29]); // Subscription Identifiers Available 0
+        Assert.Equal(new byte[] { 1 }, properties[0x29]); // Subscription Identifiers Available 1
         Assert.Equal(new byte[] { 0 }, properties[0x2A]); // Shared Subscriptions Available 0
 
         await raw.SendAsync([0x30, .. Mqtt5Raw.Vbi((int)maximum + 1)]); // only the fixed header
@@ -116,17 +116,34 @@ public sealed class Mqtt5NatsBridgeTests(CourierMqttFixture broker) : IClassFixt
     }
 
     [Fact]
-    public async Task A_subscription_identifier_gets_disconnect_0xa1_and_a_shared_subscription_suback_0x9e()
+    public async Task A_shared_subscription_gets_suback_0x9e()
     {
         await using var client = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, NewId("shared"));
         Assert.False(client.ConnectResult.SharedSubscriptionAvailable);
-        Assert.False(client.ConnectResult.SubscriptionIdentifiersAvailable);
         Assert.Equal(MqttClientSubscribeResultCode.SharedSubscriptionsNotSupported, await client.SubscribeAsync(f => f.WithTopic("$share/g/x")));
+    }
 
-        await using var raw = await MqttRawClient.ConnectAsync(broker.MqttPort);
-        await raw.SendAsync(Mqtt5Raw.Connect(NewId("subid")));
-        Assert.Equal(0, (await Mqtt5Raw.ReadConnAckAsync(raw)).Reason);
-        await raw.SendAsync(Mqtt5Raw.Packet(0x82, [0, 1], Mqtt5Raw.Props([0x0B, 0x05]), Mqtt5Raw.Str("x"), [0x00]));
-        Assert.Equal(0xA1, await Mqtt5Raw.ReadDisconnectAsync(raw));
+    [Fact]
+    public async Task A_subscription_identifier_on_a_kept_session_gets_suback_0xa1_and_no_subscription()
+    {
+        // A kept session's QoS 1/2 messages come from its journal, which keeps no identifiers: refused, not dropped.
+        var topic = Subjects.NewPrefix().Replace('.', '/');
+        var id = NewId("kept");
+        await using var client = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+        using var cts = new CancellationTokenSource(MqttTestClient.TestTimeout);
+        var result = await client.Client.SubscribeAsync(
+            new MqttClientSubscribeOptionsBuilder().WithTopicFilter(f => f.WithTopic(topic).WithAtLeastOnceQoS()).WithSubscriptionIdentifier(5).Build(), cts.Token);
+        Assert.Equal(MqttClientSubscribeResultCode.SubscriptionIdentifiersNotSupported, Assert.Single(result.Items).ResultCode);
+
+        await using var publisher = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, NewId("pub"));
+        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("x").WithAtLeastOnceQoS());
+        Assert.Empty(await client.DrainAsync(TimeSpan.FromMilliseconds(300)));
+
+        // Without an identifier the kept session subscribes as before.
+        Assert.Equal(MqttClientSubscribeResultCode.GrantedQoS1, await client.SubscribeAsync(f => f.WithTopic(topic).WithAtLeastOnceQoS()));
+        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("y").WithAtLeastOnceQoS());
+        Assert.Equal("y", (await client.ReceiveAsync()).ConvertPayloadToString());
+        await client.DisposeAsync();
+        await using var clean = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, id); // a clean start lets the kept session go
     }
 }

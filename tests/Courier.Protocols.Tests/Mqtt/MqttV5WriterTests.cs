@@ -23,6 +23,19 @@ public sealed class MqttV5WriterTests
         Assert.Equal(new byte[] { 0x20, 0x03, 0x00, 0x8C, 0x00 }, output.WrittenSpan.ToArray()); // no session present on a refusal [MQTT-3.2.2-6]
     }
 
+    [Theory]
+    [InlineData(0, new byte[0])]
+    [InlineData(1, new byte[] { 0x0B, 0x01 })]
+    [InlineData(128, new byte[] { 0x0B, 0x80, 0x01 })]
+    [InlineData(268_435_455, new byte[] { 0x0B, 0xFF, 0xFF, 0xFF, 0x7F })]
+    public void A_subscription_identifier_is_written_as_a_variable_byte_integer_and_0_as_nothing(int id, byte[] expected)
+    {
+        Span<byte> buffer = stackalloc byte[MqttProperties.MaxSubscriptionIdentifierSize];
+        var written = MqttProperties.WriteSubscriptionIdentifier(buffer, id);
+        Assert.Equal(expected, buffer[..written].ToArray());
+        Assert.Equal(expected.Length, MqttProperties.SubscriptionIdentifierSize(id));
+    }
+
     [Fact]
     public void Acknowledgements_omit_a_success_reason_code_and_carry_any_other()
     {
