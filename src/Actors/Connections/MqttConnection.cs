@@ -799,7 +799,9 @@ internal sealed partial class MqttConnection : Connection
         var qos = Math.Min(publisherQoS, sub.MqttQoS);
         if (sub.MqttVersion5)
         {
-            return WriteMessageV5(subject, payload.Slice(0, headerSize), body, qos, retain: sub.MqttRetainAsPublished && retainedPublish, sub.MqttSubscriptionId);
+            // A message without headers has HeaderSize -1 (a NATS PUB): no properties from it.
+            var headers = headerSize > 0 ? payload.Slice(0, headerSize) : default;
+            return WriteMessageV5(subject, headers, body, qos, retain: sub.MqttRetainAsPublished && retainedPublish, sub.MqttSubscriptionId);
         }
 
         var needed = subject.Length + MqttPacketWriter.MaxFixedHeaderLength + 2 + subject.Length + 2;

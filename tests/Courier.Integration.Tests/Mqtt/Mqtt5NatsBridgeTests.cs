@@ -67,6 +67,27 @@ public sealed class Mqtt5NatsBridgeTests(CourierMqttFixture broker) : IClassFixt
     }
 
     [Fact]
+    public async Task A_nats_publish_without_headers_reaches_a_v5_subscriber_and_the_publisher_carries_on()
+    {
+        // HeaderSize is -1 for a PUB without headers; slicing with it killed the publisher's read pump.
+        var p = Subjects.NewPrefix();
+        using var cts = new CancellationTokenSource(MqttTestClient.TestTimeout);
+        await using var mqtt = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, NewId("v5"));
+        await mqtt.SubscribeAsync(f => f.WithTopic($"{p.Replace('.', '/')}/plain"));
+        await using var nats = await NatsNetClient.ConnectAsync(broker.NatsUrl!);
+
+        await nats.PublishAsync($"{p}.plain", "no headers", cancellationToken: cts.Token);
+        await nats.PingAsync(cts.Token);
+        await nats.PublishAsync($"{p}.plain", "again", cancellationToken: cts.Token);
+        await nats.PingAsync(cts.Token);
+
+        var first = await mqtt.ReceiveAsync();
+        Assert.Equal("no headers", first.ConvertPayloadToString());
+        Assert.Empty(first.UserProperties ?? []);
+        Assert.Equal("again", (await mqtt.ReceiveAsync()).ConvertPayloadToString());
+    }
+
+    [Fact]
     public async Task A_user_property_that_cannot_be_a_nats_header_is_refused_with_puback_0x83_and_not_routed()
     {
         var p = Subjects.NewPrefix();
