@@ -44,13 +44,35 @@ internal sealed partial class MqttConnection
                 continue;
             }
 
-            if (v5 && filter.Filter.StartsWith("$share/"u8))
+            // MQTT 5.0 shared subscription "$share/{group}/{filter}": a NATS queue group, so each message goes to
+            // one member [MQTT-4.8.2]; 3.1.1 takes the filter literally, as nats-server.
+            var topicFilter = filter.Filter;
+            string? group = null;
+            if (v5 && MqttTopics.IsSharedFilter(topicFilter))
             {
-                codes[i++] = (byte)MqttReasonCode.SharedSubscriptionsNotSupported; // CONNACK said Shared Subscription Available 0
-                continue;
+                if (_mqtt.Persistent)
+                {
+                    // A kept session's QoS 1/2 messages are captured by the session for its filters, not one
+                    // member of a group: refused rather than delivered to every kept member.
+                    codes[i++] = (byte)MqttReasonCode.SharedSubscriptionsNotSupported;
+                    continue;
+                }
+
+                if (!MqttTopics.TrySplitSharedFilter(filter.Filter, out var shareName, out topicFilter) || !IsValidQueue(shareName))
+                {
+                    codes[i++] = (byte)MqttReasonCode.TopicFilterInvalid;
+                    continue;
+                }
+
+                if (filter.NoLocal)
+                {
+                    return MqttDisconnect(MqttReasonCode.ProtocolError, "No Local on a shared subscription"); // [MQTT-3.8.3-4]
+                }
+
+                group = Encoding.UTF8.GetString(shareName);
             }
 
-            var subject = FilterSubject(filter.Filter);
+            var subject = FilterSubject(topicFilter);
             if (subject is null)
             {
                 codes[i++] = v5 ? (byte)MqttReasonCode.TopicFilterInvalid : (byte)0x80; // failure [MQTT-3.9.3]
@@ -72,10 +94,12 @@ internal sealed partial class MqttConnection
                 existed = _subs.ContainsKey(sid);
             }
 
-            var subjects = AddMqttFilter(sid, subject, granted, v5 && filter.NoLocal, v5 && filter.RetainAsPublished, subscriptionId);
-            if (!v5 || filter.RetainHandling == 0 || (filter.RetainHandling == 1 && !existed))
+            var subjects = AddMqttFilter(sid, subject, granted, v5 && filter.NoLocal, v5 && filter.RetainAsPublished, subscriptionId, group);
+            if (group is null && (!v5 || filter.RetainHandling == 0 || (filter.RetainHandling == 1 && !existed)))
             {
-                retained.AddRange(subjects); // Retain Handling 1: only for a new subscription; 2: never [MQTT-3.3.1-10]
+                // Retain Handling 1: only for a new subscription; 2: never [MQTT-3.3.1-10]; a shared subscription
+                // never gets them (a member joining a group is not a new reader of the topic; mosquitto does the same).
+                retained.AddRange(subjects);
             }
             if (_mqtt.Persistent)
             {
@@ -117,15 +141,16 @@ internal sealed partial class MqttConnection
     }
 
     // One subscription per filter, two for "x/#" ("x.>" and "x", sid "x/# fwc", as nats-server); returns their subjects.
-    private List<(string Subject, byte QoS, int SubscriptionId)> AddMqttFilter(string sid, string subject, byte granted, bool noLocal = false, bool retainAsPublished = false, int subscriptionId = 0)
+    private List<(string Subject, byte QoS, int SubscriptionId)> AddMqttFilter(
+        string sid, string subject, byte granted, bool noLocal = false, bool retainAsPublished = false, int subscriptionId = 0, string? group = null)
     {
         List<(string Subject, byte QoS, int SubscriptionId)> subjects = [(subject, granted, subscriptionId)];
-        AddMqttSubscription(sid, subject, granted, noLocal, retainAsPublished, subscriptionId);
+        AddMqttSubscription(sid, subject, granted, noLocal, retainAsPublished, subscriptionId, group);
         var subjectBytes = Encoding.UTF8.GetBytes(subject);
         if (MqttTopics.NeedsParentLevelSubscription(subjectBytes))
         {
             var parent = Encoding.UTF8.GetString(MqttTopics.ParentLevel(subjectBytes));
-            AddMqttSubscription(sid + ParentLevelSidSuffix, parent, granted, noLocal, retainAsPublished, subscriptionId);
+            AddMqttSubscription(sid + ParentLevelSidSuffix, parent, granted, noLocal, retainAsPublished, subscriptionId, group);
             subjects.Add((parent, granted, subscriptionId));
         }
 
@@ -174,10 +199,10 @@ internal sealed partial class MqttConnection
     }
 
     // A SUBSCRIBE repeating a filter replaces its subscription. [MQTT-3.8.4-3]
-    private void AddMqttSubscription(string sid, string subject, byte qos, bool noLocal, bool retainAsPublished, int subscriptionId)
+    private void AddMqttSubscription(string sid, string subject, byte qos, bool noLocal, bool retainAsPublished, int subscriptionId, string? group)
     {
         var subjectBytes = Encoding.UTF8.GetBytes(subject);
-        var sub = new Subscription(this, Account, subject, null, Encoding.UTF8.GetBytes(sid), Account.Space.ShardForSubscription(subjectBytes))
+        var sub = new Subscription(this, Account, subject, group, Encoding.UTF8.GetBytes(sid), Account.Space.ShardForSubscription(subjectBytes))
         {
             MqttQoS = qos,
             MqttSessionCaptured = _mqtt.Persistent && qos > 0,

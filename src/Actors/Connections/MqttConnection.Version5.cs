@@ -8,8 +8,8 @@ namespace Courier.Actors.Connections;
 /// <summary>
 /// What MQTT 5.0 adds to an MQTT client: CONNECT and CONNACK properties, PUBLISH properties as NATS
 /// headers and back, the client's Topic Aliases, DISCONNECT both ways. What is not implemented is
-/// refused where the spec lets the server say so (CONNACK: Shared Subscriptions not available; SUBACK:
-/// Subscription Identifiers on a kept session; AUTH: bad authentication method), never ignored.
+/// refused where the spec lets the server say so (SUBACK: Subscription Identifiers and Shared
+/// Subscriptions on a kept session; AUTH: bad authentication method), never ignored.
 /// </summary>
 internal sealed partial class MqttConnection
 {
@@ -107,7 +107,7 @@ internal sealed partial class MqttConnection
         at += MqttProperties.WriteUInt16(span[at..], MqttPropertyId.TopicAliasMaximum, ServerTopicAliasMaximum); // [MQTT-3.2.2-17]
         at += MqttProperties.WriteByte(span[at..], MqttPropertyId.WildcardSubscriptionAvailable, 1);
         at += MqttProperties.WriteByte(span[at..], MqttPropertyId.SubscriptionIdentifierAvailable, 1);
-        MqttProperties.WriteByte(span[at..], MqttPropertyId.SharedSubscriptionAvailable, 0);
+        MqttProperties.WriteByte(span[at..], MqttPropertyId.SharedSubscriptionAvailable, 1);
         return properties;
     }
 

@@ -114,7 +114,7 @@ public sealed class Mqtt5NatsBridgeTests(CourierMqttFixture broker) : IClassFixt
         var maximum = System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(properties[0x27]);
         Assert.Equal(new byte[] { 0, 10 }, properties[0x22]); // Topic Alias Maximum 10, as mosquitto
         Assert.Equal(new byte[] { 1 }, properties[0x29]); // Subscription Identifiers Available 1
-        Assert.Equal(new byte[] { 0 }, properties[0x2A]); // Shared Subscriptions Available 0
+        Assert.Equal(new byte[] { 1 }, properties[0x2A]); // Shared Subscriptions Available 1
 
         await raw.SendAsync([0x30, .. Mqtt5Raw.Vbi((int)maximum + 1)]); // only the fixed header
         Assert.Equal(0x95, await Mqtt5Raw.ReadDisconnectAsync(raw));
@@ -137,11 +137,71 @@ public sealed class Mqtt5NatsBridgeTests(CourierMqttFixture broker) : IClassFixt
     }
 
     [Fact]
-    public async Task A_shared_subscription_gets_suback_0x9e()
+    public async Task A_shared_subscription_is_the_nats_queue_group_of_its_name_shared_with_nats_queue_subscribers()
+    {
+        var p = Subjects.NewPrefix();
+        var group = "g" + Guid.NewGuid().ToString("N")[..8];
+        using var cts = new CancellationTokenSource(MqttTestClient.TestTimeout);
+        await using var nats = await NatsNetClient.ConnectAsync(broker.NatsUrl!);
+        await using var queue = await nats.SubscribeCoreAsync<string>($"{p}.x", queueGroup: group, cancellationToken: cts.Token);
+        await nats.PingAsync(cts.Token);
+        await using var mqtt = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, NewId("member"));
+        Assert.Equal(MqttClientSubscribeResultCode.GrantedQoS0, await mqtt.SubscribeAsync(f => f.WithTopic($"$share/{group}/{p.Replace('.', '/')}/x")));
+
+        var sent = Enumerable.Range(0, 40).Select(i => $"m{i}").ToList();
+        foreach (var payload in sent)
+        {
+            await nats.PublishAsync($"{p}.x", payload, cancellationToken: cts.Token);
+        }
+
+        await nats.PingAsync(cts.Token);
+        var toMqtt = (await mqtt.DrainAsync(TimeSpan.FromMilliseconds(500))).Select(m => m.ConvertPayloadToString()).ToList();
+        var toNats = new List<string>();
+        while (queue.Msgs.TryRead(out var message))
+        {
+            toNats.Add(message.Data!);
+        }
+
+        Assert.Equal(sent.Order(), toMqtt.Concat(toNats).Order()); // one member of the one group each time
+        Assert.NotEmpty(toMqtt);
+        Assert.NotEmpty(toNats);
+    }
+
+    [Theory]
+    [InlineData("$share//x")] // empty share name [MQTT-4.8.2-1]
+    [InlineData("$share/g+/x")] // wildcard in the share name
+    [InlineData("$share/g")] // no filter [MQTT-4.8.2-2]
+    [InlineData("$share/g/")]
+    [InlineData("$share/a b/x")] // not a NATS queue group name
+    public async Task A_malformed_shared_subscription_gets_suback_0x8f(string filter)
     {
         await using var client = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, NewId("shared"));
-        Assert.False(client.ConnectResult.SharedSubscriptionAvailable);
-        Assert.Equal(MqttClientSubscribeResultCode.SharedSubscriptionsNotSupported, await client.SubscribeAsync(f => f.WithTopic("$share/g/x")));
+        Assert.Equal(MqttClientSubscribeResultCode.TopicFilterInvalid, await client.SubscribeAsync(f => f.WithTopic(filter)));
+        Assert.True(client.Client.IsConnected);
+    }
+
+    [Fact]
+    public async Task No_local_on_a_shared_subscription_gets_disconnect_0x82()
+    {
+        // A Protocol Error [MQTT-3.8.3-4]; mosquitto 2.0.11 grants it, so Courier only.
+        await using var raw = await MqttRawClient.ConnectAsync(broker.MqttPort);
+        await raw.SendAsync(Mqtt5Raw.Connect(NewId("nolocal")));
+        Assert.Equal(0, (await Mqtt5Raw.ReadConnAckAsync(raw)).Reason);
+        await raw.SendAsync(Mqtt5Raw.Subscribe($"$share/g/{Subjects.NewPrefix().Replace('.', '/')}", 0x05, Mqtt5Raw.Props())); // QoS 1, No Local
+        await Mqtt5Raw.AssertClosedWithReasonAsync(raw, 0x82, sendsDisconnect: true);
+    }
+
+    [Fact]
+    public async Task A_shared_subscription_on_a_kept_session_gets_suback_0x9e()
+    {
+        // A kept session captures QoS 1/2 messages for its filters, not for one member of a group: refused, not half done.
+        var id = NewId("kept");
+        await using (var client = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300)))
+        {
+            Assert.Equal(MqttClientSubscribeResultCode.SharedSubscriptionsNotSupported, await client.SubscribeAsync(f => f.WithTopic("$share/g/x").WithAtLeastOnceQoS()));
+        }
+
+        await using var clean = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, id); // a clean start lets the kept session go
     }
 
     [Fact]
