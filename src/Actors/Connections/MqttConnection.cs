@@ -673,7 +673,8 @@ internal sealed partial class MqttConnection : Connection
 
     /// <summary>
     /// Sends messages a persistent session kept (on the session actor's thread, or at CONNECT)
-    /// through the in-flight window; their acknowledgements go back to the session. A message sent on
+    /// through the in-flight window, to a 5.0 client with their properties; their acknowledgements go
+    /// back to the session. Not the data path: a journaled message already cost allocations. A message sent on
     /// an earlier connection goes again with its packet id and DUP (<paramref name="packetIds"/>, by
     /// session sequence). [MQTT-4.4.0-1]
     /// </summary>
@@ -685,10 +686,27 @@ internal sealed partial class MqttConnection : Connection
             return;
         }
 
+        var now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
         foreach (var message in messages)
         {
             var previousId = packetIds is not null && packetIds.TryGetValue(message.Seq, out var id) ? id : (ushort)0;
-            mqtt.Inflight.Send(message.Topic, new ReadOnlySequence<byte>(message.Payload), retain: false, message.QoS, message.Seq, previousId);
+            var payload = new ReadOnlySequence<byte>(message.Payload);
+            if (mqtt.Version != 5 || message.Headers is not { Length: > 0 } headers)
+            {
+                mqtt.Inflight.Send(message.Topic, payload, retain: false, message.QoS, message.Seq, previousId);
+                continue;
+            }
+
+            // MQTT 5.0: the properties it was published with, its Message Expiry Interval now the time it has left. [MQTT-3.3.2-6]
+            var properties = new byte[MqttNatsHeaders.PropertiesLength(headers)];
+            MqttNatsHeaders.WriteProperties(headers, properties);
+            if (message.ExpiresAt != 0)
+            {
+                var left = (uint)Math.Max(0, (message.ExpiresAt - now + 999) / 1000); // whole seconds, rounded up
+                MqttProperties.TrySetUInt32(properties, MqttPropertyId.MessageExpiryInterval, left);
+            }
+
+            mqtt.Inflight.Send(message.Topic, payload, retain: false, message.QoS, message.Seq, previousId, properties);
         }
 
         Outbound.Signal();

@@ -8,7 +8,16 @@ namespace Courier.Actors.Mqtt;
 /// <param name="Topic">The MQTT topic it is delivered on.</param>
 /// <param name="Payload">The payload, without NATS headers.</param>
 /// <param name="QoS">The delivery QoS: the lower of the publisher's and the subscription's (1 or 2).</param>
-internal sealed record MqttStoredMessage(long Seq, byte[] Topic, byte[] Payload, byte QoS);
+/// <param name="Headers">
+/// The NATS header block it was published with (<c>Nmqtt-Pub</c>, an MQTT 5.0 PUBLISH's properties as
+/// <see cref="Protocols.Mqtt.MqttNatsHeaders"/>), so a 5.0 client gets its properties; empty for
+/// records of journal version 1.
+/// </param>
+/// <param name="ExpiresAt">
+/// MQTT 5.0: when its Message Expiry Interval runs out, Unix milliseconds (wall clock, as it outlives
+/// the process); 0 for never. Not sent once past it, unless already sent. [MQTT-3.3.2-5]
+/// </param>
+internal sealed record MqttStoredMessage(long Seq, byte[] Topic, byte[] Payload, byte QoS, byte[]? Headers = null, long ExpiresAt = 0);
 
 /// <summary>What a persistent session journals: one event per change, messages in batches.</summary>
 internal enum MqttSessionEventKind : byte
@@ -145,7 +154,8 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
     /// <summary>The serializer id stored beside every event and snapshot: never change it.</summary>
     public const int Id = 4_222_010;
 
-    private const byte Version = 1;
+    // 2: stored messages keep their header block and expiry time. Version 1 records are still read.
+    private const byte Version = 2;
 
     public MqttJournalSerializer(ExtendedActorSystem system)
         : base(system)
@@ -237,9 +247,10 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
         try
         {
             using var r = new BinaryReader(new MemoryStream(bytes, writable: false));
-            if (r.ReadByte() != Version)
+            var version = r.ReadByte();
+            if (version is not (1 or Version))
             {
-                throw new System.Runtime.Serialization.SerializationException($"MQTT journal record version {bytes[0]}, expected {Version}");
+                throw new System.Runtime.Serialization.SerializationException($"MQTT journal record version {bytes[0]}, expected 1 to {Version}");
             }
 
             switch (manifest)
@@ -254,7 +265,7 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
                             e.Filters.Add(r.ReadString());
                         }
 
-                        ReadMessages(r, e.Messages);
+                        ReadMessages(r, e.Messages, version);
                         var acked = Count(r);
                         for (var i = 0; i < acked; i++)
                         {
@@ -272,7 +283,7 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
                     {
                         var s = new MqttSessionSnapshot { NextSeq = r.ReadInt64() };
                         ReadSubscriptions(r, s.Subscriptions);
-                        ReadMessages(r, s.Pending);
+                        ReadMessages(r, s.Pending, version);
                         ReadIds(r, s.Released);
                         ReadIds(r, s.InReceived);
                         return s;
@@ -366,15 +377,18 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
             WriteBytes(w, m.Topic);
             WriteBytes(w, m.Payload);
             w.Write(m.QoS);
+            WriteBytes(w, m.Headers ?? []);
+            w.Write(m.ExpiresAt);
         }
     }
 
-    private static void ReadMessages(BinaryReader r, List<MqttStoredMessage> into)
+    private static void ReadMessages(BinaryReader r, List<MqttStoredMessage> into, byte version)
     {
         var count = Count(r);
         for (var i = 0; i < count; i++)
         {
-            into.Add(new MqttStoredMessage(r.ReadInt64(), ReadBytes(r), ReadBytes(r), r.ReadByte()));
+            var message = new MqttStoredMessage(r.ReadInt64(), ReadBytes(r), ReadBytes(r), r.ReadByte());
+            into.Add(version == 1 ? message : message with { Headers = ReadBytes(r), ExpiresAt = r.ReadInt64() });
         }
     }
 

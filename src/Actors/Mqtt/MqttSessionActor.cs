@@ -332,7 +332,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         // once the acknowledgements journaled before this CONNECT (PersistAsync) have been applied.
         DeferAsync(attach, _ =>
         {
-            var pending = _pending.Values.ToList();
+            var pending = Unexpired(_pending.Values.ToList());
             _sentUpTo = _appliedSeq; // stored after this (journal writes in flight included) goes out at Ready
             replyTo.Tell(new MqttSessions.Protocol.Attached(
                 _clientId, true, [.. _subscriptions.Select(s => (s.Key, s.Value))], pending)
@@ -382,6 +382,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         }
 
         var change = new MqttSessionEvent(MqttSessionEventKind.Stored);
+        var now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
         foreach (var message in captured.Messages)
         {
             var qos = Math.Min(PublishedQoS(message.Headers), granted);
@@ -392,7 +393,9 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
             var topic = new byte[MqttTopics.MaxSubjectLength(Encoding.UTF8.GetByteCount(message.Subject))];
             var length = MqttTopics.SubjectToTopic(Encoding.UTF8.GetBytes(message.Subject), topic);
-            change.Messages.Add(new MqttStoredMessage(_nextSeq++, topic[..length], message.Payload, (byte)qos));
+            var headers = message.Headers ?? [];
+            var expiresAt = MqttNatsHeaders.TryGetMessageExpiry(headers, out var seconds) ? now + (seconds * 1000L) : 0; // [MQTT-3.3.2-5]
+            change.Messages.Add(new MqttStoredMessage(_nextSeq++, topic[..length], message.Payload, (byte)qos, headers, expiresAt));
         }
 
         if (change.Messages.Count == 0)
@@ -419,8 +422,45 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         });
     }
 
+    // MQTT 5.0 Message Expiry Interval: a stored message past its expiry that was never sent is deleted
+    // instead of delivered [MQTT-3.3.2-5] (one sent before goes again: its delivery had started). The
+    // deletion is journaled as an acknowledgement, so it does not come back after a restart.
+    private List<MqttStoredMessage> Unexpired(List<MqttStoredMessage> messages)
+    {
+        var now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+        MqttSessionEvent? expired = null;
+        var live = new List<MqttStoredMessage>(messages.Count);
+        foreach (var message in messages)
+        {
+            if (message.ExpiresAt != 0 && now >= message.ExpiresAt && !_packetIds.ContainsKey(message.Seq))
+            {
+                (expired ??= new MqttSessionEvent(MqttSessionEventKind.Acked)).Acked.Add(message.Seq);
+                _pending.Remove(message.Seq);
+                continue;
+            }
+
+            live.Add(message);
+        }
+
+        if (expired is not null && !_clean)
+        {
+            var generation = _generation;
+            PersistAsync(expired, e =>
+            {
+                if (generation == _generation)
+                {
+                    Apply(e);
+                    Checkpoint();
+                }
+            });
+        }
+
+        return live;
+    }
+
     private void Send(List<MqttStoredMessage> messages)
     {
+        messages = Unexpired(messages);
         if (_client is { } client && messages.Count > 0)
         {
             client.DeliverFromMqttSession(messages);

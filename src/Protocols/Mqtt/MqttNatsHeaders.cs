@@ -120,6 +120,44 @@ public static class MqttNatsHeaders
         return at;
     }
 
+    /// <summary>
+    /// The Message Expiry Interval a NATS header block carries (the first parsable <c>Mqtt-Message-Expiry</c>),
+    /// seconds; false when it carries none. [MQTT-3.3.2-5]
+    /// </summary>
+    public static bool TryGetMessageExpiry(ReadOnlySpan<byte> headerBlock, out uint seconds)
+    {
+        seconds = 0;
+        var firstLine = headerBlock.IndexOf("\r\n"u8);
+        if (firstLine < 0)
+        {
+            return false;
+        }
+
+        var rest = headerBlock[(firstLine + 2)..];
+        while (true)
+        {
+            var end = rest.IndexOf("\r\n"u8);
+            if (end <= 0)
+            {
+                return false;
+            }
+
+            var line = rest[..end];
+            rest = rest[(end + 2)..];
+            var colon = line.IndexOf((byte)':');
+            if (colon <= 0 || !line[..colon].Trim((byte)' ').Is(MessageExpiry))
+            {
+                continue;
+            }
+
+            var value = line[(colon + 1)..].Trim((byte)' ');
+            if (Utf8Parser.TryParse(value, out seconds, out var used) && used == value.Length)
+            {
+                return true;
+            }
+        }
+    }
+
     /// <summary>Bytes of the MQTT 5.0 properties for a NATS header block (<c>NATS/1.0...\r\n\r\n</c>; empty: none).</summary>
     public static int PropertiesLength(ReadOnlySpan<byte> headerBlock) => Convert(headerBlock, default, measure: true);
 

@@ -272,6 +272,35 @@ public static class MqttProperties
         return 1 + WriteVariableByteInteger(destination[1..], subscriptionId);
     }
 
+    /// <summary>
+    /// Replaces the value of the first four-byte integer property <paramref name="id"/> in a property list
+    /// the server wrote (no length prefix); false when it holds none. The Message Expiry Interval a
+    /// stored message goes out with is the time it has left. [MQTT-3.3.2-6]
+    /// </summary>
+    public static bool TrySetUInt32(Span<byte> properties, MqttPropertyId id, uint value)
+    {
+        var at = 0;
+        while (at < properties.Length)
+        {
+            var current = properties[at];
+            var type = Describe(current).Type;
+            if (!TryReadValue(properties[(at + 1)..], type, out _, out _, out _, out var size))
+            {
+                return false;
+            }
+
+            if (current == (byte)id && type == MqttPropertyType.FourByteInteger)
+            {
+                BinaryPrimitives.WriteUInt32BigEndian(properties[(at + 1)..], value);
+                return true;
+            }
+
+            at += 1 + size;
+        }
+
+        return false;
+    }
+
     /// <summary>Whether validated <paramref name="properties"/> hold <paramref name="id"/>.</summary>
     public static bool Contains(ReadOnlySpan<byte> properties, MqttPropertyId id)
     {

@@ -59,6 +59,55 @@ public sealed class MqttJournalSerializerTests : IDisposable
     }
 
     [Fact]
+    public void A_stored_message_keeps_its_headers_and_expiry_time()
+    {
+        var e = new MqttSessionEvent(MqttSessionEventKind.Stored);
+        var headers = System.Text.Encoding.ASCII.GetBytes("NATS/1.0\r\nNmqtt-Pub:1\r\nMqtt-Message-Expiry: 5\r\n\r\n");
+        e.Messages.Add(new MqttStoredMessage(7, [(byte)'t'], [1], 1, headers, 1_700_000_000_123));
+        e.Messages.Add(new MqttStoredMessage(8, [(byte)'t'], [2], 2));
+
+        var back = (MqttSessionEvent)RoundTrip(e);
+
+        Assert.Equal(headers, back.Messages[0].Headers);
+        Assert.Equal(1_700_000_000_123, back.Messages[0].ExpiresAt);
+        Assert.Equal((8L, 0L), (back.Messages[1].Seq, back.Messages[1].ExpiresAt));
+        Assert.Empty(back.Messages[1].Headers!);
+    }
+
+    [Fact]
+    public void A_version_1_record_is_still_read_its_messages_without_headers_or_expiry()
+    {
+        using var stream = new MemoryStream();
+        using (var w = new BinaryWriter(stream))
+        {
+            w.Write((byte)1); // version 1: a message was seq, topic, payload, QoS
+            w.Write((byte)MqttSessionEventKind.Stored);
+            w.Write(0); // subscriptions
+            w.Write(0); // filters
+            w.Write(1); // messages
+            w.Write(5L);
+            w.Write(1);
+            w.Write((byte)'t');
+            w.Write(2);
+            w.Write(new byte[] { 3, 4 });
+            w.Write((byte)1);
+            for (var i = 0; i < 5; i++)
+            {
+                w.Write(0); // acked, released, completed, received, released in
+            }
+        }
+
+        var e = new MqttSessionEvent(MqttSessionEventKind.Stored);
+        var serializer = (SerializerWithStringManifest)_system.Serialization.FindSerializerFor(e);
+        var back = (MqttSessionEvent)serializer.FromBinary(stream.ToArray(), serializer.Manifest(e));
+
+        var message = Assert.Single(back.Messages);
+        Assert.Equal((5L, (byte)1, 0L), (message.Seq, message.QoS, message.ExpiresAt));
+        Assert.Equal(new byte[] { 3, 4 }, message.Payload);
+        Assert.Null(message.Headers);
+    }
+
+    [Fact]
     public void Snapshots_index_and_retained_records_round_trip()
     {
         var snapshot = new MqttSessionSnapshot { NextSeq = 100 };

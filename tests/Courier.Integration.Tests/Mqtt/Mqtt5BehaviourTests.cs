@@ -176,6 +176,48 @@ public abstract class Mqtt5BehaviourTests<TFixture> : IClassFixture<TFixture>
     }
 
     [Fact]
+    public async Task A_message_that_expires_while_its_kept_session_is_away_is_not_delivered_and_one_that_does_not_arrives_with_the_time_it_has_left()
+    {
+        var topic = NewTopic();
+        var id = NewId("expiry");
+        var away = await Mqtt5TestClient.ConnectAsync(Port, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+        await away.SubscribeAsync(f => f.WithTopic(topic).WithAtLeastOnceQoS());
+        await away.DisposeAsync();
+
+        await using var publisher = await Mqtt5TestClient.ConnectAsync(Port, NewId("pub"));
+        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("short-lived").WithAtLeastOnceQoS().WithMessageExpiryInterval(1));
+        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("long-lived").WithAtLeastOnceQoS().WithMessageExpiryInterval(100)
+            .WithUser("kept", "yes").WithContentType("text/plain"));
+        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("no expiry").WithAtLeastOnceQoS());
+        await Task.Delay(TimeSpan.FromSeconds(2.5)); // past the first one's second
+
+        await using var back = await Mqtt5TestClient.ConnectAsync(Port, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+        Assert.True(back.ConnectResult.IsSessionPresent);
+        var received = new[] { await back.ReceiveAsync(), await back.ReceiveAsync() };
+        Assert.Empty(await back.DrainAsync(TimeSpan.FromMilliseconds(500))); // the expired one never comes [MQTT-3.3.2-5]
+
+        var longLived = Assert.Single(received, m => m.ConvertPayloadToString() == "long-lived");
+        Assert.InRange(longLived.MessageExpiryInterval, 1u, 98u); // received value minus the 2.5 s it waited [MQTT-3.3.2-6]
+        Assert.Equal([("kept", "yes")], longLived.UserProperties.Select(p => (p.Name, p.ReadValueAsString()))); // a kept message keeps its properties
+        Assert.Equal("text/plain", longLived.ContentType);
+        var forever = Assert.Single(received, m => m.ConvertPayloadToString() == "no expiry");
+        Assert.Equal(0u, forever.MessageExpiryInterval);
+        await back.DisposeAsync();
+        await using var clean = await Mqtt5TestClient.ConnectAsync(Port, id); // a clean start lets the kept session go
+    }
+
+    [Fact]
+    public async Task A_live_message_carries_its_message_expiry_interval()
+    {
+        var topic = NewTopic();
+        await using var subscriber = await Mqtt5TestClient.ConnectAsync(Port, NewId("sub"));
+        await subscriber.SubscribeAsync(f => f.WithTopic(topic).WithAtLeastOnceQoS());
+        await using var publisher = await Mqtt5TestClient.ConnectAsync(Port, NewId("pub"));
+        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("x").WithAtLeastOnceQoS().WithMessageExpiryInterval(60));
+        Assert.InRange((await subscriber.ReceiveAsync()).MessageExpiryInterval, 59u, 60u);
+    }
+
+    [Fact]
     public async Task Clean_start_0_with_expiry_0_resumes_a_kept_session_which_then_ends_with_that_connection()
     {
         var topic = NewTopic();

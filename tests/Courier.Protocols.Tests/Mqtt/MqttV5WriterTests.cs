@@ -37,6 +37,22 @@ public sealed class MqttV5WriterTests
     }
 
     [Fact]
+    public void The_message_expiry_of_a_header_block_is_read_and_its_property_value_replaced()
+    {
+        var block = "NATS/1.0\r\nNmqtt-Pub:1\r\nmqtt-message-expiry: 120\r\nX: y\r\n\r\n"u8;
+        Assert.True(MqttNatsHeaders.TryGetMessageExpiry(block, out var seconds));
+        Assert.Equal(120u, seconds);
+        Assert.False(MqttNatsHeaders.TryGetMessageExpiry("NATS/1.0\r\nMqtt-Message-Expiry: soon\r\n\r\n"u8, out _));
+        Assert.False(MqttNatsHeaders.TryGetMessageExpiry("NATS/1.0\r\nX: 1\r\n\r\n"u8, out _));
+
+        var properties = new byte[MqttNatsHeaders.PropertiesLength(block)];
+        MqttNatsHeaders.WriteProperties(block, properties);
+        Assert.True(MqttProperties.TrySetUInt32(properties, MqttPropertyId.MessageExpiryInterval, 7));
+        Assert.Equal(Concat(U32Prop(0x02, 7), UserProp("X", "y")), properties);
+        Assert.False(MqttProperties.TrySetUInt32(UserProp("X", "y"), MqttPropertyId.MessageExpiryInterval, 7));
+    }
+
+    [Fact]
     public void Acknowledgements_omit_a_success_reason_code_and_carry_any_other()
     {
         var output = new ArrayBufferWriter<byte>();
