@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Text;
 using Courier.Actors.Mqtt;
 using Courier.Protocols.Mqtt;
+using Courier.Protocols.Subjects;
 
 namespace Courier.Actors.Connections;
 
@@ -210,7 +211,29 @@ internal sealed partial class MqttConnection
 
         var lines = mqtt.HeaderLinesBuffer(length);
         MqttNatsHeaders.WriteHeaderLines(packet.Properties, lines);
-        return ProcessMqttPublish(in packet, lines.AsSpan(0, length));
+        return ProcessMqttPublish(in packet, lines.AsSpan(0, length), ResponseSubject(packet.Properties));
+    }
+
+    // A Response Topic as the NATS reply subject, so that a NATS service answers an MQTT 5.0 request with
+    // its usual reply (the topic also travels as the Mqtt-Response-Topic header); empty when absent or
+    // not a subject (a '.' or ' ' in it). Written into a buffer the connection reuses.
+    private ReadOnlySpan<byte> ResponseSubject(ReadOnlySpan<byte> properties)
+    {
+        foreach (var property in MqttProperties.Enumerate(properties))
+        {
+            if (property.Id != MqttPropertyId.ResponseTopic)
+            {
+                continue;
+            }
+
+            var buffer = _mqtt.ReplyBuffer(property.Data.Length);
+            return MqttTopics.TryTopicToSubject(property.Data, buffer, out var length) == MqttTopicError.None && length > 0
+                && SubjectRules.IsValidLiteralSubject(buffer.AsSpan(0, length))
+                ? buffer.AsSpan(0, length)
+                : default;
+        }
+
+        return default;
     }
 
     // DISCONNECT from the client. 3.1.1 and 5.0 reason 0x00 discard the will [MQTT-3.14.4-3]; 5.0 reason
@@ -259,24 +282,44 @@ internal sealed partial class MqttConnection
         return MqttStep.Close;
     }
 
-    // A delivery to an MQTT 5.0 subscriber: the NATS headers become properties (Nmqtt-* left out), then
-    // the subscription's identifier, if it has one [MQTT-3.3.4-3]; a PUBLISH over the client's Maximum
-    // Packet Size is discarded as if sent. [MQTT-3.1.2-25]
-    private bool WriteMessageV5(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> body, byte qos, bool retain, int subscriptionId)
+    // A delivery to an MQTT 5.0 subscriber: the NATS headers become properties (Nmqtt-* left out); a NATS
+    // reply subject the Response Topic (mapped back to a topic) unless a Mqtt-Response-Topic header gave
+    // one; then the subscription's identifier, if it has one [MQTT-3.3.4-3]. A PUBLISH over the client's
+    // Maximum Packet Size is discarded as if sent. [MQTT-3.1.2-25]
+    private bool WriteMessageV5(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> body, byte qos, bool retain, int subscriptionId)
     {
         var block = headers.IsSingleSegment ? headers.FirstSpan : headers.ToArray(); // a header split across segments: rare, copied
         var headerPropertiesLength = MqttNatsHeaders.PropertiesLength(block);
-        var propertiesLength = headerPropertiesLength + MqttProperties.SubscriptionIdentifierSize(subscriptionId);
-        var needed = (2 * subject.Length) + MqttPacketWriter.MaxFixedHeaderLength + 4 + 4 + (2 * propertiesLength);
+        if (!replyTo.IsEmpty && (replyTo.Length > ushort.MaxValue || !SubjectRules.IsValidLiteralSubject(replyTo)
+            || !MqttProperties.IsValidString(replyTo) || MqttNatsHeaders.HasResponseTopic(block)))
+        {
+            replyTo = default;
+        }
+
+        // Sizes are bounds until the reply is mapped (a topic is never longer than its subject).
+        var replyBound = replyTo.IsEmpty ? 0 : MqttProperties.StringSize(replyTo.Length);
+        var propertiesBound = headerPropertiesLength + replyBound + MqttProperties.SubscriptionIdentifierSize(subscriptionId);
+        var needed = (2 * subject.Length) + MqttPacketWriter.MaxFixedHeaderLength + 4 + 4 + (2 * propertiesBound);
         byte[]? rented = null;
         var scratch = needed <= StackScratch ? stackalloc byte[StackScratch] : (rented = ArrayPool<byte>.Shared.Rent(needed));
         try
         {
             var topicLength = MqttTopics.SubjectToTopic(subject, scratch);
             var topic = scratch[..topicLength];
-            var properties = scratch.Slice(subject.Length, propertiesLength);
-            MqttNatsHeaders.WriteProperties(block, properties);
-            MqttProperties.WriteSubscriptionIdentifier(properties[headerPropertiesLength..], subscriptionId);
+            var properties = scratch.Slice(subject.Length, propertiesBound);
+            var propertiesLength = MqttNatsHeaders.WriteProperties(block, properties);
+            if (!replyTo.IsEmpty)
+            {
+                // Response Topic: id, 2-byte length, the reply subject as a topic. [MQTT-3.3.2.3.5]
+                var replyTopicLength = MqttTopics.SubjectToTopic(replyTo, properties[(propertiesLength + 3)..]);
+                properties[propertiesLength] = (byte)MqttPropertyId.ResponseTopic;
+                properties[propertiesLength + 1] = (byte)(replyTopicLength >> 8);
+                properties[propertiesLength + 2] = (byte)replyTopicLength;
+                propertiesLength += 3 + replyTopicLength;
+            }
+
+            propertiesLength += MqttProperties.WriteSubscriptionIdentifier(properties[propertiesLength..], subscriptionId);
+            properties = properties[..propertiesLength];
             if (qos > 0)
             {
                 return _mqtt.Inflight.Send(topic, body, retain, qos, properties: properties); // kept until PUBACK / PUBCOMP

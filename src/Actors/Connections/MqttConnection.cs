@@ -504,7 +504,7 @@ internal sealed partial class MqttConnection : Connection
 
     // PUBLISH: to the subject space with nats-server's Nmqtt-Pub header (and an MQTT 5.0 PUBLISH's
     // properties as more headers); PUBACK for QoS 1, PUBREC for QoS 2.
-    private MqttStep ProcessMqttPublish(in MqttPacket packet, ReadOnlySpan<byte> headerLines)
+    private MqttStep ProcessMqttPublish(in MqttPacket packet, ReadOnlySpan<byte> headerLines, ReadOnlySpan<byte> replyTo = default)
     {
         var mqtt = _mqtt;
         var qos = packet.QoS;
@@ -529,11 +529,11 @@ internal sealed partial class MqttConnection : Connection
         {
             if (packet.Retain)
             {
-                retained = RetainAndRoute(subject, packet.Topic, packet.Payload, qos, headerLines);
+                retained = RetainAndRoute(subject, packet.Topic, packet.Payload, qos, headerLines, replyTo);
             }
             else
             {
-                RouteFromMqtt(subject, qos, packet.Payload, headerLines);
+                RouteFromMqtt(subject, qos, packet.Payload, headerLines, replyTo);
             }
         }
         else if (mqtt.Version == 5)
@@ -715,14 +715,14 @@ internal sealed partial class MqttConnection : Connection
     /// <summary>Moves the packet ids given to session deliveries since the last call into <paramref name="into"/> (the session's thread).</summary>
     public void DrainMqttAssignedIds(List<(long Seq, ushort PacketId)> into) => _mqtt.Inflight.DrainAssigned(into);
 
-    private void RouteFromMqtt(ReadOnlySpan<byte> subject, byte qos, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte> headerLines = default)
+    private void RouteFromMqtt(ReadOnlySpan<byte> subject, byte qos, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte> headerLines = default, ReadOnlySpan<byte> replyTo = default)
     {
         var mqtt = _mqtt;
         var message = mqtt.NatsMessage(qos, headerLines, payload);
         Publisher.InboundQoS = qos;
         try
         {
-            Publisher.Publish(subject, subject, default, MqttConnectionState.NatsHeaderLength + headerLines.Length, message);
+            Publisher.Publish(subject, subject, replyTo, MqttConnectionState.NatsHeaderLength + headerLines.Length, message);
         }
         finally
         {
@@ -732,7 +732,7 @@ internal sealed partial class MqttConnection : Connection
 
     // A retained PUBLISH: set (or cleared) and routed under the retained gate, so that a subscription being
     // made meanwhile gets it exactly once (WriteMqttAcks). Returns Retain's journal task.
-    private Task? RetainAndRoute(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> payload, byte qos, ReadOnlySpan<byte> headerLines = default)
+    private Task? RetainAndRoute(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> payload, byte qos, ReadOnlySpan<byte> headerLines = default, ReadOnlySpan<byte> replyTo = default)
     {
         var mqtt = _mqtt;
         lock (_context.Retained.Gate)
@@ -741,7 +741,7 @@ internal sealed partial class MqttConnection : Connection
             Publisher.InboundRetain = true;
             try
             {
-                RouteFromMqtt(subject, qos, payload, headerLines);
+                RouteFromMqtt(subject, qos, payload, headerLines, replyTo);
             }
             finally
             {
@@ -819,7 +819,7 @@ internal sealed partial class MqttConnection : Connection
         {
             // A message without headers has HeaderSize -1 (a NATS PUB): no properties from it.
             var headers = headerSize > 0 ? payload.Slice(0, headerSize) : default;
-            return WriteMessageV5(subject, headers, body, qos, retain: sub.MqttRetainAsPublished && retainedPublish, sub.MqttSubscriptionId);
+            return WriteMessageV5(subject, templates.ReplyTo, headers, body, qos, retain: sub.MqttRetainAsPublished && retainedPublish, sub.MqttSubscriptionId);
         }
 
         var needed = subject.Length + MqttPacketWriter.MaxFixedHeaderLength + 2 + subject.Length + 2;

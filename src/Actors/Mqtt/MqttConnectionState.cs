@@ -62,6 +62,7 @@ internal sealed class MqttConnectionState
     private byte[] _subjectBuffer = [];
     private byte[] _publishBuffer = [];
     private byte[] _headerLinesBuffer = [];
+    private byte[] _replyBuffer = [];
     private volatile bool _connected;
 
     public MqttConnectionState(int maxPacketSize)
@@ -196,6 +197,18 @@ internal sealed class MqttConnectionState
         "\r\n"u8.CopyTo(span[at..]);
         payload.CopyTo(span[headerLength..]);
         return new ReadOnlySequence<byte>(_publishBuffer, 0, needed);
+    }
+
+    /// <summary>A buffer for the reply subject of a Response Topic of <paramref name="topicLength"/> bytes (grown, then reused).</summary>
+    public byte[] ReplyBuffer(int topicLength)
+    {
+        var needed = MqttTopics.MaxSubjectLength(topicLength);
+        if (_replyBuffer.Length < needed)
+        {
+            _replyBuffer = new byte[Math.Max(needed, 256)];
+        }
+
+        return _replyBuffer;
     }
 
     /// <summary>A buffer for <paramref name="length"/> bytes of header lines (grown, then reused).</summary>

@@ -27,7 +27,11 @@ public static class MqttNatsHeaders
     /// <summary>Header for the Content Type.</summary>
     public static ReadOnlySpan<byte> ContentType => "Mqtt-Content-Type"u8;
 
-    /// <summary>Header for the Response Topic (the MQTT topic, unmapped).</summary>
+    /// <summary>
+    /// Header for the Response Topic (the MQTT topic, unmapped). The connection also makes the topic the
+    /// NATS reply subject, and a NATS reply subject the Response Topic of a delivery without this header,
+    /// so MQTT 5.0 and NATS request/reply meet.
+    /// </summary>
     public static ReadOnlySpan<byte> ResponseTopic => "Mqtt-Response-Topic"u8;
 
     /// <summary>Header for the Correlation Data (base64).</summary>
@@ -127,32 +131,51 @@ public static class MqttNatsHeaders
     public static bool TryGetMessageExpiry(ReadOnlySpan<byte> headerBlock, out uint seconds)
     {
         seconds = 0;
-        var firstLine = headerBlock.IndexOf("\r\n"u8);
-        if (firstLine < 0)
+        var rest = headerBlock;
+        while (TryFindHeader(ref rest, MessageExpiry, out var value))
         {
-            return false;
+            if (Utf8Parser.TryParse(value, out seconds, out var used) && used == value.Length)
+            {
+                return true;
+            }
         }
 
-        var rest = headerBlock[(firstLine + 2)..];
+        return false;
+    }
+
+    /// <summary>Whether a NATS header block carries a <c>Mqtt-Response-Topic</c> header (then it, not the reply subject, is the Response Topic).</summary>
+    public static bool HasResponseTopic(ReadOnlySpan<byte> headerBlock)
+    {
+        var rest = headerBlock;
+        return TryFindHeader(ref rest, ResponseTopic, out _);
+    }
+
+    // The value of the next header named `name` in `block` (a whole block at the first call: its status
+    // line is skipped), trimmed; `block` is left after that line.
+    private static bool TryFindHeader(ref ReadOnlySpan<byte> block, ReadOnlySpan<byte> name, out ReadOnlySpan<byte> value)
+    {
+        value = default;
+        if (block.StartsWith("NATS/"u8))
+        {
+            var firstLine = block.IndexOf("\r\n"u8);
+            block = firstLine < 0 ? default : block[(firstLine + 2)..];
+        }
+
         while (true)
         {
-            var end = rest.IndexOf("\r\n"u8);
+            var end = block.IndexOf("\r\n"u8);
             if (end <= 0)
             {
+                block = default;
                 return false;
             }
 
-            var line = rest[..end];
-            rest = rest[(end + 2)..];
+            var line = block[..end];
+            block = block[(end + 2)..];
             var colon = line.IndexOf((byte)':');
-            if (colon <= 0 || !line[..colon].Trim((byte)' ').Is(MessageExpiry))
+            if (colon > 0 && line[..colon].Trim((byte)' ').Is(name))
             {
-                continue;
-            }
-
-            var value = line[(colon + 1)..].Trim((byte)' ');
-            if (Utf8Parser.TryParse(value, out seconds, out var used) && used == value.Length)
-            {
+                value = line[(colon + 1)..].Trim((byte)' ');
                 return true;
             }
         }

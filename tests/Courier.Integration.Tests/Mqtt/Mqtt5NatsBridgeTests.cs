@@ -88,6 +88,73 @@ public sealed class Mqtt5NatsBridgeTests(CourierMqttFixture broker) : IClassFixt
     }
 
     [Fact]
+    public async Task A_v5_request_with_a_response_topic_is_answered_by_a_nats_service_through_its_reply_subject()
+    {
+        var p = Subjects.NewPrefix();
+        var topic = p.Replace('.', '/');
+        using var cts = new CancellationTokenSource(MqttTestClient.TestTimeout);
+        await using var nats = await NatsNetClient.ConnectAsync(broker.NatsUrl!);
+        await using var service = await nats.SubscribeCoreAsync<string>($"{p}.svc.time", cancellationToken: cts.Token);
+        await nats.PingAsync(cts.Token);
+        var served = Task.Run(
+            async () =>
+            {
+                // An ordinary NATS service: it answers the reply subject, echoing the correlation header.
+                var request = await service.Msgs.ReadAsync(cts.Token);
+                var echo = new NatsHeaders { ["Mqtt-Correlation-Data"] = request.Headers!["Mqtt-Correlation-Data"] };
+                await request.ReplyAsync($"answer to {request.Data}", headers: echo, cancellationToken: cts.Token);
+                return request;
+            },
+            cts.Token);
+
+        await using var requester = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, NewId("requester"));
+        await requester.SubscribeAsync(f => f.WithTopic($"{topic}/replies/me").WithAtLeastOnceQoS());
+        await requester.PublishAsync(m => m.WithTopic($"{topic}/svc/time").WithPayload("what time").WithAtLeastOnceQoS()
+            .WithResponseTopic($"{topic}/replies/me").WithCorrelationData([7, 0, 255]).WithContentType("text/plain"));
+
+        var seen = await served;
+        Assert.Equal($"{p}.replies.me", seen.ReplyTo); // the Response Topic as the reply subject
+        Assert.Equal($"{topic}/replies/me", seen.Headers!["Mqtt-Response-Topic"].ToString());
+        Assert.Equal("text/plain", seen.Headers["Mqtt-Content-Type"].ToString());
+        var response = await requester.ReceiveAsync();
+        Assert.Equal(($"{topic}/replies/me", "answer to what time"), (response.Topic, response.ConvertPayloadToString()));
+        Assert.Equal(new byte[] { 7, 0, 255 }, response.CorrelationData);
+    }
+
+    [Fact]
+    public async Task A_nats_request_is_answered_by_a_v5_responder_through_the_response_topic_it_is_given()
+    {
+        var p = Subjects.NewPrefix();
+        var topic = p.Replace('.', '/');
+        using var cts = new CancellationTokenSource(MqttTestClient.TestTimeout);
+        await using var responder = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, NewId("responder"));
+        await responder.SubscribeAsync(f => f.WithTopic($"{topic}/svc/+").WithAtLeastOnceQoS());
+        var answered = Task.Run(
+            async () =>
+            {
+                var request = await responder.ReceiveAsync();
+                await responder.PublishAsync(m => m.WithTopic(request.ResponseTopic).WithPayload($"pong to {request.ConvertPayloadToString()}"));
+                return request;
+            },
+            cts.Token);
+
+        await using var nats = await NatsNetClient.ConnectAsync(broker.NatsUrl!);
+        var reply = await nats.RequestAsync<string, string>($"{p}.svc.ping", "ping", cancellationToken: cts.Token);
+
+        Assert.Equal("pong to ping", reply.Data);
+        var request = await answered;
+        Assert.StartsWith("_INBOX/", request.ResponseTopic); // the NATS reply subject as a topic
+        Assert.Empty(request.UserProperties ?? []);
+
+        // A v5 subscriber of a message with both (an MQTT 5.0 request) gets the one Response Topic it was published with.
+        await using var watcher = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, NewId("watcher"));
+        await watcher.SubscribeAsync(f => f.WithTopic($"{topic}/watched"));
+        await using var requester = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, NewId("requester"));
+        await requester.PublishAsync(m => m.WithTopic($"{topic}/watched").WithPayload("q").WithResponseTopic($"{topic}/back"));
+        Assert.Equal($"{topic}/back", (await watcher.ReceiveAsync()).ResponseTopic);
+    }
+
+    [Fact]
     public async Task A_user_property_that_cannot_be_a_nats_header_is_refused_with_puback_0x83_and_not_routed()
     {
         var p = Subjects.NewPrefix();

@@ -53,6 +53,14 @@ public sealed class MqttV5WriterTests
     }
 
     [Fact]
+    public void A_header_block_says_whether_it_carries_a_response_topic()
+    {
+        Assert.True(MqttNatsHeaders.HasResponseTopic("NATS/1.0\r\nNmqtt-Pub:0\r\nMqtt-Response-Topic: a/b\r\n\r\n"u8));
+        Assert.False(MqttNatsHeaders.HasResponseTopic("NATS/1.0\r\nX-Mqtt-Response-Topic: a/b\r\n\r\n"u8));
+        Assert.False(MqttNatsHeaders.HasResponseTopic(default));
+    }
+
+    [Fact]
     public void Acknowledgements_omit_a_success_reason_code_and_carry_any_other()
     {
         var output = new ArrayBufferWriter<byte>();
