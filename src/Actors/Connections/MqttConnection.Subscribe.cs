@@ -36,14 +36,6 @@ internal sealed partial class MqttConnection
         var i = 0;
         foreach (var filter in filters)
         {
-            if (subscriptionId != 0 && _mqtt.Persistent)
-            {
-                // A kept session's QoS 1/2 messages reach the client through its journal, which keeps no
-                // identifiers: refused rather than delivered without them. [MQTT-3.8.2.1.2]
-                codes[i++] = (byte)MqttReasonCode.SubscriptionIdentifiersNotSupported;
-                continue;
-            }
-
             // MQTT 5.0 shared subscription "$share/{group}/{filter}": a NATS queue group, so each message goes to
             // one member [MQTT-4.8.2]; 3.1.1 takes the filter literally, as nats-server.
             var topicFilter = filter.Filter;
@@ -103,7 +95,7 @@ internal sealed partial class MqttConnection
             }
             if (_mqtt.Persistent)
             {
-                _mqtt.SessionSubscribes.Add((sid, granted));
+                _mqtt.SessionSubscribes.Add(new MqttSessionSubscription(sid, granted, subscriptionId));
             }
 
             codes[i++] = granted;
@@ -132,11 +124,11 @@ internal sealed partial class MqttConnection
     }
 
     // A filter's subscription(s), restored from a persistent session.
-    private void AddMqttFilter(string filter, byte qos)
+    private void AddMqttFilter(MqttSessionSubscription subscription)
     {
-        if (FilterSubject(Encoding.UTF8.GetBytes(filter)) is { } subject)
+        if (FilterSubject(Encoding.UTF8.GetBytes(subscription.Filter)) is { } subject)
         {
-            AddMqttFilter(filter, subject, qos);
+            AddMqttFilter(subscription.Filter, subject, subscription.QoS, subscriptionId: subscription.SubscriptionId);
         }
     }
 

@@ -454,9 +454,9 @@ internal sealed partial class MqttConnection : Connection
         if (attached.Subscriptions.Count > 0)
         {
             // A persistent session's subscriptions are in effect again before CONNACK. [MQTT-3.1.2-4]
-            foreach (var (filter, qos) in attached.Subscriptions)
+            foreach (var subscription in attached.Subscriptions)
             {
-                AddMqttFilter(filter, qos);
+                AddMqttFilter(subscription);
             }
 
             await FlushSubscriptionChangesAsync().ConfigureAwait(false);
@@ -691,15 +691,19 @@ internal sealed partial class MqttConnection : Connection
         {
             var previousId = packetIds is not null && packetIds.TryGetValue(message.Seq, out var id) ? id : (ushort)0;
             var payload = new ReadOnlySequence<byte>(message.Payload);
-            if (mqtt.Version != 5 || message.Headers is not { Length: > 0 } headers)
+            if (mqtt.Version != 5 || (message.Headers is not { Length: > 0 } && message.SubscriptionId == 0))
             {
                 mqtt.Inflight.Send(message.Topic, payload, retain: false, message.QoS, message.Seq, previousId);
                 continue;
             }
 
-            // MQTT 5.0: the properties it was published with, its Message Expiry Interval now the time it has left. [MQTT-3.3.2-6]
-            var properties = new byte[MqttNatsHeaders.PropertiesLength(headers)];
+            // MQTT 5.0: the properties it was published with, its Message Expiry Interval now the time it has
+            // left [MQTT-3.3.2-6], and the identifier of the subscription that kept it. [MQTT-3.3.4-3]
+            var headers = message.Headers ?? [];
+            var headerProperties = MqttNatsHeaders.PropertiesLength(headers);
+            var properties = new byte[headerProperties + MqttProperties.SubscriptionIdentifierSize(message.SubscriptionId)];
             MqttNatsHeaders.WriteProperties(headers, properties);
+            MqttProperties.WriteSubscriptionIdentifier(properties.AsSpan(headerProperties), message.SubscriptionId);
             if (message.ExpiresAt != 0)
             {
                 var left = (uint)Math.Max(0, (message.ExpiresAt - now + 999) / 1000); // whole seconds, rounded up

@@ -125,7 +125,7 @@ internal sealed class MqttConnectionState
     public bool Persistent { get; set; }
 
     /// <summary>A persistent session's subscription changes of this read batch, journaled before SUBACK.</summary>
-    public List<(string Filter, byte QoS)> SessionSubscribes { get; } = [];
+    public List<MqttSessionSubscription> SessionSubscribes { get; } = [];
 
     /// <summary>A persistent session's unsubscribed filters of this read batch, journaled before UNSUBACK.</summary>
     public List<string> SessionUnsubscribes { get; } = [];

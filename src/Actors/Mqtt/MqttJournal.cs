@@ -17,7 +17,14 @@ namespace Courier.Actors.Mqtt;
 /// MQTT 5.0: when its Message Expiry Interval runs out, Unix milliseconds (wall clock, as it outlives
 /// the process); 0 for never. Not sent once past it, unless already sent. [MQTT-3.3.2-5]
 /// </param>
-internal sealed record MqttStoredMessage(long Seq, byte[] Topic, byte[] Payload, byte QoS, byte[]? Headers = null, long ExpiresAt = 0);
+/// <param name="SubscriptionId">MQTT 5.0: the Subscription Identifier of the subscription that kept it (0: none). [MQTT-3.3.4-3]</param>
+internal sealed record MqttStoredMessage(long Seq, byte[] Topic, byte[] Payload, byte QoS, byte[]? Headers = null, long ExpiresAt = 0, int SubscriptionId = 0);
+
+/// <summary>A persistent session's subscription.</summary>
+/// <param name="Filter">The topic filter, as the client sent it.</param>
+/// <param name="QoS">The granted QoS.</param>
+/// <param name="SubscriptionId">MQTT 5.0: its Subscription Identifier (0: none); records of journal version 1 have none.</param>
+internal readonly record struct MqttSessionSubscription(string Filter, byte QoS, int SubscriptionId = 0);
 
 /// <summary>What a persistent session journals: one event per change, messages in batches.</summary>
 internal enum MqttSessionEventKind : byte
@@ -51,8 +58,8 @@ internal sealed class MqttSessionEvent
 
     public MqttSessionEventKind Kind { get; }
 
-    /// <summary><see cref="MqttSessionEventKind.Subscribed"/>: filter and granted QoS.</summary>
-    public List<(string Filter, byte QoS)> Subscriptions { get; } = [];
+    /// <summary><see cref="MqttSessionEventKind.Subscribed"/>: filter, granted QoS and subscription identifier.</summary>
+    public List<MqttSessionSubscription> Subscriptions { get; } = [];
 
     /// <summary><see cref="MqttSessionEventKind.Unsubscribed"/>: filters.</summary>
     public List<string> Filters { get; } = [];
@@ -83,7 +90,7 @@ internal sealed class MqttSessionSnapshot
 {
     public long NextSeq { get; set; }
 
-    public List<(string Filter, byte QoS)> Subscriptions { get; } = [];
+    public List<MqttSessionSubscription> Subscriptions { get; } = [];
 
     public List<MqttStoredMessage> Pending { get; } = [];
 
@@ -154,7 +161,8 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
     /// <summary>The serializer id stored beside every event and snapshot: never change it.</summary>
     public const int Id = 4_222_010;
 
-    // 2: stored messages keep their header block and expiry time. Version 1 records are still read.
+    // 2: stored messages keep their header block, expiry time and subscription identifier, subscriptions
+    // their identifier. Version 1 records are still read.
     private const byte Version = 2;
 
     public MqttJournalSerializer(ExtendedActorSystem system)
@@ -258,7 +266,7 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
                 case "mqtt.session":
                     {
                         var e = new MqttSessionEvent((MqttSessionEventKind)r.ReadByte());
-                        ReadSubscriptions(r, e.Subscriptions);
+                        ReadSubscriptions(r, e.Subscriptions, version);
                         var filters = Count(r);
                         for (var i = 0; i < filters; i++)
                         {
@@ -282,7 +290,7 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
                 case "mqtt.session-snapshot":
                     {
                         var s = new MqttSessionSnapshot { NextSeq = r.ReadInt64() };
-                        ReadSubscriptions(r, s.Subscriptions);
+                        ReadSubscriptions(r, s.Subscriptions, version);
                         ReadMessages(r, s.Pending, version);
                         ReadIds(r, s.Released);
                         ReadIds(r, s.InReceived);
@@ -331,22 +339,23 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
         }
     }
 
-    private static void WriteSubscriptions(BinaryWriter w, List<(string Filter, byte QoS)> subscriptions)
+    private static void WriteSubscriptions(BinaryWriter w, List<MqttSessionSubscription> subscriptions)
     {
         w.Write(subscriptions.Count);
-        foreach (var (filter, qos) in subscriptions)
+        foreach (var (filter, qos, subscriptionId) in subscriptions)
         {
             w.Write(filter);
             w.Write(qos);
+            w.Write(subscriptionId);
         }
     }
 
-    private static void ReadSubscriptions(BinaryReader r, List<(string Filter, byte QoS)> into)
+    private static void ReadSubscriptions(BinaryReader r, List<MqttSessionSubscription> into, byte version)
     {
         var count = Count(r);
         for (var i = 0; i < count; i++)
         {
-            into.Add((r.ReadString(), r.ReadByte()));
+            into.Add(new MqttSessionSubscription(r.ReadString(), r.ReadByte(), version == 1 ? 0 : r.ReadInt32()));
         }
     }
 
@@ -379,6 +388,7 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
             w.Write(m.QoS);
             WriteBytes(w, m.Headers ?? []);
             w.Write(m.ExpiresAt);
+            w.Write(m.SubscriptionId);
         }
     }
 
@@ -388,7 +398,7 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
         for (var i = 0; i < count; i++)
         {
             var message = new MqttStoredMessage(r.ReadInt64(), ReadBytes(r), ReadBytes(r), r.ReadByte());
-            into.Add(version == 1 ? message : message with { Headers = ReadBytes(r), ExpiresAt = r.ReadInt64() });
+            into.Add(version == 1 ? message : message with { Headers = ReadBytes(r), ExpiresAt = r.ReadInt64(), SubscriptionId = r.ReadInt32() });
         }
     }
 

@@ -37,7 +37,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     private readonly string _clientId;
     private readonly Func<InProcessClient> _captureClient;
     private readonly MqttCaptureLedger _ledger;
-    private readonly Dictionary<string, byte> _subscriptions = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, MqttSessionSubscription> _subscriptions = new(StringComparer.Ordinal);
     private readonly SortedDictionary<long, MqttStoredMessage> _pending = [];
     private readonly Dictionary<string, List<string>> _captureSids = new(StringComparer.Ordinal);
     private readonly HashSet<ushort> _releasedOut = [];
@@ -70,9 +70,9 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             _exists = true;
             _nextSeq = snapshot.NextSeq;
             _appliedSeq = snapshot.NextSeq - 1;
-            foreach (var (filter, qos) in snapshot.Subscriptions)
+            foreach (var subscription in snapshot.Subscriptions)
             {
-                _subscriptions[filter] = qos;
+                _subscriptions[subscription.Filter] = subscription;
             }
 
             foreach (var message in snapshot.Pending)
@@ -89,9 +89,9 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             if (_exists)
             {
                 _clean = false;
-                foreach (var (filter, qos) in _subscriptions)
+                foreach (var (filter, subscription) in _subscriptions)
                 {
-                    UpdateCapture(filter, qos);
+                    UpdateCapture(filter, subscription.QoS);
                 }
             }
 
@@ -335,7 +335,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             var pending = Unexpired(_pending.Values.ToList());
             _sentUpTo = _appliedSeq; // stored after this (journal writes in flight included) goes out at Ready
             replyTo.Tell(new MqttSessions.Protocol.Attached(
-                _clientId, true, [.. _subscriptions.Select(s => (s.Key, s.Value))], pending)
+                _clientId, true, [.. _subscriptions.Values], pending)
             {
                 Session = Self,
                 PacketIds = new Dictionary<long, ushort>(_packetIds),
@@ -356,7 +356,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         Persist(change, e =>
         {
             Apply(e);
-            foreach (var (filter, qos) in e.Subscriptions)
+            foreach (var (filter, qos, _) in e.Subscriptions)
             {
                 UpdateCapture(filter, qos);
             }
@@ -375,7 +375,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
     private void OnCaptured(Protocol.Captured captured)
     {
-        if (_clean || !_subscriptions.TryGetValue(captured.Filter, out var granted) || granted == 0)
+        if (_clean || !_subscriptions.TryGetValue(captured.Filter, out var subscription) || subscription.QoS == 0)
         {
             _ledger.Resolve(captured.Numbers); // not kept: nothing for a PUBACK to wait for
             return;
@@ -385,7 +385,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         var now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
         foreach (var message in captured.Messages)
         {
-            var qos = Math.Min(PublishedQoS(message.Headers), granted);
+            var qos = Math.Min(PublishedQoS(message.Headers), subscription.QoS);
             if (qos == 0)
             {
                 continue; // QoS 0 reached the client through its own subscription, or not at all when offline.
@@ -395,7 +395,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             var length = MqttTopics.SubjectToTopic(Encoding.UTF8.GetBytes(message.Subject), topic);
             var headers = message.Headers ?? [];
             var expiresAt = MqttNatsHeaders.TryGetMessageExpiry(headers, out var seconds) ? now + (seconds * 1000L) : 0; // [MQTT-3.3.2-5]
-            change.Messages.Add(new MqttStoredMessage(_nextSeq++, topic[..length], message.Payload, (byte)qos, headers, expiresAt));
+            change.Messages.Add(new MqttStoredMessage(_nextSeq++, topic[..length], message.Payload, (byte)qos, headers, expiresAt, subscription.SubscriptionId));
         }
 
         if (change.Messages.Count == 0)
@@ -481,9 +481,9 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         switch (e.Kind)
         {
             case MqttSessionEventKind.Subscribed:
-                foreach (var (filter, qos) in e.Subscriptions)
+                foreach (var subscription in e.Subscriptions)
                 {
-                    _subscriptions[filter] = qos;
+                    _subscriptions[subscription.Filter] = subscription;
                 }
 
                 break;
@@ -528,7 +528,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
         _eventsSinceSnapshot = 0;
         var snapshot = new MqttSessionSnapshot { NextSeq = _nextSeq };
-        snapshot.Subscriptions.AddRange(_subscriptions.Select(s => (s.Key, s.Value)));
+        snapshot.Subscriptions.AddRange(_subscriptions.Values);
         snapshot.Pending.AddRange(_pending.Values);
         snapshot.Released.AddRange(_releasedOut);
         snapshot.InReceived.AddRange(_receivedIn);
@@ -661,7 +661,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         public sealed record Ready(IActorRef Connection);
 
         /// <summary>SUBSCRIBE of a persistent session (journaled, then <see cref="SubscriptionsDone"/>).</summary>
-        public sealed record Subscribe(IReadOnlyList<(string Filter, byte QoS)> Subscriptions);
+        public sealed record Subscribe(IReadOnlyList<MqttSessionSubscription> Subscriptions);
 
         /// <summary>UNSUBSCRIBE of a persistent session (journaled, then <see cref="SubscriptionsDone"/>).</summary>
         public sealed record Unsubscribe(IReadOnlyList<string> Filters);

@@ -270,28 +270,4 @@ public sealed class Mqtt5NatsBridgeTests(CourierMqttFixture broker) : IClassFixt
 
         await using var clean = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, id); // a clean start lets the kept session go
     }
-
-    [Fact]
-    public async Task A_subscription_identifier_on_a_kept_session_gets_suback_0xa1_and_no_subscription()
-    {
-        // A kept session's QoS 1/2 messages come from its journal, which keeps no identifiers: refused, not dropped.
-        var topic = Subjects.NewPrefix().Replace('.', '/');
-        var id = NewId("kept");
-        await using var client = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
-        using var cts = new CancellationTokenSource(MqttTestClient.TestTimeout);
-        var result = await client.Client.SubscribeAsync(
-            new MqttClientSubscribeOptionsBuilder().WithTopicFilter(f => f.WithTopic(topic).WithAtLeastOnceQoS()).WithSubscriptionIdentifier(5).Build(), cts.Token);
-        Assert.Equal(MqttClientSubscribeResultCode.SubscriptionIdentifiersNotSupported, Assert.Single(result.Items).ResultCode);
-
-        await using var publisher = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, NewId("pub"));
-        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("x").WithAtLeastOnceQoS());
-        Assert.Empty(await client.DrainAsync(TimeSpan.FromMilliseconds(300)));
-
-        // Without an identifier the kept session subscribes as before.
-        Assert.Equal(MqttClientSubscribeResultCode.GrantedQoS1, await client.SubscribeAsync(f => f.WithTopic(topic).WithAtLeastOnceQoS()));
-        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("y").WithAtLeastOnceQoS());
-        Assert.Equal("y", (await client.ReceiveAsync()).ConvertPayloadToString());
-        await client.DisposeAsync();
-        await using var clean = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, id); // a clean start lets the kept session go
-    }
 }

@@ -132,6 +132,33 @@ public abstract class Mqtt5SubscriptionIdentifierTests<TFixture> : IClassFixture
     }
 
     [Fact]
+    public async Task A_kept_session_keeps_its_identifiers_for_stored_messages_and_restored_subscriptions()
+    {
+        var topic = NewTopic();
+        var id = NewId("kept");
+        var away = await Mqtt5TestClient.ConnectAsync(Port, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+        await SubscribeAsync(away, topic, 5);
+        await away.DisposeAsync();
+
+        await using var publisher = await Mqtt5TestClient.ConnectAsync(Port, NewId("pub"));
+        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("while away").WithAtLeastOnceQoS());
+
+        await using var back = await Mqtt5TestClient.ConnectAsync(Port, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+        Assert.True(back.ConnectResult.IsSessionPresent);
+        var stored = await back.ReceiveAsync();
+        Assert.Equal("while away", stored.ConvertPayloadToString());
+        Assert.Equal([5u], stored.SubscriptionIdentifiers); // kept with the message
+
+        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("live 1").WithAtLeastOnceQoS());
+        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("live 0"));
+        var live = new[] { await back.ReceiveAsync(), await back.ReceiveAsync() };
+        Assert.Equal(["live 0", "live 1"], live.Select(m => m.ConvertPayloadToString()).Order());
+        Assert.All(live, m => Assert.Equal([5u], m.SubscriptionIdentifiers)); // the restored subscription has it
+        await back.DisposeAsync();
+        await using var clean = await Mqtt5TestClient.ConnectAsync(Port, id); // a clean start lets the kept session go
+    }
+
+    [Fact]
     public async Task Subscription_identifier_0_gets_a_disconnect()
     {
         await using var raw = await MqttRawClient.ConnectAsync(Port);
