@@ -42,14 +42,6 @@ internal sealed partial class MqttConnection
             string? group = null;
             if (v5 && MqttTopics.IsSharedFilter(topicFilter))
             {
-                if (_mqtt.Persistent)
-                {
-                    // A kept session's QoS 1/2 messages are captured by the session for its filters, not one
-                    // member of a group: refused rather than delivered to every kept member.
-                    codes[i++] = (byte)MqttReasonCode.SharedSubscriptionsNotSupported;
-                    continue;
-                }
-
                 if (!MqttTopics.TrySplitSharedFilter(filter.Filter, out var shareName, out topicFilter) || !IsValidQueue(shareName))
                 {
                     codes[i++] = (byte)MqttReasonCode.TopicFilterInvalid;
@@ -123,12 +115,24 @@ internal sealed partial class MqttConnection
         return !MqttTopics.NeedsParentLevelSubscription(bytes) || permissions.CanSubscribe(Encoding.UTF8.GetString(MqttTopics.ParentLevel(bytes)));
     }
 
-    // A filter's subscription(s), restored from a persistent session.
+    // A filter's subscription(s), restored from a persistent session (a 5.0 client's shared ones in their group).
     private void AddMqttFilter(MqttSessionSubscription subscription)
     {
-        if (FilterSubject(Encoding.UTF8.GetBytes(subscription.Filter)) is { } subject)
+        ReadOnlySpan<byte> filter = Encoding.UTF8.GetBytes(subscription.Filter);
+        string? group = null;
+        if (_mqtt.Version == 5 && MqttTopics.IsSharedFilter(filter))
         {
-            AddMqttFilter(subscription.Filter, subject, subscription.QoS, subscriptionId: subscription.SubscriptionId);
+            if (!MqttTopics.TrySplitSharedFilter(filter, out var shareName, out filter))
+            {
+                return;
+            }
+
+            group = Encoding.UTF8.GetString(shareName);
+        }
+
+        if (FilterSubject(filter) is { } subject)
+        {
+            AddMqttFilter(subscription.Filter, subject, subscription.QoS, subscriptionId: subscription.SubscriptionId, group: group);
         }
     }
 
@@ -197,7 +201,7 @@ internal sealed partial class MqttConnection
         var sub = new Subscription(this, Account, subject, group, Encoding.UTF8.GetBytes(sid), Account.Space.ShardForSubscription(subjectBytes))
         {
             MqttQoS = qos,
-            MqttSessionCaptured = _mqtt.Persistent && qos > 0,
+            MqttSessionCaptured = _mqtt.Persistent && qos > 0 && group is null, // a shared one is captured only while offline
             MqttNoLocal = noLocal,
             MqttRetainAsPublished = retainAsPublished,
             MqttVersion5 = _mqtt.Version == 5,

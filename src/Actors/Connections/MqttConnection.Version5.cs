@@ -9,8 +9,7 @@ namespace Courier.Actors.Connections;
 /// <summary>
 /// What MQTT 5.0 adds to an MQTT client: CONNECT and CONNACK properties, PUBLISH properties as NATS
 /// headers and back, the client's Topic Aliases, DISCONNECT both ways. What is not implemented is
-/// refused where the spec lets the server say so (SUBACK: Shared Subscriptions on a kept session;
-/// AUTH: bad authentication method), never ignored.
+/// refused where the spec lets the server say so (AUTH: bad authentication method), never ignored.
 /// </summary>
 internal sealed partial class MqttConnection
 {

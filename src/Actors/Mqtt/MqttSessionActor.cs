@@ -225,6 +225,11 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             _connection = null;
             _client = null;
             _ready = false;
+            if (!_clean)
+            {
+                UpdateSharedCaptures(); // offline: the session itself is the group member now
+            }
+
             if (_clean && !_ended)
             {
                 // [MQTT-3.1.2-6]: a clean session lasts as long as its connection. The parent stops it,
@@ -307,6 +312,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         _client = attach.Client;
         _ready = false;
         Context.Watch(_connection);
+        UpdateSharedCaptures(); // connected: the connection's subscription is the group member
         var replyTo = Sender;
         if (attach.CleanSession)
         {
@@ -535,7 +541,10 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         SaveSnapshot(snapshot);
     }
 
-    // The capture subscription(s) of one filter: present for QoS 1/2, absent for QoS 0 or removed.
+    // The capture subscription(s) of one filter: present for QoS 1/2, absent for QoS 0 or removed. A shared
+    // subscription ("$share/{group}/{filter}") is captured in its queue group, and only while no connection
+    // holds the session: connected, the connection's own subscription is the member (it is not captured),
+    // so the group never counts this session twice. [MQTT-4.8.2]
     private void UpdateCapture(string filter, byte qos)
     {
         if (_captureSids.Remove(filter, out var sids))
@@ -546,12 +555,12 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             }
         }
 
-        if (qos == 0)
+        if (qos == 0 || (_connection is not null && MqttTopics.IsSharedFilter(Encoding.UTF8.GetBytes(filter))))
         {
             return;
         }
 
-        var subjects = FilterSubjects(filter);
+        var subjects = FilterSubjects(filter, out var group);
         if (subjects.Count == 0)
         {
             return;
@@ -562,16 +571,42 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         sids = [];
         foreach (var subject in subjects)
         {
-            sids.Add(client.Subscribe(subject, null, new CaptureSink(self, filter, _ledger)));
+            sids.Add(client.Subscribe(subject, group, new CaptureSink(self, filter, _ledger)));
         }
 
         _captureSids[filter] = sids;
     }
 
-    /// <summary>The NATS subjects an MQTT filter subscribes to: one, or two for "x/#" ("x.>" and "x"), as nats-server.</summary>
-    internal static List<string> FilterSubjects(string filter)
+    // Shared subscriptions are captured only while the session has no connection (see UpdateCapture).
+    private void UpdateSharedCaptures()
     {
-        var filterBytes = Encoding.UTF8.GetBytes(filter);
+        foreach (var (filter, subscription) in _subscriptions)
+        {
+            if (MqttTopics.IsSharedFilter(Encoding.UTF8.GetBytes(filter)))
+            {
+                UpdateCapture(filter, subscription.QoS);
+            }
+        }
+    }
+
+    /// <summary>
+    /// The NATS subjects an MQTT filter subscribes to: one, or two for "x/#" ("x.>" and "x"), as nats-server;
+    /// for a shared subscription those of its filter, and its group as <paramref name="group"/>.
+    /// </summary>
+    internal static List<string> FilterSubjects(string filter, out string? group)
+    {
+        group = null;
+        ReadOnlySpan<byte> filterBytes = Encoding.UTF8.GetBytes(filter);
+        if (MqttTopics.IsSharedFilter(filterBytes))
+        {
+            if (!MqttTopics.TrySplitSharedFilter(filterBytes, out var shareName, out filterBytes))
+            {
+                return [];
+            }
+
+            group = Encoding.UTF8.GetString(shareName);
+        }
+
         var buffer = new byte[MqttTopics.MaxSubjectLength(filterBytes.Length)];
         if (MqttTopics.TryFilterToSubject(filterBytes, buffer, out var length) != MqttTopicError.None
             || !SubjectRules.IsValidSubject(buffer.AsSpan(0, length)))

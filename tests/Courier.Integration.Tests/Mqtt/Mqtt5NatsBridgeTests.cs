@@ -257,17 +257,4 @@ public sealed class Mqtt5NatsBridgeTests(CourierMqttFixture broker) : IClassFixt
         await raw.SendAsync(Mqtt5Raw.Subscribe($"$share/g/{Subjects.NewPrefix().Replace('.', '/')}", 0x05, Mqtt5Raw.Props())); // QoS 1, No Local
         await Mqtt5Raw.AssertClosedWithReasonAsync(raw, 0x82, sendsDisconnect: true);
     }
-
-    [Fact]
-    public async Task A_shared_subscription_on_a_kept_session_gets_suback_0x9e()
-    {
-        // A kept session captures QoS 1/2 messages for its filters, not for one member of a group: refused, not half done.
-        var id = NewId("kept");
-        await using (var client = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300)))
-        {
-            Assert.Equal(MqttClientSubscribeResultCode.SharedSubscriptionsNotSupported, await client.SubscribeAsync(f => f.WithTopic("$share/g/x").WithAtLeastOnceQoS()));
-        }
-
-        await using var clean = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, id); // a clean start lets the kept session go
-    }
 }

@@ -84,6 +84,48 @@ public abstract class Mqtt5SharedSubscriptionTests<TFixture> : IClassFixture<TFi
     }
 
     [Fact]
+    public async Task A_kept_session_in_a_group_gets_its_share_of_what_was_published_while_it_was_away()
+    {
+        var topic = NewTopic();
+        var group = "g" + Guid.NewGuid().ToString("N")[..8];
+        var id = NewId("kept");
+        var kept = await Mqtt5TestClient.ConnectAsync(Port, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+        Assert.Equal(MqttClientSubscribeResultCode.GrantedQoS1, await kept.SubscribeAsync(f => f.WithTopic($"$share/{group}/{topic}").WithAtLeastOnceQoS()));
+        await kept.DisposeAsync();
+        await using var online = await Mqtt5TestClient.ConnectAsync(Port, NewId("online"));
+        await online.SubscribeAsync(f => f.WithTopic($"$share/{group}/{topic}").WithAtLeastOnceQoS());
+        await using var publisher = await Mqtt5TestClient.ConnectAsync(Port, NewId("pub"));
+
+        var away = Enumerable.Range(0, 30).Select(i => $"away{i}").ToList();
+        foreach (var payload in away)
+        {
+            await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload(payload).WithAtLeastOnceQoS());
+        }
+
+        var toOnline = await PayloadsAsync(online);
+        await using var back = await Mqtt5TestClient.ConnectAsync(Port, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+        Assert.True(back.ConnectResult.IsSessionPresent);
+        var toKept = await PayloadsAsync(back);
+        Assert.Equal(away.Order(), toOnline.Concat(toKept).Order()); // each once, kept for the member that was away
+        Assert.NotEmpty(toKept);
+        Assert.NotEmpty(toOnline);
+
+        // Connected again, its restored subscription is a member like the other.
+        var later = Enumerable.Range(0, 30).Select(i => $"later{i}").ToList();
+        foreach (var payload in later)
+        {
+            await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload(payload).WithAtLeastOnceQoS());
+        }
+
+        var (laterOnline, laterKept) = (await PayloadsAsync(online), await PayloadsAsync(back));
+        Assert.Equal(later.Order(), laterOnline.Concat(laterKept).Order());
+        Assert.NotEmpty(laterKept);
+        Assert.NotEmpty(laterOnline);
+        await back.DisposeAsync();
+        await using var clean = await Mqtt5TestClient.ConnectAsync(Port, id); // a clean start lets the kept session go
+    }
+
+    [Fact]
     public async Task A_member_that_unsubscribes_leaves_the_messages_to_the_others()
     {
         var topic = NewTopic();
