@@ -162,6 +162,7 @@ internal sealed partial class MqttConnection : Connection
         if (mqtt.Persistent)
         {
             mqtt.Inflight.DrainAssigned(mqtt.AssignedIds);
+            mqtt.Inflight.DrainExpired(mqtt.AckedSeqs);
         }
 
         if (mqtt.AckedSeqs.Count > 0 || mqtt.ReleasedIds.Count > 0 || mqtt.CompletedIds.Count > 0 || mqtt.AssignedIds.Count > 0)

@@ -279,26 +279,43 @@ public static class MqttProperties
     /// </summary>
     public static bool TrySetUInt32(Span<byte> properties, MqttPropertyId id, uint value)
     {
+        var at = IndexOfUInt32(properties, id, out _);
+        if (at < 0)
+        {
+            return false;
+        }
+
+        BinaryPrimitives.WriteUInt32BigEndian(properties[at..], value);
+        return true;
+    }
+
+    /// <summary>
+    /// Where the value of the first four-byte integer property <paramref name="id"/> of a property list
+    /// (no length prefix) starts, and the value; -1 when it holds none.
+    /// </summary>
+    public static int IndexOfUInt32(ReadOnlySpan<byte> properties, MqttPropertyId id, out uint value)
+    {
+        value = 0;
         var at = 0;
         while (at < properties.Length)
         {
             var current = properties[at];
             var type = Describe(current).Type;
-            if (!TryReadValue(properties[(at + 1)..], type, out _, out _, out _, out var size))
+            if (!TryReadValue(properties[(at + 1)..], type, out var number, out _, out _, out var size))
             {
-                return false;
+                return -1;
             }
 
             if (current == (byte)id && type == MqttPropertyType.FourByteInteger)
             {
-                BinaryPrimitives.WriteUInt32BigEndian(properties[(at + 1)..], value);
-                return true;
+                value = number;
+                return at + 1;
             }
 
             at += 1 + size;
         }
 
-        return false;
+        return -1;
     }
 
     /// <summary>Whether validated <paramref name="properties"/> hold <paramref name="id"/>.</summary>
