@@ -87,7 +87,7 @@ internal sealed partial class MqttConnection
             }
             if (_mqtt.Persistent)
             {
-                _mqtt.SessionSubscribes.Add(new MqttSessionSubscription(sid, granted, subscriptionId));
+                _mqtt.SessionSubscribes.Add(new MqttSessionSubscription(sid, granted, subscriptionId, v5 && filter.NoLocal, v5 && filter.RetainAsPublished));
             }
 
             codes[i++] = granted;
@@ -132,7 +132,7 @@ internal sealed partial class MqttConnection
 
         if (FilterSubject(filter) is { } subject)
         {
-            AddMqttFilter(subscription.Filter, subject, subscription.QoS, subscriptionId: subscription.SubscriptionId, group: group);
+            AddMqttFilter(subscription.Filter, subject, subscription.QoS, subscription.NoLocal, subscription.RetainAsPublished, subscription.SubscriptionId, group);
         }
     }
 

@@ -24,7 +24,9 @@ internal sealed record MqttStoredMessage(long Seq, byte[] Topic, byte[] Payload,
 /// <param name="Filter">The topic filter, as the client sent it.</param>
 /// <param name="QoS">The granted QoS.</param>
 /// <param name="SubscriptionId">MQTT 5.0: its Subscription Identifier (0: none); records of journal version 1 have none.</param>
-internal readonly record struct MqttSessionSubscription(string Filter, byte QoS, int SubscriptionId = 0);
+/// <param name="NoLocal">MQTT 5.0: its No Local option. [MQTT-3.8.3-3]</param>
+/// <param name="RetainAsPublished">MQTT 5.0: its Retain As Published option. [MQTT-3.3.1-13]</param>
+internal readonly record struct MqttSessionSubscription(string Filter, byte QoS, int SubscriptionId = 0, bool NoLocal = false, bool RetainAsPublished = false);
 
 /// <summary>What a persistent session journals: one event per change, messages in batches.</summary>
 internal enum MqttSessionEventKind : byte
@@ -162,7 +164,7 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
     public const int Id = 4_222_010;
 
     // 2: stored messages keep their header block, expiry time and subscription identifier, subscriptions
-    // their identifier. Version 1 records are still read.
+    // their identifier and MQTT 5.0 options. Version 1 records are still read.
     private const byte Version = 2;
 
     public MqttJournalSerializer(ExtendedActorSystem system)
@@ -342,11 +344,12 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
     private static void WriteSubscriptions(BinaryWriter w, List<MqttSessionSubscription> subscriptions)
     {
         w.Write(subscriptions.Count);
-        foreach (var (filter, qos, subscriptionId) in subscriptions)
+        foreach (var (filter, qos, subscriptionId, noLocal, retainAsPublished) in subscriptions)
         {
             w.Write(filter);
             w.Write(qos);
             w.Write(subscriptionId);
+            w.Write((byte)((noLocal ? 1 : 0) | (retainAsPublished ? 2 : 0)));
         }
     }
 
@@ -355,7 +358,15 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
         var count = Count(r);
         for (var i = 0; i < count; i++)
         {
-            into.Add(new MqttSessionSubscription(r.ReadString(), r.ReadByte(), version == 1 ? 0 : r.ReadInt32()));
+            var subscription = new MqttSessionSubscription(r.ReadString(), r.ReadByte());
+            if (version > 1)
+            {
+                var id = r.ReadInt32();
+                var options = r.ReadByte();
+                subscription = subscription with { SubscriptionId = id, NoLocal = (options & 1) != 0, RetainAsPublished = (options & 2) != 0 };
+            }
+
+            into.Add(subscription);
         }
     }
 

@@ -362,7 +362,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         Persist(change, e =>
         {
             Apply(e);
-            foreach (var (filter, qos, _) in e.Subscriptions)
+            foreach (var (filter, qos, _, _, _) in e.Subscriptions)
             {
                 UpdateCapture(filter, qos);
             }

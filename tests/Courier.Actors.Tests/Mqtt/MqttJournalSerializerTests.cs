@@ -116,13 +116,13 @@ public sealed class MqttJournalSerializerTests : IDisposable
     public void Snapshots_index_and_retained_records_round_trip()
     {
         var snapshot = new MqttSessionSnapshot { NextSeq = 100 };
-        snapshot.Subscriptions.Add(new MqttSessionSubscription("s", 1, 9));
+        snapshot.Subscriptions.Add(new MqttSessionSubscription("s", 1, 9, NoLocal: true, RetainAsPublished: true));
         snapshot.Pending.Add(new MqttStoredMessage(99, [(byte)'s'], [9], 2));
         snapshot.Released.Add(3);
         snapshot.InReceived.Add(4);
         var s2 = (MqttSessionSnapshot)RoundTrip(snapshot);
         Assert.Equal((100L, 1, 99L, 3, 4), (s2.NextSeq, s2.Subscriptions.Count, s2.Pending[0].Seq, (int)s2.Released[0], (int)s2.InReceived[0]));
-        Assert.Equal(new MqttSessionSubscription("s", 1, 9), s2.Subscriptions[0]);
+        Assert.Equal(new MqttSessionSubscription("s", 1, 9, NoLocal: true, RetainAsPublished: true), s2.Subscriptions[0]);
 
         var index = (MqttSessionIndexEvent)RoundTrip(new MqttSessionIndexEvent("ünï", added: false));
         Assert.Equal(("ünï", false), (index.ClientId, index.Added));

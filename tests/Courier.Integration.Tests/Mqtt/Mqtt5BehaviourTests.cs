@@ -118,6 +118,27 @@ public abstract class Mqtt5BehaviourTests<TFixture> : IClassFixture<TFixture>
     }
 
     [Fact]
+    public async Task A_kept_sessions_restored_subscription_keeps_its_no_local_option()
+    {
+        var topic = NewTopic();
+        var id = NewId("nolocal-kept");
+        var first = await Mqtt5TestClient.ConnectAsync(Port, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+        await first.SubscribeAsync(f => f.WithTopic(topic).WithAtMostOnceQoS().WithNoLocal(true));
+        await first.DisposeAsync();
+
+        await using var back = await Mqtt5TestClient.ConnectAsync(Port, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+        Assert.True(back.ConnectResult.IsSessionPresent);
+        await using var other = await Mqtt5TestClient.ConnectAsync(Port, NewId("other"));
+        await back.PublishAsync(m => m.WithTopic(topic).WithPayload("mine"));
+        await other.PublishAsync(m => m.WithTopic(topic).WithPayload("theirs"));
+
+        Assert.Equal("theirs", (await back.ReceiveAsync()).ConvertPayloadToString());
+        Assert.Empty(await back.DrainAsync(TimeSpan.FromMilliseconds(300)));
+        await back.DisposeAsync();
+        await using var clean = await Mqtt5TestClient.ConnectAsync(Port, id); // a clean start lets the kept session go
+    }
+
+    [Fact]
     public async Task Retain_handling_and_retain_as_published_decide_the_retained_message_and_the_retain_flag()
     {
         var topic = NewTopic();
