@@ -255,7 +255,6 @@ internal sealed partial class MqttConnection
     private void WriteMqttAcksLocked()
     {
         var mqtt = _mqtt;
-        Span<byte> idProperty = stackalloc byte[MqttProperties.MaxSubscriptionIdentifierSize];
         var output = new ArrayBufferWriter<byte>();
         foreach (var ack in mqtt.PendingAcks)
         {
@@ -288,14 +287,24 @@ internal sealed partial class MqttConnection
             WriteOwn(output.WrittenSpan);
             foreach (var (subject, granted, subscriptionId) in ack.RetainedFor)
             {
-                // MQTT 5.0: the subscription's identifier goes with its retained messages too. [MQTT-3.3.4-3]
-                var properties = idProperty[..MqttProperties.WriteSubscriptionIdentifier(idProperty, subscriptionId)];
                 foreach (var message in _context.Retained.Matching(subject))
                 {
                     if (mqtt.RetainedSeenLive.Contains(message.Subject))
                     {
                         continue; // delivered live while the subscription was being made
                     }
+
+                    var now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+                    if (message.ExpiresAt != 0 && now >= message.ExpiresAt)
+                    {
+                        continue; // past its Message Expiry Interval: not sent to anyone [MQTT-3.3.2-5]
+                    }
+
+                    // MQTT 5.0: the message's properties, its Message Expiry Interval now the time it has left
+                    // [MQTT-3.3.2-6], then the subscription's identifier [MQTT-3.3.4-3].
+                    ReadOnlySpan<byte> properties = v5 && (message.Headers is { Length: > 0 } || subscriptionId != 0)
+                        ? RetainedProperties(message, subscriptionId, now)
+                        : default;
 
                     var payload = new ReadOnlySequence<byte>(message.Payload);
                     var qos = Math.Min(message.QoS, granted);
@@ -325,5 +334,22 @@ internal sealed partial class MqttConnection
         }
 
         mqtt.PendingAcks.Clear();
+    }
+
+    // A retained message's MQTT 5.0 properties for one subscription (at SUBSCRIBE, not per message): its own,
+    // the Message Expiry Interval counted down to `now`, and the subscription's identifier.
+    private static byte[] RetainedProperties(MqttRetainedMessage message, int subscriptionId, long now)
+    {
+        var headers = message.Headers ?? [];
+        var headerProperties = MqttNatsHeaders.PropertiesLength(headers);
+        var properties = new byte[headerProperties + MqttProperties.SubscriptionIdentifierSize(subscriptionId)];
+        MqttNatsHeaders.WriteProperties(headers, properties);
+        MqttProperties.WriteSubscriptionIdentifier(properties.AsSpan(headerProperties), subscriptionId);
+        if (message.ExpiresAt != 0)
+        {
+            MqttProperties.TrySetUInt32(properties, MqttPropertyId.MessageExpiryInterval, (uint)((message.ExpiresAt - now + 999) / 1000));
+        }
+
+        return properties;
     }
 }

@@ -742,7 +742,7 @@ internal sealed partial class MqttConnection : Connection
         var mqtt = _mqtt;
         lock (_context.Retained.Gate)
         {
-            var stored = Retain(subject, topic, payload, qos);
+            var stored = Retain(subject, topic, payload, qos, headerLines);
             Publisher.InboundRetain = true;
             try
             {
@@ -758,18 +758,21 @@ internal sealed partial class MqttConnection : Connection
     }
 
     // Sets or clears the retained message at once (subscribers read it from memory) and journals the
-    // change; for QoS 1/2 the returned task completes once it is journaled (null for QoS 0).
-    private Task? Retain(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> payload, byte qos)
+    // change; for QoS 1/2 the returned task completes once it is journaled (null for QoS 0). An MQTT 5.0
+    // message keeps its properties (as a header block) and when its Message Expiry Interval runs out.
+    private Task? Retain(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> payload, byte qos, ReadOnlySpan<byte> headerLines)
     {
         var key = Encoding.UTF8.GetString(subject);
-        var change = new MqttRetainedEvent(key, topic.ToArray(), payload.ToArray(), qos);
+        byte[] headers = headerLines.IsEmpty ? [] : [.. "NATS/1.0\r\n"u8, .. headerLines, .. "\r\n"u8];
+        var expiresAt = MqttNatsHeaders.TryGetMessageExpiry(headers, out var seconds) ? DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() + (seconds * 1000L) : 0;
+        var change = new MqttRetainedEvent(key, topic.ToArray(), payload.ToArray(), qos, headers, expiresAt);
         if (payload.IsEmpty)
         {
             _context.Retained.Clear(key); // [MQTT-3.3.1-10]
         }
         else
         {
-            _context.Retained.Set(new MqttRetainedMessage(key, change.Topic, change.Payload, qos)); // [MQTT-3.3.1-5]
+            _context.Retained.Set(new MqttRetainedMessage(key, change.Topic, change.Payload, qos, headers, expiresAt)); // [MQTT-3.3.1-5]
         }
 
         if (qos == 0)

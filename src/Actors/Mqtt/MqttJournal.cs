@@ -129,13 +129,21 @@ internal sealed class MqttSessionIndexSnapshot
 /// <summary>A retained message set (payload non-empty) or cleared (payload empty). [MQTT-3.3.1-5], [MQTT-3.3.1-10]</summary>
 internal sealed class MqttRetainedEvent
 {
-    public MqttRetainedEvent(string subject, byte[] topic, byte[] payload, byte qos)
+    public MqttRetainedEvent(string subject, byte[] topic, byte[] payload, byte qos, byte[]? headers = null, long expiresAt = 0)
     {
         Subject = subject;
         Topic = topic;
         Payload = payload;
         QoS = qos;
+        Headers = headers ?? [];
+        ExpiresAt = expiresAt;
     }
+
+    /// <summary>MQTT 5.0: the properties as a NATS header block; empty for none.</summary>
+    public byte[] Headers { get; }
+
+    /// <summary>MQTT 5.0: when the message expires, Unix milliseconds; 0 for never.</summary>
+    public long ExpiresAt { get; }
 
     public string Subject { get; }
 
@@ -163,8 +171,8 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
     /// <summary>The serializer id stored beside every event and snapshot: never change it.</summary>
     public const int Id = 4_222_010;
 
-    // 2: stored messages keep their header block, expiry time and subscription identifier, subscriptions
-    // their identifier and MQTT 5.0 options. Version 1 records are still read.
+    // 2: stored and retained messages keep their header block and expiry time, stored ones their
+    // subscription identifier, subscriptions their identifier and MQTT 5.0 options. Version 1 records are still read.
     private const byte Version = 2;
 
     public MqttJournalSerializer(ExtendedActorSystem system)
@@ -234,13 +242,13 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
 
                     break;
                 case MqttRetainedEvent e:
-                    WriteRetained(w, e.Subject, e.Topic, e.Payload, e.QoS);
+                    WriteRetained(w, new MqttRetainedMessage(e.Subject, e.Topic, e.Payload, e.QoS, e.Headers, e.ExpiresAt));
                     break;
                 case MqttRetainedSnapshot s:
                     w.Write(s.Messages.Count);
                     foreach (var m in s.Messages)
                     {
-                        WriteRetained(w, m.Subject, m.Topic, m.Payload, m.QoS);
+                        WriteRetained(w, m);
                     }
 
                     break;
@@ -315,8 +323,8 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
 
                 case "mqtt.retained":
                     {
-                        var m = ReadRetained(r);
-                        return new MqttRetainedEvent(m.Subject, m.Topic, m.Payload, m.QoS);
+                        var m = ReadRetained(r, version);
+                        return new MqttRetainedEvent(m.Subject, m.Topic, m.Payload, m.QoS, m.Headers, m.ExpiresAt);
                     }
 
                 case "mqtt.retained-snapshot":
@@ -325,7 +333,7 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
                         var count = Count(r);
                         for (var i = 0; i < count; i++)
                         {
-                            s.Messages.Add(ReadRetained(r));
+                            s.Messages.Add(ReadRetained(r, version));
                         }
 
                         return s;
@@ -413,15 +421,21 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
         }
     }
 
-    private static void WriteRetained(BinaryWriter w, string subject, byte[] topic, byte[] payload, byte qos)
+    private static void WriteRetained(BinaryWriter w, MqttRetainedMessage m)
     {
-        w.Write(subject);
-        WriteBytes(w, topic);
-        WriteBytes(w, payload);
-        w.Write(qos);
+        w.Write(m.Subject);
+        WriteBytes(w, m.Topic);
+        WriteBytes(w, m.Payload);
+        w.Write(m.QoS);
+        WriteBytes(w, m.Headers ?? []);
+        w.Write(m.ExpiresAt);
     }
 
-    private static MqttRetainedMessage ReadRetained(BinaryReader r) => new(r.ReadString(), ReadBytes(r), ReadBytes(r), r.ReadByte());
+    private static MqttRetainedMessage ReadRetained(BinaryReader r, byte version)
+    {
+        var m = new MqttRetainedMessage(r.ReadString(), ReadBytes(r), ReadBytes(r), r.ReadByte());
+        return version == 1 ? m : m with { Headers = ReadBytes(r), ExpiresAt = r.ReadInt64() };
+    }
 
     private static void WriteBytes(BinaryWriter w, byte[] bytes)
     {

@@ -128,10 +128,14 @@ public sealed class MqttJournalSerializerTests : IDisposable
         Assert.Equal(("ünï", false), (index.ClientId, index.Added));
 
         var retained = new MqttRetainedSnapshot();
-        retained.Messages.Add(new MqttRetainedMessage("a.b", [(byte)'a', (byte)'/', (byte)'b'], [5, 6], 1));
+        retained.Messages.Add(new MqttRetainedMessage("a.b", [(byte)'a', (byte)'/', (byte)'b'], [5, 6], 1, [1, 2], 77));
         var r2 = (MqttRetainedSnapshot)RoundTrip(retained);
         Assert.Equal(retained.Messages[0].Payload, r2.Messages[0].Payload);
-        Assert.Equal(("a.b", (byte)1), (r2.Messages[0].Subject, r2.Messages[0].QoS));
+        Assert.Equal(("a.b", (byte)1, 77L), (r2.Messages[0].Subject, r2.Messages[0].QoS, r2.Messages[0].ExpiresAt));
+        Assert.Equal(new byte[] { 1, 2 }, r2.Messages[0].Headers);
+
+        var change = (MqttRetainedEvent)RoundTrip(new MqttRetainedEvent("a.b", [(byte)'a'], [1], 1, [3], 88));
+        Assert.Equal((88L, 3), (change.ExpiresAt, (int)change.Headers[0]));
     }
 
     [Fact]

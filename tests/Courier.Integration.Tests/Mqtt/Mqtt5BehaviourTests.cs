@@ -228,6 +228,29 @@ public abstract class Mqtt5BehaviourTests<TFixture> : IClassFixture<TFixture>
     }
 
     [Fact]
+    public async Task A_retained_message_keeps_its_properties_and_is_not_sent_once_expired()
+    {
+        var topic = NewTopic();
+        await using var publisher = await Mqtt5TestClient.ConnectAsync(Port, NewId("pub"));
+        await publisher.PublishAsync(m => m.WithTopic($"{topic}/kept").WithPayload("kept").WithAtLeastOnceQoS().WithRetainFlag()
+            .WithUser("unit", "C").WithContentType("text/plain").WithMessageExpiryInterval(100));
+        await publisher.PublishAsync(m => m.WithTopic($"{topic}/gone").WithPayload("gone").WithAtLeastOnceQoS().WithRetainFlag()
+            .WithMessageExpiryInterval(1));
+        await Task.Delay(TimeSpan.FromSeconds(2.5));
+
+        await using var subscriber = await Mqtt5TestClient.ConnectAsync(Port, NewId("sub"));
+        await subscriber.SubscribeAsync(f => f.WithTopic($"{topic}/#").WithAtLeastOnceQoS());
+        var kept = await subscriber.ReceiveAsync();
+        Assert.Equal(($"{topic}/kept", "kept", true), (kept.Topic, kept.ConvertPayloadToString(), kept.Retain));
+        Assert.Equal([("unit", "C")], kept.UserProperties.Select(p => (p.Name, p.ReadValueAsString())));
+        Assert.Equal("text/plain", kept.ContentType);
+        Assert.InRange(kept.MessageExpiryInterval, 1u, 98u); // what it has left [MQTT-3.3.2-6]
+        Assert.Empty(await subscriber.DrainAsync(TimeSpan.FromMilliseconds(300))); // the expired one is not sent [MQTT-3.3.2-5]
+
+        await publisher.PublishAsync(m => m.WithTopic($"{topic}/kept").WithPayload("").WithAtLeastOnceQoS().WithRetainFlag()); // clean up
+    }
+
+    [Fact]
     public async Task A_live_message_carries_its_message_expiry_interval()
     {
         var topic = NewTopic();

@@ -96,6 +96,8 @@ public sealed class MqttDurabilityTests
             {
                 await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("kept").WithAtLeastOnceQoS()
                     .WithUser("origin", "before kill").WithMessageExpiryInterval(3600));
+                await publisher.PublishAsync(m => m.WithTopic($"{topic}/retained").WithPayload("retained").WithAtLeastOnceQoS().WithRetainFlag()
+                    .WithContentType("text/plain").WithMessageExpiryInterval(3600));
             }
 
             await broker.KillAsync(); // the PUBACK came after the session journaled it
@@ -113,6 +115,13 @@ public sealed class MqttDurabilityTests
             await publisher2.PublishAsync(m => m.WithTopic(topic).WithPayload("after restart"));
             var live = await back.ReceiveAsync();
             Assert.Equal(("after restart", 77u), (live.ConvertPayloadToString(), Assert.Single(live.SubscriptionIdentifiers)));
+
+            // A retained message kept its properties and expiry time too.
+            await using var subscriber = await Mqtt5TestClient.ConnectAsync(restarted.MqttPort, "sub-" + Guid.NewGuid().ToString("N"));
+            await subscriber.SubscribeAsync(f => f.WithTopic($"{topic}/retained").WithAtLeastOnceQoS());
+            var retained = await subscriber.ReceiveAsync();
+            Assert.Equal(("retained", "text/plain", true), (retained.ConvertPayloadToString(), retained.ContentType, retained.Retain));
+            Assert.InRange(retained.MessageExpiryInterval, 3000u, 3600u);
         }
         finally
         {
