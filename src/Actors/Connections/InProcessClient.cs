@@ -233,9 +233,9 @@ internal sealed class InProcessClient : IAsyncDisposable
         private long _calls; // deliveries since the last report (Complete)
         private long _callBytes;
 
-        public bool Deliver(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in System.Buffers.ReadOnlySequence<byte> payload, out bool first)
+        public bool Deliver(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in System.Buffers.ReadOnlySequence<byte> payload, Connection source, out bool first)
         {
-            var message = new InProcessMessage(subject, replyTo, headerSize, payload);
+            var message = new InProcessMessage(subject, replyTo, headerSize, payload, source);
             lock (_lock)
             {
                 first = false;

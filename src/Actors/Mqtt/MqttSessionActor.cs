@@ -44,6 +44,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     private readonly HashSet<ushort> _receivedIn = [];
     private readonly Dictionary<long, ushort> _packetIds = []; // in memory, as nats-server: a restart sends with new ids
     private readonly List<(long Seq, ushort PacketId)> _assigned = [];
+    private readonly SessionClient _current = new();
     private IActorRef? _connection;
     private MqttConnection? _client;
     private bool _clean = true;
@@ -224,6 +225,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
             _connection = null;
             _client = null;
+            _current.Client = null;
             _ready = false;
             if (!_clean)
             {
@@ -310,6 +312,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
         _connection = attach.Connection;
         _client = attach.Client;
+        _current.Client = attach.Client;
         _ready = false;
         Context.Watch(_connection);
         UpdateSharedCaptures(); // connected: the connection's subscription is the group member
@@ -568,10 +571,11 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
         var self = Self;
         var client = _captureClient();
+        var noLocal = _subscriptions.TryGetValue(filter, out var subscription) && subscription.NoLocal ? _current : null;
         sids = [];
         foreach (var subject in subjects)
         {
-            sids.Add(client.Subscribe(subject, group, new CaptureSink(self, filter, _ledger)));
+            sids.Add(client.Subscribe(subject, group, new CaptureSink(self, filter, _ledger, noLocal)));
         }
 
         _captureSids[filter] = sids;
@@ -642,12 +646,25 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         return at < headers.Length && headers[at] is >= (byte)'0' and <= (byte)'2' ? headers[at] - '0' : 0;
     }
 
+    /// <summary>The connection holding the session now, as publishers' threads read it (a No Local capture compares it).</summary>
+    private sealed class SessionClient
+    {
+        private volatile MqttConnection? _client;
+
+        public MqttConnection? Client
+        {
+            get => _client;
+            set => _client = value;
+        }
+    }
+
     /// <summary>
     /// The capture subscription's sink, called on each publisher's thread: it copies only the
     /// messages published at QoS 1/2 (QoS 0 ones, most of the traffic, cost nothing here) and hands
-    /// them to the session once per read batch.
+    /// them to the session once per read batch. For a No Local subscription (<paramref name="noLocal"/>
+    /// set) it passes over what the session's own connection published. [MQTT-3.8.3-3]
     /// </summary>
-    private sealed class CaptureSink(IActorRef session, string filter, MqttCaptureLedger ledger) : DeliverySink
+    private sealed class CaptureSink(IActorRef session, string filter, MqttCaptureLedger ledger, SessionClient? noLocal) : DeliverySink
     {
         private List<InternalMessage>? _batch;
         private List<long>? _numbers;
@@ -657,6 +674,11 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             if (frame.HeaderSize <= 0)
             {
                 return; // no headers: a NATS publish, QoS 0
+            }
+
+            if (noLocal is not null && frame.Source is { } source && ReferenceEquals(source, noLocal.Client))
+            {
+                return; // its own publish, to a No Local subscription
             }
 
             var headers = frame.Payload.Slice(0, frame.HeaderSize);

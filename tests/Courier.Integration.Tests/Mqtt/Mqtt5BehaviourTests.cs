@@ -118,6 +118,24 @@ public abstract class Mqtt5BehaviourTests<TFixture> : IClassFixture<TFixture>
     }
 
     [Fact]
+    public async Task A_no_local_subscription_of_a_kept_session_does_not_get_its_own_qos_1_publishes()
+    {
+        var topic = NewTopic();
+        var id = NewId("nolocal-q1");
+        await using var client = await Mqtt5TestClient.ConnectAsync(Port, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+        await client.SubscribeAsync(f => f.WithTopic(topic).WithAtLeastOnceQoS().WithNoLocal(true));
+        await using var other = await Mqtt5TestClient.ConnectAsync(Port, NewId("other"));
+
+        await client.PublishAsync(m => m.WithTopic(topic).WithPayload("mine").WithAtLeastOnceQoS());
+        await other.PublishAsync(m => m.WithTopic(topic).WithPayload("theirs").WithAtLeastOnceQoS());
+
+        Assert.Equal("theirs", (await client.ReceiveAsync()).ConvertPayloadToString());
+        Assert.Empty(await client.DrainAsync(TimeSpan.FromMilliseconds(300)));
+        await client.DisposeAsync();
+        await using var clean = await Mqtt5TestClient.ConnectAsync(Port, id); // a clean start lets the kept session go
+    }
+
+    [Fact]
     public async Task A_kept_sessions_restored_subscription_keeps_its_no_local_option()
     {
         var topic = NewTopic();
