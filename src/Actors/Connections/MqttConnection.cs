@@ -608,7 +608,7 @@ internal sealed partial class MqttConnection : Connection
             var payload = new ReadOnlySequence<byte>(message.Payload);
             if (mqtt.Version != 5 || (message.Headers is not { Length: > 0 } && message.SubscriptionId == 0))
             {
-                mqtt.Inflight.Send(message.Topic, payload, retain: false, message.QoS, message.Seq, previousId);
+                mqtt.Inflight.Send(message.Topic, payload, retain: message.Retain, message.QoS, message.Seq, previousId);
                 continue;
             }
 
@@ -625,7 +625,7 @@ internal sealed partial class MqttConnection : Connection
                 MqttProperties.TrySetUInt32(properties, MqttPropertyId.MessageExpiryInterval, left);
             }
 
-            mqtt.Inflight.Send(message.Topic, payload, retain: false, message.QoS, message.Seq, previousId, properties);
+            mqtt.Inflight.Send(message.Topic, payload, retain: message.Retain, message.QoS, message.Seq, previousId, properties);
         }
 
         Outbound.Signal();

@@ -18,7 +18,8 @@ namespace Courier.Actors.Mqtt;
 /// the process); 0 for never. Not sent once past it, unless already sent. [MQTT-3.3.2-5]
 /// </param>
 /// <param name="SubscriptionId">MQTT 5.0: the Subscription Identifier of the subscription that kept it (0: none). [MQTT-3.3.4-3]</param>
-internal sealed record MqttStoredMessage(long Seq, byte[] Topic, byte[] Payload, byte QoS, byte[]? Headers = null, long ExpiresAt = 0, int SubscriptionId = 0);
+/// <param name="Retain">MQTT 5.0: sent with RETAIN (published retained, to a Retain As Published subscription). [MQTT-3.3.1-12]</param>
+internal sealed record MqttStoredMessage(long Seq, byte[] Topic, byte[] Payload, byte QoS, byte[]? Headers = null, long ExpiresAt = 0, int SubscriptionId = 0, bool Retain = false);
 
 /// <summary>A persistent session's subscription.</summary>
 /// <param name="Filter">The topic filter, as the client sent it.</param>
@@ -408,6 +409,7 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
             WriteBytes(w, m.Headers ?? []);
             w.Write(m.ExpiresAt);
             w.Write(m.SubscriptionId);
+            w.Write(m.Retain);
         }
     }
 
@@ -417,7 +419,7 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
         for (var i = 0; i < count; i++)
         {
             var message = new MqttStoredMessage(r.ReadInt64(), ReadBytes(r), ReadBytes(r), r.ReadByte());
-            into.Add(version == 1 ? message : message with { Headers = ReadBytes(r), ExpiresAt = r.ReadInt64(), SubscriptionId = r.ReadInt32() });
+            into.Add(version == 1 ? message : message with { Headers = ReadBytes(r), ExpiresAt = r.ReadInt64(), SubscriptionId = r.ReadInt32(), Retain = r.ReadBoolean() });
         }
     }
 

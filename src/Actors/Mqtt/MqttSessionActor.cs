@@ -404,7 +404,8 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             var length = MqttTopics.SubjectToTopic(Encoding.UTF8.GetBytes(message.Subject), topic);
             var headers = message.Headers ?? [];
             var expiresAt = MqttNatsHeaders.TryGetMessageExpiry(headers, out var seconds) ? now + (seconds * 1000L) : 0; // [MQTT-3.3.2-5]
-            change.Messages.Add(new MqttStoredMessage(_nextSeq++, topic[..length], message.Payload, (byte)qos, headers, expiresAt, subscription.SubscriptionId));
+            change.Messages.Add(new MqttStoredMessage(
+                _nextSeq++, topic[..length], message.Payload, (byte)qos, headers, expiresAt, subscription.SubscriptionId, message.Retained && subscription.RetainAsPublished)); // [MQTT-3.3.1-12]
         }
 
         if (change.Messages.Count == 0)
@@ -688,7 +689,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             }
 
             var all = frame.Payload.ToArray();
-            (_batch ??= []).Add(new InternalMessage(Encoding.UTF8.GetString(frame.Subject), null, all[..frame.HeaderSize], all[frame.HeaderSize..]));
+            (_batch ??= []).Add(new InternalMessage(Encoding.UTF8.GetString(frame.Subject), null, all[..frame.HeaderSize], all[frame.HeaderSize..]) { Retained = frame.Retained });
             (_numbers ??= []).Add(ledger.Capture()); // numbered as it is read: before the PONG of any later barrier
         }
 

@@ -64,14 +64,15 @@ public sealed class MqttJournalSerializerTests : IDisposable
     {
         var e = new MqttSessionEvent(MqttSessionEventKind.Stored);
         var headers = System.Text.Encoding.ASCII.GetBytes("NATS/1.0\r\nNmqtt-Pub:1\r\nMqtt-Message-Expiry: 5\r\n\r\n");
-        e.Messages.Add(new MqttStoredMessage(7, [(byte)'t'], [1], 1, headers, 1_700_000_000_123, 42));
+        e.Messages.Add(new MqttStoredMessage(7, [(byte)'t'], [1], 1, headers, 1_700_000_000_123, 42, Retain: true));
         e.Messages.Add(new MqttStoredMessage(8, [(byte)'t'], [2], 2));
 
         var back = (MqttSessionEvent)RoundTrip(e);
 
         Assert.Equal(headers, back.Messages[0].Headers);
         Assert.Equal(1_700_000_000_123, back.Messages[0].ExpiresAt);
-        Assert.Equal(42, back.Messages[0].SubscriptionId);
+        Assert.Equal((42, true), (back.Messages[0].SubscriptionId, back.Messages[0].Retain));
+        Assert.False(back.Messages[1].Retain);
         Assert.Equal((8L, 0L), (back.Messages[1].Seq, back.Messages[1].ExpiresAt));
         Assert.Empty(back.Messages[1].Headers!);
     }

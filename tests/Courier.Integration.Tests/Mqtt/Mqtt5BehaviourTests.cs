@@ -136,6 +136,28 @@ public abstract class Mqtt5BehaviourTests<TFixture> : IClassFixture<TFixture>
     }
 
     [Fact]
+    public async Task Retain_as_published_applies_to_the_qos_1_messages_of_a_kept_session()
+    {
+        var topic = NewTopic();
+        var id = NewId("rap-kept");
+        await using var client = await Mqtt5TestClient.ConnectAsync(Port, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+        await client.SubscribeAsync(f => f.WithTopic($"{topic}/rap").WithAtLeastOnceQoS().WithRetainAsPublished(true));
+        await client.SubscribeAsync(f => f.WithTopic($"{topic}/plain").WithAtLeastOnceQoS());
+        await using var publisher = await Mqtt5TestClient.ConnectAsync(Port, NewId("pub"));
+
+        await publisher.PublishAsync(m => m.WithTopic($"{topic}/rap").WithPayload("rap").WithAtLeastOnceQoS().WithRetainFlag());
+        await publisher.PublishAsync(m => m.WithTopic($"{topic}/plain").WithPayload("plain").WithAtLeastOnceQoS().WithRetainFlag());
+        var received = new[] { await client.ReceiveAsync(), await client.ReceiveAsync() };
+        Assert.True(Assert.Single(received, m => m.ConvertPayloadToString() == "rap").Retain); // [MQTT-3.3.1-12]
+        Assert.False(Assert.Single(received, m => m.ConvertPayloadToString() == "plain").Retain); // [MQTT-3.3.1-13]
+
+        await publisher.PublishAsync(m => m.WithTopic($"{topic}/rap").WithPayload("").WithAtLeastOnceQoS().WithRetainFlag()); // clean up
+        await publisher.PublishAsync(m => m.WithTopic($"{topic}/plain").WithPayload("").WithAtLeastOnceQoS().WithRetainFlag());
+        await client.DisposeAsync();
+        await using var clean = await Mqtt5TestClient.ConnectAsync(Port, id); // a clean start lets the kept session go
+    }
+
+    [Fact]
     public async Task A_kept_sessions_restored_subscription_keeps_its_no_local_option()
     {
         var topic = NewTopic();
