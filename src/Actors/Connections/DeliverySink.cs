@@ -8,13 +8,21 @@ namespace Courier.Actors.Connections;
 /// </summary>
 internal readonly ref struct InProcessMessage
 {
-    public InProcessMessage(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload)
+    public InProcessMessage(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload, Connection? source = null, bool retained = false)
     {
         Subject = subject;
         ReplyTo = replyTo;
         HeaderSize = headerSize;
         Payload = payload;
+        Source = source;
+        Retained = retained;
     }
+
+    /// <summary>An MQTT PUBLISH with RETAIN set (a kept session's Retain As Published keeps the flag).</summary>
+    public bool Retained { get; }
+
+    /// <summary>The connection that published it (an MQTT session's No Local compares it with its own); null when unknown.</summary>
+    public Connection? Source { get; }
 
     /// <summary>The subject the message shows (a JetStream delivery's own subject, not its deliver subject).</summary>
     public ReadOnlySpan<byte> Subject { get; }

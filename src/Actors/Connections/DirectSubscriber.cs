@@ -15,9 +15,10 @@ internal interface IDirectSubscriber
     /// <summary>
     /// One message; the spans and payload are the publisher's and valid only during the call.
     /// <paramref name="first"/>: the first delivery since the last <see cref="Complete"/>, so the caller
-    /// notes the subscriber for it (Outbound.AddDirectPending). False when the subscriber is closed (unsubscribed).
+    /// notes the subscriber for it (Outbound.AddDirectPending). <paramref name="from"/>: the publisher
+    /// (its connection, and whether an MQTT PUBLISH had RETAIN). False when the subscriber is closed (unsubscribed).
     /// </summary>
-    bool Deliver(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload, out bool first);
+    bool Deliver(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload, Publisher from, out bool first);
 
     /// <summary>
     /// The publisher's batch is over: hand on what was delivered (nothing when nothing is pending), and

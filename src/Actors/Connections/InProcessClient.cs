@@ -8,6 +8,9 @@ namespace Courier.Actors.Connections;
 /// <summary>A message received by an <see cref="InProcessClient"/>'s subscription, copied out of the publisher's buffers.</summary>
 internal sealed record InternalMessage(string Subject, string? ReplyTo, byte[]? Headers, byte[] Payload)
 {
+    /// <summary>Published by an MQTT client with RETAIN set (a kept session's Retain As Published keeps it).</summary>
+    public bool Retained { get; init; }
+
     public static InternalMessage From(in InProcessMessage message)
     {
         var all = System.Buffers.BuffersExtensions.ToArray(message.Payload);
@@ -233,9 +236,9 @@ internal sealed class InProcessClient : IAsyncDisposable
         private long _calls; // deliveries since the last report (Complete)
         private long _callBytes;
 
-        public bool Deliver(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in System.Buffers.ReadOnlySequence<byte> payload, out bool first)
+        public bool Deliver(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in System.Buffers.ReadOnlySequence<byte> payload, Publisher from, out bool first)
         {
-            var message = new InProcessMessage(subject, replyTo, headerSize, payload);
+            var message = new InProcessMessage(subject, replyTo, headerSize, payload, from.Source, from.InboundRetain);
             lock (_lock)
             {
                 first = false;

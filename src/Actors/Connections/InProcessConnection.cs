@@ -55,7 +55,7 @@ internal sealed partial class InProcessConnection : Connection
     internal override bool WriteMessage(Subscription sub, ref MsgTemplates templates, in ReadOnlySequence<byte> payload, Publisher from)
     {
         var direct = sub.Direct!;
-        if (!direct.Deliver(templates.Subject, templates.ReplyTo, templates.HeaderSize, payload, out var first))
+        if (!direct.Deliver(templates.Subject, templates.ReplyTo, templates.HeaderSize, payload, from, out var first))
         {
             return false;
         }

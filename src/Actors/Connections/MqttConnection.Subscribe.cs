@@ -13,35 +13,50 @@ internal sealed partial class MqttConnection
     // SUBSCRIBE: one subscription per filter (two for "x/#": "x.>" and "x", as nats-server), a return
     // code per filter, SUBACK once they are in effect, then the retained messages they match.
     // MQTT 5.0: reason codes name the failure (0x8F filter, 0x87 permission, 0x9E shared subscription),
-    // and the options byte's No Local, Retain As Published and Retain Handling apply. [MQTT-3.8.3.1]
+    // the options byte's No Local, Retain As Published and Retain Handling apply [MQTT-3.8.3.1], and a
+    // Subscription Identifier goes with every message the subscriptions deliver. [MQTT-3.8.2.1.2]
     private MqttStep ProcessMqttSubscribe(in MqttPacket packet)
     {
         var v5 = _mqtt.Version == 5;
+        var subscriptionId = 0;
         if (v5)
         {
             foreach (var property in MqttProperties.Enumerate(packet.Properties))
             {
                 if (property.Id == MqttPropertyId.SubscriptionIdentifier)
                 {
-                    // CONNACK said Subscription Identifier Available 0. [MQTT-3.8.2.1.2]
-                    return MqttDisconnect(MqttReasonCode.SubscriptionIdentifiersNotSupported, "subscription identifiers are not supported");
+                    subscriptionId = (int)property.Number; // 1..268435455: the parser refused 0
                 }
             }
         }
 
         var filters = packet.TopicFilters;
         var codes = new byte[filters.Count];
-        var retained = new List<(string Subject, byte QoS)>();
+        var retained = new List<(string Subject, byte QoS, int SubscriptionId)>();
         var i = 0;
         foreach (var filter in filters)
         {
-            if (v5 && filter.Filter.StartsWith("$share/"u8))
+            // MQTT 5.0 shared subscription "$share/{group}/{filter}": a NATS queue group, so each message goes to
+            // one member [MQTT-4.8.2]; 3.1.1 takes the filter literally, as nats-server.
+            var topicFilter = filter.Filter;
+            string? group = null;
+            if (v5 && MqttTopics.IsSharedFilter(topicFilter))
             {
-                codes[i++] = (byte)MqttReasonCode.SharedSubscriptionsNotSupported; // CONNACK said Shared Subscription Available 0
-                continue;
+                if (!MqttTopics.TrySplitSharedFilter(filter.Filter, out var shareName, out topicFilter) || !IsValidQueue(shareName))
+                {
+                    codes[i++] = (byte)MqttReasonCode.TopicFilterInvalid;
+                    continue;
+                }
+
+                if (filter.NoLocal)
+                {
+                    return MqttDisconnect(MqttReasonCode.ProtocolError, "No Local on a shared subscription"); // [MQTT-3.8.3-4]
+                }
+
+                group = Encoding.UTF8.GetString(shareName);
             }
 
-            var subject = FilterSubject(filter.Filter);
+            var subject = FilterSubject(topicFilter);
             if (subject is null)
             {
                 codes[i++] = v5 ? (byte)MqttReasonCode.TopicFilterInvalid : (byte)0x80; // failure [MQTT-3.9.3]
@@ -63,14 +78,16 @@ internal sealed partial class MqttConnection
                 existed = _subs.ContainsKey(sid);
             }
 
-            var subjects = AddMqttFilter(sid, subject, granted, v5 && filter.NoLocal, v5 && filter.RetainAsPublished);
-            if (!v5 || filter.RetainHandling == 0 || (filter.RetainHandling == 1 && !existed))
+            var subjects = AddMqttFilter(sid, subject, granted, v5 && filter.NoLocal, v5 && filter.RetainAsPublished, subscriptionId, group);
+            if (group is null && (!v5 || filter.RetainHandling == 0 || (filter.RetainHandling == 1 && !existed)))
             {
-                retained.AddRange(subjects); // Retain Handling 1: only for a new subscription; 2: never [MQTT-3.3.1-10]
+                // Retain Handling 1: only for a new subscription; 2: never [MQTT-3.3.1-10]; a shared subscription
+                // never gets them (a member joining a group is not a new reader of the topic; mosquitto does the same).
+                retained.AddRange(subjects);
             }
             if (_mqtt.Persistent)
             {
-                _mqtt.SessionSubscribes.Add((sid, granted));
+                _mqtt.SessionSubscribes.Add(new MqttSessionSubscription(sid, granted, subscriptionId, v5 && filter.NoLocal, v5 && filter.RetainAsPublished));
             }
 
             codes[i++] = granted;
@@ -98,26 +115,39 @@ internal sealed partial class MqttConnection
         return !MqttTopics.NeedsParentLevelSubscription(bytes) || permissions.CanSubscribe(Encoding.UTF8.GetString(MqttTopics.ParentLevel(bytes)));
     }
 
-    // A filter's subscription(s), restored from a persistent session.
-    private void AddMqttFilter(string filter, byte qos)
+    // A filter's subscription(s), restored from a persistent session (a 5.0 client's shared ones in their group).
+    private void AddMqttFilter(MqttSessionSubscription subscription)
     {
-        if (FilterSubject(Encoding.UTF8.GetBytes(filter)) is { } subject)
+        ReadOnlySpan<byte> filter = Encoding.UTF8.GetBytes(subscription.Filter);
+        string? group = null;
+        if (_mqtt.Version == 5 && MqttTopics.IsSharedFilter(filter))
         {
-            AddMqttFilter(filter, subject, qos);
+            if (!MqttTopics.TrySplitSharedFilter(filter, out var shareName, out filter))
+            {
+                return;
+            }
+
+            group = Encoding.UTF8.GetString(shareName);
+        }
+
+        if (FilterSubject(filter) is { } subject)
+        {
+            AddMqttFilter(subscription.Filter, subject, subscription.QoS, subscription.NoLocal, subscription.RetainAsPublished, subscription.SubscriptionId, group);
         }
     }
 
     // One subscription per filter, two for "x/#" ("x.>" and "x", sid "x/# fwc", as nats-server); returns their subjects.
-    private List<(string Subject, byte QoS)> AddMqttFilter(string sid, string subject, byte granted, bool noLocal = false, bool retainAsPublished = false)
+    private List<(string Subject, byte QoS, int SubscriptionId)> AddMqttFilter(
+        string sid, string subject, byte granted, bool noLocal = false, bool retainAsPublished = false, int subscriptionId = 0, string? group = null)
     {
-        List<(string Subject, byte QoS)> subjects = [(subject, granted)];
-        AddMqttSubscription(sid, subject, granted, noLocal, retainAsPublished);
+        List<(string Subject, byte QoS, int SubscriptionId)> subjects = [(subject, granted, subscriptionId)];
+        AddMqttSubscription(sid, subject, granted, noLocal, retainAsPublished, subscriptionId, group);
         var subjectBytes = Encoding.UTF8.GetBytes(subject);
         if (MqttTopics.NeedsParentLevelSubscription(subjectBytes))
         {
             var parent = Encoding.UTF8.GetString(MqttTopics.ParentLevel(subjectBytes));
-            AddMqttSubscription(sid + ParentLevelSidSuffix, parent, granted, noLocal, retainAsPublished);
-            subjects.Add((parent, granted));
+            AddMqttSubscription(sid + ParentLevelSidSuffix, parent, granted, noLocal, retainAsPublished, subscriptionId, group);
+            subjects.Add((parent, granted, subscriptionId));
         }
 
         return subjects;
@@ -165,16 +195,17 @@ internal sealed partial class MqttConnection
     }
 
     // A SUBSCRIBE repeating a filter replaces its subscription. [MQTT-3.8.4-3]
-    private void AddMqttSubscription(string sid, string subject, byte qos, bool noLocal, bool retainAsPublished)
+    private void AddMqttSubscription(string sid, string subject, byte qos, bool noLocal, bool retainAsPublished, int subscriptionId, string? group)
     {
         var subjectBytes = Encoding.UTF8.GetBytes(subject);
-        var sub = new Subscription(this, Account, subject, null, Encoding.UTF8.GetBytes(sid), Account.Space.ShardForSubscription(subjectBytes))
+        var sub = new Subscription(this, Account, subject, group, Encoding.UTF8.GetBytes(sid), Account.Space.ShardForSubscription(subjectBytes))
         {
             MqttQoS = qos,
-            MqttSessionCaptured = _mqtt.Persistent && qos > 0,
+            MqttSessionCaptured = _mqtt.Persistent && qos > 0 && group is null, // a shared one is captured only while offline
             MqttNoLocal = noLocal,
             MqttRetainAsPublished = retainAsPublished,
             MqttVersion5 = _mqtt.Version == 5,
+            MqttSubscriptionId = subscriptionId,
         };
         Subscription? replaced;
         lock (_subsLock)
@@ -254,7 +285,7 @@ internal sealed partial class MqttConnection
             }
 
             WriteOwn(output.WrittenSpan);
-            foreach (var (subject, granted) in ack.RetainedFor)
+            foreach (var (subject, granted, subscriptionId) in ack.RetainedFor)
             {
                 foreach (var message in _context.Retained.Matching(subject))
                 {
@@ -263,18 +294,30 @@ internal sealed partial class MqttConnection
                         continue; // delivered live while the subscription was being made
                     }
 
+                    var now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+                    if (message.ExpiresAt != 0 && now >= message.ExpiresAt)
+                    {
+                        continue; // past its Message Expiry Interval: not sent to anyone [MQTT-3.3.2-5]
+                    }
+
+                    // MQTT 5.0: the message's properties, its Message Expiry Interval now the time it has left
+                    // [MQTT-3.3.2-6], then the subscription's identifier [MQTT-3.3.4-3].
+                    ReadOnlySpan<byte> properties = v5 && (message.Headers is { Length: > 0 } || subscriptionId != 0)
+                        ? RetainedProperties(message, subscriptionId, now)
+                        : default;
+
                     var payload = new ReadOnlySequence<byte>(message.Payload);
                     var qos = Math.Min(message.QoS, granted);
                     if (qos > 0)
                     {
-                        mqtt.Inflight.Send(message.Topic, payload, retain: true, qos);
+                        mqtt.Inflight.Send(message.Topic, payload, retain: true, qos, properties: properties);
                         continue;
                     }
 
                     output.ResetWrittenCount();
                     if (v5)
                     {
-                        MqttPacketWriter.WritePublishV5(output, message.Topic, payload, 0, retain: true, dup: false, 0, default);
+                        MqttPacketWriter.WritePublishV5(output, message.Topic, payload, 0, retain: true, dup: false, 0, properties);
                         if (mqtt.ClientMaxPacketSize > 0 && output.WrittenCount > mqtt.ClientMaxPacketSize)
                         {
                             continue; // over the client's Maximum Packet Size: discarded [MQTT-3.1.2-25]
@@ -291,5 +334,22 @@ internal sealed partial class MqttConnection
         }
 
         mqtt.PendingAcks.Clear();
+    }
+
+    // A retained message's MQTT 5.0 properties for one subscription (at SUBSCRIBE, not per message): its own,
+    // the Message Expiry Interval counted down to `now`, and the subscription's identifier.
+    private static byte[] RetainedProperties(MqttRetainedMessage message, int subscriptionId, long now)
+    {
+        var headers = message.Headers ?? [];
+        var headerProperties = MqttNatsHeaders.PropertiesLength(headers);
+        var properties = new byte[headerProperties + MqttProperties.SubscriptionIdentifierSize(subscriptionId)];
+        MqttNatsHeaders.WriteProperties(headers, properties);
+        MqttProperties.WriteSubscriptionIdentifier(properties.AsSpan(headerProperties), subscriptionId);
+        if (message.ExpiresAt != 0)
+        {
+            MqttProperties.TrySetUInt32(properties, MqttPropertyId.MessageExpiryInterval, (uint)((message.ExpiresAt - now + 999) / 1000));
+        }
+
+        return properties;
     }
 }

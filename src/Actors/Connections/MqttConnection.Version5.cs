@@ -2,14 +2,14 @@ using System.Buffers;
 using System.Text;
 using Courier.Actors.Mqtt;
 using Courier.Protocols.Mqtt;
+using Courier.Protocols.Subjects;
 
 namespace Courier.Actors.Connections;
 
 /// <summary>
 /// What MQTT 5.0 adds to an MQTT client: CONNECT and CONNACK properties, PUBLISH properties as NATS
-/// headers and back, DISCONNECT both ways. What this slice does not implement is refused where the
-/// spec lets the server say so (CONNACK: Topic Alias Maximum 0, Subscription Identifiers and Shared
-/// Subscriptions not available; AUTH: bad authentication method), never ignored.
+/// headers and back, the client's Topic Aliases, DISCONNECT both ways. What is not implemented is
+/// refused where the spec lets the server say so (AUTH: bad authentication method), never ignored.
 /// </summary>
 internal sealed partial class MqttConnection
 {
@@ -17,12 +17,17 @@ internal sealed partial class MqttConnection
     // may be unacknowledged at once; the packet identifier space bounds it. [MQTT-3.2.2.3.3]
     private const ushort ServerReceiveMaximum = ushort.MaxValue;
 
+    // Topic Alias Maximum the server announces: aliases a client may set per connection, as mosquitto's
+    // max_topic_alias default. Each keeps a copy of its topic, so this bounds what a client makes the server hold. [MQTT-3.2.2.3.8]
+    internal const ushort ServerTopicAliasMaximum = 10;
+
     private const string UnrepresentableProperty = "a user property cannot be a NATS header (name not printable ASCII without ':', reserved Mqtt-/Nmqtt- prefix, or CR/LF)";
 
     // A CONNECT's properties as far as the server acts on them, or why it is refused.
     private readonly record struct ConnectProperties(uint SessionExpiry, int ReceiveMaximum, int MaxPacketSize, (MqttReasonCode Code, string Reason)? Refusal);
 
-    // MQTT 5.0 CONNECT properties. [MQTT-3.1.2.11]. Topic Alias Maximum: the server never sends aliases;
+    // MQTT 5.0 CONNECT properties. [MQTT-3.1.2.11]. Topic Alias Maximum: the server never sends aliases,
+    // which every maximum allows (it only forbids aliases above it, and any when absent) [MQTT-3.1.2-26], [MQTT-3.1.2-27];
     // Request Response/Problem Information: it sends no Response Information, and Reason Strings only on
     // CONNACK and DISCONNECT (allowed either way); User Properties carry no meaning for the server.
     private static ConnectProperties ReadConnectProperties(ReadOnlySpan<byte> properties)
@@ -99,10 +104,10 @@ internal sealed partial class MqttConnection
         at += MqttProperties.WriteUInt16(span[at..], MqttPropertyId.ReceiveMaximum, ServerReceiveMaximum);
         at += MqttProperties.WriteByte(span[at..], MqttPropertyId.RetainAvailable, 1);
         at += MqttProperties.WriteUInt32(span[at..], MqttPropertyId.MaximumPacketSize, (uint)mqtt.Parser.MaxPacketSize);
-        at += MqttProperties.WriteUInt16(span[at..], MqttPropertyId.TopicAliasMaximum, 0); // no aliases in this slice [MQTT-3.2.2-17]
+        at += MqttProperties.WriteUInt16(span[at..], MqttPropertyId.TopicAliasMaximum, ServerTopicAliasMaximum); // [MQTT-3.2.2-17]
         at += MqttProperties.WriteByte(span[at..], MqttPropertyId.WildcardSubscriptionAvailable, 1);
-        at += MqttProperties.WriteByte(span[at..], MqttPropertyId.SubscriptionIdentifierAvailable, 0);
-        MqttProperties.WriteByte(span[at..], MqttPropertyId.SharedSubscriptionAvailable, 0);
+        at += MqttProperties.WriteByte(span[at..], MqttPropertyId.SubscriptionIdentifierAvailable, 1);
+        MqttProperties.WriteByte(span[at..], MqttPropertyId.SharedSubscriptionAvailable, 1);
         return properties;
     }
 
@@ -139,23 +144,56 @@ internal sealed partial class MqttConnection
         }
     }
 
-    // MQTT 5.0 PUBLISH: aliases and subscription identifiers refused, the rest of its properties as NATS headers.
+    // MQTT 5.0 PUBLISH: its Topic Alias set or used, a Subscription Identifier refused, the rest of its
+    // properties as NATS headers.
     private MqttStep ProcessMqttPublishV5(in MqttPacket packet)
     {
+        var alias = 0;
         foreach (var property in MqttProperties.Enumerate(packet.Properties))
         {
             if (property.Id == MqttPropertyId.TopicAlias)
             {
-                // CONNACK said Topic Alias Maximum 0: any alias is beyond it. [MQTT-3.3.2-9]
-                return MqttDisconnect(MqttReasonCode.TopicAliasInvalid, "topic aliases are not supported (Topic Alias Maximum 0)");
+                alias = (int)property.Number;
             }
-
-            if (property.Id == MqttPropertyId.SubscriptionIdentifier)
+            else if (property.Id == MqttPropertyId.SubscriptionIdentifier)
             {
                 return MqttDisconnect(MqttReasonCode.ProtocolError, "a PUBLISH from a client carries no Subscription Identifier"); // [MQTT-3.3.4-6]
             }
         }
 
+        var mqtt = _mqtt;
+        if (alias != 0)
+        {
+            // The parser refused alias 0 and an empty topic without an alias. [MQTT-3.3.2-8]
+            if (alias > ServerTopicAliasMaximum)
+            {
+                return MqttDisconnect(MqttReasonCode.TopicAliasInvalid, "Topic Alias above the Topic Alias Maximum"); // [MQTT-3.3.2-9]
+            }
+
+            var aliases = mqtt.TopicAliases ??= new MqttTopicAliases(ServerTopicAliasMaximum);
+            if (!packet.Topic.IsEmpty)
+            {
+                aliases.Set(alias, packet.Topic); // [MQTT-3.3.2-12]: a topic with an alias (re)sets it
+            }
+            else if (aliases.TryGet(alias, out var topic))
+            {
+                var aliased = packet;
+                aliased.Topic = topic;
+                return ProcessMqttPublishV5Properties(in aliased);
+            }
+            else
+            {
+                // An empty topic with an alias this connection never set. [MQTT-3.3.2.3.4]
+                return MqttDisconnect(MqttReasonCode.ProtocolError, "Topic Alias not set on this connection");
+            }
+        }
+
+        return ProcessMqttPublishV5Properties(in packet);
+    }
+
+    // A v5 PUBLISH with its topic name: the properties as NATS header lines, then the 3.1.1 path.
+    private MqttStep ProcessMqttPublishV5Properties(in MqttPacket packet)
+    {
         var mqtt = _mqtt;
         var length = MqttNatsHeaders.HeaderLinesLength(packet.Properties);
         if (length < 0)
@@ -172,7 +210,29 @@ internal sealed partial class MqttConnection
 
         var lines = mqtt.HeaderLinesBuffer(length);
         MqttNatsHeaders.WriteHeaderLines(packet.Properties, lines);
-        return ProcessMqttPublish(in packet, lines.AsSpan(0, length));
+        return ProcessMqttPublish(in packet, lines.AsSpan(0, length), ResponseSubject(packet.Properties));
+    }
+
+    // A Response Topic as the NATS reply subject, so that a NATS service answers an MQTT 5.0 request with
+    // its usual reply (the topic also travels as the Mqtt-Response-Topic header); empty when absent or
+    // not a subject (a '.' or ' ' in it). Written into a buffer the connection reuses.
+    private ReadOnlySpan<byte> ResponseSubject(ReadOnlySpan<byte> properties)
+    {
+        foreach (var property in MqttProperties.Enumerate(properties))
+        {
+            if (property.Id != MqttPropertyId.ResponseTopic)
+            {
+                continue;
+            }
+
+            var buffer = _mqtt.ReplyBuffer(property.Data.Length);
+            return MqttTopics.TryTopicToSubject(property.Data, buffer, out var length) == MqttTopicError.None && length > 0
+                && SubjectRules.IsValidLiteralSubject(buffer.AsSpan(0, length))
+                ? buffer.AsSpan(0, length)
+                : default;
+        }
+
+        return default;
     }
 
     // DISCONNECT from the client. 3.1.1 and 5.0 reason 0x00 discard the will [MQTT-3.14.4-3]; 5.0 reason
@@ -221,21 +281,44 @@ internal sealed partial class MqttConnection
         return MqttStep.Close;
     }
 
-    // A delivery to an MQTT 5.0 subscriber: the NATS headers become properties (Nmqtt-* left out), and a
-    // PUBLISH over the client's Maximum Packet Size is discarded as if sent. [MQTT-3.1.2-25]
-    private bool WriteMessageV5(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> body, byte qos, bool retain)
+    // A delivery to an MQTT 5.0 subscriber: the NATS headers become properties (Nmqtt-* left out); a NATS
+    // reply subject the Response Topic (mapped back to a topic) unless a Mqtt-Response-Topic header gave
+    // one; then the subscription's identifier, if it has one [MQTT-3.3.4-3]. A PUBLISH over the client's
+    // Maximum Packet Size is discarded as if sent. [MQTT-3.1.2-25]
+    private bool WriteMessageV5(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> body, byte qos, bool retain, int subscriptionId)
     {
         var block = headers.IsSingleSegment ? headers.FirstSpan : headers.ToArray(); // a header split across segments: rare, copied
-        var propertiesLength = MqttNatsHeaders.PropertiesLength(block);
-        var needed = (2 * subject.Length) + MqttPacketWriter.MaxFixedHeaderLength + 4 + 4 + (2 * propertiesLength);
+        var headerPropertiesLength = MqttNatsHeaders.PropertiesLength(block);
+        if (!replyTo.IsEmpty && (replyTo.Length > ushort.MaxValue || !SubjectRules.IsValidLiteralSubject(replyTo)
+            || !MqttProperties.IsValidString(replyTo) || MqttNatsHeaders.HasResponseTopic(block)))
+        {
+            replyTo = default;
+        }
+
+        // Sizes are bounds until the reply is mapped (a topic is never longer than its subject).
+        var replyBound = replyTo.IsEmpty ? 0 : MqttProperties.StringSize(replyTo.Length);
+        var propertiesBound = headerPropertiesLength + replyBound + MqttProperties.SubscriptionIdentifierSize(subscriptionId);
+        var needed = (2 * subject.Length) + MqttPacketWriter.MaxFixedHeaderLength + 4 + 4 + (2 * propertiesBound);
         byte[]? rented = null;
         var scratch = needed <= StackScratch ? stackalloc byte[StackScratch] : (rented = ArrayPool<byte>.Shared.Rent(needed));
         try
         {
             var topicLength = MqttTopics.SubjectToTopic(subject, scratch);
             var topic = scratch[..topicLength];
-            var properties = scratch.Slice(subject.Length, propertiesLength);
-            MqttNatsHeaders.WriteProperties(block, properties);
+            var properties = scratch.Slice(subject.Length, propertiesBound);
+            var propertiesLength = MqttNatsHeaders.WriteProperties(block, properties);
+            if (!replyTo.IsEmpty)
+            {
+                // Response Topic: id, 2-byte length, the reply subject as a topic. [MQTT-3.3.2.3.5]
+                var replyTopicLength = MqttTopics.SubjectToTopic(replyTo, properties[(propertiesLength + 3)..]);
+                properties[propertiesLength] = (byte)MqttPropertyId.ResponseTopic;
+                properties[propertiesLength + 1] = (byte)(replyTopicLength >> 8);
+                properties[propertiesLength + 2] = (byte)replyTopicLength;
+                propertiesLength += 3 + replyTopicLength;
+            }
+
+            propertiesLength += MqttProperties.WriteSubscriptionIdentifier(properties[propertiesLength..], subscriptionId);
+            properties = properties[..propertiesLength];
             if (qos > 0)
             {
                 return _mqtt.Inflight.Send(topic, body, retain, qos, properties: properties); // kept until PUBACK / PUBCOMP

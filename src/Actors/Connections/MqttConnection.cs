@@ -162,6 +162,7 @@ internal sealed partial class MqttConnection : Connection
         if (mqtt.Persistent)
         {
             mqtt.Inflight.DrainAssigned(mqtt.AssignedIds);
+            mqtt.Inflight.DrainExpired(mqtt.AckedSeqs);
         }
 
         if (mqtt.AckedSeqs.Count > 0 || mqtt.ReleasedIds.Count > 0 || mqtt.CompletedIds.Count > 0 || mqtt.AssignedIds.Count > 0)
@@ -454,9 +455,9 @@ internal sealed partial class MqttConnection : Connection
         if (attached.Subscriptions.Count > 0)
         {
             // A persistent session's subscriptions are in effect again before CONNACK. [MQTT-3.1.2-4]
-            foreach (var (filter, qos) in attached.Subscriptions)
+            foreach (var subscription in attached.Subscriptions)
             {
-                AddMqttFilter(filter, qos);
+                AddMqttFilter(subscription);
             }
 
             await FlushSubscriptionChangesAsync().ConfigureAwait(false);
@@ -500,92 +501,6 @@ internal sealed partial class MqttConnection : Connection
 
         Owner.Tell(new MqttConnectionActor.Protocol.Connected(TimeSpan.FromSeconds(connect.KeepAlive)));
         return MqttStep.Continue;
-    }
-
-    // PUBLISH: to the subject space with nats-server's Nmqtt-Pub header (and an MQTT 5.0 PUBLISH's
-    // properties as more headers); PUBACK for QoS 1, PUBREC for QoS 2.
-    private MqttStep ProcessMqttPublish(in MqttPacket packet, ReadOnlySpan<byte> headerLines)
-    {
-        var mqtt = _mqtt;
-        var qos = packet.QoS;
-        if (qos == 2 && mqtt.Qos2Received.Contains(packet.PacketId))
-        {
-            // Sent again before PUBREL: acknowledged again, not delivered again. [MQTT-4.3.3-2]
-            AcknowledgePublish(0x50, packet.PacketId);
-            return MqttStep.Continue;
-        }
-
-        var buffer = mqtt.SubjectBuffer(packet.Topic.Length);
-        if (MqttTopics.TryTopicToSubject(packet.Topic, buffer, out var length) != MqttTopicError.None)
-        {
-            // nats-server's text; MQTT 5.0 says it with DISCONNECT 0x90 (Topic Name invalid).
-            return mqtt.Version == 5 ? MqttDisconnect(MqttReasonCode.TopicNameInvalid, TopicNotMappable) : MqttFatal(TopicNotMappable, "Protocol Violation");
-        }
-
-        var subject = new ReadOnlySpan<byte>(buffer, 0, length);
-        Task? retained = null;
-        byte reason = 0;
-        if (Permissions is not { } permissions || permissions.CanPublish(subject))
-        {
-            if (packet.Retain)
-            {
-                retained = RetainAndRoute(subject, packet.Topic, packet.Payload, qos, headerLines);
-            }
-            else
-            {
-                RouteFromMqtt(subject, qos, packet.Payload, headerLines);
-            }
-        }
-        else if (mqtt.Version == 5)
-        {
-            reason = (byte)MqttReasonCode.NotAuthorized; // [MQTT-3.4.2.1]; 3.1.1 acknowledges as nats-server does
-        }
-
-        if (qos == 0)
-        {
-            return MqttStep.Continue;
-        }
-
-        // PUBACK / PUBREC, also after a permission violation, as nats-server.
-        var ackType = qos == 1 ? (byte)0x40 : (byte)0x50;
-        if (qos == 2)
-        {
-            mqtt.Qos2Received.Add(packet.PacketId);
-            if (mqtt.Persistent && mqtt.Session is { } session)
-            {
-                // A persistent session journals the id before PUBREC: after a restart a re-sent PUBLISH is still a duplicate.
-                Task journaled = session.Ask<MqttSessionActor.Protocol.Qos2InStored>(
-                    new MqttSessionActor.Protocol.Qos2In(packet.PacketId, Received: true), SessionAttachTimeout);
-                retained = retained is null ? journaled : Task.WhenAll(retained, journaled);
-            }
-        }
-
-        if (retained is not null)
-        {
-            mqtt.PendingAck = (retained, ackType, packet.PacketId);
-            return MqttStep.AwaitJournal;
-        }
-
-        if (reason != 0 && qos == 2)
-        {
-            mqtt.Qos2Received.Remove(packet.PacketId); // a PUBREC with an error ends the exchange [MQTT-4.3.3]
-        }
-
-        AcknowledgePublish(ackType, packet.PacketId, reason);
-        return MqttStep.Continue;
-    }
-
-    // PUBACK / PUBREC now, or after the capture barrier when this batch reached a persistent session (in order either way).
-    private void AcknowledgePublish(byte ackType, ushort packetId, byte reason = 0)
-    {
-        var mqtt = _mqtt;
-        if (Publisher.ReachedAckHolder || mqtt.DeferredAcks.Count > 0)
-        {
-            mqtt.DeferredAcks.Add((ackType, packetId, reason));
-            return;
-        }
-
-        WriteAck(ackType, packetId, reason);
     }
 
     // A QoS 1/2 PUBLISH of this batch reached a persistent session's capture subscription (online or
@@ -673,7 +588,8 @@ internal sealed partial class MqttConnection : Connection
 
     /// <summary>
     /// Sends messages a persistent session kept (on the session actor's thread, or at CONNECT)
-    /// through the in-flight window; their acknowledgements go back to the session. A message sent on
+    /// through the in-flight window, to a 5.0 client with their properties; their acknowledgements go
+    /// back to the session. Not the data path: a journaled message already cost allocations. A message sent on
     /// an earlier connection goes again with its packet id and DUP (<paramref name="packetIds"/>, by
     /// session sequence). [MQTT-4.4.0-1]
     /// </summary>
@@ -685,10 +601,31 @@ internal sealed partial class MqttConnection : Connection
             return;
         }
 
+        var now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
         foreach (var message in messages)
         {
             var previousId = packetIds is not null && packetIds.TryGetValue(message.Seq, out var id) ? id : (ushort)0;
-            mqtt.Inflight.Send(message.Topic, new ReadOnlySequence<byte>(message.Payload), retain: false, message.QoS, message.Seq, previousId);
+            var payload = new ReadOnlySequence<byte>(message.Payload);
+            if (mqtt.Version != 5 || (message.Headers is not { Length: > 0 } && message.SubscriptionId == 0))
+            {
+                mqtt.Inflight.Send(message.Topic, payload, retain: message.Retain, message.QoS, message.Seq, previousId);
+                continue;
+            }
+
+            // MQTT 5.0: the properties it was published with, its Message Expiry Interval now the time it has
+            // left [MQTT-3.3.2-6], and the identifier of the subscription that kept it. [MQTT-3.3.4-3]
+            var headers = message.Headers ?? [];
+            var headerProperties = MqttNatsHeaders.PropertiesLength(headers);
+            var properties = new byte[headerProperties + MqttProperties.SubscriptionIdentifierSize(message.SubscriptionId)];
+            MqttNatsHeaders.WriteProperties(headers, properties);
+            MqttProperties.WriteSubscriptionIdentifier(properties.AsSpan(headerProperties), message.SubscriptionId);
+            if (message.ExpiresAt != 0)
+            {
+                var left = (uint)Math.Max(0, (message.ExpiresAt - now + 999) / 1000); // whole seconds, rounded up
+                MqttProperties.TrySetUInt32(properties, MqttPropertyId.MessageExpiryInterval, left);
+            }
+
+            mqtt.Inflight.Send(message.Topic, payload, retain: message.Retain, message.QoS, message.Seq, previousId, properties);
         }
 
         Outbound.Signal();
@@ -696,67 +633,6 @@ internal sealed partial class MqttConnection : Connection
 
     /// <summary>Moves the packet ids given to session deliveries since the last call into <paramref name="into"/> (the session's thread).</summary>
     public void DrainMqttAssignedIds(List<(long Seq, ushort PacketId)> into) => _mqtt.Inflight.DrainAssigned(into);
-
-    private void RouteFromMqtt(ReadOnlySpan<byte> subject, byte qos, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte> headerLines = default)
-    {
-        var mqtt = _mqtt;
-        var message = mqtt.NatsMessage(qos, headerLines, payload);
-        Publisher.InboundQoS = qos;
-        try
-        {
-            Publisher.Publish(subject, subject, default, MqttConnectionState.NatsHeaderLength + headerLines.Length, message);
-        }
-        finally
-        {
-            Publisher.InboundQoS = 0;
-        }
-    }
-
-    // A retained PUBLISH: set (or cleared) and routed under the retained gate, so that a subscription being
-    // made meanwhile gets it exactly once (WriteMqttAcks). Returns Retain's journal task.
-    private Task? RetainAndRoute(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> payload, byte qos, ReadOnlySpan<byte> headerLines = default)
-    {
-        var mqtt = _mqtt;
-        lock (_context.Retained.Gate)
-        {
-            var stored = Retain(subject, topic, payload, qos);
-            Publisher.InboundRetain = true;
-            try
-            {
-                RouteFromMqtt(subject, qos, payload, headerLines);
-            }
-            finally
-            {
-                Publisher.InboundRetain = false;
-            }
-
-            return stored;
-        }
-    }
-
-    // Sets or clears the retained message at once (subscribers read it from memory) and journals the
-    // change; for QoS 1/2 the returned task completes once it is journaled (null for QoS 0).
-    private Task? Retain(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> payload, byte qos)
-    {
-        var key = Encoding.UTF8.GetString(subject);
-        var change = new MqttRetainedEvent(key, topic.ToArray(), payload.ToArray(), qos);
-        if (payload.IsEmpty)
-        {
-            _context.Retained.Clear(key); // [MQTT-3.3.1-10]
-        }
-        else
-        {
-            _context.Retained.Set(new MqttRetainedMessage(key, change.Topic, change.Payload, qos)); // [MQTT-3.3.1-5]
-        }
-
-        if (qos == 0)
-        {
-            _context.RetainedStore.Tell(change);
-            return null;
-        }
-
-        return _context.RetainedStore.Ask<MqttRetainedStore.Protocol.Stored>(change, SessionAttachTimeout);
-    }
 
     /// <summary>Sends again, with DUP (or the PUBREL), the QoS 1/2 deliveries unacknowledged for <paramref name="ackWait"/> (the connection actor's tick).</summary>
     public void RedeliverMqtt(TimeSpan ackWait)
@@ -799,7 +675,9 @@ internal sealed partial class MqttConnection : Connection
         var qos = Math.Min(publisherQoS, sub.MqttQoS);
         if (sub.MqttVersion5)
         {
-            return WriteMessageV5(subject, payload.Slice(0, headerSize), body, qos, retain: sub.MqttRetainAsPublished && retainedPublish);
+            // A message without headers has HeaderSize -1 (a NATS PUB): no properties from it.
+            var headers = headerSize > 0 ? payload.Slice(0, headerSize) : default;
+            return WriteMessageV5(subject, templates.ReplyTo, headers, body, qos, retain: sub.MqttRetainAsPublished && retainedPublish, sub.MqttSubscriptionId);
         }
 
         var needed = subject.Length + MqttPacketWriter.MaxFixedHeaderLength + 2 + subject.Length + 2;
@@ -827,34 +705,6 @@ internal sealed partial class MqttConnection : Connection
                 ArrayPool<byte>.Shared.Return(rented);
             }
         }
-    }
-
-    // The will goes out when the connection ends without DISCONNECT. [MQTT-3.1.2-8]
-    private void PublishWill()
-    {
-        var mqtt = _mqtt;
-        if (mqtt.Will is not { } will || !mqtt.Connected)
-        {
-            return;
-        }
-
-        mqtt.Will = null;
-        if (Permissions is { } permissions && !permissions.CanPublish(will.Subject))
-        {
-            return;
-        }
-
-        var payload = new ReadOnlySequence<byte>(will.Payload);
-        if (will.Retain)
-        {
-            _ = RetainAndRoute(will.Subject, will.Topic, payload, will.QoS, will.Headers);
-        }
-        else
-        {
-            RouteFromMqtt(will.Subject, will.QoS, payload, will.Headers);
-        }
-
-        Publisher.Flush();
     }
 
     private void WriteConnAck(MqttConnectReturnCode code, bool sessionPresent)

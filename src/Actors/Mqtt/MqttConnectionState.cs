@@ -38,7 +38,11 @@ internal sealed record MqttPendingConnect(
     int MaxPacketSize = 0);
 
 /// <summary>A SUBACK or UNSUBACK to send once the subscription changes are in the routers, and the retained messages the new subscriptions get.</summary>
-internal sealed record MqttPendingAck(MqttPacketType Type, ushort PacketId, byte[] ReturnCodes, IReadOnlyList<(string Subject, byte QoS)> RetainedFor);
+/// <param name="Type">SUBSCRIBE or UNSUBSCRIBE.</param>
+/// <param name="PacketId">The packet id the acknowledgement names.</param>
+/// <param name="ReturnCodes">A code per filter.</param>
+/// <param name="RetainedFor">The subjects whose retained messages follow a SUBACK: granted QoS and MQTT 5.0 Subscription Identifier (0: none).</param>
+internal sealed record MqttPendingAck(MqttPacketType Type, ushort PacketId, byte[] ReturnCodes, IReadOnlyList<(string Subject, byte QoS, int SubscriptionId)> RetainedFor);
 
 /// <summary>
 /// The MQTT state of one <see cref="Connections.MqttConnection"/>: its parser, CONNECT state,
@@ -58,6 +62,7 @@ internal sealed class MqttConnectionState
     private byte[] _subjectBuffer = [];
     private byte[] _publishBuffer = [];
     private byte[] _headerLinesBuffer = [];
+    private byte[] _replyBuffer = [];
     private volatile bool _connected;
 
     public MqttConnectionState(int maxPacketSize)
@@ -89,6 +94,9 @@ internal sealed class MqttConnectionState
     /// <summary>MQTT 5.0: the largest packet the client takes, bytes (0: no limit).</summary>
     public int ClientMaxPacketSize { get; set; }
 
+    /// <summary>MQTT 5.0: the Topic Aliases the client set on this connection (made at its first alias).</summary>
+    public MqttTopicAliases? TopicAliases { get; set; }
+
     /// <summary>The session's client id, once connected.</summary>
     public string? ClientId { get; set; }
 
@@ -117,7 +125,7 @@ internal sealed class MqttConnectionState
     public bool Persistent { get; set; }
 
     /// <summary>A persistent session's subscription changes of this read batch, journaled before SUBACK.</summary>
-    public List<(string Filter, byte QoS)> SessionSubscribes { get; } = [];
+    public List<MqttSessionSubscription> SessionSubscribes { get; } = [];
 
     /// <summary>A persistent session's unsubscribed filters of this read batch, journaled before UNSUBACK.</summary>
     public List<string> SessionUnsubscribes { get; } = [];
@@ -189,6 +197,18 @@ internal sealed class MqttConnectionState
         "\r\n"u8.CopyTo(span[at..]);
         payload.CopyTo(span[headerLength..]);
         return new ReadOnlySequence<byte>(_publishBuffer, 0, needed);
+    }
+
+    /// <summary>A buffer for the reply subject of a Response Topic of <paramref name="topicLength"/> bytes (grown, then reused).</summary>
+    public byte[] ReplyBuffer(int topicLength)
+    {
+        var needed = MqttTopics.MaxSubjectLength(topicLength);
+        if (_replyBuffer.Length < needed)
+        {
+            _replyBuffer = new byte[Math.Max(needed, 256)];
+        }
+
+        return _replyBuffer;
     }
 
     /// <summary>A buffer for <paramref name="length"/> bytes of header lines (grown, then reused).</summary>

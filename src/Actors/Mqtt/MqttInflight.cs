@@ -26,6 +26,7 @@ internal sealed class MqttInflight
     private readonly Queue<Entry> _waiting = new();
     private readonly List<ushort> _expired = [];
     private readonly List<(long Seq, ushort PacketId)> _assigned = [];
+    private readonly List<long> _expiredSeqs = [];
     private readonly Outbound _outbound;
     private int _maxInflight;
     private int _maxPacketSize = int.MaxValue;
@@ -99,6 +100,19 @@ internal sealed class MqttInflight
 
         body.CopyTo(frame.AsSpan(headerLength));
         var entry = new Entry(frame, headerLength + bodyLength, idOffset, 0, sessionSeq, qos, Released: false, previousId);
+        if (v5 && previousId == 0)
+        {
+            // A Message Expiry Interval: counted down while it waits for a slot. [MQTT-3.3.2-5], [MQTT-3.3.2-6]
+            var valueAt = MqttProperties.IndexOfUInt32(properties, MqttPropertyId.MessageExpiryInterval, out var seconds);
+            if (valueAt >= 0)
+            {
+                entry = entry with
+                {
+                    ExpiryAt = headerLength - properties.Length + valueAt,
+                    ExpiresAt = Stopwatch.GetTimestamp() + (seconds * Stopwatch.Frequency),
+                };
+            }
+        }
         lock (_lock)
         {
             if (_closed)
@@ -109,7 +123,7 @@ internal sealed class MqttInflight
 
             if (_inflight.Count < _maxInflight && _waiting.Count == 0)
             {
-                return SendLocked(entry);
+                return SendLocked(entry); // at once: the interval as it came
             }
 
             _waiting.Enqueue(entry);
@@ -144,6 +158,11 @@ internal sealed class MqttInflight
             ArrayPool<byte>.Shared.Return(acked.Frame);
             while (!_closed && _inflight.Count < _maxInflight && _waiting.TryDequeue(out var next))
             {
+                if (!CountDownExpiry(next))
+                {
+                    continue;
+                }
+
                 sentMore |= SendLocked(next);
             }
 
@@ -264,6 +283,20 @@ internal sealed class MqttInflight
     }
 
     /// <summary>
+    /// Moves the session sequences of persistent-session deliveries that expired while waiting for a
+    /// slot (never sent, so deleted [MQTT-3.3.2-5]) into <paramref name="into"/>: the session forgets
+    /// them as if acknowledged.
+    /// </summary>
+    public void DrainExpired(List<long> into)
+    {
+        lock (_lock)
+        {
+            into.AddRange(_expiredSeqs);
+            _expiredSeqs.Clear();
+        }
+    }
+
+    /// <summary>
     /// Moves the packet ids given to persistent-session deliveries since the last call into
     /// <paramref name="into"/>: the session keeps them, so that a delivery sent again on the next
     /// connection keeps its id [MQTT-4.4.0-1].
@@ -275,6 +308,32 @@ internal sealed class MqttInflight
             into.AddRange(_assigned);
             _assigned.Clear();
         }
+    }
+
+    // A delivery leaving the waiting queue with a Message Expiry Interval: past it, dropped (false); else the
+    // interval in its frame becomes the whole seconds it has left. [MQTT-3.3.2-5], [MQTT-3.3.2-6]
+    private bool CountDownExpiry(Entry entry)
+    {
+        if (entry.ExpiryAt < 0)
+        {
+            return true;
+        }
+
+        var left = entry.ExpiresAt - Stopwatch.GetTimestamp();
+        if (left <= 0)
+        {
+            ArrayPool<byte>.Shared.Return(entry.Frame);
+            if (entry.SessionSeq > 0)
+            {
+                _expiredSeqs.Add(entry.SessionSeq);
+            }
+
+            return false;
+        }
+
+        var seconds = (uint)((left + Stopwatch.Frequency - 1) / Stopwatch.Frequency);
+        System.Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(entry.Frame.AsSpan(entry.ExpiryAt), seconds);
+        return true;
     }
 
     private bool SendLocked(Entry entry)
@@ -312,5 +371,7 @@ internal sealed class MqttInflight
     /// <param name="QoS">1 or 2.</param>
     /// <param name="Released">QoS 2: PUBREC came and PUBREL was sent; it waits for PUBCOMP.</param>
     /// <param name="PreferredId">The packet id it had on an earlier connection (0: none).</param>
-    private readonly record struct Entry(byte[] Frame, int Length, int IdOffset, long SentTimestamp, long SessionSeq, byte QoS, bool Released, ushort PreferredId = 0);
+    /// <param name="ExpiryAt">MQTT 5.0: where the Message Expiry Interval's value is in <paramref name="Frame"/>; -1 for none.</param>
+    /// <param name="ExpiresAt">MQTT 5.0: when that interval runs out (<see cref="Stopwatch"/> timestamp).</param>
+    private readonly record struct Entry(byte[] Frame, int Length, int IdOffset, long SentTimestamp, long SessionSeq, byte QoS, bool Released, ushort PreferredId = 0, int ExpiryAt = -1, long ExpiresAt = 0);
 }

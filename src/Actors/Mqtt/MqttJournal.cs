@@ -8,7 +8,26 @@ namespace Courier.Actors.Mqtt;
 /// <param name="Topic">The MQTT topic it is delivered on.</param>
 /// <param name="Payload">The payload, without NATS headers.</param>
 /// <param name="QoS">The delivery QoS: the lower of the publisher's and the subscription's (1 or 2).</param>
-internal sealed record MqttStoredMessage(long Seq, byte[] Topic, byte[] Payload, byte QoS);
+/// <param name="Headers">
+/// The NATS header block it was published with (<c>Nmqtt-Pub</c>, an MQTT 5.0 PUBLISH's properties as
+/// <see cref="Protocols.Mqtt.MqttNatsHeaders"/>), so a 5.0 client gets its properties; empty for
+/// records of journal version 1.
+/// </param>
+/// <param name="ExpiresAt">
+/// MQTT 5.0: when its Message Expiry Interval runs out, Unix milliseconds (wall clock, as it outlives
+/// the process); 0 for never. Not sent once past it, unless already sent. [MQTT-3.3.2-5]
+/// </param>
+/// <param name="SubscriptionId">MQTT 5.0: the Subscription Identifier of the subscription that kept it (0: none). [MQTT-3.3.4-3]</param>
+/// <param name="Retain">MQTT 5.0: sent with RETAIN (published retained, to a Retain As Published subscription). [MQTT-3.3.1-12]</param>
+internal sealed record MqttStoredMessage(long Seq, byte[] Topic, byte[] Payload, byte QoS, byte[]? Headers = null, long ExpiresAt = 0, int SubscriptionId = 0, bool Retain = false);
+
+/// <summary>A persistent session's subscription.</summary>
+/// <param name="Filter">The topic filter, as the client sent it.</param>
+/// <param name="QoS">The granted QoS.</param>
+/// <param name="SubscriptionId">MQTT 5.0: its Subscription Identifier (0: none); records of journal version 1 have none.</param>
+/// <param name="NoLocal">MQTT 5.0: its No Local option. [MQTT-3.8.3-3]</param>
+/// <param name="RetainAsPublished">MQTT 5.0: its Retain As Published option. [MQTT-3.3.1-13]</param>
+internal readonly record struct MqttSessionSubscription(string Filter, byte QoS, int SubscriptionId = 0, bool NoLocal = false, bool RetainAsPublished = false);
 
 /// <summary>What a persistent session journals: one event per change, messages in batches.</summary>
 internal enum MqttSessionEventKind : byte
@@ -42,8 +61,8 @@ internal sealed class MqttSessionEvent
 
     public MqttSessionEventKind Kind { get; }
 
-    /// <summary><see cref="MqttSessionEventKind.Subscribed"/>: filter and granted QoS.</summary>
-    public List<(string Filter, byte QoS)> Subscriptions { get; } = [];
+    /// <summary><see cref="MqttSessionEventKind.Subscribed"/>: filter, granted QoS and subscription identifier.</summary>
+    public List<MqttSessionSubscription> Subscriptions { get; } = [];
 
     /// <summary><see cref="MqttSessionEventKind.Unsubscribed"/>: filters.</summary>
     public List<string> Filters { get; } = [];
@@ -74,7 +93,7 @@ internal sealed class MqttSessionSnapshot
 {
     public long NextSeq { get; set; }
 
-    public List<(string Filter, byte QoS)> Subscriptions { get; } = [];
+    public List<MqttSessionSubscription> Subscriptions { get; } = [];
 
     public List<MqttStoredMessage> Pending { get; } = [];
 
@@ -111,13 +130,21 @@ internal sealed class MqttSessionIndexSnapshot
 /// <summary>A retained message set (payload non-empty) or cleared (payload empty). [MQTT-3.3.1-5], [MQTT-3.3.1-10]</summary>
 internal sealed class MqttRetainedEvent
 {
-    public MqttRetainedEvent(string subject, byte[] topic, byte[] payload, byte qos)
+    public MqttRetainedEvent(string subject, byte[] topic, byte[] payload, byte qos, byte[]? headers = null, long expiresAt = 0)
     {
         Subject = subject;
         Topic = topic;
         Payload = payload;
         QoS = qos;
+        Headers = headers ?? [];
+        ExpiresAt = expiresAt;
     }
+
+    /// <summary>MQTT 5.0: the properties as a NATS header block; empty for none.</summary>
+    public byte[] Headers { get; }
+
+    /// <summary>MQTT 5.0: when the message expires, Unix milliseconds; 0 for never.</summary>
+    public long ExpiresAt { get; }
 
     public string Subject { get; }
 
@@ -145,7 +172,9 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
     /// <summary>The serializer id stored beside every event and snapshot: never change it.</summary>
     public const int Id = 4_222_010;
 
-    private const byte Version = 1;
+    // 2: stored and retained messages keep their header block and expiry time, stored ones their
+    // subscription identifier, subscriptions their identifier and MQTT 5.0 options. Version 1 records are still read.
+    private const byte Version = 2;
 
     public MqttJournalSerializer(ExtendedActorSystem system)
         : base(system)
@@ -214,13 +243,13 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
 
                     break;
                 case MqttRetainedEvent e:
-                    WriteRetained(w, e.Subject, e.Topic, e.Payload, e.QoS);
+                    WriteRetained(w, new MqttRetainedMessage(e.Subject, e.Topic, e.Payload, e.QoS, e.Headers, e.ExpiresAt));
                     break;
                 case MqttRetainedSnapshot s:
                     w.Write(s.Messages.Count);
                     foreach (var m in s.Messages)
                     {
-                        WriteRetained(w, m.Subject, m.Topic, m.Payload, m.QoS);
+                        WriteRetained(w, m);
                     }
 
                     break;
@@ -237,9 +266,10 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
         try
         {
             using var r = new BinaryReader(new MemoryStream(bytes, writable: false));
-            if (r.ReadByte() != Version)
+            var version = r.ReadByte();
+            if (version is not (1 or Version))
             {
-                throw new System.Runtime.Serialization.SerializationException($"MQTT journal record version {bytes[0]}, expected {Version}");
+                throw new System.Runtime.Serialization.SerializationException($"MQTT journal record version {bytes[0]}, expected 1 to {Version}");
             }
 
             switch (manifest)
@@ -247,14 +277,14 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
                 case "mqtt.session":
                     {
                         var e = new MqttSessionEvent((MqttSessionEventKind)r.ReadByte());
-                        ReadSubscriptions(r, e.Subscriptions);
+                        ReadSubscriptions(r, e.Subscriptions, version);
                         var filters = Count(r);
                         for (var i = 0; i < filters; i++)
                         {
                             e.Filters.Add(r.ReadString());
                         }
 
-                        ReadMessages(r, e.Messages);
+                        ReadMessages(r, e.Messages, version);
                         var acked = Count(r);
                         for (var i = 0; i < acked; i++)
                         {
@@ -271,8 +301,8 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
                 case "mqtt.session-snapshot":
                     {
                         var s = new MqttSessionSnapshot { NextSeq = r.ReadInt64() };
-                        ReadSubscriptions(r, s.Subscriptions);
-                        ReadMessages(r, s.Pending);
+                        ReadSubscriptions(r, s.Subscriptions, version);
+                        ReadMessages(r, s.Pending, version);
                         ReadIds(r, s.Released);
                         ReadIds(r, s.InReceived);
                         return s;
@@ -294,8 +324,8 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
 
                 case "mqtt.retained":
                     {
-                        var m = ReadRetained(r);
-                        return new MqttRetainedEvent(m.Subject, m.Topic, m.Payload, m.QoS);
+                        var m = ReadRetained(r, version);
+                        return new MqttRetainedEvent(m.Subject, m.Topic, m.Payload, m.QoS, m.Headers, m.ExpiresAt);
                     }
 
                 case "mqtt.retained-snapshot":
@@ -304,7 +334,7 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
                         var count = Count(r);
                         for (var i = 0; i < count; i++)
                         {
-                            s.Messages.Add(ReadRetained(r));
+                            s.Messages.Add(ReadRetained(r, version));
                         }
 
                         return s;
@@ -320,22 +350,32 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
         }
     }
 
-    private static void WriteSubscriptions(BinaryWriter w, List<(string Filter, byte QoS)> subscriptions)
+    private static void WriteSubscriptions(BinaryWriter w, List<MqttSessionSubscription> subscriptions)
     {
         w.Write(subscriptions.Count);
-        foreach (var (filter, qos) in subscriptions)
+        foreach (var (filter, qos, subscriptionId, noLocal, retainAsPublished) in subscriptions)
         {
             w.Write(filter);
             w.Write(qos);
+            w.Write(subscriptionId);
+            w.Write((byte)((noLocal ? 1 : 0) | (retainAsPublished ? 2 : 0)));
         }
     }
 
-    private static void ReadSubscriptions(BinaryReader r, List<(string Filter, byte QoS)> into)
+    private static void ReadSubscriptions(BinaryReader r, List<MqttSessionSubscription> into, byte version)
     {
         var count = Count(r);
         for (var i = 0; i < count; i++)
         {
-            into.Add((r.ReadString(), r.ReadByte()));
+            var subscription = new MqttSessionSubscription(r.ReadString(), r.ReadByte());
+            if (version > 1)
+            {
+                var id = r.ReadInt32();
+                var options = r.ReadByte();
+                subscription = subscription with { SubscriptionId = id, NoLocal = (options & 1) != 0, RetainAsPublished = (options & 2) != 0 };
+            }
+
+            into.Add(subscription);
         }
     }
 
@@ -366,27 +406,38 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
             WriteBytes(w, m.Topic);
             WriteBytes(w, m.Payload);
             w.Write(m.QoS);
+            WriteBytes(w, m.Headers ?? []);
+            w.Write(m.ExpiresAt);
+            w.Write(m.SubscriptionId);
+            w.Write(m.Retain);
         }
     }
 
-    private static void ReadMessages(BinaryReader r, List<MqttStoredMessage> into)
+    private static void ReadMessages(BinaryReader r, List<MqttStoredMessage> into, byte version)
     {
         var count = Count(r);
         for (var i = 0; i < count; i++)
         {
-            into.Add(new MqttStoredMessage(r.ReadInt64(), ReadBytes(r), ReadBytes(r), r.ReadByte()));
+            var message = new MqttStoredMessage(r.ReadInt64(), ReadBytes(r), ReadBytes(r), r.ReadByte());
+            into.Add(version == 1 ? message : message with { Headers = ReadBytes(r), ExpiresAt = r.ReadInt64(), SubscriptionId = r.ReadInt32(), Retain = r.ReadBoolean() });
         }
     }
 
-    private static void WriteRetained(BinaryWriter w, string subject, byte[] topic, byte[] payload, byte qos)
+    private static void WriteRetained(BinaryWriter w, MqttRetainedMessage m)
     {
-        w.Write(subject);
-        WriteBytes(w, topic);
-        WriteBytes(w, payload);
-        w.Write(qos);
+        w.Write(m.Subject);
+        WriteBytes(w, m.Topic);
+        WriteBytes(w, m.Payload);
+        w.Write(m.QoS);
+        WriteBytes(w, m.Headers ?? []);
+        w.Write(m.ExpiresAt);
     }
 
-    private static MqttRetainedMessage ReadRetained(BinaryReader r) => new(r.ReadString(), ReadBytes(r), ReadBytes(r), r.ReadByte());
+    private static MqttRetainedMessage ReadRetained(BinaryReader r, byte version)
+    {
+        var m = new MqttRetainedMessage(r.ReadString(), ReadBytes(r), ReadBytes(r), r.ReadByte());
+        return version == 1 ? m : m with { Headers = ReadBytes(r), ExpiresAt = r.ReadInt64() };
+    }
 
     private static void WriteBytes(BinaryWriter w, byte[] bytes)
     {

@@ -4,7 +4,13 @@ using Courier.Protocols.Subjects;
 namespace Courier.Actors.Mqtt;
 
 /// <summary>One retained message: the last retained PUBLISH on its topic. [MQTT-3.3.1-5]</summary>
-internal sealed record MqttRetainedMessage(string Subject, byte[] Topic, byte[] Payload, byte QoS);
+/// <param name="Subject">Its NATS subject (the key).</param>
+/// <param name="Topic">Its MQTT topic.</param>
+/// <param name="Payload">Its payload.</param>
+/// <param name="QoS">The QoS it was published with.</param>
+/// <param name="Headers">MQTT 5.0: its properties as a NATS header block (<see cref="Protocols.Mqtt.MqttNatsHeaders"/>); empty for none.</param>
+/// <param name="ExpiresAt">MQTT 5.0: when its Message Expiry Interval runs out, Unix milliseconds; 0 for never. [MQTT-3.3.2-5]</param>
+internal sealed record MqttRetainedMessage(string Subject, byte[] Topic, byte[] Payload, byte QoS, byte[]? Headers = null, long ExpiresAt = 0);
 
 /// <summary>
 /// The node's retained messages, one per NATS subject (so per MQTT topic). Set, replaced and

@@ -93,7 +93,7 @@ internal sealed class MqttRetainedStore : ReceivePersistentActor
         }
         else
         {
-            _retained.Set(new MqttRetainedMessage(change.Subject, change.Topic, change.Payload, change.QoS));
+            _retained.Set(new MqttRetainedMessage(change.Subject, change.Topic, change.Payload, change.QoS, change.Headers, change.ExpiresAt));
         }
     }
 

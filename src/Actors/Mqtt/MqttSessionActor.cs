@@ -37,13 +37,14 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     private readonly string _clientId;
     private readonly Func<InProcessClient> _captureClient;
     private readonly MqttCaptureLedger _ledger;
-    private readonly Dictionary<string, byte> _subscriptions = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, MqttSessionSubscription> _subscriptions = new(StringComparer.Ordinal);
     private readonly SortedDictionary<long, MqttStoredMessage> _pending = [];
     private readonly Dictionary<string, List<string>> _captureSids = new(StringComparer.Ordinal);
     private readonly HashSet<ushort> _releasedOut = [];
     private readonly HashSet<ushort> _receivedIn = [];
     private readonly Dictionary<long, ushort> _packetIds = []; // in memory, as nats-server: a restart sends with new ids
     private readonly List<(long Seq, ushort PacketId)> _assigned = [];
+    private readonly SessionClient _current = new();
     private IActorRef? _connection;
     private MqttConnection? _client;
     private bool _clean = true;
@@ -70,9 +71,9 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             _exists = true;
             _nextSeq = snapshot.NextSeq;
             _appliedSeq = snapshot.NextSeq - 1;
-            foreach (var (filter, qos) in snapshot.Subscriptions)
+            foreach (var subscription in snapshot.Subscriptions)
             {
-                _subscriptions[filter] = qos;
+                _subscriptions[subscription.Filter] = subscription;
             }
 
             foreach (var message in snapshot.Pending)
@@ -89,9 +90,9 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             if (_exists)
             {
                 _clean = false;
-                foreach (var (filter, qos) in _subscriptions)
+                foreach (var (filter, subscription) in _subscriptions)
                 {
-                    UpdateCapture(filter, qos);
+                    UpdateCapture(filter, subscription.QoS);
                 }
             }
 
@@ -224,7 +225,13 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
             _connection = null;
             _client = null;
+            _current.Client = null;
             _ready = false;
+            if (!_clean)
+            {
+                UpdateSharedCaptures(); // offline: the session itself is the group member now
+            }
+
             if (_clean && !_ended)
             {
                 // [MQTT-3.1.2-6]: a clean session lasts as long as its connection. The parent stops it,
@@ -305,8 +312,10 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
         _connection = attach.Connection;
         _client = attach.Client;
+        _current.Client = attach.Client;
         _ready = false;
         Context.Watch(_connection);
+        UpdateSharedCaptures(); // connected: the connection's subscription is the group member
         var replyTo = Sender;
         if (attach.CleanSession)
         {
@@ -332,10 +341,10 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         // once the acknowledgements journaled before this CONNECT (PersistAsync) have been applied.
         DeferAsync(attach, _ =>
         {
-            var pending = _pending.Values.ToList();
+            var pending = Unexpired(_pending.Values.ToList());
             _sentUpTo = _appliedSeq; // stored after this (journal writes in flight included) goes out at Ready
             replyTo.Tell(new MqttSessions.Protocol.Attached(
-                _clientId, true, [.. _subscriptions.Select(s => (s.Key, s.Value))], pending)
+                _clientId, true, [.. _subscriptions.Values], pending)
             {
                 Session = Self,
                 PacketIds = new Dictionary<long, ushort>(_packetIds),
@@ -356,7 +365,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         Persist(change, e =>
         {
             Apply(e);
-            foreach (var (filter, qos) in e.Subscriptions)
+            foreach (var (filter, qos, _, _, _) in e.Subscriptions)
             {
                 UpdateCapture(filter, qos);
             }
@@ -375,16 +384,17 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
     private void OnCaptured(Protocol.Captured captured)
     {
-        if (_clean || !_subscriptions.TryGetValue(captured.Filter, out var granted) || granted == 0)
+        if (_clean || !_subscriptions.TryGetValue(captured.Filter, out var subscription) || subscription.QoS == 0)
         {
             _ledger.Resolve(captured.Numbers); // not kept: nothing for a PUBACK to wait for
             return;
         }
 
         var change = new MqttSessionEvent(MqttSessionEventKind.Stored);
+        var now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
         foreach (var message in captured.Messages)
         {
-            var qos = Math.Min(PublishedQoS(message.Headers), granted);
+            var qos = Math.Min(PublishedQoS(message.Headers), subscription.QoS);
             if (qos == 0)
             {
                 continue; // QoS 0 reached the client through its own subscription, or not at all when offline.
@@ -392,7 +402,10 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
             var topic = new byte[MqttTopics.MaxSubjectLength(Encoding.UTF8.GetByteCount(message.Subject))];
             var length = MqttTopics.SubjectToTopic(Encoding.UTF8.GetBytes(message.Subject), topic);
-            change.Messages.Add(new MqttStoredMessage(_nextSeq++, topic[..length], message.Payload, (byte)qos));
+            var headers = message.Headers ?? [];
+            var expiresAt = MqttNatsHeaders.TryGetMessageExpiry(headers, out var seconds) ? now + (seconds * 1000L) : 0; // [MQTT-3.3.2-5]
+            change.Messages.Add(new MqttStoredMessage(
+                _nextSeq++, topic[..length], message.Payload, (byte)qos, headers, expiresAt, subscription.SubscriptionId, message.Retained && subscription.RetainAsPublished)); // [MQTT-3.3.1-12]
         }
 
         if (change.Messages.Count == 0)
@@ -419,8 +432,45 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         });
     }
 
+    // MQTT 5.0 Message Expiry Interval: a stored message past its expiry that was never sent is deleted
+    // instead of delivered [MQTT-3.3.2-5] (one sent before goes again: its delivery had started). The
+    // deletion is journaled as an acknowledgement, so it does not come back after a restart.
+    private List<MqttStoredMessage> Unexpired(List<MqttStoredMessage> messages)
+    {
+        var now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+        MqttSessionEvent? expired = null;
+        var live = new List<MqttStoredMessage>(messages.Count);
+        foreach (var message in messages)
+        {
+            if (message.ExpiresAt != 0 && now >= message.ExpiresAt && !_packetIds.ContainsKey(message.Seq))
+            {
+                (expired ??= new MqttSessionEvent(MqttSessionEventKind.Acked)).Acked.Add(message.Seq);
+                _pending.Remove(message.Seq);
+                continue;
+            }
+
+            live.Add(message);
+        }
+
+        if (expired is not null && !_clean)
+        {
+            var generation = _generation;
+            PersistAsync(expired, e =>
+            {
+                if (generation == _generation)
+                {
+                    Apply(e);
+                    Checkpoint();
+                }
+            });
+        }
+
+        return live;
+    }
+
     private void Send(List<MqttStoredMessage> messages)
     {
+        messages = Unexpired(messages);
         if (_client is { } client && messages.Count > 0)
         {
             client.DeliverFromMqttSession(messages);
@@ -441,9 +491,9 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         switch (e.Kind)
         {
             case MqttSessionEventKind.Subscribed:
-                foreach (var (filter, qos) in e.Subscriptions)
+                foreach (var subscription in e.Subscriptions)
                 {
-                    _subscriptions[filter] = qos;
+                    _subscriptions[subscription.Filter] = subscription;
                 }
 
                 break;
@@ -488,14 +538,17 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
         _eventsSinceSnapshot = 0;
         var snapshot = new MqttSessionSnapshot { NextSeq = _nextSeq };
-        snapshot.Subscriptions.AddRange(_subscriptions.Select(s => (s.Key, s.Value)));
+        snapshot.Subscriptions.AddRange(_subscriptions.Values);
         snapshot.Pending.AddRange(_pending.Values);
         snapshot.Released.AddRange(_releasedOut);
         snapshot.InReceived.AddRange(_receivedIn);
         SaveSnapshot(snapshot);
     }
 
-    // The capture subscription(s) of one filter: present for QoS 1/2, absent for QoS 0 or removed.
+    // The capture subscription(s) of one filter: present for QoS 1/2, absent for QoS 0 or removed. A shared
+    // subscription ("$share/{group}/{filter}") is captured in its queue group, and only while no connection
+    // holds the session: connected, the connection's own subscription is the member (it is not captured),
+    // so the group never counts this session twice. [MQTT-4.8.2]
     private void UpdateCapture(string filter, byte qos)
     {
         if (_captureSids.Remove(filter, out var sids))
@@ -506,12 +559,12 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             }
         }
 
-        if (qos == 0)
+        if (qos == 0 || (_connection is not null && MqttTopics.IsSharedFilter(Encoding.UTF8.GetBytes(filter))))
         {
             return;
         }
 
-        var subjects = FilterSubjects(filter);
+        var subjects = FilterSubjects(filter, out var group);
         if (subjects.Count == 0)
         {
             return;
@@ -519,19 +572,46 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
         var self = Self;
         var client = _captureClient();
+        var noLocal = _subscriptions.TryGetValue(filter, out var subscription) && subscription.NoLocal ? _current : null;
         sids = [];
         foreach (var subject in subjects)
         {
-            sids.Add(client.Subscribe(subject, null, new CaptureSink(self, filter, _ledger)));
+            sids.Add(client.Subscribe(subject, group, new CaptureSink(self, filter, _ledger, noLocal)));
         }
 
         _captureSids[filter] = sids;
     }
 
-    /// <summary>The NATS subjects an MQTT filter subscribes to: one, or two for "x/#" ("x.>" and "x"), as nats-server.</summary>
-    internal static List<string> FilterSubjects(string filter)
+    // Shared subscriptions are captured only while the session has no connection (see UpdateCapture).
+    private void UpdateSharedCaptures()
     {
-        var filterBytes = Encoding.UTF8.GetBytes(filter);
+        foreach (var (filter, subscription) in _subscriptions)
+        {
+            if (MqttTopics.IsSharedFilter(Encoding.UTF8.GetBytes(filter)))
+            {
+                UpdateCapture(filter, subscription.QoS);
+            }
+        }
+    }
+
+    /// <summary>
+    /// The NATS subjects an MQTT filter subscribes to: one, or two for "x/#" ("x.>" and "x"), as nats-server;
+    /// for a shared subscription those of its filter, and its group as <paramref name="group"/>.
+    /// </summary>
+    internal static List<string> FilterSubjects(string filter, out string? group)
+    {
+        group = null;
+        ReadOnlySpan<byte> filterBytes = Encoding.UTF8.GetBytes(filter);
+        if (MqttTopics.IsSharedFilter(filterBytes))
+        {
+            if (!MqttTopics.TrySplitSharedFilter(filterBytes, out var shareName, out filterBytes))
+            {
+                return [];
+            }
+
+            group = Encoding.UTF8.GetString(shareName);
+        }
+
         var buffer = new byte[MqttTopics.MaxSubjectLength(filterBytes.Length)];
         if (MqttTopics.TryFilterToSubject(filterBytes, buffer, out var length) != MqttTopicError.None
             || !SubjectRules.IsValidSubject(buffer.AsSpan(0, length)))
@@ -567,12 +647,25 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         return at < headers.Length && headers[at] is >= (byte)'0' and <= (byte)'2' ? headers[at] - '0' : 0;
     }
 
+    /// <summary>The connection holding the session now, as publishers' threads read it (a No Local capture compares it).</summary>
+    private sealed class SessionClient
+    {
+        private volatile MqttConnection? _client;
+
+        public MqttConnection? Client
+        {
+            get => _client;
+            set => _client = value;
+        }
+    }
+
     /// <summary>
     /// The capture subscription's sink, called on each publisher's thread: it copies only the
     /// messages published at QoS 1/2 (QoS 0 ones, most of the traffic, cost nothing here) and hands
-    /// them to the session once per read batch.
+    /// them to the session once per read batch. For a No Local subscription (<paramref name="noLocal"/>
+    /// set) it passes over what the session's own connection published. [MQTT-3.8.3-3]
     /// </summary>
-    private sealed class CaptureSink(IActorRef session, string filter, MqttCaptureLedger ledger) : DeliverySink
+    private sealed class CaptureSink(IActorRef session, string filter, MqttCaptureLedger ledger, SessionClient? noLocal) : DeliverySink
     {
         private List<InternalMessage>? _batch;
         private List<long>? _numbers;
@@ -584,6 +677,11 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
                 return; // no headers: a NATS publish, QoS 0
             }
 
+            if (noLocal is not null && frame.Source is { } source && ReferenceEquals(source, noLocal.Client))
+            {
+                return; // its own publish, to a No Local subscription
+            }
+
             var headers = frame.Payload.Slice(0, frame.HeaderSize);
             if (PublishedQoS(headers.IsSingleSegment ? headers.FirstSpan : headers.ToArray()) == 0)
             {
@@ -591,7 +689,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             }
 
             var all = frame.Payload.ToArray();
-            (_batch ??= []).Add(new InternalMessage(Encoding.UTF8.GetString(frame.Subject), null, all[..frame.HeaderSize], all[frame.HeaderSize..]));
+            (_batch ??= []).Add(new InternalMessage(Encoding.UTF8.GetString(frame.Subject), null, all[..frame.HeaderSize], all[frame.HeaderSize..]) { Retained = frame.Retained });
             (_numbers ??= []).Add(ledger.Capture()); // numbered as it is read: before the PONG of any later barrier
         }
 
@@ -621,7 +719,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         public sealed record Ready(IActorRef Connection);
 
         /// <summary>SUBSCRIBE of a persistent session (journaled, then <see cref="SubscriptionsDone"/>).</summary>
-        public sealed record Subscribe(IReadOnlyList<(string Filter, byte QoS)> Subscriptions);
+        public sealed record Subscribe(IReadOnlyList<MqttSessionSubscription> Subscriptions);
 
         /// <summary>UNSUBSCRIBE of a persistent session (journaled, then <see cref="SubscriptionsDone"/>).</summary>
         public sealed record Unsubscribe(IReadOnlyList<string> Filters);

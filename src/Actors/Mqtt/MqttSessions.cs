@@ -234,7 +234,7 @@ internal sealed class MqttSessions : ReceivePersistentActor
         /// The reply to <see cref="Attach"/>: the CONNACK's session present flag, the subscriptions to
         /// restore and the stored messages to send again (a persistent session that existed).
         /// </summary>
-        public sealed record Attached(string ClientId, bool SessionPresent, IReadOnlyList<(string Filter, byte QoS)> Subscriptions, IReadOnlyList<MqttStoredMessage> Pending)
+        public sealed record Attached(string ClientId, bool SessionPresent, IReadOnlyList<MqttSessionSubscription> Subscriptions, IReadOnlyList<MqttStoredMessage> Pending)
         {
             /// <summary>The session actor (the sender of this reply).</summary>
             public IActorRef Session { get; init; } = ActorRefs.Nobody;

@@ -78,6 +78,9 @@ internal sealed class Subscription
     /// <summary>The subscriber speaks MQTT 5.0: deliveries carry the NATS headers as properties.</summary>
     public bool MqttVersion5 { get; init; }
 
+    /// <summary>An MQTT 5.0 subscription's Subscription Identifier (1..268435455), sent with each delivery; 0 for none. [MQTT-3.8.2.1.2]</summary>
+    public int MqttSubscriptionId { get; init; }
+
     /// <summary>
     /// Null for a plain subscription; else the account import it stands for: a shadow of an
     /// importer's subscription, a service import's request subscription or an exporter's reply one.

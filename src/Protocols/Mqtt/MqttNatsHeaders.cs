@@ -27,7 +27,11 @@ public static class MqttNatsHeaders
     /// <summary>Header for the Content Type.</summary>
     public static ReadOnlySpan<byte> ContentType => "Mqtt-Content-Type"u8;
 
-    /// <summary>Header for the Response Topic (the MQTT topic, unmapped).</summary>
+    /// <summary>
+    /// Header for the Response Topic (the MQTT topic, unmapped). The connection also makes the topic the
+    /// NATS reply subject, and a NATS reply subject the Response Topic of a delivery without this header,
+    /// so MQTT 5.0 and NATS request/reply meet.
+    /// </summary>
     public static ReadOnlySpan<byte> ResponseTopic => "Mqtt-Response-Topic"u8;
 
     /// <summary>Header for the Correlation Data (base64).</summary>
@@ -118,6 +122,63 @@ public static class MqttNatsHeaders
         }
 
         return at;
+    }
+
+    /// <summary>
+    /// The Message Expiry Interval a NATS header block carries (the first parsable <c>Mqtt-Message-Expiry</c>),
+    /// seconds; false when it carries none. [MQTT-3.3.2-5]
+    /// </summary>
+    public static bool TryGetMessageExpiry(ReadOnlySpan<byte> headerBlock, out uint seconds)
+    {
+        seconds = 0;
+        var rest = headerBlock;
+        while (TryFindHeader(ref rest, MessageExpiry, out var value))
+        {
+            if (Utf8Parser.TryParse(value, out seconds, out var used) && used == value.Length)
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    /// <summary>Whether a NATS header block carries a <c>Mqtt-Response-Topic</c> header (then it, not the reply subject, is the Response Topic).</summary>
+    public static bool HasResponseTopic(ReadOnlySpan<byte> headerBlock)
+    {
+        var rest = headerBlock;
+        return TryFindHeader(ref rest, ResponseTopic, out _);
+    }
+
+    // The value of the next header named `name` in `block` (a whole block at the first call: its status
+    // line is skipped), trimmed; `block` is left after that line.
+    private static bool TryFindHeader(ref ReadOnlySpan<byte> block, ReadOnlySpan<byte> name, out ReadOnlySpan<byte> value)
+    {
+        value = default;
+        if (block.StartsWith("NATS/"u8))
+        {
+            var firstLine = block.IndexOf("\r\n"u8);
+            block = firstLine < 0 ? default : block[(firstLine + 2)..];
+        }
+
+        while (true)
+        {
+            var end = block.IndexOf("\r\n"u8);
+            if (end <= 0)
+            {
+                block = default;
+                return false;
+            }
+
+            var line = block[..end];
+            block = block[(end + 2)..];
+            var colon = line.IndexOf((byte)':');
+            if (colon > 0 && line[..colon].Trim((byte)' ').Is(name))
+            {
+                value = line[(colon + 1)..].Trim((byte)' ');
+                return true;
+            }
+        }
     }
 
     /// <summary>Bytes of the MQTT 5.0 properties for a NATS header block (<c>NATS/1.0...\r\n\r\n</c>; empty: none).</summary>

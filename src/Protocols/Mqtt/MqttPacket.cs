@@ -129,6 +129,9 @@ public enum MqttParseError : byte
 
     /// <summary>MQTT 5.0: an acknowledgement, DISCONNECT or AUTH reason code not defined for that packet. [MQTT-3.4.2-1]</summary>
     InvalidReasonCode,
+
+    /// <summary>MQTT 5.0: a PUBLISH with Topic Alias 0 (DISCONNECT 0x94, Topic Alias invalid). [MQTT-3.3.2-8]</summary>
+    TopicAliasInvalid,
 }
 
 /// <summary>MQTT 5.0 reason codes the server sends (CONNACK, PUBACK, SUBACK, UNSUBACK, DISCONNECT). [MQTT-2.4]</summary>
@@ -189,6 +192,7 @@ public static class MqttParseErrors
         MqttParseError.UnacceptableProtocolVersion or MqttParseError.ProtocolName => MqttReasonCode.UnsupportedProtocolVersion,
         MqttParseError.IdentifierRejected => MqttReasonCode.ClientIdentifierNotValid,
         MqttParseError.WildcardInTopicName => MqttReasonCode.TopicNameInvalid,
+        MqttParseError.TopicAliasInvalid => MqttReasonCode.TopicAliasInvalid,
         MqttParseError.FirstPacketNotConnect or MqttParseError.SecondConnect or MqttParseError.EmptyTopic or MqttParseError.EmptyWillTopic
             or MqttParseError.NoTopicFilters or MqttParseError.EmptyTopicFilter or MqttParseError.DuplicateProperty
             or MqttParseError.InvalidPropertyValue or MqttParseError.PacketIdentifierZero => MqttReasonCode.ProtocolError,

@@ -228,7 +228,7 @@ public sealed class MqttParser
 
         var header = Contiguous(body.Slice(0, headerLength));
         var topic = header.Slice(2, topicLength);
-        if (topic.IsEmpty)
+        if (topic.IsEmpty && !V5)
         {
             return MqttParseError.EmptyTopic; // [MQTT-4.7.3-1]
         }
@@ -257,7 +257,14 @@ public sealed class MqttParser
         if (V5)
         {
             packet.Properties = header[propertiesAt..];
-            return MqttProperties.Validate(packet.Properties, MqttProperties.PlaceOf(MqttPacketType.Publish));
+            var error = MqttProperties.Validate(packet.Properties, MqttProperties.PlaceOf(MqttPacketType.Publish));
+            if (error != MqttParseError.None || !topic.IsEmpty)
+            {
+                return error;
+            }
+
+            // MQTT 5.0: an empty topic name stands for the one its Topic Alias names; without one it is a Protocol Error. [MQTT-3.3.2-1], [MQTT-3.3.2.3.4]
+            return MqttProperties.Contains(packet.Properties, MqttPropertyId.TopicAlias) ? MqttParseError.None : MqttParseError.EmptyTopic;
         }
 
         return MqttParseError.None;

@@ -248,10 +248,89 @@ public static class MqttProperties
             or MqttPropertyId.MaximumQoS or MqttPropertyId.RetainAvailable or MqttPropertyId.WildcardSubscriptionAvailable
             or MqttPropertyId.SubscriptionIdentifierAvailable or MqttPropertyId.SharedSubscriptionAvailable
             => number > 1 ? MqttParseError.InvalidPropertyValue : MqttParseError.None, // 0 or 1 [MQTT-3.1.2.11.7]
-        MqttPropertyId.ReceiveMaximum or MqttPropertyId.MaximumPacketSize or MqttPropertyId.SubscriptionIdentifier or MqttPropertyId.TopicAlias
-            => number == 0 ? MqttParseError.InvalidPropertyValue : MqttParseError.None, // [MQTT-3.1.2.11.3], [MQTT-3.1.2.11.4], [MQTT-3.8.2.1.2], [MQTT-3.3.2-8]
+        MqttPropertyId.ReceiveMaximum or MqttPropertyId.MaximumPacketSize or MqttPropertyId.SubscriptionIdentifier
+            => number == 0 ? MqttParseError.InvalidPropertyValue : MqttParseError.None, // [MQTT-3.1.2.11.3], [MQTT-3.1.2.11.4], [MQTT-3.8.2.1.2]
+        MqttPropertyId.TopicAlias => number == 0 ? MqttParseError.TopicAliasInvalid : MqttParseError.None, // [MQTT-3.3.2-8]: DISCONNECT 0x94
         _ => MqttParseError.None,
     };
+
+    /// <summary>Bytes of the largest Subscription Identifier property: the id and a 4-byte variable byte integer.</summary>
+    public const int MaxSubscriptionIdentifierSize = 5;
+
+    /// <summary>Bytes of a Subscription Identifier property for <paramref name="subscriptionId"/>; 0 for 0 (none).</summary>
+    public static int SubscriptionIdentifierSize(int subscriptionId) => subscriptionId == 0 ? 0 : 1 + VariableByteIntegerSize(subscriptionId);
+
+    /// <summary>Writes a Subscription Identifier property (nothing for 0); returns the bytes written. [MQTT-3.3.2.3.8]</summary>
+    public static int WriteSubscriptionIdentifier(Span<byte> destination, int subscriptionId)
+    {
+        if (subscriptionId == 0)
+        {
+            return 0;
+        }
+
+        destination[0] = (byte)MqttPropertyId.SubscriptionIdentifier;
+        return 1 + WriteVariableByteInteger(destination[1..], subscriptionId);
+    }
+
+    /// <summary>
+    /// Replaces the value of the first four-byte integer property <paramref name="id"/> in a property list
+    /// the server wrote (no length prefix); false when it holds none. The Message Expiry Interval a
+    /// stored message goes out with is the time it has left. [MQTT-3.3.2-6]
+    /// </summary>
+    public static bool TrySetUInt32(Span<byte> properties, MqttPropertyId id, uint value)
+    {
+        var at = IndexOfUInt32(properties, id, out _);
+        if (at < 0)
+        {
+            return false;
+        }
+
+        BinaryPrimitives.WriteUInt32BigEndian(properties[at..], value);
+        return true;
+    }
+
+    /// <summary>
+    /// Where the value of the first four-byte integer property <paramref name="id"/> of a property list
+    /// (no length prefix) starts, and the value; -1 when it holds none.
+    /// </summary>
+    public static int IndexOfUInt32(ReadOnlySpan<byte> properties, MqttPropertyId id, out uint value)
+    {
+        value = 0;
+        var at = 0;
+        while (at < properties.Length)
+        {
+            var current = properties[at];
+            var type = Describe(current).Type;
+            if (!TryReadValue(properties[(at + 1)..], type, out var number, out _, out _, out var size))
+            {
+                return -1;
+            }
+
+            if (current == (byte)id && type == MqttPropertyType.FourByteInteger)
+            {
+                value = number;
+                return at + 1;
+            }
+
+            at += 1 + size;
+        }
+
+        return -1;
+    }
+
+    /// <summary>Whether validated <paramref name="properties"/> hold <paramref name="id"/>.</summary>
+    public static bool Contains(ReadOnlySpan<byte> properties, MqttPropertyId id)
+    {
+        foreach (var property in Enumerate(properties))
+        {
+            if (property.Id == id)
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
 
     /// <summary>Well-formed UTF-8 without U+0000. [MQTT-1.5.4-1], [MQTT-1.5.4-2]</summary>
     public static bool IsValidString(ReadOnlySpan<byte> text) => text.IndexOf((byte)0) < 0 && Utf8.IsValid(text);

@@ -30,6 +30,31 @@ public static class MqttTopics
     private const byte MultiLevelWildcard = (byte)'#';
     private const byte SubjectSeparator = (byte)'.';
 
+    private static ReadOnlySpan<byte> SharedPrefix => "$share/"u8;
+
+    /// <summary>MQTT 5.0: whether <paramref name="filter"/> names a shared subscription (starts with <c>$share/</c>). [MQTT-4.8.2]</summary>
+    public static bool IsSharedFilter(ReadOnlySpan<byte> filter) => filter.StartsWith(SharedPrefix);
+
+    /// <summary>
+    /// Splits a shared subscription's filter <c>$share/{ShareName}/{filter}</c>: false when the share
+    /// name is empty or holds '+' or '#', or no filter follows it [MQTT-4.8.2-1], [MQTT-4.8.2-2].
+    /// </summary>
+    public static bool TrySplitSharedFilter(ReadOnlySpan<byte> filter, out ReadOnlySpan<byte> shareName, out ReadOnlySpan<byte> topicFilter)
+    {
+        shareName = default;
+        topicFilter = default;
+        var rest = filter[SharedPrefix.Length..];
+        var slash = rest.IndexOf(LevelSeparator);
+        if (slash <= 0 || slash == rest.Length - 1 || rest[..slash].IndexOfAny(SingleLevelWildcard, MultiLevelWildcard) >= 0)
+        {
+            return false;
+        }
+
+        shareName = rest[..slash];
+        topicFilter = rest[(slash + 1)..];
+        return true;
+    }
+
     /// <summary>The longest subject a topic of <paramref name="topicLength"/> bytes maps to: every '/' may take two bytes, plus a final '/'.</summary>
     public static int MaxSubjectLength(int topicLength) => (2 * topicLength) + 1;
 

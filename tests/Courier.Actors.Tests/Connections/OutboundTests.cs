@@ -177,7 +177,7 @@ public sealed class OutboundTests
             _bytes += bytes;
         }
 
-        public bool Deliver(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload, out bool first) =>
+        public bool Deliver(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload, Publisher from, out bool first) =>
             throw new NotSupportedException("the outbound only completes");
 
         public void Complete(out long messages, out long bytes)

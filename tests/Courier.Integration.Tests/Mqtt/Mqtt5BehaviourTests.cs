@@ -118,6 +118,67 @@ public abstract class Mqtt5BehaviourTests<TFixture> : IClassFixture<TFixture>
     }
 
     [Fact]
+    public async Task A_no_local_subscription_of_a_kept_session_does_not_get_its_own_qos_1_publishes()
+    {
+        var topic = NewTopic();
+        var id = NewId("nolocal-q1");
+        await using var client = await Mqtt5TestClient.ConnectAsync(Port, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+        await client.SubscribeAsync(f => f.WithTopic(topic).WithAtLeastOnceQoS().WithNoLocal(true));
+        await using var other = await Mqtt5TestClient.ConnectAsync(Port, NewId("other"));
+
+        await client.PublishAsync(m => m.WithTopic(topic).WithPayload("mine").WithAtLeastOnceQoS());
+        await other.PublishAsync(m => m.WithTopic(topic).WithPayload("theirs").WithAtLeastOnceQoS());
+
+        Assert.Equal("theirs", (await client.ReceiveAsync()).ConvertPayloadToString());
+        Assert.Empty(await client.DrainAsync(TimeSpan.FromMilliseconds(300)));
+        await client.DisposeAsync();
+        await using var clean = await Mqtt5TestClient.ConnectAsync(Port, id); // a clean start lets the kept session go
+    }
+
+    [Fact]
+    public async Task Retain_as_published_applies_to_the_qos_1_messages_of_a_kept_session()
+    {
+        var topic = NewTopic();
+        var id = NewId("rap-kept");
+        await using var client = await Mqtt5TestClient.ConnectAsync(Port, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+        await client.SubscribeAsync(f => f.WithTopic($"{topic}/rap").WithAtLeastOnceQoS().WithRetainAsPublished(true));
+        await client.SubscribeAsync(f => f.WithTopic($"{topic}/plain").WithAtLeastOnceQoS());
+        await using var publisher = await Mqtt5TestClient.ConnectAsync(Port, NewId("pub"));
+
+        await publisher.PublishAsync(m => m.WithTopic($"{topic}/rap").WithPayload("rap").WithAtLeastOnceQoS().WithRetainFlag());
+        await publisher.PublishAsync(m => m.WithTopic($"{topic}/plain").WithPayload("plain").WithAtLeastOnceQoS().WithRetainFlag());
+        var received = new[] { await client.ReceiveAsync(), await client.ReceiveAsync() };
+        Assert.True(Assert.Single(received, m => m.ConvertPayloadToString() == "rap").Retain); // [MQTT-3.3.1-12]
+        Assert.False(Assert.Single(received, m => m.ConvertPayloadToString() == "plain").Retain); // [MQTT-3.3.1-13]
+
+        await publisher.PublishAsync(m => m.WithTopic($"{topic}/rap").WithPayload("").WithAtLeastOnceQoS().WithRetainFlag()); // clean up
+        await publisher.PublishAsync(m => m.WithTopic($"{topic}/plain").WithPayload("").WithAtLeastOnceQoS().WithRetainFlag());
+        await client.DisposeAsync();
+        await using var clean = await Mqtt5TestClient.ConnectAsync(Port, id); // a clean start lets the kept session go
+    }
+
+    [Fact]
+    public async Task A_kept_sessions_restored_subscription_keeps_its_no_local_option()
+    {
+        var topic = NewTopic();
+        var id = NewId("nolocal-kept");
+        var first = await Mqtt5TestClient.ConnectAsync(Port, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+        await first.SubscribeAsync(f => f.WithTopic(topic).WithAtMostOnceQoS().WithNoLocal(true));
+        await first.DisposeAsync();
+
+        await using var back = await Mqtt5TestClient.ConnectAsync(Port, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+        Assert.True(back.ConnectResult.IsSessionPresent);
+        await using var other = await Mqtt5TestClient.ConnectAsync(Port, NewId("other"));
+        await back.PublishAsync(m => m.WithTopic(topic).WithPayload("mine"));
+        await other.PublishAsync(m => m.WithTopic(topic).WithPayload("theirs"));
+
+        Assert.Equal("theirs", (await back.ReceiveAsync()).ConvertPayloadToString());
+        Assert.Empty(await back.DrainAsync(TimeSpan.FromMilliseconds(300)));
+        await back.DisposeAsync();
+        await using var clean = await Mqtt5TestClient.ConnectAsync(Port, id); // a clean start lets the kept session go
+    }
+
+    [Fact]
     public async Task Retain_handling_and_retain_as_published_decide_the_retained_message_and_the_retain_flag()
     {
         var topic = NewTopic();
@@ -173,6 +234,71 @@ public abstract class Mqtt5BehaviourTests<TFixture> : IClassFixture<TFixture>
 
         // Let the kept session go (a clean start discards it).
         await using var clean = await Mqtt5TestClient.ConnectAsync(Port, id);
+    }
+
+    [Fact]
+    public async Task A_message_that_expires_while_its_kept_session_is_away_is_not_delivered_and_one_that_does_not_arrives_with_the_time_it_has_left()
+    {
+        var topic = NewTopic();
+        var id = NewId("expiry");
+        var away = await Mqtt5TestClient.ConnectAsync(Port, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+        await away.SubscribeAsync(f => f.WithTopic(topic).WithAtLeastOnceQoS());
+        await away.DisposeAsync();
+
+        await using var publisher = await Mqtt5TestClient.ConnectAsync(Port, NewId("pub"));
+        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("short-lived").WithAtLeastOnceQoS().WithMessageExpiryInterval(1));
+        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("long-lived").WithAtLeastOnceQoS().WithMessageExpiryInterval(100)
+            .WithUser("kept", "yes").WithContentType("text/plain"));
+        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("no expiry").WithAtLeastOnceQoS());
+        await Task.Delay(TimeSpan.FromSeconds(2.5)); // past the first one's second
+
+        await using var back = await Mqtt5TestClient.ConnectAsync(Port, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+        Assert.True(back.ConnectResult.IsSessionPresent);
+        var received = new[] { await back.ReceiveAsync(), await back.ReceiveAsync() };
+        Assert.Empty(await back.DrainAsync(TimeSpan.FromMilliseconds(500))); // the expired one never comes [MQTT-3.3.2-5]
+
+        var longLived = Assert.Single(received, m => m.ConvertPayloadToString() == "long-lived");
+        Assert.InRange(longLived.MessageExpiryInterval, 1u, 98u); // received value minus the 2.5 s it waited [MQTT-3.3.2-6]
+        Assert.Equal([("kept", "yes")], longLived.UserProperties.Select(p => (p.Name, p.ReadValueAsString()))); // a kept message keeps its properties
+        Assert.Equal("text/plain", longLived.ContentType);
+        var forever = Assert.Single(received, m => m.ConvertPayloadToString() == "no expiry");
+        Assert.Equal(0u, forever.MessageExpiryInterval);
+        await back.DisposeAsync();
+        await using var clean = await Mqtt5TestClient.ConnectAsync(Port, id); // a clean start lets the kept session go
+    }
+
+    [Fact]
+    public async Task A_retained_message_keeps_its_properties_and_is_not_sent_once_expired()
+    {
+        var topic = NewTopic();
+        await using var publisher = await Mqtt5TestClient.ConnectAsync(Port, NewId("pub"));
+        await publisher.PublishAsync(m => m.WithTopic($"{topic}/kept").WithPayload("kept").WithAtLeastOnceQoS().WithRetainFlag()
+            .WithUser("unit", "C").WithContentType("text/plain").WithMessageExpiryInterval(100));
+        await publisher.PublishAsync(m => m.WithTopic($"{topic}/gone").WithPayload("gone").WithAtLeastOnceQoS().WithRetainFlag()
+            .WithMessageExpiryInterval(1));
+        await Task.Delay(TimeSpan.FromSeconds(2.5));
+
+        await using var subscriber = await Mqtt5TestClient.ConnectAsync(Port, NewId("sub"));
+        await subscriber.SubscribeAsync(f => f.WithTopic($"{topic}/#").WithAtLeastOnceQoS());
+        var kept = await subscriber.ReceiveAsync();
+        Assert.Equal(($"{topic}/kept", "kept", true), (kept.Topic, kept.ConvertPayloadToString(), kept.Retain));
+        Assert.Equal([("unit", "C")], kept.UserProperties.Select(p => (p.Name, p.ReadValueAsString())));
+        Assert.Equal("text/plain", kept.ContentType);
+        Assert.InRange(kept.MessageExpiryInterval, 1u, 98u); // what it has left [MQTT-3.3.2-6]
+        Assert.Empty(await subscriber.DrainAsync(TimeSpan.FromMilliseconds(300))); // the expired one is not sent [MQTT-3.3.2-5]
+
+        await publisher.PublishAsync(m => m.WithTopic($"{topic}/kept").WithPayload("").WithAtLeastOnceQoS().WithRetainFlag()); // clean up
+    }
+
+    [Fact]
+    public async Task A_live_message_carries_its_message_expiry_interval()
+    {
+        var topic = NewTopic();
+        await using var subscriber = await Mqtt5TestClient.ConnectAsync(Port, NewId("sub"));
+        await subscriber.SubscribeAsync(f => f.WithTopic(topic).WithAtLeastOnceQoS());
+        await using var publisher = await Mqtt5TestClient.ConnectAsync(Port, NewId("pub"));
+        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("x").WithAtLeastOnceQoS().WithMessageExpiryInterval(60));
+        Assert.InRange((await subscriber.ReceiveAsync()).MessageExpiryInterval, 59u, 60u);
     }
 
     [Fact]
@@ -277,17 +403,7 @@ public abstract class Mqtt5BehaviourTests<TFixture> : IClassFixture<TFixture>
     protected abstract bool SendsDisconnectOnErrors { get; }
 
     // Closed by the server; what it sent before is nothing or DISCONNECT with `reason` (always the DISCONNECT where it sends one).
-    private async Task AssertClosedWithReasonAsync(MqttRawClient raw, byte reason)
-    {
-        var sent = await raw.ReadUntilClosedAsync();
-        if (SendsDisconnectOnErrors || sent.Length > 0)
-        {
-            // One whole DISCONNECT (remaining length under 128 here) and nothing after it.
-            Assert.True(
-                sent.Length >= 3 && sent[0] == 0xE0 && sent[2] == reason && sent.Length == 2 + sent[1],
-                $"expected DISCONNECT 0x{reason:x2}, got {Convert.ToHexString(sent)}");
-        }
-    }
+    private Task AssertClosedWithReasonAsync(MqttRawClient raw, byte reason) => Mqtt5Raw.AssertClosedWithReasonAsync(raw, reason, SendsDisconnectOnErrors);
 
     [Theory]
     [InlineData("a single-instance property twice", new byte[] { 0x01, 0x00, 0x01, 0x01 }, 0x82)]

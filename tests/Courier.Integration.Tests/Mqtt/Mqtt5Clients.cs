@@ -154,6 +154,17 @@ public static class Mqtt5Raw
     public static byte[] Connect(string clientId, byte[]? properties = null, byte keepAlive = 60, bool cleanStart = true) =>
         Packet(0x10, Str("MQTT"), [5, cleanStart ? (byte)0x02 : (byte)0x00, 0, keepAlive], properties ?? Props(), Str(clientId));
 
+    /// <summary>A 5.0 PUBLISH at QoS 1 with packet id <paramref name="packetId"/> and <paramref name="properties"/>.</summary>
+    public static byte[] PublishQos1(string topic, ushort packetId, string payload, byte[] properties) =>
+        Packet(0x32, Str(topic), [(byte)(packetId >> 8), (byte)packetId], properties, Encoding.UTF8.GetBytes(payload));
+
+    /// <summary>A 5.0 SUBSCRIBE of one filter with packet id 1, <paramref name="options"/> and <paramref name="properties"/>.</summary>
+    public static byte[] Subscribe(string filter, byte options, byte[] properties) =>
+        Packet(0x82, [0, 1], properties, Str(filter), [options]);
+
+    /// <summary>A Topic Alias property. [MQTT-3.3.2.3.4]</summary>
+    public static byte[] TopicAlias(ushort alias) => [0x23, (byte)(alias >> 8), (byte)alias];
+
     /// <summary>A 5.0 PUBLISH at QoS 0 with <paramref name="properties"/>.</summary>
     public static byte[] Publish(string topic, string payload, byte[] properties) =>
         Packet(0x30, Str(topic), properties, Encoding.UTF8.GetBytes(payload));
@@ -164,6 +175,23 @@ public static class Mqtt5Raw
         var (first, body) = await raw.ReadPacketAsync();
         Assert.Equal(0x20, first);
         return (body[1], ReadProperties(body.AsSpan(2)));
+    }
+
+    /// <summary>
+    /// Waits for the server to close <paramref name="raw"/>; what it sent before is nothing (only where
+    /// <paramref name="sendsDisconnect"/> is false: the spec lets a server close without DISCONNECT, as
+    /// mosquitto does for some errors) or one whole DISCONNECT with <paramref name="reason"/>. [MQTT-4.13.1-1]
+    /// </summary>
+    public static async Task AssertClosedWithReasonAsync(MqttRawClient raw, byte reason, bool sendsDisconnect)
+    {
+        var sent = await raw.ReadUntilClosedAsync();
+        if (sendsDisconnect || sent.Length > 0)
+        {
+            // One whole DISCONNECT (remaining length under 128 here) and nothing after it.
+            Assert.True(
+                sent.Length >= 3 && sent[0] == 0xE0 && sent[2] == reason && sent.Length == 2 + sent[1],
+                $"expected DISCONNECT 0x{reason:x2}, got {Convert.ToHexString(sent)}");
+        }
     }
 
     /// <summary>Reads a packet the server sends and expects a DISCONNECT: its reason code.</summary>
@@ -177,9 +205,47 @@ public static class Mqtt5Raw
     /// <summary>A property list (length prefix included) as id -> value bytes (numbers big-endian, strings with their length).</summary>
     public static Dictionary<byte, byte[]> ReadProperties(ReadOnlySpan<byte> list)
     {
+        var properties = new Dictionary<byte, byte[]>();
+        foreach (var (id, value) in ReadPropertyList(list))
+        {
+            properties[id] = value;
+        }
+
+        return properties;
+    }
+
+    /// <summary>
+    /// Reads a PUBLISH the server sent (<paramref name="first"/> and <paramref name="body"/> from
+    /// <see cref="MqttRawClient.ReadPacketAsync"/>): its topic, packet id (0 at QoS 0), properties in
+    /// order (repeats kept, user properties left out) and payload.
+    /// </summary>
+    public static (string Topic, ushort PacketId, List<(byte Id, byte[] Value)> Properties, string Payload) ReadPublish(byte first, byte[] body)
+    {
+        Assert.True((first & 0xF0) == 0x30, $"expected PUBLISH, got 0x{first:x2}");
+        var topicLength = BinaryPrimitives.ReadUInt16BigEndian(body);
+        var topic = Encoding.UTF8.GetString(body, 2, topicLength);
+        var at = 2 + topicLength;
+        ushort packetId = 0;
+        if ((first & 0x06) != 0)
+        {
+            packetId = BinaryPrimitives.ReadUInt16BigEndian(body.AsSpan(at));
+            at += 2;
+        }
+
+        var (length, size) = ReadVbi(body.AsSpan(at));
+        var properties = ReadPropertyList(body.AsSpan(at));
+        return (topic, packetId, properties, Encoding.UTF8.GetString(body, at + size + length, body.Length - at - size - length));
+    }
+
+    /// <summary>A variable byte integer's value (a Subscription Identifier's bytes). [MQTT-1.5.5]</summary>
+    public static int VbiValue(byte[] bytes) => ReadVbi(bytes).Value;
+
+    /// <summary>A property list (length prefix included) as (id, value bytes) in order, repeats kept, user properties left out.</summary>
+    public static List<(byte Id, byte[] Value)> ReadPropertyList(ReadOnlySpan<byte> list)
+    {
         var (length, size) = ReadVbi(list);
         var rest = list.Slice(size, length);
-        var properties = new Dictionary<byte, byte[]>();
+        var properties = new List<(byte Id, byte[] Value)>();
         while (!rest.IsEmpty)
         {
             var id = rest[0];
@@ -194,7 +260,7 @@ public static class Mqtt5Raw
             };
             if (id != 0x26)
             {
-                properties[id] = rest.Slice(1, valueSize).ToArray();
+                properties.Add((id, rest.Slice(1, valueSize).ToArray()));
             }
 
             rest = rest[(1 + valueSize)..];

@@ -1,5 +1,7 @@
 using System.Text;
 using Courier.Integration.Tests.Infrastructure;
+using MQTTnet;
+using MQTTnet.Packets;
 using MQTTnet.Protocol;
 
 namespace Courier.Integration.Tests.Mqtt;
@@ -64,6 +66,62 @@ public sealed class MqttDurabilityTests
             await subscriber.SubscribeAsync(clearedTopic, MqttQualityOfServiceLevel.AtLeastOnce);
             Assert.Equal(new MqttReceived(retainedTopic, "kept", 1, true), await subscriber.ReceiveAsync());
             Assert.Empty(await subscriber.DrainAsync(TimeSpan.FromMilliseconds(300)));
+        }
+        finally
+        {
+            await broker.KillAsync();
+            await broker.DisposeAsync();
+        }
+    }
+
+    [Fact]
+    public async Task A_v5_kept_session_keeps_its_subscription_identifier_and_its_messages_properties_across_kill_9()
+    {
+        var topic = Topic("v5durable");
+        var id = "v5durable-" + Guid.NewGuid().ToString("N")[..12];
+        var broker = await MqttBrokerProcess.StartAsync(MqttBrokerKind.Courier);
+        try
+        {
+            var away = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+            await away.SubscribeAsync(f => f.WithTopic(topic).WithAtLeastOnceQoS());
+            using (var cts = new CancellationTokenSource(MqttTestClient.TestTimeout))
+            {
+                // A second SUBSCRIBE of the filter, with an identifier: replaces the first. [MQTT-3.8.4-3]
+                await away.Client.SubscribeAsync(
+                    new MqttClientSubscribeOptionsBuilder().WithTopicFilter(f => f.WithTopic(topic).WithAtLeastOnceQoS()).WithSubscriptionIdentifier(77).Build(), cts.Token);
+            }
+
+            await away.DisposeAsync();
+            await using (var publisher = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, "pub-" + Guid.NewGuid().ToString("N")))
+            {
+                await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("kept").WithAtLeastOnceQoS()
+                    .WithUser("origin", "before kill").WithMessageExpiryInterval(3600));
+                await publisher.PublishAsync(m => m.WithTopic($"{topic}/retained").WithPayload("retained").WithAtLeastOnceQoS().WithRetainFlag()
+                    .WithContentType("text/plain").WithMessageExpiryInterval(3600));
+            }
+
+            await broker.KillAsync(); // the PUBACK came after the session journaled it
+
+            await using var restarted = await MqttBrokerProcess.RestartAsync(MqttBrokerKind.Courier, broker.Directory, broker.MqttPort);
+            await using var back = await Mqtt5TestClient.ConnectAsync(restarted.MqttPort, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(300));
+            Assert.True(back.ConnectResult.IsSessionPresent);
+            var kept = await back.ReceiveAsync();
+            Assert.Equal("kept", kept.ConvertPayloadToString());
+            Assert.Equal([77u], kept.SubscriptionIdentifiers);
+            Assert.Equal([("origin", "before kill")], kept.UserProperties.Select(p => (p.Name, p.ReadValueAsString())));
+            Assert.InRange(kept.MessageExpiryInterval, 3000u, 3600u);
+
+            await using var publisher2 = await Mqtt5TestClient.ConnectAsync(restarted.MqttPort, "pub-" + Guid.NewGuid().ToString("N"));
+            await publisher2.PublishAsync(m => m.WithTopic(topic).WithPayload("after restart"));
+            var live = await back.ReceiveAsync();
+            Assert.Equal(("after restart", 77u), (live.ConvertPayloadToString(), Assert.Single(live.SubscriptionIdentifiers)));
+
+            // A retained message kept its properties and expiry time too.
+            await using var subscriber = await Mqtt5TestClient.ConnectAsync(restarted.MqttPort, "sub-" + Guid.NewGuid().ToString("N"));
+            await subscriber.SubscribeAsync(f => f.WithTopic($"{topic}/retained").WithAtLeastOnceQoS());
+            var retained = await subscriber.ReceiveAsync();
+            Assert.Equal(("retained", "text/plain", true), (retained.ConvertPayloadToString(), retained.ContentType, retained.Retain));
+            Assert.InRange(retained.MessageExpiryInterval, 3000u, 3600u);
         }
         finally
         {

@@ -80,6 +80,13 @@ public sealed class MqttParserV5AllocationTests
             MqttNatsHeaders.WriteHeaderLines(properties, lines);
             lines.CopyTo(block.AsSpan(23));
             MqttNatsHeaders.WriteProperties(block, back);
+
+            // What a v5 delivery adds: a subscription identifier, the Response Topic check, a message expiry.
+            Span<byte> id = stackalloc byte[MqttProperties.MaxSubscriptionIdentifierSize];
+            MqttProperties.WriteSubscriptionIdentifier(id, 268_435_455);
+            _ = MqttNatsHeaders.HasResponseTopic(block);
+            _ = MqttNatsHeaders.TryGetMessageExpiry(block, out _);
+            _ = MqttProperties.TrySetUInt32(back, MqttPropertyId.MessageExpiryInterval, 1);
         }
     }
 

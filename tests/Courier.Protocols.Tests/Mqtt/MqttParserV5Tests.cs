@@ -73,6 +73,24 @@ public sealed class MqttParserV5Tests
     public void Publish_without_properties_has_a_property_length_of_zero() =>
         AssertParsesAfterConnect(V5.Publish("t", "x", Props()), "PUBLISH q0 r0 d0 id=0 topic=\"t\" payload=\"x\"");
 
+    [Fact]
+    public void Publish_with_an_empty_topic_and_a_topic_alias_is_read_for_the_connection_to_resolve() =>
+        AssertParsesAfterConnect(
+            V5.Publish("", "x", Props(U16Prop(0x23, 3)), qos: 1, packetId: 2),
+            $"PUBLISH q1 r0 d0 id=2 topic=\"\" payload=\"x\" props={Hex([U16Prop(0x23, 3)])}");
+
+    [Fact]
+    public void Publish_with_an_empty_topic_and_no_topic_alias_is_a_protocol_error() =>
+        AssertRejectedAfterConnect(V5.Publish("", "x", Props(UserProp("k", "v"))), MqttParseError.EmptyTopic);
+
+    [Fact]
+    public void Publish_with_topic_alias_0_is_topic_alias_invalid_0x94()
+    {
+        AssertRejectedAfterConnect(V5.Publish("t", "x", Props(U16Prop(0x23, 0))), MqttParseError.TopicAliasInvalid);
+        AssertRejectedAfterConnect(V5.Publish("", "x", Props(U16Prop(0x23, 0))), MqttParseError.TopicAliasInvalid);
+        Assert.Equal(MqttReasonCode.TopicAliasInvalid, MqttParseError.TopicAliasInvalid.ReasonCode());
+    }
+
     // Acknowledgements: reason code and properties, each omitted when the rest is.
 
     [Fact]

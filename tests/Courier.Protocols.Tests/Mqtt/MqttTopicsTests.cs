@@ -140,6 +140,35 @@ public sealed class MqttTopicsTests
     public void A_nats_subject_is_delivered_to_mqtt_as_this_topic(string subject, string topic) =>
         Assert.Equal(topic, ToTopic(subject));
 
+    [Theory]
+    [InlineData("$share/g/a/b", "g", "a/b")]
+    [InlineData("$share/group-1/#", "group-1", "#")]
+    [InlineData("$share/g//x", "g", "/x")]
+    public void A_shared_filter_splits_into_share_name_and_filter(string shared, string name, string filter)
+    {
+        Assert.True(MqttTopics.IsSharedFilter(Encoding.UTF8.GetBytes(shared)));
+        Assert.True(MqttTopics.TrySplitSharedFilter(Encoding.UTF8.GetBytes(shared), out var shareName, out var topicFilter));
+        Assert.Equal((name, filter), (Encoding.UTF8.GetString(shareName), Encoding.UTF8.GetString(topicFilter)));
+    }
+
+    [Theory]
+    [InlineData("$share//x")] // empty share name [MQTT-4.8.2-1]
+    [InlineData("$share/g+/x")]
+    [InlineData("$share/#/x")]
+    [InlineData("$share/g")] // no filter [MQTT-4.8.2-2]
+    [InlineData("$share/g/")]
+    [InlineData("$share/")]
+    public void A_malformed_shared_filter_does_not_split(string shared) =>
+        Assert.False(MqttTopics.TrySplitSharedFilter(Encoding.UTF8.GetBytes(shared), out _, out _));
+
+    [Fact]
+    public void Only_a_filter_starting_with_share_slash_is_shared()
+    {
+        Assert.False(MqttTopics.IsSharedFilter("$sharex/g/a"u8));
+        Assert.False(MqttTopics.IsSharedFilter("a/$share/g/a"u8));
+        Assert.False(MqttTopics.IsSharedFilter("$share"u8));
+    }
+
     private static MqttTopicError ToSubject(string topic, bool filter, out string subject)
     {
         var bytes = Encoding.UTF8.GetBytes(topic);

@@ -23,6 +23,43 @@ public sealed class MqttV5WriterTests
         Assert.Equal(new byte[] { 0x20, 0x03, 0x00, 0x8C, 0x00 }, output.WrittenSpan.ToArray()); // no session present on a refusal [MQTT-3.2.2-6]
     }
 
+    [Theory]
+    [InlineData(0, new byte[0])]
+    [InlineData(1, new byte[] { 0x0B, 0x01 })]
+    [InlineData(128, new byte[] { 0x0B, 0x80, 0x01 })]
+    [InlineData(268_435_455, new byte[] { 0x0B, 0xFF, 0xFF, 0xFF, 0x7F })]
+    public void A_subscription_identifier_is_written_as_a_variable_byte_integer_and_0_as_nothing(int id, byte[] expected)
+    {
+        Span<byte> buffer = stackalloc byte[MqttProperties.MaxSubscriptionIdentifierSize];
+        var written = MqttProperties.WriteSubscriptionIdentifier(buffer, id);
+        Assert.Equal(expected, buffer[..written].ToArray());
+        Assert.Equal(expected.Length, MqttProperties.SubscriptionIdentifierSize(id));
+    }
+
+    [Fact]
+    public void The_message_expiry_of_a_header_block_is_read_and_its_property_value_replaced()
+    {
+        var block = "NATS/1.0\r\nNmqtt-Pub:1\r\nmqtt-message-expiry: 120\r\nX: y\r\n\r\n"u8;
+        Assert.True(MqttNatsHeaders.TryGetMessageExpiry(block, out var seconds));
+        Assert.Equal(120u, seconds);
+        Assert.False(MqttNatsHeaders.TryGetMessageExpiry("NATS/1.0\r\nMqtt-Message-Expiry: soon\r\n\r\n"u8, out _));
+        Assert.False(MqttNatsHeaders.TryGetMessageExpiry("NATS/1.0\r\nX: 1\r\n\r\n"u8, out _));
+
+        var properties = new byte[MqttNatsHeaders.PropertiesLength(block)];
+        MqttNatsHeaders.WriteProperties(block, properties);
+        Assert.True(MqttProperties.TrySetUInt32(properties, MqttPropertyId.MessageExpiryInterval, 7));
+        Assert.Equal(Concat(U32Prop(0x02, 7), UserProp("X", "y")), properties);
+        Assert.False(MqttProperties.TrySetUInt32(UserProp("X", "y"), MqttPropertyId.MessageExpiryInterval, 7));
+    }
+
+    [Fact]
+    public void A_header_block_says_whether_it_carries_a_response_topic()
+    {
+        Assert.True(MqttNatsHeaders.HasResponseTopic("NATS/1.0\r\nNmqtt-Pub:0\r\nMqtt-Response-Topic: a/b\r\n\r\n"u8));
+        Assert.False(MqttNatsHeaders.HasResponseTopic("NATS/1.0\r\nX-Mqtt-Response-Topic: a/b\r\n\r\n"u8));
+        Assert.False(MqttNatsHeaders.HasResponseTopic(default));
+    }
+
     [Fact]
     public void Acknowledgements_omit_a_success_reason_code_and_carry_any_other()
     {
