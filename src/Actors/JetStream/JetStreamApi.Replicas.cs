@@ -215,6 +215,12 @@ internal sealed partial class JetStreamApi
         {
             Forward(where.ServerId, JetStreamCluster.Local, request);
         }
+        else if (leader == 0 && _placement.TryGetValue(stream, out var placed) && placed.ServerId != cluster.ServerId && cluster.Reaches(placed.ServerId))
+        {
+            // This replica has not heard from a leader yet (the stream was just created, or this node just
+            // started): the owner the map names, the leader that announced itself, answers or forwards on.
+            Forward(placed.ServerId, JetStreamCluster.Local, request);
+        }
         else if (operation != "CONSUMER.MSG.NEXT")
         {
             Fail(request.ReplyTo!, OperationType(operation), ApiError.ClusterNotAvailable);
