@@ -86,7 +86,7 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
             var js = new NatsJSContext(writer);
             for (var i = 1; i <= 20; i++)
             {
-                var ack = await js.PublishAsync("r3.before", $"b{i}");
+                var ack = await ClusterPublish.RetriedAsync(js, "r3.before", $"b{i}");
                 ack.EnsureSuccess();
                 acked.Add(ack.Seq, $"b{i}");
             }
@@ -237,7 +237,7 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
                 $"the R3 stream was never created\n{mesh.Diagnostics()}");
             for (var i = 1; i <= 20; i++)
             {
-                (await js.PublishAsync("rc.x", $"m{i}")).EnsureSuccess();
+                await ClusterPublish.RetriedAsync(js, "rc.x", $"m{i}");
             }
 
             var consumer = await js.CreateOrUpdateConsumerAsync("RC", new ConsumerConfig("worker") { AckPolicy = ConsumerConfigAckPolicy.Explicit });
@@ -482,7 +482,7 @@ public abstract class QuorumLossTests(Mesh mesh)
                     },
                     Timeout),
                 $"the R3 stream was never created\n{mesh.Diagnostics()}");
-            (await js.PublishAsync("rq.x", "before")).EnsureSuccess();
+            await ClusterPublish.RetriedAsync(js, "rq.x", "before");
         }
 
         // Two of three nodes killed: the one left cannot commit anything.
@@ -541,3 +541,29 @@ public abstract class QuorumLossTests(Mesh mesh)
 public sealed class CourierQuorumLossTests(CourierReplicatedMesh fixture) : QuorumLossTests(fixture.Mesh), IClassFixture<CourierReplicatedMesh>;
 
 public sealed class NatsServerQuorumLossTests(NatsServerReplicatedMesh fixture) : QuorumLossTests(fixture.Mesh), IClassFixture<NatsServerReplicatedMesh>;
+
+/// <summary>
+/// A publish right after a create, as careful clients make it: a new group may still change leader once
+/// (a publish the old leader took gets no answer), so it is sent again under its Nats-Msg-Id until a
+/// PubAck comes; the id makes a retry of a stored message a duplicate, never a second copy.
+/// </summary>
+internal static class ClusterPublish
+{
+    public static async Task<PubAckResponse> RetriedAsync(NatsJSContext js, string subject, string data)
+    {
+        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
+        while (true)
+        {
+            try
+            {
+                var ack = await js.PublishAsync(subject, data, opts: new NatsJSPubOpts { MsgId = $"{subject}-{data}" });
+                ack.EnsureSuccess();
+                return ack;
+            }
+            catch (Exception e) when (e is NatsJSPublishNoResponseException or NatsNoRespondersException && DateTime.UtcNow < deadline)
+            {
+                await Task.Delay(200);
+            }
+        }
+    }
+}
