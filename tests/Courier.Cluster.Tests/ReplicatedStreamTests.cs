@@ -398,6 +398,36 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
 
 public sealed class CourierReplicatedStreamTests(CourierReplicatedMesh fixture) : ReplicatedStreamTests(fixture.Mesh), IClassFixture<CourierReplicatedMesh>
 {
+    /// <summary>
+    /// An ephemeral consumer asking three replicas: nats-server replicates it; Courier replicates file-backed
+    /// durables only, so it refuses rather than keep one copy (nats-server's consumer create error, 10012).
+    /// A durable asking three is taken.
+    /// </summary>
+    [Fact]
+    public async Task An_ephemeral_consumer_asking_for_replicas_is_refused_and_a_durable_is_taken()
+    {
+        await using var client = await fixture.Mesh.ConnectAsync(0, "consumer-replicas");
+        var js = new NatsJSContext(client);
+        Assert.True(await Poll.UntilAsync(
+            async () =>
+            {
+                try
+                {
+                    await js.CreateStreamAsync(new StreamConfig("RE", ["re.>"]) { NumReplicas = 3 });
+                    return true;
+                }
+                catch (NatsJSApiException e) when (e.Error.Code == 503 || e.Error.ErrCode == 10005)
+                {
+                    return false; // a node restarted by another test is not back yet
+                }
+            },
+            TimeSpan.FromSeconds(60)));
+        var refused = await Assert.ThrowsAsync<NatsJSApiException>(async () => await js.CreateOrUpdateConsumerAsync("RE", new ConsumerConfig { NumReplicas = 3, AckPolicy = ConsumerConfigAckPolicy.Explicit }));
+        Assert.Equal((500, 10012), (refused.Error.Code, refused.Error.ErrCode));
+        var durable = await js.CreateOrUpdateConsumerAsync("RE", new ConsumerConfig("kept") { NumReplicas = 3, AckPolicy = ConsumerConfigAckPolicy.Explicit });
+        Assert.Equal(3, durable.Info.Config.NumReplicas);
+    }
+
     /// <summary>/raftz (Courier's; nats-server 2.9.10 has none): every node hosts the stream's group, one of them leads it, all in one term.</summary>
     [Fact]
     public async Task Raftz_shows_the_replicated_streams_group_on_every_node_with_one_leader()

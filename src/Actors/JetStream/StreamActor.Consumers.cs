@@ -369,6 +369,13 @@ internal sealed partial class StreamActor
         // mem_storage: the consumer's state stays in memory, and (as in nats-server 2.9.10) it does not
         // come back after a restart: no meta file, no journal.
         var persisted = durable && ConsumersDirectory is not null && !config.MemoryStorage;
+        if (_replication is not null && !persisted && config.Replicas > 1)
+        {
+            // Only a file-backed durable's state goes through the stream's log; nats-server would replicate this one too.
+            Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = new ApiError(500, 10012, "Courier replicates durable file-backed consumers only: an ephemeral or memory-storage consumer takes num_replicas 1") }, JetStreamJsonContext.Default.ErrorResponse);
+            return;
+        }
+
         if (persisted && _replication is not null)
         {
             ProposeConsumer(name, createdAt, config, request.ReplyTo); // created on every replica (and started here) when committed
