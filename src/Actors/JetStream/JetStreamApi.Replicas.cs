@@ -281,6 +281,6 @@ internal sealed partial class JetStreamApi
     {
         var group = GroupName(stream);
         cluster.Groups[group] = (_account, stream);
-        return new(group, members, cluster.RaftHost, Campaign: false, member => cluster.Member(member)?.Name, cluster.ClusterName);
+        return new(group, members, cluster.RaftHost, member => cluster.Member(member)?.Name, cluster.ClusterName);
     }
 }

@@ -805,7 +805,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         try
         {
             // A file stream continues from its files; a memory stream starts empty.
-            Start(entry.Config, entry.Created, OpenStore(entry.Config, Path.Combine(_streamsDirectory, entry.Config.Name)), entry.Replication is { } r ? r with { Campaign = false } : null);
+            Start(entry.Config, entry.Created, OpenStore(entry.Config, Path.Combine(_streamsDirectory, entry.Config.Name)), entry.Replication);
         }
         catch (IOException e)
         {

@@ -15,10 +15,9 @@ namespace Courier.Actors.JetStream;
 /// <param name="Group">The group's name (and its log's directory under the node's Raft host).</param>
 /// <param name="Members">The group's voters: the member ids of the servers holding a replica.</param>
 /// <param name="Host">The node's <see cref="RaftHost"/>.</param>
-/// <param name="Campaign">Campaign at once (the member a new stream was created through), rather than after an election timeout.</param>
 /// <param name="NameOf">A member's server name now (null: not a member up), for STREAM.INFO's cluster block.</param>
 /// <param name="ClusterName">The cluster's name, for the same.</param>
-internal sealed record StreamReplication(string Group, ulong[] Members, IActorRef Host, bool Campaign, Func<ulong, string?> NameOf, string? ClusterName);
+internal sealed record StreamReplication(string Group, ulong[] Members, IActorRef Host, Func<ulong, string?> NameOf, string? ClusterName);
 
 /// <summary>
 /// A replicated stream: every change goes through its Raft group's log and is applied, in log order, by
@@ -69,7 +68,7 @@ internal sealed partial class StreamActor
     {
         // The log is this replica's truth: rebuild the store from it (see the remarks above).
         _store.Truncate(0);
-        replication.Host.Tell(new RaftHost.Protocol.StartGroup(replication.Group, replication.Members, Bootstrap: true, Self, replication.Campaign));
+        replication.Host.Tell(new RaftHost.Protocol.StartGroup(replication.Group, replication.Members, Bootstrap: true, Self)); // the first member campaigns when told (JetStreamApi.StartReplicas)
     }
 
     /// <summary>The messages of a replicated stream's group (registered by the constructor).</summary>

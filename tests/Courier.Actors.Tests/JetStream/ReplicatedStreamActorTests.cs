@@ -51,7 +51,7 @@ public sealed class ReplicatedStreamActorTests : Akka.TestKit.Xunit2.TestKit
             var directory = Path.Combine(_root, $"stream-{id}");
             Directory.CreateDirectory(directory);
             stores[id] = StreamStores.OpenFile(directory, new StoreConfig { Name = "R" }, new FileStoreOptions { Sync = SyncPolicy.Interval(TimeSpan.FromMinutes(2)) });
-            var replication = new StreamReplication(Group, members, host, Campaign: id == 1, member => $"n{member}", "test");
+            var replication = new StreamReplication(Group, members, host, member => $"n{member}", "test");
             streams[id] = Sys.ActorOf(StreamActor.Props(client, config, DateTime.UtcNow, stores[id], directory, _ => false, replication: replication));
         }
 
@@ -65,7 +65,9 @@ public sealed class ReplicatedStreamActorTests : Akka.TestKit.Xunit2.TestKit
             }
         });
 
-        // A publish is answered once the group has a leader that subscribed.
+        // Member 1 campaigns at once, as the member a stream was created through is told to; a publish is
+        // answered once the group has a leader that subscribed.
+        _hosts[1].Tell(new Host.Campaign(Group));
         var leader = await LeaderAsync(members);
         await AcknowledgedAsync(publisher, acks, "r.first", null, "first");
 
