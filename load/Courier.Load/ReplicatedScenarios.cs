@@ -45,22 +45,9 @@ internal static class ReplicatedScenarios
 
     private static IReadOnlyList<Metric> Publish(Cluster3 cluster, BenchClient client, int size, int messages, int window)
     {
-        var batch = BenchClient.PubBatch("bench.js", size, window, "_INBOX.bench.ack");
-        var sw = Stopwatch.StartNew();
-        var sent = 0;
-        while (sent < messages && sw.Elapsed < RunLimit)
-        {
-            client.Send(batch);
-            for (var i = 0; i < window; i++)
-            {
-                client.SkipMsg(); // the PubAck
-            }
-
-            sent += window;
-        }
-
-        var seconds = sw.Elapsed.TotalSeconds;
-        return [new("msgs/s", sent / seconds), new("µs per PubAck", window == 1 ? seconds / sent * 1e6 : seconds / sent * 1e6 * window, HigherIsBetter: false)];
+        var (sent, elapsed) = Scenarios.PublishInWindows(client, size, messages, window, RunLimit);
+        var seconds = elapsed.TotalSeconds;
+        return [new("msgs/s", sent / seconds), new("µs per PubAck", seconds / sent * 1e6 * window, HigherIsBetter: false)];
     }
 
     private static IReadOnlyList<Metric> KeyValue(Cluster3 cluster, BenchClient client)
