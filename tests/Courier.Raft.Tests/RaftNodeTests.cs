@@ -114,6 +114,22 @@ public sealed class RaftNodeTests
     }
 
     [Fact]
+    public void A_member_told_to_campaign_leads_before_any_election_timeout_and_a_leader_ignores_it()
+    {
+        var sim = Calm();
+        var chosen = sim.Node(2);
+        chosen.Raft!.Campaign();
+        sim.AfterEvent(chosen);
+        Assert.True(sim.RunUntil(() => chosen.Raft.Role == RaftRole.Leader, 60), "no leader before the shortest election timeout (100 ms)");
+        Assert.Single(sim.Nodes, n => n.Raft!.Role == RaftRole.Leader);
+        var term = chosen.Raft.Term;
+        chosen.Raft.Campaign();
+        sim.AfterEvent(chosen);
+        sim.RunFor(50);
+        Assert.Equal((RaftRole.Leader, term), (chosen.Raft.Role, chosen.Raft.Term));
+    }
+
+    [Fact]
     public void Leadership_transfer_hands_over_to_the_chosen_member()
     {
         var sim = Calm();
