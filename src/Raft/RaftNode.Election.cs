@@ -13,13 +13,20 @@ public sealed partial class RaftNode
     private bool Promotable =>
         _config.IsVoter(Id) || (_configIndex > _log.Committed && ConfigurationAt(_log.Committed).Config.IsVoter(Id));
 
+    /// <summary>
+    /// Counts toward an election. A member that may not campaign keeps counting past the timeout
+    /// (etcd/raft's way), so the lease it grants its last known leader ends for good: a learner or a
+    /// voter whose log has not yet seen its own addition (chaos seeds 3000 and 5636) must not go on
+    /// refusing the votes of the candidate it needs to hear from to catch up, because of a leader it
+    /// heard long ago.
+    /// </summary>
     private void TickElection()
     {
-        _electionElapsed++;
-        if (_electionElapsed < _randomizedElectionTimeout) return;
+        if (_electionElapsed < int.MaxValue) _electionElapsed++;
+        if (_electionElapsed < _randomizedElectionTimeout || !Promotable) return;
         _electionElapsed = 0;
         ResetRandomizedElectionTimeout();
-        if (Promotable) Campaign(_options.PreVote, transfer: false);
+        Campaign(_options.PreVote, transfer: false);
     }
 
     /// <summary>Starts a pre-vote (if <paramref name="pre"/>) or an election.</summary>

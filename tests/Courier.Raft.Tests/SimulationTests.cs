@@ -52,6 +52,8 @@ public sealed class SimulationTests(ITestOutputHelper output)
     [InlineData(15, "membership")]
     [InlineData(12, "chaos")]
     [InlineData(401, "slow-disk")]
+    [InlineData(3000, "chaos")]
+    [InlineData(5636, "chaos")]
     public void Simulation_replays_one_seed(int seed, string profile)
     {
         var first = Simulation.Simulation.Run(seed, FaultProfile.Hostile.Single(p => p.Name == profile));
