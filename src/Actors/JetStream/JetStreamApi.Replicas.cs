@@ -281,6 +281,13 @@ internal sealed partial class JetStreamApi
     {
         var group = GroupName(stream);
         cluster.Groups[group] = (_account, stream);
-        return new(group, members, cluster.RaftHost, member => cluster.Member(member)?.Name, cluster.ClusterName);
+        return new(group, members, cluster.RaftHost, member => cluster.Member(member)?.Name, cluster.ClusterName, CompactEvery);
     }
+
+    /// <summary>
+    /// Applied entries between a replicated stream's snapshots: <see cref="StreamReplication.DefaultCompactEvery"/>, or
+    /// the environment's <c>COURIER_RAFT_COMPACT_EVERY</c> (tests make snapshots and catch-ups happen after a few entries).
+    /// </summary>
+    private static readonly int CompactEvery =
+        int.TryParse(Environment.GetEnvironmentVariable("COURIER_RAFT_COMPACT_EVERY"), out var every) && every > 0 ? every : StreamReplication.DefaultCompactEvery;
 }

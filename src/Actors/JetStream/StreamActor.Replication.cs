@@ -17,7 +17,11 @@ namespace Courier.Actors.JetStream;
 /// <param name="Host">The node's <see cref="RaftHost"/>.</param>
 /// <param name="NameOf">A member's server name now (null: not a member up), for STREAM.INFO's cluster block.</param>
 /// <param name="ClusterName">The cluster's name, for the same.</param>
-internal sealed record StreamReplication(string Group, ulong[] Members, IActorRef Host, Func<ulong, string?> NameOf, string? ClusterName);
+/// <param name="CompactEvery">Applied entries between snapshots (the log before a snapshot goes).</param>
+internal sealed record StreamReplication(string Group, ulong[] Members, IActorRef Host, Func<ulong, string?> NameOf, string? ClusterName, int CompactEvery = StreamReplication.DefaultCompactEvery)
+{
+    public const int DefaultCompactEvery = 8192;
+}
 
 /// <summary>
 /// A replicated stream: every change goes through its Raft group's log and is applied, in log order, by
@@ -30,9 +34,10 @@ internal sealed record StreamReplication(string Group, ulong[] Members, IActorRe
 /// log entries too.
 /// </summary>
 /// <remarks>
-/// The log, not the store, is what a replica trusts: its store is written without fsync and rebuilt from
-/// the log on every start (truncated, then the committed entries applied again). The log is not compacted
-/// yet, so it holds every entry since the stream's creation.
+/// The log, not the store, is what a replica trusts: its store is written without fsync. Until the first
+/// snapshot the store is rebuilt from the log on every start (truncated, then the committed entries
+/// applied again); after it, the store is trusted up to the snapshot (synced when it was taken) and the
+/// log past it. Compaction and catch-up: StreamActor.Catchup.cs.
 /// </remarks>
 internal sealed partial class StreamActor
 {
@@ -66,8 +71,7 @@ internal sealed partial class StreamActor
 
     private void StartReplication(StreamReplication replication)
     {
-        // The log is this replica's truth: rebuild the store from it (see the remarks above).
-        _store.Truncate(0);
+        // The host answers with Recovered first (StreamActor.Catchup.cs): the store is rebuilt from the log, or trusted up to the snapshot.
         replication.Host.Tell(new RaftHost.Protocol.StartGroup(replication.Group, replication.Members, Bootstrap: true, Self)); // the first member campaigns when told (JetStreamApi.StartReplicas)
     }
 
@@ -75,6 +79,10 @@ internal sealed partial class StreamActor
     private void ReceiveReplication()
     {
         Receive<RaftHost.Protocol.GroupStarted>(_ => { });
+        Receive<RaftHost.Protocol.Recovered>(OnRecovered);
+        Receive<Protocol.CatchupRequest>(OnCatchupRequest);
+        Receive<Protocol.CatchupReply>(OnCatchupReply);
+        Receive<Protocol.CatchupTimeout>(OnCatchupTimeout);
         Receive<RaftHost.Protocol.Applied>(OnApplied);
         Receive<RaftHost.Protocol.LeaderChanged>(OnLeaderChanged);
         Receive<RaftHost.Protocol.Committed>(_ => { }); // its PubAcks went out when it was applied
@@ -162,11 +170,37 @@ internal sealed partial class StreamActor
     /// <summary>Committed entries, in log order: applied to the store; at the leader, answered.</summary>
     private void OnApplied(RaftHost.Protocol.Applied applied)
     {
+        if (applied.Snapshot is { } snapshot)
+        {
+            // The leader's log no longer reaches this replica's: its store is copied from the leader (StreamActor.Catchup.cs).
+            _appliedIndex = Math.Max(_appliedIndex, snapshot.Meta.Index);
+            _compactedAt = Math.Max(_compactedAt, snapshot.Meta.Index);
+            StartCatchup(snapshot.Meta.Index, restart: false);
+            applied = applied with { Snapshot = null };
+        }
+
+        if (_catchup is { } catchup)
+        {
+            if (applied.Entries.Length > 0)
+            {
+                catchup.Held.Add(applied); // applied once the store has caught up
+            }
+
+            return;
+        }
+
         var appendedMessages = false;
         try
         {
             foreach (var entry in applied.Entries)
             {
+                if (entry.Index <= _appliedIndex || entry.Index <= _skipThrough)
+                {
+                    _appliedIndex = Math.Max(_appliedIndex, entry.Index);
+                    continue; // in the snapshot, or copied by a catch-up
+                }
+
+                _appliedIndex = entry.Index;
                 if (entry.Type != EntryType.Normal || entry.Data.IsEmpty)
                 {
                     continue; // a membership change, or a new leader's no-op
@@ -206,6 +240,8 @@ internal sealed partial class StreamActor
         {
             AfterAppliedMessages();
         }
+
+        MaybeCompact();
     }
 
     private void ApplyMessages(ReadOnlyMemory<byte> memory)
@@ -330,20 +366,22 @@ internal sealed partial class StreamActor
     private void OnLeaderChanged(RaftHost.Protocol.LeaderChanged changed)
     {
         _leader = changed.Leader;
-        if (changed.IsSelf && !_leading)
+        if (changed.IsSelf)
         {
-            _leading = true;
-            Subscribe();
-            RecoverConsumers();
-            _replicatedStates.Clear();
-            Timers.StartPeriodicTimer("consumer-states", Protocol.ReplicateConsumerStates.Instance, ConsumerStateInterval);
+            _selfMember = changed.Leader;
+        }
+
+        if (changed.IsSelf && _catchup is not null)
+        {
+            HandLeadershipOn(); // its store is not the group's yet
+        }
+        else if (changed.IsSelf && !_leading)
+        {
+            StartLeading();
         }
         else if (!changed.IsSelf && _leading)
         {
-            _leading = false;
-            Timers.Cancel("consumer-states");
-            Unsubscribe();
-            StopConsumers();
+            StopLeading();
         }
 
         Context.Parent.Tell(new JetStreamApi.Protocol.StreamLeader(_config.Name, Self, changed.Leader, changed.IsSelf));
@@ -351,6 +389,23 @@ internal sealed partial class StreamActor
         {
             AnswerAwaitingLeader();
         }
+    }
+
+    private void StartLeading()
+    {
+        _leading = true;
+        Subscribe();
+        RecoverConsumers();
+        _replicatedStates.Clear();
+        Timers.StartPeriodicTimer("consumer-states", Protocol.ReplicateConsumerStates.Instance, ConsumerStateInterval);
+    }
+
+    private void StopLeading()
+    {
+        _leading = false;
+        Timers.Cancel("consumer-states");
+        Unsubscribe();
+        StopConsumers();
     }
 
     private void StopConsumers()

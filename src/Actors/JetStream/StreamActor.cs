@@ -274,6 +274,12 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         {
             SubscribeDirectGets(_config.Name);
         }
+
+        if (_replication is { } replication)
+        {
+            // The leader serves replicas catching up (StreamActor.Catchup.cs).
+            _sids.Add(_client.Subscribe($"$JSC.CU.{replication.Group}", null, batch => self.Tell(new Protocol.CatchupRequest(batch))));
+        }
     }
 
     /// <summary>Answers <c>$JS.API.DIRECT.GET.&lt;stream&gt;[.&lt;subject&gt;]</c> (and its domain form) in the <c>_dg</c> queue group, from this stream's store.</summary>
@@ -468,6 +474,14 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         public sealed record ConsumerStateTaken(string Name, ConsumerSnapshot? State);
 
         /// <summary>A leader stepdown with its group's status, to pick the successor.</summary>
+        /// <summary>Replicas catching up ask the leader for messages (StreamActor.Catchup.cs).</summary>
+        public sealed record CatchupRequest(IReadOnlyList<InternalMessage> Messages);
+
+        /// <summary>The leader's batches, to the replica catching up.</summary>
+        public sealed record CatchupReply(IReadOnlyList<InternalMessage> Messages);
+
+        public sealed record CatchupTimeout(ulong RequestId);
+
         public sealed record StepDownWith(Request Request, Raft.RaftHost.Protocol.GroupStatus? Status);
 
         /// <summary>A new replicated stream's wait for its first leader is over: answer its creator anyway.</summary>

@@ -116,6 +116,7 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
         }
         var group = new Group(m.Name, raft, store, m.Applier);
         _groups[m.Name] = group;
+        m.Applier.Tell(new Protocol.Recovered(m.Name, state?.Snapshot)); // before any Applied: where the applier's state starts
         if (m.Campaign || _campaignOnStart.Remove(m.Name)) raft.Campaign();
         Process(group);
         Flush();
@@ -366,6 +367,13 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
         public sealed record GroupStatus(string Group, RaftStatus? Status, IReadOnlyDictionary<ulong, TimeSpan> SinceHeard);
 
         public sealed record GroupStarted(string Name);
+
+        /// <summary>
+        /// To the applier when its member starts, before anything is applied: the member's last snapshot
+        /// (its state up to the snapshot's index; the committed entries after it follow), or null when the
+        /// member has none (every committed entry of the log follows).
+        /// </summary>
+        public sealed record Recovered(string Group, Snapshot? Snapshot);
 
         /// <summary>One command (a batch of the applier's own operations) for the group's log.</summary>
         public sealed record Propose(string Group, ReadOnlyMemory<byte> Command, long Correlation);
