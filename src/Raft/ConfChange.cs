@@ -31,7 +31,8 @@ public readonly record struct ConfChange(ConfChangeKind Kind, ulong Node)
         return bytes;
     }
 
-    internal static ConfChange Decode(ReadOnlySpan<byte> data)
+    /// <summary>The change a membership entry's data holds (an applier reading its committed entries).</summary>
+    public static ConfChange Decode(ReadOnlySpan<byte> data)
     {
         if (data.Length != EncodedLength || data[0] is < 1 or > 3 || BinaryPrimitives.ReadUInt64LittleEndian(data[1..]) == 0)
             throw new InvalidDataException("malformed membership change entry");

@@ -375,6 +375,166 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
         Assert.True(await NodeMonitor.HealthAsync(http, restarted, HttpStatusCode.OK, Timeout), $"the restarted node never became healthy\n{mesh.Diagnostics()}");
     }
 
+    /// <summary>
+    /// num_replicas 1 -> 3 -> 1 by STREAM.UPDATE: the new replicas copy the existing messages (each node, once it
+    /// leads, holds every one of them), writes go on at R3, and back at R1 the stream keeps them all.
+    /// </summary>
+    [Fact]
+    public async Task A_stream_scaled_from_one_replica_to_three_and_back_keeps_every_message()
+    {
+        await using var client = await mesh.ConnectAsync(0, "scaler");
+        var js = new NatsJSContext(client);
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    try
+                    {
+                        await js.CreateStreamAsync(new StreamConfig("SCALE", ["scale.>"]));
+                        return true;
+                    }
+                    catch (NatsJSApiException e) when (e.Error.Code == 503)
+                    {
+                        return false; // nats-server's meta group has no leader yet
+                    }
+                },
+                Timeout),
+            $"the stream was never created\n{mesh.Diagnostics()}");
+        var acked = new Dictionary<ulong, string>();
+        for (var i = 1; i <= 40; i++)
+        {
+            var ack = await ClusterPublish.RetriedAsync(js, $"scale.s{i % 4}", $"one-{i}");
+            ack.EnsureSuccess();
+            acked[ack.Seq] = $"one-{i}";
+        }
+
+        await js.DeleteMessageAsync("SCALE", new StreamMsgDeleteRequest { Seq = 7 });
+        acked.Remove(7);
+
+        var stream = await js.GetStreamAsync("SCALE");
+        var config = stream.Info.Config;
+        config.NumReplicas = 3;
+        await using (var other = await mesh.ConnectAsync(1, "scaler-up"))
+        {
+            var updated = await new NatsJSContext(other).UpdateStreamAsync(config);
+            Assert.Equal(3, updated.Info.Config.NumReplicas);
+        }
+
+        StreamInfo? info = null;
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    try
+                    {
+                        info = (await js.GetStreamAsync("SCALE")).Info;
+                        return info.Cluster?.Leader is not null && info.Cluster.Replicas is { Count: 2 } replicas && replicas.All(r => r.Current && !r.Offline);
+                    }
+                    catch (NatsJSApiException)
+                    {
+                        return false; // between two leaders
+                    }
+                },
+                Timeout),
+            $"the new replicas never became current: {System.Text.Json.JsonSerializer.Serialize(info?.Cluster)}\n{mesh.Diagnostics()}");
+
+        for (var i = 1; i <= 10; i++)
+        {
+            var ack = await ClusterPublish.RetriedAsync(js, "scale.r3", $"three-{i}");
+            ack.EnsureSuccess();
+            acked[ack.Seq] = $"three-{i}";
+        }
+
+        // Each node leads in turn (STREAM.LEADER.STEPDOWN until it does) and holds every acknowledged message.
+        var led = new HashSet<string>();
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    try
+                    {
+                        info = (await js.GetStreamAsync("SCALE")).Info;
+                    }
+                    catch (NatsJSApiException)
+                    {
+                        return false;
+                    }
+
+                    if (info.Cluster?.Leader is { } leader && led.Add(leader))
+                    {
+                        Assert.Equal(acked.Count, (int)info.State.Messages);
+                        var current = await js.GetStreamAsync("SCALE");
+                        foreach (var (seq, data) in acked)
+                        {
+                            var got = await current.GetAsync(new StreamMsgGetRequest { Seq = seq });
+                            Assert.Equal(data, System.Text.Encoding.UTF8.GetString(got.Message.Data.Span));
+                        }
+
+                        await Assert.ThrowsAsync<NatsJSApiException>(async () => await current.GetAsync(new StreamMsgGetRequest { Seq = 7 })); // deleted before the scale-up
+                    }
+
+                    if (led.Count == 3)
+                    {
+                        return true;
+                    }
+
+                    await client.RequestAsync<string, string>("$JS.API.STREAM.LEADER.STEPDOWN.SCALE", null);
+                    await Task.Delay(500);
+                    return false;
+                },
+                Timeout),
+            $"only {string.Join(',', led)} led\n{mesh.Diagnostics()}");
+
+        // Back to one replica.
+        config = (await js.GetStreamAsync("SCALE")).Info.Config;
+        config.NumReplicas = 1;
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    try
+                    {
+                        var down = await js.UpdateStreamAsync(config);
+                        return down.Info.Config.NumReplicas == 1;
+                    }
+                    catch (NatsJSApiException e) when (e.Error.Code == 503)
+                    {
+                        return false;
+                    }
+                },
+                Timeout),
+            $"the update to one replica failed\n{mesh.Diagnostics()}");
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    try
+                    {
+                        info = (await js.GetStreamAsync("SCALE")).Info;
+                        return info.Cluster?.Replicas is null or { Count: 0 };
+                    }
+                    catch (NatsJSApiException)
+                    {
+                        return false;
+                    }
+                },
+                Timeout),
+            $"the stream kept replicas: {System.Text.Json.JsonSerializer.Serialize(info?.Cluster)}\n{mesh.Diagnostics()}");
+        var last = await ClusterPublish.RetriedAsync(js, "scale.r1", "one-again");
+        last.EnsureSuccess();
+        acked[last.Seq] = "one-again";
+        info = (await js.GetStreamAsync("SCALE")).Info;
+        Assert.Equal(acked.Count, (int)info.State.Messages);
+        var after = await js.GetStreamAsync("SCALE");
+        foreach (var (seq, data) in acked)
+        {
+            var got = await after.GetAsync(new StreamMsgGetRequest { Seq = seq });
+            Assert.Equal(data, System.Text.Encoding.UTF8.GetString(got.Message.Data.Span));
+        }
+
+        await js.DeleteStreamAsync("SCALE");
+    }
+
     [Fact]
     public async Task More_replicas_than_servers_is_refused_with_nats_servers_error()
     {
@@ -440,6 +600,41 @@ public sealed class CourierReplicatedStreamTests(CourierReplicatedMesh fixture) 
     }
 
     /// <summary>/raftz (Courier's; nats-server 2.9.10 has none): every node hosts the stream's group, one of them leads it, all in one term.</summary>
+    /// <summary>Behind a num_replicas change, the groups themselves (/raftz): up from 1, a group on every node with three voters; back to 1, only the leader's, with one.</summary>
+    [Fact]
+    public async Task Scaling_a_stream_up_and_down_adds_and_removes_its_group_members()
+    {
+        await using var client = await fixture.Mesh.ConnectAsync(0, "scale-raftz");
+        var js = new NatsJSContext(client);
+        await js.CreateStreamAsync(new StreamConfig("SZ", ["sz.>"]));
+        (await js.PublishAsync("sz.x", "before")).EnsureSuccess();
+        var config = (await js.GetStreamAsync("SZ")).Info.Config;
+        config.NumReplicas = 3;
+        await js.UpdateStreamAsync(config);
+        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
+        var groups = new List<System.Text.Json.JsonElement>();
+        async Task<bool> GroupsAsync(int count, int voters)
+        {
+            groups.Clear();
+            foreach (var node in fixture.Mesh.Nodes)
+            {
+                using var raftz = System.Text.Json.JsonDocument.Parse(await http.GetStringAsync(new Uri(node.MonitorUri, "raftz?acc=$G")));
+                groups.AddRange(raftz.RootElement.GetProperty("groups").EnumerateArray().Where(g => g.GetProperty("stream").GetString() == "SZ").Select(g => g.Clone()));
+            }
+
+            return groups.Count == count && groups.Count(g => g.GetProperty("role").GetString() == "leader") == 1 &&
+                groups.Single(g => g.GetProperty("role").GetString() == "leader").GetProperty("peers").GetArrayLength() == voters;
+        }
+
+        Assert.True(await Poll.UntilAsync(() => GroupsAsync(3, 3), TimeSpan.FromSeconds(30)), $"after the scale-up, /raftz: {string.Join("\n", groups)}");
+        config.NumReplicas = 1;
+        await js.UpdateStreamAsync(config);
+        Assert.True(await Poll.UntilAsync(() => GroupsAsync(1, 1), TimeSpan.FromSeconds(30)), $"after the scale-down, /raftz: {string.Join("\n", groups)}");
+        var info = (await js.GetStreamAsync("SZ")).Info;
+        Assert.Equal((1, 1L), (info.Config.NumReplicas, info.State.Messages));
+        await js.DeleteStreamAsync("SZ");
+    }
+
     [Fact]
     public async Task Raftz_shows_the_replicated_streams_group_on_every_node_with_one_leader()
     {

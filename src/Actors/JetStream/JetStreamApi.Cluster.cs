@@ -52,7 +52,7 @@ internal sealed partial class JetStreamApi
         _replicator.Tell(Dsl.Subscribe(_placementKey, Self));
         var self = Self;
         var prefix = JetStreamCluster.Prefix + cluster.ServerId + ".";
-        foreach (var kind in new[] { JetStreamCluster.Local, JetStreamCluster.Place, JetStreamCluster.Gather, JetStreamCluster.CreateReplicated, JetStreamCluster.StartReplica, JetStreamCluster.DeleteReplica })
+        foreach (var kind in new[] { JetStreamCluster.Local, JetStreamCluster.Place, JetStreamCluster.Gather, JetStreamCluster.CreateReplicated, JetStreamCluster.StartReplica, JetStreamCluster.JoinReplica, JetStreamCluster.DeleteReplica })
         {
             _client.Subscribe(prefix + kind + ".>", null, batch => self.Tell(new Protocol.Forwarded(batch)));
         }
@@ -327,14 +327,14 @@ internal sealed partial class JetStreamApi
                         break;
                     case JetStreamCluster.Local:
                         break; // gone on to the stream's leader
-                    case JetStreamCluster.CreateReplicated or JetStreamCluster.StartReplica:
+                    case JetStreamCluster.CreateReplicated or JetStreamCluster.StartReplica or JetStreamCluster.JoinReplica:
                         var dot = original.Subject.IndexOf('.', StringComparison.Ordinal);
                         if (dot > 0 && JetStreamCluster.ParseMembers(original.Subject[..dot]) is { } members)
                         {
                             var inner = original with { Subject = original.Subject[(dot + 1)..] };
-                            if (kind == JetStreamCluster.StartReplica)
+                            if (kind != JetStreamCluster.CreateReplicated)
                             {
-                                StartReplica(cluster, members, inner);
+                                StartReplica(cluster, members, inner, kind == JetStreamCluster.JoinReplica ? ReplicaStart.Join : ReplicaStart.Create);
                             }
                             else
                             {

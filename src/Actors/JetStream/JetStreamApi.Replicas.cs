@@ -131,8 +131,8 @@ internal sealed partial class JetStreamApi
 
     private static string MembersToken(ulong[] members) => string.Join(',', members.Select(JetStreamCluster.MemberToken));
 
-    /// <summary>Another member created a replicated stream: start this node's replica (and say so).</summary>
-    private void StartReplica(JetStreamCluster cluster, ulong[] members, InternalMessage request)
+    /// <summary>Another member created a replicated stream (or, with <see cref="ReplicaStart.Join"/>, raised its num_replicas): start this node's replica (and say so).</summary>
+    private void StartReplica(JetStreamCluster cluster, ulong[] members, InternalMessage request, ReplicaStart start = ReplicaStart.Create)
     {
         StreamConfig? config;
         try
@@ -162,8 +162,14 @@ internal sealed partial class JetStreamApi
                     StreamActor.WriteDurably(Path.Combine(directory, MetaFile), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse));
                 }
 
+                if (start == ReplicaStart.Join)
+                {
+                    // A joiner has no bootstrap of its own, after a restart too (it would not be the group's).
+                    StreamActor.WriteDurably(Path.Combine(directory, JoinMarker), []);
+                }
+
                 WriteMembers(directory, members);
-                Start(config, created, store, ReplicationOf(cluster, config.Name, members));
+                Start(config, created, store, ReplicationOf(cluster, config.Name, members, start));
             }
             catch (IOException e)
             {
@@ -277,11 +283,167 @@ internal sealed partial class JetStreamApi
         Create("STREAM.CREATE", name, request, members);
     }
 
-    private StreamReplication ReplicationOf(JetStreamCluster cluster, string stream, ulong[] members)
+    private StreamReplication ReplicationOf(JetStreamCluster cluster, string stream, ulong[] members, ReplicaStart start = ReplicaStart.Create)
     {
         var group = GroupName(stream);
         cluster.Groups[group] = (_account, stream);
-        return new(group, members, cluster.RaftHost, member => cluster.Member(member)?.Name, cluster.ClusterName, CompactEvery);
+        return new(group, members, cluster.RaftHost, member => cluster.Member(member)?.Name, cluster.ClusterName, CompactEvery, cluster.MemberId, start);
+    }
+
+    /// <summary>A marker in a replica's directory: it joined a running group (no bootstrap at a restart either).</summary>
+    internal const string JoinMarker = "join";
+
+    /// <summary>
+    /// A marker in a stream's directory while its store becomes a replicated group's (num_replicas up from 1):
+    /// a restart before the group exists makes it again from the store, never rebuilds the store from an empty log.
+    /// The stream actor removes it once its group starts from the store's snapshot.
+    /// </summary>
+    internal const string AdoptMarker = "adopt";
+
+    /// <summary>How a recovered replica's member begins, by the markers in its directory.</summary>
+    private static ReplicaStart StartOf(string directory) =>
+        File.Exists(Path.Combine(directory, AdoptMarker)) ? ReplicaStart.Adopt
+        : File.Exists(Path.Combine(directory, JoinMarker)) ? ReplicaStart.Join
+        : ReplicaStart.Create;
+
+    /// <summary>
+    /// STREAM.UPDATE changing num_replicas, where the stream is answered (its R1 owner, or its group's leader).
+    /// Up from 1: this node's stream stops, its store becomes a group of this member alone (a snapshot of it), the
+    /// others join empty, and the leader adds them one at a time; each copies the store from the leader.
+    /// Otherwise the change goes through the group's log with the new member set; the leader adds (the new members
+    /// join) or removes voters one at a time, and a removed member's replica is deleted once its removal commits.
+    /// </summary>
+    private void ChangeReplicas(StreamEntry existing, StreamConfig config, string reply, string type)
+    {
+        if (_cluster is not { } cluster)
+        {
+            Fail(reply, type, ApiError.StreamReplicasNotSupported);
+            return;
+        }
+
+        var name = config.Name;
+        var current = existing.Replication?.Members ?? [cluster.MemberId];
+        ulong[] next;
+        List<(string ServerId, ulong Member)> added = [];
+        if (config.Replicas <= current.Length)
+        {
+            next = [cluster.MemberId, .. current.Where(m => m != cluster.MemberId).Take(config.Replicas - 1)];
+        }
+        else
+        {
+            var candidates = cluster.CandidateMembers().Where(c => !current.Contains(c.Value)).Select(c => c.Key).ToList();
+            while (added.Count < config.Replicas - current.Length && candidates.Count > 0)
+            {
+                var pick = LeastLoaded(candidates);
+                candidates.Remove(pick);
+                added.Add((pick, cluster.CandidateMembers()[pick]));
+            }
+
+            if (added.Count < config.Replicas - current.Length)
+            {
+                Fail(reply, type, new ApiError(503, 10023, "insufficient resources")); // nats-server's answer when an update asks for more replicas than it has peers
+                return;
+            }
+
+            next = [.. current, .. added.Select(a => a.Member)];
+        }
+
+        if (existing.Replication is null)
+        {
+            // Up from 1: requests for it wait while its actor stops (Dispatch queues them as for a delete).
+            _streams.Remove(name);
+            _deleting[name] = [];
+            _consumers.Close(name);
+            var self = Self;
+            var previous = existing.Config;
+            existing.Actor.GracefulStop(TimeSpan.FromSeconds(10)).PipeTo(
+                self,
+                success: stopped => new Protocol.Adopt(config, previous, existing.Created, next, reply, type, stopped),
+                failure: _ => new Protocol.Adopt(config, previous, existing.Created, next, reply, type, false));
+            return;
+        }
+
+        SendJoins(cluster, config, next, added);
+        _streams[name] = existing with { Config = config, Replication = existing.Replication with { Members = next } };
+        existing.Actor.Tell(new StreamActor.Protocol.Update(config, reply, type, next));
+        Announce(config);
+    }
+
+    /// <summary>The new members of a group start their replicas empty and wait for its leader.</summary>
+    private void SendJoins(JetStreamCluster cluster, StreamConfig config, ulong[] members, List<(string ServerId, ulong Member)> added)
+    {
+        var payload = JsonSerializer.SerializeToUtf8Bytes(config, JetStreamJsonContext.Default.StreamConfig);
+        foreach (var (serverId, _) in added)
+        {
+            var reply = $"{JetStreamCluster.Prefix}{cluster.ServerId}.{JetStreamCluster.Reply}.0"; // nobody waits for this answer
+            _out.Publish(JetStreamCluster.ForwardSubject(serverId, JetStreamCluster.JoinReplica, MembersToken(members) + $".$JS.API.STREAM.CREATE.{config.Name}"), reply, default, payload);
+        }
+    }
+
+    /// <summary>The R1 stream's actor stopped: its store becomes the new group's, this node its first leader.</summary>
+    private void OnAdopt(JetStreamCluster cluster, Protocol.Adopt m)
+    {
+        var name = m.Config.Name;
+        var directory = Path.Combine(_streamsDirectory, name);
+        try
+        {
+            if (!m.Stopped)
+            {
+                throw new IOException("the stream did not stop in time");
+            }
+
+            StreamActor.WriteDurably(Path.Combine(directory, AdoptMarker), []);
+            var meta = new StreamInfoResponse { Config = m.Config, Created = m.Created };
+            StreamActor.WriteDurably(Path.Combine(directory, MetaFile), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse));
+            WriteMembers(directory, m.Members);
+            var store = OpenStore(m.Config, directory);
+            var actor = Start(m.Config, m.Created, store, ReplicationOf(cluster, name, m.Members, ReplicaStart.Adopt));
+            var candidates = cluster.CandidateMembers();
+            SendJoins(cluster, m.Config, m.Members, [.. candidates.Where(c => c.Value != cluster.MemberId && m.Members.Contains(c.Value)).Select(c => (c.Key, c.Value))]);
+            Announce(m.Config, () => actor.Tell(new StreamActor.Protocol.ReplyInfo(m.ReplyTo, m.Type, DidCreate: false)));
+        }
+        catch (IOException e)
+        {
+            _log.Error(e, "stream {0}: num_replicas could not go up to {1}; it stays as it was", name, m.Config.Replicas);
+            Fail(m.ReplyTo, m.Type, ApiError.StreamStoreFailed(e.Message));
+            if (!_streams.ContainsKey(name) && m.Stopped)
+            {
+                File.Delete(Path.Combine(directory, AdoptMarker));
+                File.Delete(Path.Combine(directory, MembersFile));
+                var meta = new StreamInfoResponse { Config = m.Previous, Created = m.Created };
+                StreamActor.WriteDurably(Path.Combine(directory, MetaFile), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse));
+                Start(m.Previous, m.Created, OpenStore(m.Previous, directory));
+            }
+        }
+
+        if (_deleting.Remove(name, out var waiting) && waiting.Count > 0)
+        {
+            Handle(waiting);
+        }
+    }
+
+    /// <summary>A replica applied a num_replicas change: its members file and entry follow.</summary>
+    private void OnReplicaMembers(Protocol.ReplicaMembers m)
+    {
+        if (!_streams.TryGetValue(m.Name, out var entry) || !entry.Actor.Equals(m.Actor) || entry.Replication is not { } replication)
+        {
+            return;
+        }
+
+        _streams[m.Name] = entry with { Replication = replication with { Members = m.Members } };
+        if (entry.Config.Storage != StorageType.Memory)
+        {
+            WriteMembers(Path.Combine(_streamsDirectory, m.Name), m.Members);
+        }
+    }
+
+    /// <summary>The leader applied a member's removal: that server deletes its replica.</summary>
+    private void OnReplicaRemoved(JetStreamCluster cluster, Protocol.ReplicaRemoved m)
+    {
+        if (m.Member != cluster.MemberId && cluster.Member(m.Member) is { } peer)
+        {
+            _out.Publish(JetStreamCluster.ForwardSubject(peer.ServerId, JetStreamCluster.DeleteReplica, $"$JS.API.STREAM.DELETE.{m.Name}"), null, default, default);
+        }
     }
 
     /// <summary>

@@ -85,6 +85,9 @@ internal sealed partial class JetStreamApi : ReceiveActor
             });
             Receive<Protocol.Refreshed>(refreshed => OnRefreshed(cluster, refreshed));
             Receive<Protocol.StreamLeader>(OnStreamLeader);
+            Receive<Protocol.ReplicaMembers>(OnReplicaMembers);
+            Receive<Protocol.ReplicaRemoved>(m => OnReplicaRemoved(cluster, m));
+            Receive<Protocol.Adopt>(m => OnAdopt(cluster, m));
             Receive<Protocol.ReplicaDeleted>(deleted =>
             {
                 if (_deleting.Remove(deleted.Name, out var waiting) && waiting.Count > 0)
@@ -185,7 +188,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
                     if (ReadMembers(directory) is { } members && _cluster is { } cluster)
                     {
                         // A replica rejoins its group from its own files; its leader (this one or another) announces it.
-                        Start(config, stored.Created, OpenStore(config, directory), ReplicationOf(cluster, config.Name, members));
+                        Start(config, stored.Created, OpenStore(config, directory), ReplicationOf(cluster, config.Name, members, StartOf(directory)));
                         continue;
                     }
 
@@ -658,9 +661,10 @@ internal sealed partial class JetStreamApi : ReceiveActor
             return;
         }
 
-        if (config.Replicas != current.Replicas)
+        var replicasChange = config.Replicas != current.Replicas;
+        if (replicasChange && config.Storage == StorageType.Memory)
         {
-            Fail(reply, type, ApiError.StreamInvalidConfig("Courier can not change a stream's num_replicas yet"));
+            Fail(reply, type, ApiError.StreamInvalidConfig("Courier can not change a memory stream's num_replicas yet"));
             return;
         }
 
@@ -729,6 +733,12 @@ internal sealed partial class JetStreamApi : ReceiveActor
         if (CheckResources(config, current) is { } insufficient)
         {
             Fail(reply, type, insufficient);
+            return;
+        }
+
+        if (replicasChange)
+        {
+            ChangeReplicas(existing, config, reply, type); // JetStreamApi.Replicas.cs
             return;
         }
 
@@ -970,6 +980,15 @@ internal sealed partial class JetStreamApi : ReceiveActor
 
         /// <summary>This node's replica of a stream deleted through another member is gone.</summary>
         public sealed record ReplicaDeleted(string Name);
+
+        /// <summary>An R1 stream's actor stopped for its num_replicas to go up: its store becomes a replicated group's.</summary>
+        public sealed record Adopt(StreamConfig Config, StreamConfig Previous, DateTime Created, ulong[] Members, string ReplyTo, string Type, bool Stopped);
+
+        /// <summary>A replica applied a num_replicas change: its group's voters are now <paramref name="Members"/>.</summary>
+        public sealed record ReplicaMembers(string Name, IActorRef Actor, ulong[] Members);
+
+        /// <summary>The leader applied the removal of <paramref name="Member"/> from the group: that server's replica goes.</summary>
+        public sealed record ReplicaRemoved(string Name, IActorRef Actor, ulong Member);
 
         /// <summary>One read batch of requests other nodes forwarded to this one (<see cref="JetStreamCluster"/>).</summary>
         public sealed class Forwarded(IReadOnlyList<InternalMessage> messages)

@@ -40,6 +40,9 @@ internal sealed class JetStreamCluster
     /// <summary>Kind: "start your replica of this stream" (<c>M.&lt;member ids&gt;.&lt;subject&gt;</c>, the config as payload).</summary>
     public const string StartReplica = "M";
 
+    /// <summary>Kind: "join the running group of this stream with a new replica" (<c>J.&lt;member ids&gt;.&lt;subject&gt;</c>, the config as payload): its num_replicas went up.</summary>
+    public const string JoinReplica = "J";
+
     /// <summary>Kind: "delete your replica of this stream" (<c>D.&lt;subject&gt;</c>).</summary>
     public const string DeleteReplica = "D";
 

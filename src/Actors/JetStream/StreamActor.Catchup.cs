@@ -79,6 +79,11 @@ internal sealed partial class StreamActor
         }
 
         _appliedIndex = _compactedAt = snapshot.Meta.Index;
+        if (_replication?.Start == ReplicaStart.Adopt && _directory is not null)
+        {
+            File.Delete(Path.Combine(_directory, JetStreamApi.AdoptMarker)); // the group exists now: a restart joins it from its files
+        }
+
         var image = SnapshotImage.Read(snapshot.Data.Span);
         if (image.Config is { } config)
         {
@@ -144,20 +149,26 @@ internal sealed partial class StreamActor
 
     private void CompactNow()
     {
+        _replication!.Host.Tell(new RaftHost.Protocol.Compact(_replication.Group, _appliedIndex, CurrentImage().Write()));
+        _compactedAt = _appliedIndex;
+    }
+
+    /// <summary>The store synced, and what a snapshot says of it.</summary>
+    private SnapshotImage CurrentImage()
+    {
         _store.Flush();
         _store.Sync(); // the snapshot says the store holds everything up to here: it must, on disk
-        var image = new SnapshotImage
+        var state = _store.State();
+        return new SnapshotImage
         {
-            FirstSeq = _store.State().FirstSeq,
-            LastSeq = _store.State().LastSeq,
-            Msgs = _store.State().Msgs,
-            NumDeleted = _store.State().NumDeleted,
+            FirstSeq = state.FirstSeq,
+            LastSeq = state.LastSeq,
+            Msgs = state.Msgs,
+            NumDeleted = state.NumDeleted,
             Config = _config,
             LastMsgId = _lastMsgId,
             Duplicates = CurrentDuplicates(),
         };
-        _replication!.Host.Tell(new RaftHost.Protocol.Compact(_replication.Group, _appliedIndex, image.Write()));
-        _compactedAt = _appliedIndex;
     }
 
     private List<(string Id, ulong Sequence, DateTime Time)> CurrentDuplicates()
@@ -250,7 +261,7 @@ internal sealed partial class StreamActor
             return;
         }
 
-        var others = replication.Members.Where(m => m != _selfMember).ToArray();
+        var others = _members.Where(m => m != _selfMember).ToArray();
         if (others.Length > 0)
         {
             replication.Host.Tell(new RaftHost.Protocol.TransferLeadership(replication.Group, others[Random.Shared.Next(others.Length)]));

@@ -18,9 +18,24 @@ namespace Courier.Actors.JetStream;
 /// <param name="NameOf">A member's server name now (null: not a member up), for STREAM.INFO's cluster block.</param>
 /// <param name="ClusterName">The cluster's name, for the same.</param>
 /// <param name="CompactEvery">Applied entries between snapshots (the log before a snapshot goes).</param>
-internal sealed record StreamReplication(string Group, ulong[] Members, IActorRef Host, Func<ulong, string?> NameOf, string? ClusterName, int CompactEvery = StreamReplication.DefaultCompactEvery)
+/// <param name="Self">This server's member id (0: learnt when it first leads).</param>
+/// <param name="Start">How this replica's member begins: with the group's first members, as the group made for a stream's existing messages, or joining a running group.</param>
+internal sealed record StreamReplication(string Group, ulong[] Members, IActorRef Host, Func<ulong, string?> NameOf, string? ClusterName, int CompactEvery = StreamReplication.DefaultCompactEvery, ulong Self = 0, ReplicaStart Start = ReplicaStart.Create)
 {
     public const int DefaultCompactEvery = 8192;
+}
+
+/// <summary>How a replica's Raft member begins (see <see cref="StreamReplication.Start"/>).</summary>
+internal enum ReplicaStart
+{
+    /// <summary>A new stream: every first member bootstraps the group with the same voters.</summary>
+    Create,
+
+    /// <summary>An R1 stream whose num_replicas went up: a group of this one member, starting from a snapshot of its store; the leader then adds the others.</summary>
+    Adopt,
+
+    /// <summary>A member added to a running group: no bootstrap; the leader sends it the log or its snapshot.</summary>
+    Join,
 }
 
 /// <summary>
@@ -71,9 +86,20 @@ internal sealed partial class StreamActor
 
     private void StartReplication(StreamReplication replication)
     {
+        _members = replication.Members;
+        _selfMember = replication.Self;
         // The host answers with Recovered first (StreamActor.Catchup.cs): the store is rebuilt from the log, or trusted up to the snapshot.
-        replication.Host.Tell(new RaftHost.Protocol.StartGroup(replication.Group, replication.Members, Bootstrap: true, Self)); // the first member campaigns when told (JetStreamApi.StartReplicas)
+        var start = replication.Start switch
+        {
+            ReplicaStart.Adopt => new RaftHost.Protocol.StartGroup(replication.Group, [replication.Self], Bootstrap: true, Self, Campaign: true, InitialSnapshot: CurrentImage().Write()),
+            ReplicaStart.Join => new RaftHost.Protocol.StartGroup(replication.Group, [], Bootstrap: false, Self),
+            _ => new RaftHost.Protocol.StartGroup(replication.Group, replication.Members, Bootstrap: true, Self), // the first member campaigns when told (JetStreamApi.StartReplicas)
+        };
+        replication.Host.Tell(start);
     }
+
+    /// <summary>The group's voters as this replica knows them: its start's, then each num_replicas change's.</summary>
+    private ulong[] _members = [];
 
     /// <summary>The messages of a replicated stream's group (registered by the constructor).</summary>
     private void ReceiveReplication()
@@ -155,12 +181,21 @@ internal sealed partial class StreamActor
         var reply = Encoding.UTF8.GetBytes(update.ReplyTo);
         var type = Encoding.UTF8.GetBytes(update.Type);
         var config = JsonSerializer.SerializeToUtf8Bytes(update.Config, JetStreamJsonContext.Default.StreamConfig);
-        var entry = new byte[1 + 2 + reply.Length + 2 + type.Length + 4 + config.Length];
+        var members = update.Members ?? [];
+        var entry = new byte[1 + 2 + reply.Length + 2 + type.Length + 4 + config.Length + 4 + (8 * members.Length)];
         entry[0] = ConfigEntry;
         var p = 1;
         p += WriteShort(entry.AsSpan(p), reply);
         p += WriteShort(entry.AsSpan(p), type);
-        WriteLong(entry.AsSpan(p), config);
+        p += WriteLong(entry.AsSpan(p), config);
+        BinaryPrimitives.WriteInt32LittleEndian(entry.AsSpan(p), members.Length); // 0: the members stay
+        p += 4;
+        foreach (var member in members)
+        {
+            BinaryPrimitives.WriteUInt64LittleEndian(entry.AsSpan(p), member);
+            p += 8;
+        }
+
         Propose(entry);
     }
 
@@ -201,6 +236,12 @@ internal sealed partial class StreamActor
                 }
 
                 _appliedIndex = entry.Index;
+                if (entry.Type == EntryType.ConfChange && _leading && ConfChange.Decode(entry.Data.Span) is { Kind: ConfChangeKind.Remove } removed)
+                {
+                    // Out of the group now: its replica can go (JetStreamApi tells its server).
+                    Context.Parent.Tell(new JetStreamApi.Protocol.ReplicaRemoved(_config.Name, Self, removed.Node));
+                }
+
                 if (entry.Type != EntryType.Normal || entry.Data.IsEmpty)
                 {
                     continue; // a membership change, or a new leader's no-op
@@ -352,7 +393,25 @@ internal sealed partial class StreamActor
             return;
         }
 
+        var members = new ulong[p + 4 <= data.Length ? BinaryPrimitives.ReadInt32LittleEndian(data[p..]) : 0];
+        p += 4;
+        for (var i = 0; i < members.Length; i++, p += 8)
+        {
+            members[i] = BinaryPrimitives.ReadUInt64LittleEndian(data[p..]);
+        }
+
         ApplyConfig(config);
+        if (members.Length > 0)
+        {
+            // num_replicas changed: every replica records the new voters; whoever leads brings the group to them.
+            _members = members;
+            Context.Parent.Tell(new JetStreamApi.Protocol.ReplicaMembers(_config.Name, Self, members));
+            if (_leading)
+            {
+                _replication!.Host.Tell(new RaftHost.Protocol.SetVoters(_replication.Group, members));
+            }
+        }
+
         if (_leading)
         {
             Unsubscribe();
@@ -394,6 +453,7 @@ internal sealed partial class StreamActor
     private void StartLeading()
     {
         _leading = true;
+        _replication!.Host.Tell(new RaftHost.Protocol.SetVoters(_replication.Group, _members)); // a num_replicas change a previous leader left unfinished
         Subscribe();
         RecoverConsumers();
         _replicatedStates.Clear();
@@ -489,7 +549,7 @@ internal sealed partial class StreamActor
 
         var peers = raft.Peers.ToDictionary(peer => peer.Id);
         info.Replicas = [];
-        foreach (var member in replication.Members)
+        foreach (var member in _members)
         {
             if (member == _leader)
             {

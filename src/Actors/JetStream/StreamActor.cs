@@ -435,7 +435,8 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         }
 
         /// <summary>Apply an updated configuration (validated by the API actor) and answer <paramref name="ReplyTo"/> with the stream info.</summary>
-        public sealed record Update(StreamConfig Config, string ReplyTo, string Type);
+        /// <remarks><paramref name="Members"/>: a replicated stream's new member ids when num_replicas changes (StreamActor.Replication.cs).</remarks>
+        public sealed record Update(StreamConfig Config, string ReplyTo, string Type, ulong[]? Members = null);
 
         /// <summary>Answer <paramref name="ReplyTo"/> with the stream info of response type <paramref name="Type"/>; for a new stream, once its subscriptions are in effect.</summary>
         public sealed record ReplyInfo(string ReplyTo, string Type, bool DidCreate);

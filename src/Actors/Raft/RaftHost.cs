@@ -45,6 +45,7 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
             {
                 if (group.Failed) continue;
                 group.Raft.Tick();
+                if (group.DesiredVoters is not null) ChangeMembership(group);
                 Process(group);
             }
             Flush();
@@ -77,6 +78,15 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
             Flush();
         });
         Receive<Protocol.RemoveGroup>(Remove);
+        Receive<Protocol.SetVoters>(m =>
+        {
+            if (_groups.TryGetValue(m.Group, out var group) && !group.Failed)
+            {
+                group.DesiredVoters = m.Voters;
+                ChangeMembership(group);
+                Flush();
+            }
+        });
     }
 
     public ITimerScheduler Timers { get; set; } = null!;
@@ -104,6 +114,15 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
         }
         var store = RaftLogStore.Open(Path.Combine(_settings.Directory, m.Name));
         var state = store.Load();
+        if (state is not null && m.InitialSnapshot is not null)
+        {
+            // A group made for existing state (a stream whose num_replicas went up): files of an earlier attempt that never finished go.
+            store.Dispose();
+            Directory.Delete(Path.Combine(_settings.Directory, m.Name), recursive: true);
+            store = RaftLogStore.Open(Path.Combine(_settings.Directory, m.Name));
+            state = null;
+        }
+
         var options = _settings.Raft with { RandomSeed = Random.Shared.Next() };
         var raft = new RaftNode(_settings.NodeId, options, state);
         if (state is null && m.Bootstrap)
@@ -113,6 +132,13 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
             var ready = raft.GetReady();
             store.Save(ready);
             raft.Advance(ready);
+            if (m.InitialSnapshot is { } initial)
+            {
+                // The applier's state so far is the group's start: durable before the member takes part.
+                var snapshot = raft.Compact(raft.AppliedIndex, initial);
+                store.SaveSnapshot(snapshot);
+                state = new PersistedState(new HardState(raft.Term, raft.Vote, raft.CommitIndex), snapshot, []);
+            }
         }
         var group = new Group(m.Name, raft, store, m.Applier);
         _groups[m.Name] = group;
@@ -182,6 +208,40 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
             Task.Run(() => group.Store.Save(ready)).ContinueWith(
                 t => self.Tell(new Saved(group, ready, t.Exception?.GetBaseException())),
                 CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+        }
+    }
+
+    /// <summary>
+    /// At the leader, one step toward the voters its applier asked for: the first missing one added, else the
+    /// first extra one removed (one change at a time; the core refuses another while one is pending, so the
+    /// next tick tries again). The leader never removes itself; the set is reached, the wish is dropped.
+    /// </summary>
+    private static void ChangeMembership(Group group)
+    {
+        var raft = group.Raft;
+        if (raft.Role != RaftRole.Leader || group.DesiredVoters is not { } desired)
+        {
+            return;
+        }
+
+        var config = raft.Configuration;
+        var missing = desired.FirstOrDefault(v => !config.IsVoter(v));
+        if (missing != 0)
+        {
+            raft.ProposeConfChange(new ConfChange(ConfChangeKind.AddVoter, missing), out _);
+            return;
+        }
+
+        var extra = config.Voters.Concat(config.Learners).FirstOrDefault(v => !desired.Contains(v) && v != raft.Id);
+        if (extra != 0)
+        {
+            raft.ProposeConfChange(new ConfChange(ConfChangeKind.Remove, extra), out _);
+            return;
+        }
+
+        if (raft.CommitIndex >= raft.LastIndex)
+        {
+            group.DesiredVoters = null;
         }
     }
 
@@ -338,6 +398,8 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
         /// <summary>When each peer last spoke in this group (monotonic timestamps): STREAM.INFO's replica <c>active</c>.</summary>
         public Dictionary<ulong, long> LastHeard { get; } = [];
         public bool Leading { get; set; }
+        /// <summary>The voters the applier asked for (<see cref="Protocol.SetVoters"/>), until reached.</summary>
+        public ulong[]? DesiredVoters { get; set; }
         public ulong Term { get; set; }
         public ulong Leader { get; set; }
     }
@@ -350,7 +412,11 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
     public static class Protocol
     {
         /// <summary>Join (or, with <paramref name="Bootstrap"/>, create) a group; answered with <see cref="GroupStarted"/>.</summary>
-        public sealed record StartGroup(string Name, ulong[] Voters, bool Bootstrap, IActorRef Applier, bool Campaign = false);
+        /// <remarks>With <paramref name="InitialSnapshot"/> (and <paramref name="Bootstrap"/>), the group starts from the applier's present state: bootstrapped and compacted into that snapshot before it takes part.</remarks>
+        public sealed record StartGroup(string Name, ulong[] Voters, bool Bootstrap, IActorRef Applier, bool Campaign = false, ReadOnlyMemory<byte>? InitialSnapshot = null);
+
+        /// <summary>The voters this group should have: its leader (this member, or whichever leads later and is told again) adds and removes them one at a time.</summary>
+        public sealed record SetVoters(string Group, ulong[] Voters);
 
         /// <summary>Campaign now rather than at the next election timeout (a new group's first leader).</summary>
         public sealed record Campaign(string Group);
