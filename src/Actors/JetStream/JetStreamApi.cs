@@ -909,8 +909,8 @@ internal sealed partial class JetStreamApi : ReceiveActor
         }
 
         Directory.CreateDirectory(directory);
-        // A replica's store is rebuilt from its Raft log at every start, and the log is synced before
-        // anything is acknowledged: its own writes need no fsync (the timer syncs them now and then).
+        // A replica's log is synced before anything is acknowledged, and its store is rebuilt from the log
+        // at a start, or synced when a snapshot says what it holds: its own writes need no fsync of their own.
         return StreamStores.OpenFile(directory, storeConfig, config.Replicas > 1 ? _fileStoreOptions with { Sync = SyncPolicy.Interval(ReplicaSyncInterval) } : _fileStoreOptions);
     }
 
