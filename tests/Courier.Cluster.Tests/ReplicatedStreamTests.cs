@@ -535,6 +535,111 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
         await js.DeleteStreamAsync("SCALE");
     }
 
+    /// <summary>
+    /// STREAM.PEER.REMOVE: an R2 stream's follower is replaced by the third server, which copies the store (once
+    /// it leads it holds every message, the ones from before it joined too); a server that is not a member gets
+    /// "peer not a member" (10040); an R3 stream on three servers, with nobody to take the place, "peer remap
+    /// failed" (10075), as nats-server 2.9.10 answers.
+    /// </summary>
+    [Fact]
+    public async Task Removing_a_peer_moves_its_replica_to_a_free_server_that_holds_every_message()
+    {
+        await using var client = await mesh.ConnectAsync(0, "peer-remover");
+        var js = new NatsJSContext(client);
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    try
+                    {
+                        await js.CreateStreamAsync(new StreamConfig("PR", ["pr.>"]) { NumReplicas = 2 });
+                        await js.CreateStreamAsync(new StreamConfig("PR3", ["pr3.>"]) { NumReplicas = 3 });
+                        return true;
+                    }
+                    catch (NatsJSApiException e) when (e.Error.Code == 503 || e.Error.ErrCode == 10005)
+                    {
+                        return false;
+                    }
+                    catch (NatsJSApiNoResponseException)
+                    {
+                        return false; // a loaded machine: the group elected its leader after the client gave up; the same create again returns it
+                    }
+                },
+                Timeout),
+            $"the streams were never created\n{mesh.Diagnostics()}");
+        var acked = new Dictionary<ulong, string>();
+        for (var i = 1; i <= 10; i++)
+        {
+            var ack = await ClusterPublish.RetriedAsync(js, "pr.x", $"m{i}");
+            ack.EnsureSuccess();
+            acked[ack.Seq] = $"m{i}";
+        }
+
+        StreamInfo? info = null;
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    info = (await js.GetStreamAsync("PR")).Info;
+                    return info.Cluster?.Leader is not null && info.Cluster.Replicas is { Count: 1 } replicas && replicas.All(r => r.Current);
+                },
+                Timeout),
+            $"the replica never became current\n{mesh.Diagnostics()}");
+        var removed = info!.Cluster!.Replicas!.First().Name;
+        var leader = info.Cluster.Leader!;
+
+        var notMember = await client.RequestAsync<string, string>("$JS.API.STREAM.PEER.REMOVE.PR", "{\"peer\":\"no-such-server\"}");
+        Assert.True(notMember.Data?.Contains("\"err_code\":10040", StringComparison.Ordinal), notMember.Data);
+        var full = await client.RequestAsync<string, string>("$JS.API.STREAM.PEER.REMOVE.PR3", $"{{\"peer\":\"{removed}\"}}");
+        Assert.True(full.Data?.Contains("\"err_code\":10075", StringComparison.Ordinal), full.Data);
+        var answer = await client.RequestAsync<string, string>("$JS.API.STREAM.PEER.REMOVE.PR", $"{{\"peer\":\"{removed}\"}}");
+        Assert.True(answer.Data?.Contains("\"success\":true", StringComparison.Ordinal), answer.Data);
+
+        // The third server takes the place, copies the store, and once it leads it holds every message.
+        var third = Enumerable.Range(0, 3).Select(i => $"node-{i}").Single(n => n != removed && n != leader);
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    try
+                    {
+                        info = (await js.GetStreamAsync("PR")).Info;
+                    }
+                    catch (NatsJSApiException)
+                    {
+                        return false; // between two leaders
+                    }
+
+                    var names = (info.Cluster?.Replicas ?? []).Select(r => r.Name).Append(info.Cluster?.Leader).ToHashSet();
+                    if (names.Contains(removed) || !names.Contains(third) || info.Cluster?.Replicas is not { Count: 1 } || !info.Cluster.Replicas.All(r => r.Current))
+                    {
+                        return false;
+                    }
+
+                    if (info.Cluster.Leader == third)
+                    {
+                        return true;
+                    }
+
+                    await client.RequestAsync<string, string>("$JS.API.STREAM.LEADER.STEPDOWN.PR", null);
+                    await Task.Delay(500);
+                    return false;
+                },
+                Timeout),
+            $"the replica did not move to {third}: {System.Text.Json.JsonSerializer.Serialize(info?.Cluster)}\n{mesh.Diagnostics()}");
+        Assert.Equal(acked.Count, (int)info!.State.Messages);
+        var stream = await js.GetStreamAsync("PR");
+        foreach (var (seq, data) in acked)
+        {
+            var got = await stream.GetAsync(new StreamMsgGetRequest { Seq = seq });
+            Assert.Equal(data, System.Text.Encoding.UTF8.GetString(got.Message.Data.Span));
+        }
+
+        (await ClusterPublish.RetriedAsync(js, "pr.x", "after")).EnsureSuccess();
+        await js.DeleteStreamAsync("PR");
+        await js.DeleteStreamAsync("PR3");
+    }
+
     [Fact]
     public async Task More_replicas_than_servers_is_refused_with_nats_servers_error()
     {

@@ -369,6 +369,59 @@ internal sealed partial class JetStreamApi
         Announce(config);
     }
 
+    /// <summary>
+    /// <c>$JS.API.STREAM.PEER.REMOVE.&lt;stream&gt;</c> <c>{"peer": "&lt;server name&gt;"}</c>, at the stream's leader, as
+    /// nats-server's jsStreamRemovePeerRequest: the peer leaves the group and a server outside it takes its place
+    /// (it joins empty and copies the store); with none up, nats-server 2.9's "peer remap failed". Removing the
+    /// leader itself hands leadership on first (the next leader finishes the change).
+    /// </summary>
+    private void RemovePeer(string name, string reply, byte[] payload)
+    {
+        const string Type = "io.nats.jetstream.api.v1.stream_remove_peer_response";
+        if (payload.Length == 0)
+        {
+            Fail(reply, Type, ApiError.BadRequest);
+            return;
+        }
+
+        var peer = JsonSerializer.Deserialize(payload, JetStreamJsonContext.Default.StreamRemovePeerRequest)?.Peer;
+        if (string.IsNullOrEmpty(peer))
+        {
+            Fail(reply, Type, ApiError.BadRequest);
+            return;
+        }
+
+        if (!_streams.TryGetValue(name, out var entry))
+        {
+            Fail(reply, Type, ApiError.StreamNotFound);
+            return;
+        }
+
+        var member = JetStreamCluster.MemberIdOf(peer);
+        if (_cluster is not { } cluster || entry.Replication is not { } replication || !replication.Members.Contains(member))
+        {
+            Fail(reply, Type, new ApiError(400, 10040, "peer not a member")); // nats-server's JSClusterPeerNotMemberErr
+            return;
+        }
+
+        var candidates = cluster.CandidateMembers();
+        var replacement = candidates.Where(c => !replication.Members.Contains(c.Value)).Select(c => c.Key).ToList();
+        if (replacement.Count == 0)
+        {
+            Fail(reply, Type, new ApiError(503, 10075, "peer remap failed")); // nats-server 2.9's JSPeerRemapErr: nobody to take its place
+            return;
+        }
+
+        var chosen = LeastLoaded(replacement);
+        List<(string ServerId, ulong Member)> added = [(chosen, candidates[chosen])];
+
+        ulong[] next = [.. replication.Members.Where(m => m != member), .. added.Select(a => a.Member)];
+        SendJoins(cluster, entry.Config, next, added);
+        _streams[name] = entry with { Replication = replication with { Members = next } };
+        entry.Actor.Tell(new StreamActor.Protocol.Update(entry.Config, "", "", next)); // through the log, answered here
+        Reply(reply, new SuccessResponse { Type = Type, Success = true }, JetStreamJsonContext.Default.SuccessResponse);
+    }
+
     /// <summary>The new members of a group start their replicas empty and wait for its leader.</summary>
     private void SendJoins(JetStreamCluster cluster, StreamConfig config, ulong[] members, List<(string ServerId, ulong Member)> added)
     {

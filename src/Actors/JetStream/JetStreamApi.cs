@@ -329,6 +329,9 @@ internal sealed partial class JetStreamApi : ReceiveActor
 
                 leading.Actor.Tell(new StreamActor.Protocol.Request("LEADER.STEPDOWN", reply, request.Payload));
                 return;
+            case "STREAM.PEER.REMOVE":
+                RemovePeer(name, reply, request.Payload); // JetStreamApi.Replicas.cs
+                return;
             case "STREAM.INFO":
             case "STREAM.PURGE":
             case "STREAM.MSG.GET":
@@ -939,6 +942,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         "STREAM.MSG.GET" => "io.nats.jetstream.api.v1.stream_msg_get_response",
         "STREAM.MSG.DELETE" => "io.nats.jetstream.api.v1.stream_msg_delete_response",
         "STREAM.LEADER.STEPDOWN" => "io.nats.jetstream.api.v1.stream_leader_stepdown_response",
+        "STREAM.PEER.REMOVE" => "io.nats.jetstream.api.v1.stream_remove_peer_response",
         _ => "io.nats.jetstream.api.v1.error",
     };
 

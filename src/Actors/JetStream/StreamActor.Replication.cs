@@ -406,13 +406,18 @@ internal sealed partial class StreamActor
             // num_replicas changed: every replica records the new voters; whoever leads brings the group to them.
             _members = members;
             Context.Parent.Tell(new JetStreamApi.Protocol.ReplicaMembers(_config.Name, Self, members));
-            if (_leading)
+            if (_leading && members.Contains(_selfMember))
             {
                 _replication!.Host.Tell(new RaftHost.Protocol.SetVoters(_replication.Group, members));
             }
+            else if (_leading)
+            {
+                // This replica is the one to go (STREAM.PEER.REMOVE of the leader): the next leader, one of the members, removes it.
+                _replication!.Host.Tell(new RaftHost.Protocol.TransferLeadership(_replication.Group, members[Random.Shared.Next(members.Length)]));
+            }
         }
 
-        if (_leading)
+        if (_leading && reply.Length > 0)
         {
             Unsubscribe();
             Subscribe();

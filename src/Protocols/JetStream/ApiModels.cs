@@ -237,6 +237,12 @@ public sealed class PeerInfo
     [JsonPropertyName("peer")] public string Peer { get; set; } = "";
 }
 
+/// <summary>STREAM.PEER.REMOVE's request: the server name of the peer to take out of the stream's group.</summary>
+public sealed class StreamRemovePeerRequest
+{
+    [JsonPropertyName("peer")] public string? Peer { get; set; }
+}
+
 public sealed class StreamListRequest
 {
     [JsonPropertyName("offset")] public int Offset { get; set; }
@@ -325,6 +331,7 @@ public sealed class PubAck
 [JsonSerializable(typeof(StreamConfig))]
 [JsonSerializable(typeof(StreamInfoResponse))]
 [JsonSerializable(typeof(StreamListRequest))]
+[JsonSerializable(typeof(StreamRemovePeerRequest))]
 [JsonSerializable(typeof(StreamNamesResponse))]
 [JsonSerializable(typeof(StreamListResponse))]
 [JsonSerializable(typeof(SuccessResponse))]
