@@ -786,6 +786,24 @@ public sealed class CourierReplicatedStreamTests(CourierReplicatedMesh fixture) 
         var leader = groups.Single(g => g.GetProperty("role").GetString() == "leader");
         Assert.All(groups, g => Assert.Equal(leader.GetProperty("leader").GetString(), g.GetProperty("leader").GetString()));
         Assert.True(leader.GetProperty("commit").GetUInt64() >= 5, leader.ToString()); // five publishes, besides membership and no-op entries
+
+        // /jsz on the leader's node: the stream's cluster block names the leader and both replicas, and
+        // meta_cluster lists the other two servers.
+        var leaderName = leader.GetProperty("leader").GetString()!;
+        var leaderNode = fixture.Mesh.Nodes[int.Parse(leaderName["node-".Length..], System.Globalization.CultureInfo.InvariantCulture)];
+        System.Text.Json.JsonElement cluster = default;
+        Assert.True(await Poll.UntilAsync(
+            async () =>
+            {
+                using var jsz = System.Text.Json.JsonDocument.Parse(await http.GetStringAsync(new Uri(leaderNode.MonitorUri, "jsz?accounts=true&streams=true")));
+                var stream = jsz.RootElement.GetProperty("account_details").EnumerateArray().SelectMany(a => a.TryGetProperty("stream_detail", out var d) ? d.EnumerateArray() : []).Single(d => d.GetProperty("name").GetString() == "RZ");
+                cluster = stream.GetProperty("cluster").Clone();
+                Assert.Equal(2, jsz.RootElement.GetProperty("meta_cluster").GetProperty("replicas").GetArrayLength());
+                return cluster.TryGetProperty("replicas", out var replicas) && replicas.GetArrayLength() == 2 && replicas.EnumerateArray().All(r => r.GetProperty("current").GetBoolean());
+            },
+            TimeSpan.FromSeconds(20)),
+            $"/jsz stream cluster: {cluster}");
+        Assert.Equal(leaderName, cluster.GetProperty("leader").GetString());
     }
 }
 

@@ -215,7 +215,7 @@ internal sealed class JetStreamCluster
     /// /jsz's <c>meta_cluster</c>: the leader's server name (the node that places streams, as
     /// nats-server's meta leader) and how many members the cluster has; null before this node is one.
     /// </summary>
-    public (string Leader, int Size)? MetaView()
+    public (string Leader, int Size, List<(string Name, bool Up)> Others)? MetaView()
     {
         var state = _cluster.State;
         if (state.Leader is not { } leader)
@@ -224,15 +224,25 @@ internal sealed class JetStreamCluster
         }
 
         string? name = null;
+        var others = new List<(string, bool)>();
         foreach (var member in state.Members)
         {
+            if (RoleOf(member, ClusterNode.NameRole) is not { } memberName)
+            {
+                continue;
+            }
+
             if (member.Address.Equals(leader))
             {
-                name = RoleOf(member, ClusterNode.NameRole);
+                name = memberName;
+            }
+            else
+            {
+                others.Add((memberName, member.Status == MemberStatus.Up && !state.Unreachable.Contains(member)));
             }
         }
 
-        return name is null ? null : (name, state.Members.Count);
+        return name is null ? null : (name, state.Members.Count, others);
     }
 
     /// <summary>nats-server's getHash: the first 8 bytes of a name's SHA-256, each as a base-62 digit (a peer's id in /jsz).</summary>

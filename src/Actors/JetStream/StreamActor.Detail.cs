@@ -10,7 +10,31 @@ namespace Courier.Actors.JetStream;
 /// </summary>
 internal sealed partial class StreamActor
 {
-    private void OnGetDetail() => Sender.Tell(new Protocol.Detail(Info(""), [.. _consumers.Actors]));
+    private void OnGetDetail()
+    {
+        if (_replication is not { } replication)
+        {
+            Sender.Tell(new Protocol.Detail(Info(""), [.. _consumers.Actors]));
+            return;
+        }
+
+        // A replicated stream's detail has its cluster block (leader, replicas), as STREAM.INFO's.
+        var asker = Sender;
+        var self = Self;
+        replication.Host.Ask<Raft.RaftHost.Protocol.GroupStatus>(new Raft.RaftHost.Protocol.GetGroupStatus(replication.Group), TimeSpan.FromSeconds(2))
+            .PipeTo(self, success: status => new Protocol.DetailWithStatus(asker, status), failure: _ => new Protocol.DetailWithStatus(asker, null));
+    }
+
+    private void OnDetailWithStatus(Protocol.DetailWithStatus m)
+    {
+        var info = Info("");
+        if (m.Status is { } status)
+        {
+            info.Cluster = ClusterInfoOf(status);
+        }
+
+        m.Asker.Tell(new Protocol.Detail(info, [.. _consumers.Actors]));
+    }
 
     public static partial class Protocol
     {
@@ -23,6 +47,9 @@ internal sealed partial class StreamActor
             {
             }
         }
+
+        /// <summary>A replicated stream's detail, once its group's status is in.</summary>
+        public sealed record DetailWithStatus(IActorRef Asker, Raft.RaftHost.Protocol.GroupStatus? Status);
 
         /// <summary>The stream's info and its (public) consumers' actors.</summary>
         public sealed class Detail

@@ -133,6 +133,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         Receive<Protocol.FlushAppends>(_ => FlushAppends());
         Receive<Protocol.GetInfo>(_ => Sender.Tell(Info("")));
         Receive<Protocol.GetDetail>(_ => OnGetDetail());
+        Receive<Protocol.DetailWithStatus>(OnDetailWithStatus);
         Receive<Protocol.Request>(HandleRequest);
         Receive<Protocol.Delete>(_ =>
         {

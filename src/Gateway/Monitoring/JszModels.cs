@@ -39,6 +39,7 @@ internal sealed class JszMetaCluster
     [JsonPropertyName("name")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Name { get; init; }
     [JsonPropertyName("leader")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Leader { get; init; }
     [JsonPropertyName("peer")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Peer { get; init; }
+    [JsonPropertyName("replicas")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<JszPeerInfo>? Replicas { get; init; }
     [JsonPropertyName("cluster_size")] public int ClusterSize { get; init; }
 }
 
@@ -97,6 +98,18 @@ internal sealed class JszClusterInfo
 {
     [JsonPropertyName("name")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Name { get; init; }
     [JsonPropertyName("leader")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Leader { get; init; }
+    [JsonPropertyName("replicas")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<JszPeerInfo>? Replicas { get; init; }
+}
+
+/// <summary>nats-server's PeerInfo: a replica of a replicated stream (or a meta group member), as the leader sees it.</summary>
+internal sealed class JszPeerInfo
+{
+    [JsonPropertyName("name")] public string Name { get; init; } = "";
+    [JsonPropertyName("current")] public bool Current { get; init; }
+    [JsonPropertyName("offline")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool Offline { get; init; }
+    [JsonPropertyName("active")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long Active { get; init; }
+    [JsonPropertyName("lag")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public ulong Lag { get; init; }
+    [JsonPropertyName("peer")] public string Peer { get; init; } = "";
 }
 
 /// <summary>

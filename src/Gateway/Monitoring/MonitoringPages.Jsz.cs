@@ -111,7 +111,14 @@ internal sealed partial class MonitoringPages
             Messages = messages,
             Bytes = bytes,
             MetaCluster = _broker.JetStreamCluster?.MetaView() is { } meta
-                ? new JszMetaCluster { Name = _broker.Routes?.ClusterName, Leader = meta.Leader, Peer = JetStreamCluster.NameHash(meta.Leader), ClusterSize = meta.Size }
+                ? new JszMetaCluster
+                {
+                    Name = _broker.Routes?.ClusterName,
+                    Leader = meta.Leader,
+                    Peer = JetStreamCluster.NameHash(meta.Leader),
+                    Replicas = [.. meta.Others.Select(o => new JszPeerInfo { Name = o.Name, Current = o.Up, Offline = !o.Up, Peer = JetStreamCluster.NameHash(o.Name) })],
+                    ClusterSize = meta.Size,
+                }
                 : null,
             AccountDetails = details.Count == 0 ? null : details,
         };
@@ -164,7 +171,16 @@ internal sealed partial class MonitoringPages
         {
             Name = stream.Info.Config?.Name ?? "",
             Created = stream.Info.Created,
-            Cluster = ClusterInfo(),
+            Cluster = stream.Info.Cluster is { } cluster
+                ? new JszClusterInfo
+                {
+                    Name = cluster.Name,
+                    Leader = cluster.Leader,
+                    Replicas = cluster.Replicas is { Count: > 0 } replicas
+                        ? [.. replicas.Select(r => new JszPeerInfo { Name = r.Name, Current = r.Current, Offline = r.Offline, Active = r.Active, Lag = r.Lag, Peer = r.Peer })]
+                        : null,
+                }
+                : ClusterInfo(),
             Config = withConfig && info.TryGetProperty("config", out var config) ? config : null,
             State = info.GetProperty("state"),
             Consumers = consumers,
