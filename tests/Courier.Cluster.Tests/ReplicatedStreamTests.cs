@@ -25,7 +25,9 @@ public abstract class ReplicatedMeshFixture(ServerKind kind) : IAsyncLifetime
             Environment.SetEnvironmentVariable(CompactEvery, "16");
         }
 
-        Mesh = await Mesh.StartAsync([kind, kind, kind], routeCredentials: null, extraArgs: ["-js"], nodeArgs: i => ["-sd", Path.Combine(_stores, $"node-{i}")]);
+        // Tags for placement: node-0 and node-1 have ssd, each node its own az.
+        Mesh = await Mesh.StartAsync([kind, kind, kind], routeCredentials: null, extraArgs: ["-js"], nodeArgs: i => ["-sd", Path.Combine(_stores, $"node-{i}")],
+            nodeConfig: i => i < 2 ? $"server_tags: [\"az:{i + 1}\", \"SSD\"]\n" : $"server_tags: \"az:{i + 1}\"\n");
         using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
         foreach (var node in Mesh.Nodes)
         {
@@ -638,6 +640,72 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
         (await ClusterPublish.RetriedAsync(js, "pr.x", "after")).EnsureSuccess();
         await js.DeleteStreamAsync("PR");
         await js.DeleteStreamAsync("PR3");
+    }
+
+    /// <summary>
+    /// placement.tags choose the servers (node-0 and node-1 have "ssd", each node its own "az:N"; tags compare
+    /// lowercased); more replicas than tagged servers, or a cluster that is not this one, is nats-server's
+    /// "no suitable peers for placement"; /varz shows a server's tags.
+    /// </summary>
+    [Fact]
+    public async Task Placement_tags_choose_the_servers_a_stream_lives_on()
+    {
+        await using var client = await mesh.ConnectAsync(0, "placement");
+        var js = new NatsJSContext(client);
+        async Task<StreamInfo> CreateAsync(StreamConfig config)
+        {
+            StreamInfo? created = null;
+            Assert.True(
+                await Poll.UntilAsync(
+                    async () =>
+                    {
+                        try
+                        {
+                            created = (await js.CreateStreamAsync(config)).Info;
+                            return true;
+                        }
+                        catch (NatsJSApiException e) when (e.Error.Code == 503)
+                        {
+                            return false;
+                        }
+                        catch (NatsJSApiNoResponseException)
+                        {
+                            return false;
+                        }
+                    },
+                    Timeout),
+                $"{config.Name} was never created\n{mesh.Diagnostics()}");
+            return created!;
+        }
+
+        await CreateAsync(new StreamConfig("PL1", ["pl1.>"]) { Placement = new Placement { Tags = ["az:3"] } });
+        var one = (await js.GetStreamAsync("PL1")).Info;
+        Assert.Equal("node-2", one.Cluster?.Leader);
+        Assert.Equal(["az:3"], one.Config.Placement?.Tags);
+
+        await CreateAsync(new StreamConfig("PL2", ["pl2.>"]) { NumReplicas = 2, Placement = new Placement { Tags = ["ssd"] } });
+        StreamInfo? two = null;
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    two = (await js.GetStreamAsync("PL2")).Info;
+                    return two.Cluster?.Leader is not null && two.Cluster.Replicas is { Count: 1 };
+                },
+                Timeout),
+            $"PL2 never had its replica\n{mesh.Diagnostics()}");
+        Assert.Equal(["node-0", "node-1"], two!.Cluster!.Replicas!.Select(r => r.Name).Append(two.Cluster.Leader!).Order(StringComparer.Ordinal));
+
+        var tooMany = await Assert.ThrowsAsync<NatsJSApiException>(async () => await js.CreateStreamAsync(new StreamConfig("PL3", ["pl3.>"]) { NumReplicas = 3, Placement = new Placement { Tags = ["ssd"] } }));
+        Assert.Equal((400, 10005), (tooMany.Error.Code, tooMany.Error.ErrCode));
+        var nowhere = await Assert.ThrowsAsync<NatsJSApiException>(async () => await js.CreateStreamAsync(new StreamConfig("PL4", ["pl4.>"]) { Placement = new Placement { Tags = ["gpu"] } }));
+        Assert.Equal((400, 10005), (nowhere.Error.Code, nowhere.Error.ErrCode));
+
+        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
+        using var varz = System.Text.Json.JsonDocument.Parse(await http.GetStringAsync(new Uri(mesh.Nodes[0].MonitorUri, "varz")));
+        Assert.Equal(["az:1", "ssd"], varz.RootElement.GetProperty("tags").EnumerateArray().Select(t => t.GetString()));
+        await js.DeleteStreamAsync("PL1");
+        await js.DeleteStreamAsync("PL2");
     }
 
     [Fact]

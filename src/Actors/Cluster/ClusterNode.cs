@@ -25,6 +25,9 @@ internal sealed partial class ClusterNode : ReceiveActor, IWithTimers
     /// <summary>Role prefix carrying the member's server name.</summary>
     public const string NameRole = "courier-name=";
 
+    /// <summary>A role per <c>server_tags</c> tag (placement reads them).</summary>
+    public const string TagRole = "courier-tag=";
+
     // Routes settle (full mesh, duplicates dropped) before the seeds are chosen: joining on the first
     // peer seen could make two nodes that each see only a third one form clusters of their own.
     private static readonly TimeSpan SettleDelay = TimeSpan.FromSeconds(2);

@@ -231,7 +231,7 @@ internal sealed partial class JetStreamApi
 
             if (config is { Replicas: > 1 and <= StreamConfigRules.MaxReplicas })
             {
-                if (PickMembers(cluster, config.Replicas, LeastLoaded) is not { } members)
+                if (PickMembers(cluster, config.Replicas, LeastLoaded, config.Placement) is not { } members)
                 {
                     Fail(request.ReplyTo!, ResponseType("STREAM.CREATE"), new ApiError(400, 10005, "no suitable peers for placement"));
                     return;
@@ -251,7 +251,14 @@ internal sealed partial class JetStreamApi
                 return;
             }
 
-            owner = LeastLoaded(cluster.Candidates());
+            if (cluster.Candidates(config?.Placement) is not { Count: > 0 } candidates)
+            {
+                // placement.tags no server up has, or another cluster's name: nats-server's answer.
+                Fail(request.ReplyTo!, ResponseType("STREAM.CREATE"), new ApiError(400, 10005, "no suitable peers for placement"));
+                return;
+            }
+
+            owner = LeastLoaded(candidates);
             _pending[name] = owner;
         }
 

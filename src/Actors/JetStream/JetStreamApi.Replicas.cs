@@ -72,9 +72,9 @@ internal sealed partial class JetStreamApi
     }
 
     /// <summary>The placing leader: <paramref name="count"/> members, least loaded first; null when fewer servers are up.</summary>
-    private static List<(string ServerId, ulong Member)>? PickMembers(JetStreamCluster cluster, int count, Func<List<string>, string> leastLoaded)
+    private static List<(string ServerId, ulong Member)>? PickMembers(JetStreamCluster cluster, int count, Func<List<string>, string> leastLoaded, Protocols.JetStream.Placement? placement)
     {
-        var candidates = cluster.CandidateMembers();
+        var candidates = cluster.CandidateMembers(placement);
         if (candidates.Count < count)
         {
             return null;
@@ -331,12 +331,13 @@ internal sealed partial class JetStreamApi
         }
         else
         {
-            var candidates = cluster.CandidateMembers().Where(c => !current.Contains(c.Value)).Select(c => c.Key).ToList();
+            var members = cluster.CandidateMembers(config.Placement);
+            var candidates = members.Where(c => !current.Contains(c.Value)).Select(c => c.Key).ToList();
             while (added.Count < config.Replicas - current.Length && candidates.Count > 0)
             {
                 var pick = LeastLoaded(candidates);
                 candidates.Remove(pick);
-                added.Add((pick, cluster.CandidateMembers()[pick]));
+                added.Add((pick, members[pick]));
             }
 
             if (added.Count < config.Replicas - current.Length)
@@ -404,7 +405,7 @@ internal sealed partial class JetStreamApi
             return;
         }
 
-        var candidates = cluster.CandidateMembers();
+        var candidates = cluster.CandidateMembers(entry.Config.Placement);
         var replacement = candidates.Where(c => !replication.Members.Contains(c.Value)).Select(c => c.Key).ToList();
         if (replacement.Count == 0)
         {

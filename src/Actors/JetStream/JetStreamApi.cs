@@ -664,6 +664,13 @@ internal sealed partial class JetStreamApi : ReceiveActor
             return;
         }
 
+        if (_cluster is not null && JsonSerializer.Serialize(config.Placement, JetStreamJsonContext.Default.Placement) != JsonSerializer.Serialize(current.Placement, JetStreamJsonContext.Default.Placement))
+        {
+            // nats-server moves the stream to servers of the new placement; Courier does not move streams yet.
+            Fail(reply, type, ApiError.StreamInvalidConfig("Courier can not move a stream to another placement yet"));
+            return;
+        }
+
         var replicasChange = config.Replicas != current.Replicas;
         if (replicasChange && config.Storage == StorageType.Memory)
         {
@@ -793,7 +800,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         var directory = config.Storage == StorageType.Memory ? null : Path.Combine(_streamsDirectory, config.Name);
         // A unique child name: a deleted stream's actor may still be stopping when its name is reused.
         var consumers = _consumers.Open(config.Name);
-        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest, _settings.Domain, _counters, _localStreams, consumers, () => _settings.Limits?.MaxConsumers ?? -1, _echo, replication), $"stream-{Uri.EscapeDataString(config.Name)}-{++_incarnation}");
+        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest, _settings.Domain, _counters, _localStreams, consumers, () => _settings.Limits?.MaxConsumers ?? -1, _echo, replication, _cluster is { } cluster ? (cluster.ServerName, cluster.ClusterName) : null), $"stream-{Uri.EscapeDataString(config.Name)}-{++_incarnation}");
         Context.Watch(actor);
         _streams[config.Name] = new StreamEntry(config, actor, created, replication);
         return actor;

@@ -1,6 +1,7 @@
 using Akka.Actor;
 using Akka.Cluster;
 using Courier.Actors.Cluster;
+using Courier.Protocols.JetStream;
 
 namespace Courier.Actors.JetStream;
 
@@ -46,9 +47,12 @@ internal sealed class JetStreamCluster
     /// <summary>Kind: "delete your replica of this stream" (<c>D.&lt;subject&gt;</c>).</summary>
     public const string DeleteReplica = "D";
 
-    public JetStreamCluster(ActorSystem system, RouteTable routes, string serverName, string? clusterName = null)
+    private readonly IReadOnlyCollection<string> _tags;
+
+    public JetStreamCluster(ActorSystem system, RouteTable routes, string serverName, string? clusterName = null, IReadOnlyCollection<string>? tags = null)
     {
         ClusterName = clusterName;
+        _tags = tags ?? [];
         _routes = routes;
         _cluster = Akka.Cluster.Cluster.Get(system);
         ServerName = serverName;
@@ -137,13 +141,24 @@ internal sealed class JetStreamCluster
     }
 
     /// <summary>The member ids of the candidates (<see cref="Candidates"/>): where a replicated stream may go.</summary>
-    public Dictionary<string, ulong> CandidateMembers()
+    public Dictionary<string, ulong> CandidateMembers(Placement? placement = null)
     {
-        var ids = new Dictionary<string, ulong>(StringComparer.Ordinal) { [ServerId] = MemberId };
+        var ids = new Dictionary<string, ulong>(StringComparer.Ordinal);
+        if (!InCluster(placement))
+        {
+            return ids;
+        }
+
+        if (HasTags(_tags, placement))
+        {
+            ids[ServerId] = MemberId;
+        }
+
         var state = _cluster.State;
         foreach (var member in state.Members)
         {
-            if (member.Status == MemberStatus.Up && !state.Unreachable.Contains(member) && ServerIdOf(member) is { } id && id != ServerId && _routes.IsConnected(id) && RoleOf(member, ClusterNode.NameRole) is { } name)
+            if (member.Status == MemberStatus.Up && !state.Unreachable.Contains(member) && ServerIdOf(member) is { } id && id != ServerId && _routes.IsConnected(id) && RoleOf(member, ClusterNode.NameRole) is { } name
+                && HasTags(TagsOf(member), placement))
             {
                 ids[id] = MemberIdOf(name);
             }
@@ -195,13 +210,23 @@ internal sealed class JetStreamCluster
     }
 
     /// <summary>The server ids of the members up and reachable from here (this node included): where a new stream may go.</summary>
-    public List<string> Candidates()
+    public List<string> Candidates(Placement? placement = null)
     {
         var state = _cluster.State;
-        var ids = new List<string> { ServerId };
+        var ids = new List<string>();
+        if (!InCluster(placement))
+        {
+            return ids;
+        }
+
+        if (HasTags(_tags, placement))
+        {
+            ids.Add(ServerId);
+        }
+
         foreach (var member in state.Members)
         {
-            if (member.Status == MemberStatus.Up && !state.Unreachable.Contains(member) && ServerIdOf(member) is { } id && id != ServerId && _routes.IsConnected(id))
+            if (member.Status == MemberStatus.Up && !state.Unreachable.Contains(member) && ServerIdOf(member) is { } id && id != ServerId && _routes.IsConnected(id) && HasTags(TagsOf(member), placement))
             {
                 ids.Add(id);
             }
@@ -261,6 +286,17 @@ internal sealed class JetStreamCluster
     }
 
     private static string? ServerIdOf(Member member) => RoleOf(member, ClusterNode.ServerRole);
+
+    /// <summary>A stream's <c>placement.cluster</c>, when set, must name this cluster (Courier has no gateways to others).</summary>
+    private bool InCluster(Placement? placement) =>
+        string.IsNullOrEmpty(placement?.Cluster) || string.Equals(placement.Cluster, ClusterName, StringComparison.Ordinal);
+
+    /// <summary>A server may hold a replica when it has every tag of the placement (compared lowercased, as nats-server's tag lists).</summary>
+    private static bool HasTags(IReadOnlyCollection<string> tags, Placement? placement) =>
+        placement?.Tags is not { Count: > 0 } wanted || wanted.All(t => tags.Contains(t.Trim().ToLowerInvariant()));
+
+    private static List<string> TagsOf(Member member) =>
+        [.. member.Roles.Where(r => r.StartsWith(ClusterNode.TagRole, StringComparison.Ordinal)).Select(r => r[ClusterNode.TagRole.Length..])];
 
     private static string? RoleOf(Member member, string prefix)
     {

@@ -39,9 +39,13 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     private readonly InterestLedger? _interest;
     private readonly DisplacedMessages _displaced = new();
 
-    public StreamActor(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain, ApiCounters counters, LocalStreams streams, StreamConsumers consumers, Func<int>? accountMaxConsumers = null, InProcessClient? echo = null, StreamReplication? replication = null)
+    /// <summary>This server's name and cluster, when it is in one (an R1 stream's STREAM.INFO names them).</summary>
+    private readonly (string Server, string? Cluster)? _clusterMember;
+
+    public StreamActor(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain, ApiCounters counters, LocalStreams streams, StreamConsumers consumers, Func<int>? accountMaxConsumers = null, InProcessClient? echo = null, StreamReplication? replication = null, (string Server, string? Cluster)? clusterMember = null)
     {
         _replication = replication;
+        _clusterMember = clusterMember;
         _accountMaxConsumers = accountMaxConsumers ?? (() => -1);
         _echoOut = (echo ?? client).CreatePublisher();
         _streams = streams;
@@ -167,12 +171,12 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     /// <c>consumers</c> is the stream's entry in its account's <see cref="ConsumerDirectory"/> (null: a list
     /// of its own), through which pull requests and acks reach the consumers without this actor.
     /// </remarks>
-    public static Props Props(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain = null, ApiCounters? counters = null, LocalStreams? streams = null, StreamConsumers? consumers = null, Func<int>? accountMaxConsumers = null, InProcessClient? echo = null, StreamReplication? replication = null)
+    public static Props Props(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain = null, ApiCounters? counters = null, LocalStreams? streams = null, StreamConsumers? consumers = null, Func<int>? accountMaxConsumers = null, InProcessClient? echo = null, StreamReplication? replication = null, (string Server, string? Cluster)? clusterMember = null)
     {
         counters ??= new ApiCounters();
         streams ??= new LocalStreams();
         consumers ??= new StreamConsumers();
-        var props = Akka.Actor.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest, domain, counters, streams, consumers, accountMaxConsumers, echo, replication));
+        var props = Akka.Actor.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest, domain, counters, streams, consumers, accountMaxConsumers, echo, replication, clusterMember));
         return props.WithDispatcher(store.Type == StorageType.Memory ? CallerRunsExecutorConfigurator.DispatcherId : IoDispatcher);
     }
 
@@ -373,6 +377,17 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
                 ConsumerCount = _consumers.Count,
             },
         };
+        if (_replication is { } replication)
+        {
+            // The leader's name; STREAM.INFO adds the replicas (ClusterInfoOf).
+            info.Cluster = new ClusterInfo { Name = replication.ClusterName, Leader = _leader == 0 ? null : replication.NameOf(_leader) };
+        }
+        else if (_clusterMember is { } member)
+        {
+            // An R1 stream in a cluster, as nats-server: the cluster's name and this server as its leader.
+            info.Cluster = new ClusterInfo { Name = member.Cluster, Leader = member.Server };
+        }
+
         AddOriginInfo(info);
         return info;
     }

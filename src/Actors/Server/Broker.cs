@@ -190,7 +190,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     {
         // Clustered: streams are placed on one node each and $JS.API is answered on every node (JetStreamApi.Cluster.cs).
         var cluster = Routes is not null && System!.Settings.ProviderClass.Contains("Cluster", StringComparison.Ordinal)
-            ? new JetStreamCluster(System, Routes, ServerName, Options.Cluster.Name)
+            ? new JetStreamCluster(System, Routes, ServerName, Options.Cluster.Name, Options.Tags)
             : null;
         JetStreamCluster = cluster;
         if (cluster is not null)

@@ -156,6 +156,7 @@ internal sealed class ClusterView(ServerOptions options, string serverId, string
             Cluster.ClusterNode.ServerRole + _serverId,
             Cluster.ClusterNode.NameRole + _serverName,
             Cluster.ClusterNode.RouteRole + $"nats-route://{host}:{routePort}",
+            .. _options.Tags.Select(tag => Cluster.ClusterNode.TagRole + tag),
         ],
             _options.Cluster.AkkaPort,
             akkaPublicPort);

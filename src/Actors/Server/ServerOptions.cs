@@ -17,6 +17,9 @@ public sealed class ServerOptions
     /// <summary>Server name (<c>server_name</c>, <c>-n</c>); defaults to the server id.</summary>
     public string? ServerName { get; set; }
 
+    /// <summary>nats-server's <c>server_tags</c>, lowercased: what stream placement (<c>placement.tags</c>) chooses servers by.</summary>
+    public List<string> Tags { get; } = [];
+
     /// <summary>Monitoring host (<c>http</c> host part / <c>http_host</c>); defaults to <see cref="Host"/>.</summary>
     public string? HttpHost { get; set; }
 

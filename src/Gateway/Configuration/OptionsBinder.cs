@@ -26,7 +26,7 @@ internal sealed partial class OptionsBinder
             "no_sublist_cache", "https", "http_base_path", "gateway", "leaf", "leafnodes", "logfile_max_num",
             "log_max_num", "syslog", "remote_syslog", "prof_port", "prof_block_rate", "proxy_protocol",
             "max_traced_msg_len", "max_sub_tokens", "max_subscription_tokens", "write_timeout",
-            "no_header_support", "connect_error_reports", "reconnect_error_reports", "server_tags",
+            "no_header_support", "connect_error_reports", "reconnect_error_reports",
             "server_metadata", "feature_flags", "default_js_domain", "no_fast_producer_stall", "max_closed_clients",
         ],
         refused:
@@ -104,6 +104,26 @@ internal sealed partial class OptionsBinder
                 if (TryString(entry, out var s))
                 {
                     _options.Host = s;
+                }
+
+                break;
+            case "server_tags":
+                // nats-server: a string or an array of strings (jwt.TagList, lowercased and trimmed).
+                foreach (var tag in entry.Value switch { string one => [one], List<object?> list => list, _ => [entry.Value] })
+                {
+                    if (tag is string t)
+                    {
+                        var normalized = t.Trim().ToLowerInvariant();
+                        if (normalized.Length > 0 && !_options.Tags.Contains(normalized))
+                        {
+                            _options.Tags.Add(normalized);
+                        }
+                    }
+                    else
+                    {
+                        Error(entry, $"error parsing tags: unsupported type {Describe(tag)}");
+                        break;
+                    }
                 }
 
                 break;

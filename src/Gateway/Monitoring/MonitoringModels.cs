@@ -10,6 +10,7 @@ internal sealed class Varz
     [JsonPropertyName("server_name")] public string ServerName { get; init; } = "";
     [JsonPropertyName("version")] public string Version { get; init; } = "";
     [JsonPropertyName("courier_version")] public string CourierVersion { get; init; } = "";
+    [JsonPropertyName("tags")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<string>? Tags { get; init; }
     [JsonPropertyName("proto")] public int Proto { get; init; }
     [JsonPropertyName("go")] public string Go { get; init; } = "";
     [JsonPropertyName("host")] public string Host { get; init; } = "";

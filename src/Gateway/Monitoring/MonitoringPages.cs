@@ -106,6 +106,7 @@ internal sealed partial class MonitoringPages
             ServerName = _broker.ServerName,
             Version = o.NatsServerVersion,
             CourierVersion = Broker.CourierVersion,
+            Tags = o.Tags.Count > 0 ? o.Tags : null,
             Proto = 1,
             Go = "courier " + Broker.CourierVersion,
             Host = o.Host,

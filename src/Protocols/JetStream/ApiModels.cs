@@ -165,6 +165,7 @@ public sealed class StreamConfig
     [JsonPropertyName("first_seq")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public ulong FirstSeq { get; set; }
     [JsonPropertyName("consumer_limits")] public Dictionary<string, long> ConsumerLimits { get; set; } = [];
     [JsonPropertyName("metadata")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public Dictionary<string, string>? Metadata { get; set; }
+    [JsonPropertyName("placement")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public Placement? Placement { get; set; }
     [JsonPropertyName("mirror")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public StreamSource? Mirror { get; set; }
     [JsonPropertyName("sources")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<StreamSource>? Sources { get; set; }
     [JsonPropertyName("republish")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public RePublish? RePublish { get; set; }
@@ -235,6 +236,13 @@ public sealed class PeerInfo
     [JsonPropertyName("active")] public long Active { get; set; }
     [JsonPropertyName("lag")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public ulong Lag { get; set; }
     [JsonPropertyName("peer")] public string Peer { get; set; } = "";
+}
+
+/// <summary>nats-server's Placement: the cluster a stream's replicas must be in, and tags each of their servers must have.</summary>
+public sealed class Placement
+{
+    [JsonPropertyName("cluster")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Cluster { get; set; }
+    [JsonPropertyName("tags")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? Tags { get; set; }
 }
 
 /// <summary>STREAM.PEER.REMOVE's request: the server name of the peer to take out of the stream's group.</summary>

@@ -21,14 +21,14 @@ public sealed class Mesh : IAsyncDisposable
     private readonly List<NatsConnection> _probeConnections = [];
     private readonly List<ServerProcess> _nodes;
     private readonly List<string[]> _args;
-    private readonly string? _configText;
+    private readonly IReadOnlyList<string?> _configTexts;
 
-    private Mesh(List<ServerProcess> nodes, IReadOnlyList<int> routePorts, List<string[]> args, string? configText)
+    private Mesh(List<ServerProcess> nodes, IReadOnlyList<int> routePorts, List<string[]> args, IReadOnlyList<string?> configTexts)
     {
         _nodes = nodes;
         RoutePorts = routePorts;
         _args = args;
-        _configText = configText;
+        _configTexts = configTexts;
     }
 
     /// <summary>The node processes, in the order asked for (a restarted node replaces its old process).</summary>
@@ -43,23 +43,26 @@ public sealed class Mesh : IAsyncDisposable
     /// <summary>
     /// As <see cref="StartAsync(ServerKind[])"/>; with <paramref name="routeCredentials"/> (<c>user:password</c>)
     /// every route listener requires them and every route URL carries them; <paramref name="extraArgs"/> go to every node,
-    /// and <paramref name="configText"/> (e.g. a <c>cluster { tls { } }</c> block) is every node's config file (its probes connect without credentials);
+    /// and <paramref name="configText"/> (e.g. a <c>cluster { tls { } }</c> block) is every node's config file (its probes connect without credentials),
+    /// unless <paramref name="nodeConfig"/> gives a node its own (e.g. its <c>server_tags</c>);
     /// <paramref name="nodeArgs"/> adds arguments of each node's own (e.g. its JetStream store directory, kept across a restart).
     /// </summary>
-    public static async Task<Mesh> StartAsync(IReadOnlyList<ServerKind> kinds, string? routeCredentials, IReadOnlyList<string> extraArgs, string? configText = null, Func<int, IReadOnlyList<string>>? nodeArgs = null)
+    public static async Task<Mesh> StartAsync(IReadOnlyList<ServerKind> kinds, string? routeCredentials, IReadOnlyList<string> extraArgs, string? configText = null, Func<int, IReadOnlyList<string>>? nodeArgs = null, Func<int, string?>? nodeConfig = null)
     {
         var routePorts = kinds.Select(_ => LoopbackPorts.Next()).ToArray();
         var auth = routeCredentials is null ? "" : routeCredentials + "@";
         var routes = string.Join(',', routePorts.Select(p => $"nats-route://{auth}127.0.0.1:{p}"));
         var nodes = new List<ServerProcess>();
         var allArgs = new List<string[]>();
+        var configs = new List<string?>();
         try
         {
             for (var i = 0; i < kinds.Count; i++)
             {
                 string[] args = ["-n", $"node-{i}", "--cluster", $"nats://{auth}127.0.0.1:{routePorts[i]}", "--routes", routes, "--cluster_name", ClusterName, .. extraArgs, .. nodeArgs?.Invoke(i) ?? []];
                 allArgs.Add(args);
-                nodes.Add(await ServerProcess.StartAsync(kinds[i], configText, args));
+                configs.Add(nodeConfig?.Invoke(i) ?? configText);
+                nodes.Add(await ServerProcess.StartAsync(kinds[i], configs[i], args));
             }
         }
         catch
@@ -72,7 +75,7 @@ public sealed class Mesh : IAsyncDisposable
             throw;
         }
 
-        var mesh = new Mesh(nodes, routePorts, allArgs, configText);
+        var mesh = new Mesh(nodes, routePorts, allArgs, configs);
         try
         {
             await mesh.StartProbesAsync();
@@ -124,7 +127,7 @@ public sealed class Mesh : IAsyncDisposable
         var old = _nodes[index];
         await old.DisposeAsync();
         string[] args = [.. _args[index], "-p", old.Port.ToString(System.Globalization.CultureInfo.InvariantCulture), "-m", old.MonitorPort.ToString(System.Globalization.CultureInfo.InvariantCulture)];
-        var node = await ServerProcess.StartAsync(old.Kind, _configText, args);
+        var node = await ServerProcess.StartAsync(old.Kind, _configTexts[index], args);
         _nodes[index] = node;
         return node;
     }

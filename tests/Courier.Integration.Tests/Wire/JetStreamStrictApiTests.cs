@@ -21,7 +21,6 @@ public sealed class JetStreamStrictApiTests(CourierFixture fixture) : IClassFixt
     [InlineData("allow_msg_counter", "true")]
     [InlineData("allow_msg_schedules", "true")]
     [InlineData("subject_delete_marker_ttl", "1000000000")]
-    [InlineData("placement", """{"cluster":"east"}""")]
     public async Task Stream_fields_courier_does_not_know_are_refused_on_create_and_update_not_echoed(string field, string value)
     {
         await fixture.WithJetStreamAsync(async server =>
