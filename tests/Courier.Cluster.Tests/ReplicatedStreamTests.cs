@@ -69,9 +69,54 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
 {
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
 
+    /// <summary>
+    /// Every node sees the other two as current members of the JetStream cluster (/jsz meta_cluster): a node an
+    /// earlier test of the class killed and restarted is back in the membership (healthz alone does not say so,
+    /// and a create or placement meanwhile would not see it).
+    /// </summary>
+    internal static async Task JetStreamMeshReadyAsync(Mesh mesh)
+    {
+        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
+        var last = "";
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    // Every node counts them all; one (the meta leader, where nats-server fills replicas in) sees the others current.
+                    var seenCurrent = false;
+                    foreach (var node in mesh.Nodes)
+                    {
+                        try
+                        {
+                            using var jsz = System.Text.Json.JsonDocument.Parse(await http.GetStringAsync(new Uri(node.MonitorUri, "jsz")));
+                            last = jsz.RootElement.TryGetProperty("meta_cluster", out var meta) ? meta.ToString() : "no meta_cluster";
+                            if (!jsz.RootElement.TryGetProperty("meta_cluster", out meta) || !meta.TryGetProperty("cluster_size", out var size) || size.GetInt32() != mesh.Nodes.Count)
+                            {
+                                return false;
+                            }
+
+                            seenCurrent |= meta.TryGetProperty("replicas", out var replicas) && replicas.GetArrayLength() == mesh.Nodes.Count - 1 &&
+                                replicas.EnumerateArray().All(r => r.GetProperty("current").GetBoolean());
+                        }
+                        catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
+                        {
+                            last = e.Message;
+                            return false;
+                        }
+                    }
+
+                    return seenCurrent;
+                },
+                Timeout),
+            $"the JetStream cluster never had every node: {last}\n{mesh.Diagnostics()}");
+    }
+
+    private protected Mesh MeshOf() => mesh;
+
     [Fact]
     public async Task A_replicated_stream_keeps_every_acknowledged_message_when_its_leader_is_killed_and_the_node_catches_up_after_a_restart()
     {
+        await JetStreamMeshReadyAsync(MeshOf());
         await using (var creator = await mesh.ConnectAsync(0, "creator"))
         {
             var jsCreator = new NatsJSContext(creator);
@@ -229,6 +274,7 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
     [Fact]
     public async Task A_durable_consumer_of_a_replicated_stream_resumes_from_its_ack_floor_on_the_new_leader()
     {
+        await JetStreamMeshReadyAsync(MeshOf());
         await using (var creator = await mesh.ConnectAsync(0, "consumer-creator"))
         {
             var js = new NatsJSContext(creator);
@@ -304,6 +350,7 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
     [Fact]
     public async Task A_key_value_bucket_with_three_replicas_keeps_its_latest_revisions_through_a_leader_kill()
     {
+        await JetStreamMeshReadyAsync(MeshOf());
         await using (var creator = await mesh.ConnectAsync(0, "kv-creator"))
         {
             var kv = new NatsKVContext(new NatsJSContext(creator));
@@ -384,6 +431,7 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
     [Fact]
     public async Task A_stream_scaled_from_one_replica_to_three_and_back_keeps_every_message()
     {
+        await JetStreamMeshReadyAsync(MeshOf());
         await using var client = await mesh.ConnectAsync(0, "scaler");
         var js = new NatsJSContext(client);
         Assert.True(
@@ -546,6 +594,7 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
     [Fact]
     public async Task Removing_a_peer_moves_its_replica_to_a_free_server_that_holds_every_message()
     {
+        await JetStreamMeshReadyAsync(MeshOf());
         await using var client = await mesh.ConnectAsync(0, "peer-remover");
         var js = new NatsJSContext(client);
         Assert.True(
@@ -650,6 +699,7 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
     [Fact]
     public async Task Placement_tags_choose_the_servers_a_stream_lives_on()
     {
+        await JetStreamMeshReadyAsync(MeshOf());
         await using var client = await mesh.ConnectAsync(0, "placement");
         var js = new NatsJSContext(client);
         async Task<StreamInfo> CreateAsync(StreamConfig config)
@@ -708,9 +758,81 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
         await js.DeleteStreamAsync("PL2");
     }
 
+    /// <summary>An object store with three replicas: an object put through one node is read whole through another, and again after its stream's leader is killed.</summary>
+    [Fact]
+    public async Task An_object_store_with_three_replicas_serves_its_objects_through_a_leader_kill()
+    {
+        await JetStreamMeshReadyAsync(MeshOf());
+        var data = new byte[300 * 1024];
+        new Random(7).NextBytes(data);
+        await using (var creator = await mesh.ConnectAsync(0, "obj-creator"))
+        {
+            var objects = new NATS.Client.ObjectStore.NatsObjContext(new NatsJSContext(creator));
+            Assert.True(
+                await Poll.UntilAsync(
+                    async () =>
+                    {
+                        try
+                        {
+                            await objects.CreateObjectStoreAsync(new NATS.Client.ObjectStore.NatsObjConfig("files") { NumberOfReplicas = 3 });
+                            return true;
+                        }
+                        catch (NatsJSApiException e) when (e.Error.Code == 503 || e.Error.ErrCode == 10005)
+                        {
+                            return false;
+                        }
+                    },
+                    Timeout),
+                $"the R3 object store was never created\n{mesh.Diagnostics()}");
+        }
+
+        await using (var writer = await mesh.ConnectAsync(1, "obj-writer"))
+        {
+            var store = await new NATS.Client.ObjectStore.NatsObjContext(new NatsJSContext(writer)).GetObjectStoreAsync("files");
+            await store.PutAsync("blob", data);
+        }
+
+        int leader;
+        await using (var reader = await mesh.ConnectAsync(2, "obj-reader"))
+        {
+            var js = new NatsJSContext(reader);
+            var store = await new NATS.Client.ObjectStore.NatsObjContext(js).GetObjectStoreAsync("files");
+            Assert.Equal(data, await store.GetBytesAsync("blob"));
+            var info = (await js.GetStreamAsync("OBJ_files")).Info;
+            Assert.Equal(3, info.Config.NumReplicas);
+            leader = int.Parse(info.Cluster!.Leader!["node-".Length..], System.Globalization.CultureInfo.InvariantCulture);
+        }
+
+        await mesh.Nodes[leader].DisposeAsync(); // SIGKILL, by pid
+        await using (var client = await mesh.ConnectAsync((leader + 1) % 3, "obj-after-kill"))
+        {
+            var objects = new NATS.Client.ObjectStore.NatsObjContext(new NatsJSContext(client));
+            byte[]? read = null;
+            var deadline = DateTime.UtcNow + Timeout;
+            while (read is null && DateTime.UtcNow < deadline)
+            {
+                try
+                {
+                    read = await (await objects.GetObjectStoreAsync("files")).GetBytesAsync("blob");
+                }
+                catch (Exception e) when (e is NatsJSApiException or NatsException or TimeoutException or NATS.Client.ObjectStore.NatsObjException)
+                {
+                    await Task.Delay(250); // no leader yet
+                }
+            }
+
+            Assert.Equal(data, read);
+        }
+
+        var restarted = await mesh.RestartAsync(leader);
+        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
+        Assert.True(await NodeMonitor.HealthAsync(http, restarted, HttpStatusCode.OK, Timeout), $"the restarted node never became healthy\n{mesh.Diagnostics()}");
+    }
+
     [Fact]
     public async Task More_replicas_than_servers_is_refused_with_nats_servers_error()
     {
+        await JetStreamMeshReadyAsync(MeshOf());
         await using var client = await mesh.ConnectAsync(1, "too-many");
         var js = new NatsJSContext(client);
         NatsJSApiException? error = null;
@@ -750,6 +872,7 @@ public sealed class CourierReplicatedStreamTests(CourierReplicatedMesh fixture) 
     [Fact]
     public async Task An_ephemeral_consumer_asking_for_replicas_is_refused_and_a_durable_is_taken()
     {
+        await JetStreamMeshReadyAsync(MeshOf());
         await using var client = await fixture.Mesh.ConnectAsync(0, "consumer-replicas");
         var js = new NatsJSContext(client);
         Assert.True(await Poll.UntilAsync(
@@ -777,6 +900,7 @@ public sealed class CourierReplicatedStreamTests(CourierReplicatedMesh fixture) 
     [Fact]
     public async Task Scaling_a_stream_up_and_down_adds_and_removes_its_group_members()
     {
+        await JetStreamMeshReadyAsync(MeshOf());
         await using var client = await fixture.Mesh.ConnectAsync(0, "scale-raftz");
         var js = new NatsJSContext(client);
         await js.CreateStreamAsync(new StreamConfig("SZ", ["sz.>"]));
@@ -811,6 +935,7 @@ public sealed class CourierReplicatedStreamTests(CourierReplicatedMesh fixture) 
     [Fact]
     public async Task Raftz_shows_the_replicated_streams_group_on_every_node_with_one_leader()
     {
+        await JetStreamMeshReadyAsync(MeshOf());
         await using (var client = await fixture.Mesh.ConnectAsync(0, "raftz"))
         {
             var js = new NatsJSContext(client);
