@@ -686,6 +686,40 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
             Assert.Equal(data, System.Text.Encoding.UTF8.GetString(got.Message.Data.Span));
         }
 
+        // The leader itself can go too: it hands leadership on, and the server removed first takes its place.
+        var second = await client.RequestAsync<string, string>("$JS.API.STREAM.PEER.REMOVE.PR", $"{{\"peer\":\"{third}\"}}");
+        Assert.True(second.Data?.Contains("\"success\":true", StringComparison.Ordinal), second.Data);
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    try
+                    {
+                        info = (await js.GetStreamAsync("PR")).Info;
+                    }
+                    catch (Exception e) when (e is NatsJSApiException or NatsJSApiNoResponseException)
+                    {
+                        return false;
+                    }
+
+                    var names = (info.Cluster?.Replicas ?? []).Select(r => r.Name).Append(info.Cluster?.Leader).ToHashSet();
+                    if (names.Contains(third) || !names.Contains(removed) || info.Cluster?.Replicas is not { Count: 1 } || !info.Cluster.Replicas.All(r => r.Current))
+                    {
+                        return false;
+                    }
+
+                    if (info.Cluster.Leader == removed)
+                    {
+                        return true;
+                    }
+
+                    await client.RequestAsync<string, string>("$JS.API.STREAM.LEADER.STEPDOWN.PR", null);
+                    await Task.Delay(500);
+                    return false;
+                },
+                Timeout),
+            $"the leader's replica did not move to {removed}: {System.Text.Json.JsonSerializer.Serialize(info?.Cluster)}\n{mesh.Diagnostics()}");
+        Assert.Equal(acked.Count, (int)info!.State.Messages);
         (await ClusterPublish.RetriedAsync(js, "pr.x", "after")).EnsureSuccess();
         await js.DeleteStreamAsync("PR");
         await js.DeleteStreamAsync("PR3");

@@ -406,14 +406,10 @@ internal sealed partial class StreamActor
             // num_replicas changed: every replica records the new voters; whoever leads brings the group to them.
             _members = members;
             Context.Parent.Tell(new JetStreamApi.Protocol.ReplicaMembers(_config.Name, Self, members));
-            if (_leading && members.Contains(_selfMember))
+            if (_leading)
             {
+                // Its host adds and removes voters; a leader that is not among them hands leadership on first (RaftHost.ChangeMembership).
                 _replication!.Host.Tell(new RaftHost.Protocol.SetVoters(_replication.Group, members));
-            }
-            else if (_leading)
-            {
-                // This replica is the one to go (STREAM.PEER.REMOVE of the leader): the next leader, one of the members, removes it.
-                _replication!.Host.Tell(new RaftHost.Protocol.TransferLeadership(_replication.Group, members[Random.Shared.Next(members.Length)]));
             }
         }
 

@@ -214,7 +214,8 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
     /// <summary>
     /// At the leader, one step toward the voters its applier asked for: the first missing one added, else the
     /// first extra one removed (one change at a time; the core refuses another while one is pending, so the
-    /// next tick tries again). The leader never removes itself; the set is reached, the wish is dropped.
+    /// next tick tries again). The leader never removes itself: when it is not wanted it hands leadership to a
+    /// wanted voter once the rest is done. The set is reached, the wish is dropped.
     /// </summary>
     private static void ChangeMembership(Group group)
     {
@@ -236,6 +237,18 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
         if (extra != 0)
         {
             raft.ProposeConfChange(new ConfChange(ConfChangeKind.Remove, extra), out _);
+            return;
+        }
+
+        if (!desired.Contains(raft.Id))
+        {
+            // The leader itself is to go: it hands leadership to a wanted voter, which is told the same wish by its applier and removes it.
+            var successors = config.Voters.Where(desired.Contains).ToArray();
+            if (successors.Length > 0 && raft.CommitIndex >= raft.LastIndex)
+            {
+                raft.TransferLeadership(successors[Random.Shared.Next(successors.Length)]);
+            }
+
             return;
         }
 
