@@ -1102,7 +1102,7 @@ public abstract class QuorumLossTests(Mesh mesh)
         {
             var js = new NatsJSContext(client);
             var acked = false;
-            var deadline = DateTime.UtcNow + Timeout;
+            var deadline = DateTime.UtcNow + (2 * Timeout); // nats-server 2.9.10's meta group sometimes takes over a minute here on a loaded machine
             while (!acked && DateTime.UtcNow < deadline)
             {
                 try

@@ -197,6 +197,11 @@ internal sealed partial class JetStreamApi
         {
             Announce(entry.Config);
         }
+
+        if (leader.Leader != 0 && _cluster is { } cluster)
+        {
+            ReleaseLeaderWaits(cluster, leader.Name, expired: false);
+        }
     }
 
     /// <summary>
@@ -227,12 +232,54 @@ internal sealed partial class JetStreamApi
             // started): the owner the map names, the leader that announced itself, answers or forwards on.
             Forward(placed.ServerId, JetStreamCluster.Local, request);
         }
+        else if (leader == 0 && operation != "CONSUMER.MSG.NEXT")
+        {
+            // This replica has heard of no leader yet (a create answered by its first member a moment ago, a
+            // restart, an election): the request waits for one, briefly, rather than fail at once.
+            if (!_leaderWaits.TryGetValue(stream, out var waiting))
+            {
+                _leaderWaits[stream] = waiting = [];
+                Timers.StartSingleTimer("leader-wait-" + stream, new Protocol.LeaderWaitOver(stream), LeaderWaitTimeout);
+            }
+
+            waiting.Add(request);
+        }
         else if (operation != "CONSUMER.MSG.NEXT")
         {
             Fail(request.ReplyTo!, OperationType(operation), ApiError.ClusterNotAvailable);
         }
 
         return true;
+    }
+
+    /// <summary>How long a request for a replicated stream waits at a replica that knows no leader.</summary>
+    private static readonly TimeSpan LeaderWaitTimeout = TimeSpan.FromSeconds(3);
+
+    /// <summary>Requests for replicated streams whose replica here knows no leader yet, by stream.</summary>
+    private readonly Dictionary<string, List<InternalMessage>> _leaderWaits = new(StringComparer.Ordinal);
+
+    /// <summary>A leader is known, or the wait is over: the waiting requests are routed again (or answered 503).</summary>
+    private void ReleaseLeaderWaits(JetStreamCluster cluster, string stream, bool expired)
+    {
+        if (!_leaderWaits.Remove(stream, out var waiting))
+        {
+            return;
+        }
+
+        Timers.Cancel("leader-wait-" + stream);
+
+        foreach (var request in waiting)
+        {
+            var api = ApiName(request.Subject);
+            if (expired && StreamOf(api) is var (operation, _))
+            {
+                Fail(request.ReplyTo!, OperationType(operation), ApiError.ClusterNotAvailable);
+            }
+            else
+            {
+                Route(cluster, api, request);
+            }
+        }
     }
 
     /// <summary>A replicated stream deleted through its leader: every other member deletes its replica.</summary>

@@ -22,7 +22,7 @@ namespace Courier.Actors.JetStream;
 /// STREAM.LIST, /jsz) are gathered off the actor. So one slow stream (a long purge, an fsync)
 /// never holds up API calls for the others.
 /// </remarks>
-internal sealed partial class JetStreamApi : ReceiveActor
+internal sealed partial class JetStreamApi : ReceiveActor, IWithTimers
 {
     private const string ApiPrefix = "$JS.API.";
 
@@ -88,6 +88,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
             Receive<Protocol.ReplicaMembers>(OnReplicaMembers);
             Receive<Protocol.ReplicaRemoved>(m => OnReplicaRemoved(cluster, m));
             Receive<Protocol.Adopt>(m => OnAdopt(cluster, m));
+            Receive<Protocol.LeaderWaitOver>(m => ReleaseLeaderWaits(cluster, m.Stream, expired: true));
             Receive<Protocol.ReplicaDeleted>(deleted =>
             {
                 if (_deleting.Remove(deleted.Name, out var waiting) && waiting.Count > 0)
@@ -169,6 +170,8 @@ internal sealed partial class JetStreamApi : ReceiveActor
     /// <summary>A stream that fails (or is killed) restarts and recovers from its store.</summary>
     protected override SupervisorStrategy SupervisorStrategy() =>
         new OneForOneStrategy(10, TimeSpan.FromMinutes(1), _ => Directive.Restart);
+
+    public ITimerScheduler Timers { get; set; } = null!;
 
     private void RecoverStreams()
     {
@@ -991,6 +994,9 @@ internal sealed partial class JetStreamApi : ReceiveActor
 
         /// <summary>This node's replica of a stream deleted through another member is gone.</summary>
         public sealed record ReplicaDeleted(string Name);
+
+        /// <summary>Requests waiting at a replica for its stream's leader have waited long enough.</summary>
+        public sealed record LeaderWaitOver(string Stream);
 
         /// <summary>An R1 stream's actor stopped for its num_replicas to go up: its store becomes a replicated group's.</summary>
         public sealed record Adopt(StreamConfig Config, StreamConfig Previous, DateTime Created, ulong[] Members, string ReplyTo, string Type, bool Stopped);
