@@ -112,7 +112,7 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
             Sender.Tell(new Protocol.GroupStarted(m.Name));
             return;
         }
-        var store = RaftLogStore.Open(Path.Combine(_settings.Directory, m.Name));
+        var store = RaftLogStore.Open(Path.Combine(_settings.Directory, m.Name), _settings.Encryption);
         var state = store.Load();
         if (state is not null && m.InitialSnapshot is not null)
         {
