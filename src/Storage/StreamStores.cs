@@ -24,7 +24,7 @@ public static class StreamStores
     /// <param name="directory">The store's directory.</param>
     /// <param name="encryption">The configured encryption; null: none.</param>
     /// <param name="context">The store's <see cref="FileStoreOptions.EncryptionContext"/> (or its name).</param>
-    /// <exception cref="StoreKeyException">The store is encrypted and the key is missing or wrong, or it is plaintext with data and a key is configured.</exception>
+    /// <exception cref="StoreKeyException">The store is encrypted and the key is missing or wrong.</exception>
     public static void VerifyKey(string directory, StoreEncryption? encryption, string context)
     {
         ArgumentException.ThrowIfNullOrEmpty(directory);
@@ -35,6 +35,6 @@ public static class StreamStores
 
         var fs = IO.StoreFileSystem.Os;
         var full = Path.GetFullPath(directory);
-        Encryption.StoreKeyFile.Load(fs, full, encryption, context, hasData: fs.ListFiles(full, "*.blk").Count > 0)?.Dispose();
+        Encryption.StoreKeyFile.Load(fs, full, encryption, context, create: false)?.Dispose(); // a plaintext store is encrypted when it opens
     }
 }

@@ -153,15 +153,61 @@ public sealed class EncryptedFileStoreTests : StreamStoreTests
     }
 
     [Fact]
-    public void A_plaintext_store_opened_with_a_key_is_refused_not_left_in_plaintext()
+    public void A_plaintext_store_opened_with_a_key_is_encrypted_as_nats_server_does()
     {
         var directory = NewDirectory();
         FillAndStop(OpenAt(directory, encryption: null));
+        // A conversion that crashed before its key file: its leftovers are discarded and it starts over.
+        File.WriteAllBytes(Path.Combine(directory, "0000000001.sealed"), [1, 2, 3]);
 
-        var e = Assert.Throws<StoreKeyException>(() => OpenAt(directory, ChaCha));
-        Assert.Contains("encrypting an existing store is not supported", e.Message, StringComparison.Ordinal);
-        Assert.False(File.Exists(Path.Combine(directory, "store.key")));
-        Assert.Equal(58UL, OpenAt(directory, encryption: null).State().Msgs);
+        var store = OpenAt(directory, ChaCha);
+        Assert.Empty(store.Warnings);
+        Assert.Equal(58UL, store.State().Msgs);
+        Assert.Equal(60UL, store.State().LastSeq);
+        Assert.Equal(Secret + 59, S(Load(store, 60).Payload));
+        Assert.Equal(LoadStatus.NotFound, store.LoadMessage(7).Status); // erased stays gone
+        Assert.True(store.Append(B(SecretSubject + ".after"), [], B(Secret + "after"), 0).Ok);
+        store.Stop();
+
+        AssertNoPlaintext(directory);
+        Assert.Empty(Directory.GetFiles(directory, "*.sealed"));
+        Assert.Throws<StoreKeyException>(() => OpenAt(directory, encryption: null));
+        var reopened = OpenAt(directory, ChaCha);
+        Assert.Equal(59UL, reopened.State().Msgs);
+        Assert.Equal(Secret + "after", S(Load(reopened, 61).Payload));
+    }
+
+    [Fact]
+    public void An_encryption_that_crashed_after_its_key_file_is_finished_by_the_next_open()
+    {
+        // The state a crash leaves between the key file (the commit) and the renames: plaintext blocks and
+        // index files, store.key, and the sealed blocks beside them.
+        var plain = NewDirectory();
+        FillAndStop(OpenAt(plain, encryption: null));
+        var converted = NewDirectory();
+        CopyDirectory(plain, converted);
+        OpenAt(converted, ChaCha).Stop();
+        foreach (var block in Directory.GetFiles(converted, "*.blk"))
+        {
+            File.Copy(block, Path.Combine(plain, Path.GetFileNameWithoutExtension(block) + ".sealed"));
+        }
+
+        File.Copy(Path.Combine(converted, "store.key"), Path.Combine(plain, "store.key"));
+
+        var store = OpenAt(plain, ChaCha);
+        Assert.Equal(58UL, store.State().Msgs);
+        Assert.Equal(Secret + 59, S(Load(store, 60).Payload));
+        store.Stop();
+        AssertNoPlaintext(plain);
+    }
+
+    private static void CopyDirectory(string from, string to)
+    {
+        Directory.CreateDirectory(to);
+        foreach (var file in Directory.GetFiles(from))
+        {
+            File.Copy(file, Path.Combine(to, Path.GetFileName(file)));
+        }
     }
 
     [Fact]

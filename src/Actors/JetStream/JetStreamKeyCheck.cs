@@ -9,7 +9,8 @@ namespace Courier.Actors.JetStream;
 /// or missing key stops the start with nats-server's error instead of leaving streams out (nats-server
 /// 2.9.10 logs <c>Error decrypting our stream metafile: ...</c> and starts without the stream; issue 37
 /// asks for a stop, which also keeps a client from creating a stream over the one it cannot read).
-/// Files sealed under <c>prev_key</c> are sealed again with the current key on the way.
+/// Files sealed under <c>prev_key</c>, and meta files written without a key, are sealed with the current
+/// key on the way (the stores themselves are encrypted or re-keyed when they open).
 /// </summary>
 internal static class JetStreamKeyCheck
 {
@@ -45,7 +46,7 @@ internal static class JetStreamKeyCheck
             {
                 foreach (var streamDirectory in Directory.EnumerateDirectories(streams))
                 {
-                    VerifyStream(meta, account, streamDirectory);
+                    VerifyStream(meta, streamDirectory);
                 }
             }
 
@@ -58,7 +59,7 @@ internal static class JetStreamKeyCheck
         }
     }
 
-    private static void VerifyStream(MetaFiles meta, string account, string directory)
+    private static void VerifyStream(MetaFiles meta, string directory)
     {
         var stream = Path.GetFileName(directory);
         var file = Path.Combine(directory, MetaFileName);
@@ -67,13 +68,8 @@ internal static class JetStreamKeyCheck
             return;
         }
 
-        if (meta.Encryption is not null && !StoreEncryption.IsSealedFile(File.ReadAllBytes(file)))
-        {
-            // nats-server rewrites such a stream encrypted ("Encrypting stream"); not built here, and
-            // starting would leave it in plaintext under a configured key.
-            throw new StoreKeyException($"stream '{account} > {stream}' is stored unencrypted; encrypting an existing stream is not supported (start without the key, or move the stream away)");
-        }
-
+        // A stream written without a key is encrypted now, as nats-server does ("Encrypting stream"): its meta
+        // file here, its blocks when its store opens.
         _ = meta.Read(file, meta.StreamContext(stream), "stream");
         StreamStores.VerifyKey(directory, meta.Encryption, meta.StreamContext(stream));
         var consumers = Path.Combine(directory, "obs");

@@ -30,7 +30,8 @@ internal sealed record MetaFiles(StoreEncryption? Encryption, string Account)
         File.WriteAllBytes(path, Encryption is null ? content : Encryption.SealFile(context, content));
 
     /// <summary>
-    /// Reads a file these wrote. A file sealed under <c>prev_key</c> is written again with the current key.
+    /// Reads a file these wrote. A file sealed under <c>prev_key</c>, or written without a key while one is
+    /// configured now, is written again sealed with the current key (nats-server's "Encrypting stream").
     /// </summary>
     /// <param name="path">The file.</param>
     /// <param name="context">Its context (<see cref="StreamContext"/>, <see cref="ConsumerContext"/>).</param>
@@ -42,6 +43,11 @@ internal sealed record MetaFiles(StoreEncryption? Encryption, string Account)
         var data = File.ReadAllBytes(path);
         if (!StoreEncryption.IsSealedFile(data))
         {
+            if (Encryption is not null)
+            {
+                WriteDurably(path, data, context);
+            }
+
             return data;
         }
 

@@ -35,26 +35,15 @@ internal static class StoreKeyFile
     /// <param name="directory">The store's directory.</param>
     /// <param name="encryption">The configured encryption, or null.</param>
     /// <param name="context">What the key-encryption key is derived for (the stream's account and name).</param>
-    /// <param name="hasData">Whether the directory already holds block files.</param>
-    /// <exception cref="StoreKeyException">The store is encrypted and no key or a wrong one is configured, or it holds plaintext blocks and a key is configured.</exception>
-    public static Aead? Load(StoreFileSystem fs, string directory, StoreEncryption? encryption, string context, bool hasData)
+    /// <param name="create">Whether a missing key file is created (a new store); false: null is returned (a check that must change nothing).</param>
+    /// <exception cref="StoreKeyException">The store is encrypted and no key or a wrong one is configured.</exception>
+    public static Aead? Load(StoreFileSystem fs, string directory, StoreEncryption? encryption, string context, bool create)
     {
         var path = Path.Combine(directory, FileName);
         var data = fs.ReadAllBytes(path);
         if (data is null)
         {
-            if (encryption is null)
-            {
-                return null;
-            }
-
-            if (hasData)
-            {
-                // nats-server rewrites such a store encrypted ("Encrypting stream"); not built here.
-                throw new StoreKeyException($"store {directory} holds unencrypted data; encrypting an existing store is not supported (move its data away or start without a key)");
-            }
-
-            return Create(fs, directory, encryption, context);
+            return encryption is null || !create ? null : Create(fs, directory, encryption, context);
         }
 
         if (encryption is null)
@@ -93,11 +82,19 @@ internal static class StoreKeyFile
 
     private static Aead Create(StoreFileSystem fs, string directory, StoreEncryption encryption, string context)
     {
+        var key = Generate(encryption, context, out var file);
+        Write(fs, directory, file);
+        return key;
+    }
+
+    /// <summary>A new random data key and its key file's content, not written yet (a store being encrypted writes it once its blocks are).</summary>
+    public static Aead Generate(StoreEncryption encryption, string context, out byte[] file)
+    {
         Span<byte> seed = stackalloc byte[Aead.KeySize];
         RandomNumberGenerator.Fill(seed);
         try
         {
-            Write(fs, directory, Seal(seed, encryption.DeriveKey(context, previous: false), encryption.Cipher));
+            file = Seal(seed, encryption.DeriveKey(context, previous: false), encryption.Cipher);
             return new Aead(encryption.Cipher, seed);
         }
         finally
@@ -126,7 +123,8 @@ internal static class StoreKeyFile
         return data;
     }
 
-    private static void Write(StoreFileSystem fs, string directory, byte[] data)
+    /// <summary>Writes the key file durably: a temporary file, synced, renamed, the directory synced.</summary>
+    public static void Write(StoreFileSystem fs, string directory, byte[] data)
     {
         var path = Path.Combine(directory, FileName);
         var temporary = path + ".tmp";

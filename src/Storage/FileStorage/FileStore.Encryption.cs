@@ -28,6 +28,7 @@ internal sealed partial class FileStore
 {
     private const int SealPrefix = 4 + Aead.NonceSize;                    // length + nonce before the plain record
     private const int SealOverhead = SealPrefix + Aead.TagSize;           // 32 bytes per record on disk
+    private const int MaxKeptSealBuffer = 4 * 1024 * 1024;                // bytes; a larger seal buffer is dropped after its write (as MsgBlock's buffers)
 
     private Aead? _key;            // the store's data key; null: plaintext
     private int _sealOverhead;     // 0, or SealOverhead when encrypted
@@ -36,11 +37,26 @@ internal sealed partial class FileStore
     private ulong _nonceLow;         // the next nonce (low 64 bits); I/O gate held
     private uint _nonceHigh;         // its high 32 bits
 
-    /// <summary>Opens or creates <c>store.key</c> when encryption is configured or the store is encrypted.</summary>
+    /// <summary>
+    /// Opens or creates <c>store.key</c> when encryption is configured or the store is encrypted. A store
+    /// written without a key and opened with one is encrypted first, as nats-server does ("Encrypting
+    /// stream"): see <see cref="EncryptExisting"/>.
+    /// </summary>
     private void LoadKey(StoreConfig config)
     {
-        var hasData = _fs.ListFiles(_directory, "*.blk").Count > 0;
-        _key = StoreKeyFile.Load(_fs, _directory, _options.Encryption, _options.EncryptionContext ?? config.Name, hasData);
+        var context = _options.EncryptionContext ?? config.Name;
+        var keyFile = Path.Combine(_directory, StoreKeyFile.FileName);
+        if (_options.Encryption is { } encryption && _fs.ReadAllBytes(keyFile) is null && _fs.ListFiles(_directory, "*.blk").Count > 0)
+        {
+            EncryptExisting(encryption, context);
+        }
+
+        _key = StoreKeyFile.Load(_fs, _directory, _options.Encryption, context, create: true);
+        if (_key is not null && _fs.ListFiles(_directory, "*" + SealedBlockExtension).Count > 0)
+        {
+            FinishEncrypting(); // a crash came after the key file was written: the sealed blocks are the store
+        }
+
         if (_key is not null)
         {
             _sealOverhead = SealOverhead;
@@ -49,6 +65,83 @@ internal sealed partial class FileStore
             _nonceLow = BinaryPrimitives.ReadUInt64LittleEndian(start);
             _nonceHigh = BinaryPrimitives.ReadUInt32LittleEndian(start[8..]);
         }
+    }
+
+    private const string SealedBlockExtension = ".sealed"; // a block written encrypted, waiting to replace its plaintext file
+
+    /// <summary>
+    /// Encrypts a store written without a key: each block's valid records (a plaintext scan, as recovery
+    /// does; damaged bytes are left out) are sealed into <c>NNNNNNNNNN.sealed</c>, synced; then the key
+    /// file is written, which commits the change; then the sealed files replace the blocks and the
+    /// plaintext index files are deleted (<see cref="FinishEncrypting"/>). A crash before the key file
+    /// leaves the plaintext store (the next open starts over); after it, the next open finishes.
+    /// The old blocks' disk space is freed by the file system, not overwritten.
+    /// </summary>
+    private void EncryptExisting(StoreEncryption encryption, string context)
+    {
+        foreach (var stale in _fs.ListFiles(_directory, "*" + SealedBlockExtension))
+        {
+            _fs.Delete(stale); // an earlier attempt that never wrote its key file
+        }
+
+        using var key = StoreKeyFile.Generate(encryption, context, out var keyFile);
+        Span<byte> start = stackalloc byte[12];
+        RandomNumberGenerator.Fill(start);
+        _nonceLow = BinaryPrimitives.ReadUInt64LittleEndian(start);
+        _nonceHigh = BinaryPrimitives.ReadUInt32LittleEndian(start[8..]);
+        foreach (var path in _fs.ListFiles(_directory, "*.blk"))
+        {
+            if (!uint.TryParse(Path.GetFileNameWithoutExtension(path), System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var id))
+            {
+                continue;
+            }
+
+            var data = _fs.ReadAllBytes(path) ?? [];
+            if (data.Length < BlockHeader.Size)
+            {
+                continue; // recovery removes it
+            }
+
+            var entries = new List<IndexEntry>();
+            ScanBuffer(new MsgBlock(_fs, _directory, id), BlockHeader.Size, data.AsSpan(BlockHeader.Size), entries, claims: null, report: false); // _key is null: a plaintext scan
+            var size = (long)BlockHeader.Size;
+            foreach (var e in entries)
+            {
+                size += e.Length + SealOverhead;
+            }
+
+            var sealedBlock = new byte[size];
+            data.AsSpan(0, BlockHeader.Size).CopyTo(sealedBlock);
+            var at = BlockHeader.Size;
+            foreach (var e in entries)
+            {
+                var length = (int)e.Length + SealOverhead;
+                SealRecord(key, data.AsSpan((int)e.Offset, (int)e.Length), sealedBlock.AsSpan(at, length));
+                at += length;
+            }
+
+            using var file = _fs.Open(Path.ChangeExtension(path, SealedBlockExtension), FileMode.Create);
+            file.Write(sealedBlock, 0);
+            file.Sync();
+        }
+
+        StoreKeyFile.Write(_fs, _directory, keyFile); // the commit point
+    }
+
+    /// <summary>The sealed blocks replace the plaintext ones; the plaintext index files go (scans rebuild them sealed).</summary>
+    private void FinishEncrypting()
+    {
+        foreach (var path in _fs.ListFiles(_directory, "*" + SealedBlockExtension))
+        {
+            _fs.Move(path, Path.ChangeExtension(path, ".blk"));
+        }
+
+        foreach (var index in _fs.ListFiles(_directory, "*.idx"))
+        {
+            _fs.Delete(index);
+        }
+
+        _fs.SyncDirectory(_directory);
     }
 
     /// <summary>Room for a record of plain size <paramref name="size"/> in <paramref name="block"/>'s buffer; returns the span the plain record goes in. Lock held.</summary>
@@ -68,7 +161,17 @@ internal sealed partial class FileStore
     private void WriteInflight(MsgBlock block)
     {
         var data = block.Inflight.AsSpan(0, block.InflightLength);
-        block.Handle.Write(_key is null ? data : SealRecords(data, block.InflightStart), block.InflightStart);
+        if (_key is null)
+        {
+            block.Handle.Write(data, block.InflightStart);
+            return;
+        }
+
+        block.Handle.Write(SealRecords(data, block.InflightStart), block.InflightStart);
+        if (_sealBuffer.Length > MaxKeptSealBuffer)
+        {
+            _sealBuffer = []; // one unusually large batch does not keep its buffer
+        }
     }
 
     /// <summary>The buffered records of [offset, offset + plain.Length) sealed (a block's header, at offset 0, copied as is). I/O gate held.</summary>
@@ -90,15 +193,15 @@ internal sealed partial class FileStore
         while (p < plain.Length)
         {
             var length = (int)BinaryPrimitives.ReadUInt32LittleEndian(plain[p..]);
-            SealRecord(plain.Slice(p + SealPrefix, length - SealOverhead), sealedBytes.Slice(p, length));
+            SealRecord(_key!, plain.Slice(p + SealPrefix, length - SealOverhead), sealedBytes.Slice(p, length));
             p += length;
         }
 
         return sealedBytes;
     }
 
-    /// <summary>Seals one plain record into <paramref name="destination"/> (its length on disk). I/O gate held.</summary>
-    private void SealRecord(ReadOnlySpan<byte> record, Span<byte> destination)
+    /// <summary>Seals one plain record into <paramref name="destination"/> (its length on disk) with <paramref name="key"/>. I/O gate held.</summary>
+    private void SealRecord(Aead key, ReadOnlySpan<byte> record, Span<byte> destination)
     {
         BinaryPrimitives.WriteUInt32LittleEndian(destination, (uint)destination.Length);
         var nonce = destination.Slice(4, Aead.NonceSize);
@@ -109,7 +212,7 @@ internal sealed partial class FileStore
             _nonceHigh++;
         }
 
-        _key!.Seal(nonce, record, destination.Slice(SealPrefix, record.Length), destination[^Aead.TagSize..], destination[..4]);
+        key.Seal(nonce, record, destination.Slice(SealPrefix, record.Length), destination[^Aead.TagSize..], destination[..4]);
     }
 
     /// <summary>

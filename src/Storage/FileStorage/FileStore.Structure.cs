@@ -192,7 +192,7 @@ internal sealed partial class FileStore
 
                 var erased = plain.ToArray();
                 Scramble(erased);
-                SealRecord(erased, record);
+                SealRecord(_key, erased, record);
             }
 
             block.Handle.Write(record, offset);

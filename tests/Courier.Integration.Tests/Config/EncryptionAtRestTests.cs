@@ -105,11 +105,66 @@ public abstract class EncryptionAtRestTests<TServer> : IClassFixture<TServer>
         }
     }
 
+    [Fact]
+    public async Task A_store_written_without_a_key_is_encrypted_when_the_server_starts_with_one()
+    {
+        var storeDir = Directory.CreateTempSubdirectory("courier-enc-").FullName;
+        var plain = $"jetstream {{\n  store_dir: \"{storeDir}\"\n}}\n";
+        var encrypted = $"jetstream {{\n  store_dir: \"{storeDir}\"\n  key: \"later-key\"\n}}\n";
+        try
+        {
+            using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(90));
+            var ct = cts.Token;
+            var p = Subjects.NewPrefix();
+            var name = NatsNetClient.NameFor(p);
+            await using (var server = await _server.StartServerAsync(plain))
+            {
+                await using var nats = await NatsNetClient.ConnectAsync(server.Url);
+                var js = new NatsJSContext(nats);
+                await js.CreateStreamAsync(new StreamConfig(name, [$"{p}.>"]), ct);
+                for (var i = 0; i < 10; i++)
+                {
+                    (await js.PublishAsync($"{p}.{SecretKey}", Encoding.UTF8.GetBytes($"{Secret}-{i}"), cancellationToken: ct)).EnsureSuccess();
+                }
+
+                // A durable consumer's state (Courier: its journal, a FileStore of its own) is converted too.
+                var consumer = await js.CreateOrUpdateConsumerAsync(name, new ConsumerConfig("reader") { AckPolicy = ConsumerConfigAckPolicy.Explicit }, ct);
+                await foreach (var msg in consumer.FetchAsync<byte[]>(new NatsJSFetchOpts { MaxMsgs = 4, Expires = TimeSpan.FromSeconds(5) }, cancellationToken: ct))
+                {
+                    await msg.AckAsync(new AckOpts { DoubleAck = true }, ct);
+                }
+
+                await server.SignalAsync("TERM");
+                Assert.NotNull(await server.WaitForExitAsync(TimeSpan.FromSeconds(20)));
+            }
+
+            await using (var server = await _server.StartServerAsync(encrypted))
+            {
+                await using var nats = await NatsNetClient.ConnectAsync(server.Url);
+                var js = new NatsJSContext(nats);
+                var stream = await js.GetStreamAsync(name, cancellationToken: ct);
+                Assert.Equal(10, stream.Info.State.Messages);
+                (await js.PublishAsync($"{p}.{SecretKey}", Encoding.UTF8.GetBytes($"{Secret}-10"), cancellationToken: ct)).EnsureSuccess();
+                var first = await stream.GetAsync(new StreamMsgGetRequest { Seq = 1 }, ct);
+                Assert.Equal($"{Secret}-0", Encoding.UTF8.GetString(first.Message.Data.Span));
+                Assert.Equal(4UL, (await js.GetConsumerAsync(name, "reader", ct)).Info.AckFloor.StreamSeq);
+                await server.SignalAsync("TERM");
+                Assert.NotNull(await server.WaitForExitAsync(TimeSpan.FromSeconds(20)));
+            }
+
+            AssertNoPlaintext(storeDir, SubjectsHidden ? [Secret, SecretKey] : [Secret], minimumFiles: 3);
+        }
+        finally
+        {
+            Directory.Delete(storeDir, recursive: true);
+        }
+    }
+
     /// <summary>Every file under <paramref name="directory"/> read raw: none holds any of <paramref name="secrets"/>.</summary>
-    internal static void AssertNoPlaintext(string directory, IEnumerable<string> secrets)
+    internal static void AssertNoPlaintext(string directory, IEnumerable<string> secrets, int minimumFiles = 6)
     {
         var files = Directory.GetFiles(directory, "*", SearchOption.AllDirectories);
-        Assert.True(files.Length > 5, $"expected the stream's, consumer's and bucket's files, found {files.Length}");
+        Assert.True(files.Length >= minimumFiles, $"expected the stream's, consumer's and bucket's files, found {files.Length}");
         foreach (var file in files)
         {
             var bytes = File.ReadAllBytes(file);
