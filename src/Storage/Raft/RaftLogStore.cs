@@ -59,8 +59,12 @@ public sealed class RaftLogStore : IDisposable
         var log = StreamStores.OpenFile(Path.Combine(directory, "log"), new StoreConfig { Name = "raft" },
             new FileStoreOptions
             {
-                FileSystem = fs, Preallocate = preallocate, PreallocateInline = !preallocate, BlockSize = 4L * 1024 * 1024,
-                Encryption = encryption, EncryptionContext = "raft:" + Path.GetFileName(Path.TrimEndingDirectorySeparator(directory)),
+                FileSystem = fs,
+                Preallocate = preallocate,
+                PreallocateInline = !preallocate,
+                BlockSize = 4L * 1024 * 1024,
+                Encryption = encryption,
+                EncryptionContext = "raft:" + Path.GetFileName(Path.TrimEndingDirectorySeparator(directory)),
             });
         var statePath = Path.Combine(directory, "state");
         var created = fs.ReadAllBytes(statePath) is null;
