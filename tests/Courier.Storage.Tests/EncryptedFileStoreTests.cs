@@ -211,6 +211,42 @@ public sealed class EncryptedFileStoreTests : StreamStoreTests
     }
 
     [Fact]
+    public void Sealing_on_the_flush_path_allocates_nothing_per_message_beyond_the_plaintext_store()
+    {
+        static long Allocated(IStreamStore store)
+        {
+            var subject = B("orders.alloc");
+            var payload = new byte[128];
+            for (var i = 0; i < 1_000; i++) // warm-up: buffers grown, code compiled
+            {
+                store.Append(subject, [], payload, 0);
+            }
+
+            store.Flush();
+            var before = GC.GetAllocatedBytesForCurrentThread();
+            for (var batch = 0; batch < 40; batch++)
+            {
+                for (var i = 0; i < 50; i++)
+                {
+                    store.Append(subject, [], payload, 0);
+                }
+
+                store.Flush();
+            }
+
+            return GC.GetAllocatedBytesForCurrentThread() - before;
+        }
+
+        var options = new FileStoreOptions { BlockSize = 4 * 1024 * 1024, PreallocateInline = true };
+        var plain = Allocated(Track(Open(NewDirectory(), new StoreConfig { Name = "TEST" }, options)));
+        var sealedStore = Allocated(Track(Open(NewDirectory(), new StoreConfig { Name = "TEST" }, options with { Encryption = ChaCha })));
+
+        // 2,000 messages: one object per message (24 bytes or more) would be 48 KB; the slack is for buffers
+        // the two stores grow at different moments.
+        Assert.True(sealedStore <= plain + (16 * 1024), $"encrypted: {sealedStore} B, plaintext: {plain} B for 2,000 appends in 40 flushes");
+    }
+
+    [Fact]
     public void A_previous_key_opens_the_store_and_the_new_key_alone_opens_it_afterwards()
     {
         var directory = NewDirectory();
