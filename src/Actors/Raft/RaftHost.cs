@@ -119,7 +119,7 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
             // A group made for existing state (a stream whose num_replicas went up): files of an earlier attempt that never finished go.
             store.Dispose();
             Directory.Delete(Path.Combine(_settings.Directory, m.Name), recursive: true);
-            store = RaftLogStore.Open(Path.Combine(_settings.Directory, m.Name));
+            store = RaftLogStore.Open(Path.Combine(_settings.Directory, m.Name), _settings.Encryption);
             state = null;
         }
 
