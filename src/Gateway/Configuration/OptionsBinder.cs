@@ -449,6 +449,12 @@ internal sealed partial class OptionsBinder
                     }
                 }
 
+                if (_options.JetStreamKey is not null && !CipherSupported(_options.JetStreamCipher))
+                {
+                    // .NET's ChaCha20-Poly1305 and AES-GCM need the OS crypto library's support (OpenSSL 1.1+ on Linux).
+                    Error(entry, $"Cipher type \"{(_options.JetStreamCipher == StoreCipher.Aes ? "aes" : "chachapoly")}\" is not supported on this platform");
+                }
+
                 _options.JetStream = enable;
                 return;
             default:
@@ -456,6 +462,9 @@ internal sealed partial class OptionsBinder
                 return;
         }
     }
+
+    private static bool CipherSupported(StoreCipher cipher) =>
+        cipher == StoreCipher.Aes ? System.Security.Cryptography.AesGcm.IsSupported : System.Security.Cryptography.ChaCha20Poly1305.IsSupported;
 
     private void SetStoreDir(ConfigEntry entry, string dir)
     {

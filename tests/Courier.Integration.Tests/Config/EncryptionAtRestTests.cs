@@ -286,6 +286,27 @@ public sealed class EncryptionAtRestKeyTests_Courier(CourierFixture fixture) : I
     }
 
     [Fact]
+    public async Task A_reload_that_changes_the_key_is_refused_without_writing_the_key_to_the_log()
+    {
+        var storeDir = Directory.CreateTempSubdirectory("courier-enc-").FullName;
+        try
+        {
+            await using var server = await fixture.StartServerAsync(Config(storeDir, "first-secret-key"));
+            await File.WriteAllTextAsync(Path.Combine(server.Folder, "server.conf"), Config(storeDir, "second-secret-key"));
+
+            await server.SignalAsync("HUP");
+
+            await StrictConfigTests<CourierFixture>.WaitForLogAsync(server, "Failed to reload server configuration: config reload not supported for JetStreamKey");
+            Assert.DoesNotContain("secret-key", server.Log.All(), StringComparison.Ordinal);
+            Assert.False(server.HasExited, server.Diagnostics());
+        }
+        finally
+        {
+            Directory.Delete(storeDir, recursive: true);
+        }
+    }
+
+    [Fact]
     public async Task Without_a_key_the_payloads_are_in_the_files_so_the_check_can_fail()
     {
         var storeDir = Directory.CreateTempSubdirectory("courier-enc-").FullName;
