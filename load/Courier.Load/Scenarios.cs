@@ -39,6 +39,7 @@ internal static class Scenarios
 
     /// <summary>The ws row's servers: a plain ws:// listener on loopback, no compression.</summary>
     private const string WebSocketConfig = "websocket { host: 127.0.0.1, port: -1, no_tls: true }";
+    private const string EncryptedConfig = "jetstream { key: \"load-row-key\", cipher: chachapoly }"; // encryption at rest, the same key for both servers (-sd gives the store)
 
     // Message counts give nats-server 1-5 s per run (BENCHMARKS.md) on the reference machine: a run
     // much shorter than that measures the first second of a process more than the path itself.
@@ -54,6 +55,7 @@ internal static class Scenarios
         new("rr10", "request/reply, 10 clients, 2 services in a queue group, 16 B", s => RequestReply(s, 16, clients: 10, services: 2, requestsPerClient: 5_000)),
         new("jssync", "JetStream publish, wait for each PubAck, memory storage, 16 B", s => JetStreamPublish(s, "memory", 16, 20_000, window: 1), Stream: true),
         new("jsasync", "JetStream publish, up to 256 PubAcks outstanding, file storage, 128 B", s => JetStreamPublish(s, "file", 128, 400_000, window: 256), Stream: true),
+        new("jsenc", "jsasync on an encrypted file stream (jetstream { key, cipher: chachapoly }, the same key for both servers), 128 B", s => JetStreamPublish(s, "file", 128, 400_000, window: 256), () => EncryptedConfig, Stream: true),
         new("jsasync600", "JetStream publish as NATS clients do it: a sliding window of 256 PubAcks, a distinct reply subject per message under one wildcard inbox, 600,000 msgs, file storage, 128 B", s => JetStreamPublishSliding(s, 128, 600_000, window: 256), Stream: true),
         new("jsord", "JetStream ordered (ack none) pull consumer reading a pre-filled stream, 128 B", s => JetStreamConsume(s, 500_000, ack: false), Stream: true),
         new("jsfetch", "JetStream durable pull consumer, fetch 256 at a time, ack each, 128 B", s => JetStreamConsume(s, 300_000, ack: true), Stream: true),

@@ -87,6 +87,13 @@ catch (Exception e) when (e is System.Net.Sockets.SocketException or IOException
     await host.DisposeAsync();
     return 1;
 }
+catch (Courier.Storage.StoreKeyException e)
+{
+    // nats-server's fatal "Can't start JetStream: ..." (a wrong or missing jetstream.key).
+    log.LogCritical("Can't start JetStream: {Error}", e.Message);
+    await host.DisposeAsync();
+    return 1;
+}
 
 var exitCode = await signals.WaitForStopAsync();
 log.LogInformation("Initiating Shutdown...");

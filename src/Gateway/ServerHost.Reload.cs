@@ -130,6 +130,23 @@ internal sealed partial class ServerHost
             return $"config reload not supported for StoreDir: old={old.StoreDir}, new={now.StoreDir}";
         }
 
+        // nats-server refuses these too (its default case); its message prints both values, which for a key
+        // would write the secret into the log, so Courier names the option only.
+        if (old.JetStreamKey != now.JetStreamKey)
+        {
+            return "config reload not supported for JetStreamKey";
+        }
+
+        if (old.JetStreamPreviousKey != now.JetStreamPreviousKey)
+        {
+            return "config reload not supported for JetStreamOldKey";
+        }
+
+        if (old.JetStreamCipher != now.JetStreamCipher)
+        {
+            return $"config reload not supported for JetStreamCipher: old={old.JetStreamCipher}, new={now.JetStreamCipher}";
+        }
+
         // nats-server can reload these; Courier does not yet, so it refuses rather than half-apply.
         if (old.MaxPayload != now.MaxPayload || old.MaxControlLine != now.MaxControlLine || old.MaxPending != now.MaxPending ||
             old.MaxConnections != now.MaxConnections || old.PingInterval != now.PingInterval || old.MaxPingsOut != now.MaxPingsOut ||

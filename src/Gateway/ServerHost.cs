@@ -61,6 +61,11 @@ internal sealed partial class ServerHost : IAsyncDisposable
         if (_options.JetStream)
         {
             Log.JetStream(_log, _options.EffectiveStoreDir, Limit(_options.MaxMemoryStore), Limit(_options.MaxFileStore), _options.JetStreamSync.ToString());
+            if (_options.JetStreamEncryption is { } encryption)
+            {
+                Log.Encryption(_log, encryption.CipherName); // nats-server's banner line "Encryption: AES-GCM"
+            }
+
             if (!_options.JetStreamSync.IsAlways)
             {
                 Log.SyncInterval(_log, _options.JetStreamSync.ToString());
@@ -202,6 +207,9 @@ internal sealed partial class ServerHost : IAsyncDisposable
     {
         [LoggerMessage(Level = LogLevel.Information, Message = "JetStream: store directory {StoreDir}, max memory {MaxMemory}, max storage {MaxStorage}, sync {Sync}")]
         public static partial void JetStream(ILogger logger, string storeDir, string maxMemory, string maxStorage, string sync);
+
+        [LoggerMessage(Level = LogLevel.Information, Message = "  Encryption:      {Cipher}")]
+        public static partial void Encryption(ILogger logger, string cipher);
 
         [LoggerMessage(Level = LogLevel.Warning, Message = "JetStream sync_interval is {Sync}: PubAcks go out before fsync, so a power loss (not a process crash) can lose up to that much acknowledged data")]
         public static partial void SyncInterval(ILogger logger, string sync);

@@ -28,6 +28,17 @@ public sealed record FileStoreOptions
     /// </summary>
     public bool Preallocate { get; init; } = true;
 
+    /// <summary>
+    /// Encryption at rest (<c>jetstream { key }</c>): every record is sealed with the store's data key
+    /// (kept in <c>store.key</c>, sealed with a key derived from this one for <see cref="EncryptionContext"/>),
+    /// index files too. Null: plaintext, as before. A store written encrypted cannot be opened without
+    /// it, nor with a wrong key (<see cref="StoreKeyException"/>).
+    /// </summary>
+    public StoreEncryption? Encryption { get; init; }
+
+    /// <summary>What the store's key-encryption key is derived for (the stream's account and name); null: <see cref="StoreConfig.Name"/>.</summary>
+    public string? EncryptionContext { get; init; }
+
     /// <summary>Prepares the spare block on the appending thread instead of in the background (deterministic fault tests).</summary>
     internal bool PreallocateInline { get; init; }
 

@@ -3,6 +3,7 @@ using Akka.Actor;
 using Akka.Actor.Setup;
 using Akka.Configuration;
 using Courier.Actors.Server;
+using Courier.Storage;
 using Microsoft.Extensions.Logging;
 
 namespace Courier.Actors.Hosting;
@@ -77,9 +78,12 @@ public static class ActorSystemConfig
     }
 
     /// <summary>Creates the node's actor system: <paramref name="config"/>, with Akka's log events going to <paramref name="loggerFactory"/>.</summary>
-    public static ActorSystem CreateSystem(Config config, ILoggerFactory loggerFactory)
+    /// <param name="config">The configuration (<see cref="Build"/>).</param>
+    /// <param name="loggerFactory">Where Akka's log events go.</param>
+    /// <param name="encryption">Encryption at rest for the persistence plugins' files (<c>jetstream { key }</c>); null: plaintext.</param>
+    public static ActorSystem CreateSystem(Config config, ILoggerFactory loggerFactory, StoreEncryption? encryption = null)
     {
-        var setup = ActorSystemSetup.Create(BootstrapSetup.Create().WithConfig(config), new LoggerFactorySetup(loggerFactory));
+        var setup = ActorSystemSetup.Create(BootstrapSetup.Create().WithConfig(config), new LoggerFactorySetup(loggerFactory), new StoreEncryptionSetup(encryption));
         return ActorSystem.Create(SystemName, setup);
     }
 
@@ -102,6 +106,19 @@ public static class ActorSystemConfig
 /// <param name="Port">The port Akka.Remote listens on; 0, an ephemeral one.</param>
 /// <param name="PublicPort">The port peers reach it on; 0, the listen port.</param>
 public sealed record ClusterMember(string BindHost, string PublicHost, IReadOnlyList<string> Roles, int Port = 0, int PublicPort = 0);
+
+/// <summary>
+/// Hands encryption at rest to the persistence plugins (Akka creates them from HOCON, and a key never goes
+/// into HOCON text, which Akka may log).
+/// </summary>
+public sealed class StoreEncryptionSetup(StoreEncryption? encryption) : Setup
+{
+    /// <summary>The encryption; null: plaintext.</summary>
+    public StoreEncryption? Encryption { get; } = encryption;
+
+    /// <summary>The encryption an actor system was created with; null when none.</summary>
+    public static StoreEncryption? Of(ActorSystem system) => system.Settings.Setup.Get<StoreEncryptionSetup>().Value?.Encryption;
+}
 
 /// <summary>Hands the server's <see cref="ILoggerFactory"/> to <see cref="AkkaLogBridge"/> (Akka creates loggers by type).</summary>
 public sealed class LoggerFactorySetup : Setup

@@ -159,7 +159,7 @@ internal sealed partial class JetStreamApi
                 if (config.Storage != StorageType.Memory)
                 {
                     var meta = new StreamInfoResponse { Config = config, Created = created };
-                    StreamActor.WriteDurably(Path.Combine(directory, MetaFile), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse));
+                    _meta.WriteDurably(Path.Combine(directory, MetaFile), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse), _meta.StreamContext(config.Name));
                 }
 
                 if (start == ReplicaStart.Join)

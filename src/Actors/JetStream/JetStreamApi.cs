@@ -41,6 +41,7 @@ internal sealed partial class JetStreamApi : ReceiveActor, IWithTimers
     private readonly Dictionary<string, List<InternalMessage>> _deleting = new(StringComparer.Ordinal);
     private readonly string _streamsDirectory;
     private readonly FileStoreOptions _fileStoreOptions;
+    private readonly MetaFiles _meta;
     private InProcessClient _client = null!;
     private InProcessPublisher _out = null!;
     private InProcessClient _echo = null!;
@@ -62,7 +63,8 @@ internal sealed partial class JetStreamApi : ReceiveActor, IWithTimers
         _cluster = cluster;
         _account = account;
         _streamsDirectory = settings.StreamsDirectory;
-        _fileStoreOptions = new FileStoreOptions { Sync = settings.Sync };
+        _fileStoreOptions = new FileStoreOptions { Sync = settings.Sync, Encryption = settings.Encryption };
+        _meta = new MetaFiles(settings.Encryption, account);
         Receive<Protocol.Requests>(requests => Handle(requests.Messages));
         Receive<Readiness.AwaitReady>(_ =>
         {
@@ -185,7 +187,7 @@ internal sealed partial class JetStreamApi : ReceiveActor, IWithTimers
 
             try
             {
-                var stored = JsonSerializer.Deserialize(File.ReadAllBytes(meta), JetStreamJsonContext.Default.StreamInfoResponse);
+                var stored = JsonSerializer.Deserialize(_meta.Read(meta, _meta.StreamContext(Path.GetFileName(directory)), "stream"), JetStreamJsonContext.Default.StreamInfoResponse);
                 if (stored?.Config is { } config)
                 {
                     if (ReadMembers(directory) is { } members && _cluster is { } cluster)
@@ -630,7 +632,7 @@ internal sealed partial class JetStreamApi : ReceiveActor, IWithTimers
                 var meta = new StreamInfoResponse { Config = config, Created = created };
                 // Durably: lazyfs power cuts (load/powerloss.sh --strict) left an empty meta.json behind
                 // a plain write, and the restart failed on it.
-                StreamActor.WriteDurably(Path.Combine(directory, MetaFile), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse));
+                _meta.WriteDurably(Path.Combine(directory, MetaFile), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse), _meta.StreamContext(name));
             }
         }
         catch (IOException e)
@@ -803,7 +805,7 @@ internal sealed partial class JetStreamApi : ReceiveActor, IWithTimers
         var directory = config.Storage == StorageType.Memory ? null : Path.Combine(_streamsDirectory, config.Name);
         // A unique child name: a deleted stream's actor may still be stopping when its name is reused.
         var consumers = _consumers.Open(config.Name);
-        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest, _settings.Domain, _counters, _localStreams, consumers, () => _settings.Limits?.MaxConsumers ?? -1, _echo, replication, _cluster is { } cluster ? (cluster.ServerName, cluster.ClusterName) : null), $"stream-{Uri.EscapeDataString(config.Name)}-{++_incarnation}");
+        var actor = Context.ActorOf(StreamActor.Props(_client, config, created, store, directory, HasInterest, _settings.Domain, _counters, _localStreams, consumers, () => _settings.Limits?.MaxConsumers ?? -1, _echo, replication, _cluster is { } cluster ? (cluster.ServerName, cluster.ClusterName) : null, _meta), $"stream-{Uri.EscapeDataString(config.Name)}-{++_incarnation}");
         Context.Watch(actor);
         _streams[config.Name] = new StreamEntry(config, actor, created, replication);
         return actor;
@@ -924,7 +926,8 @@ internal sealed partial class JetStreamApi : ReceiveActor, IWithTimers
         Directory.CreateDirectory(directory);
         // A replica's log is synced before anything is acknowledged, and its store is rebuilt from the log
         // at a start, or synced when a snapshot says what it holds: its own writes need no fsync of their own.
-        return StreamStores.OpenFile(directory, storeConfig, config.Replicas > 1 ? _fileStoreOptions with { Sync = SyncPolicy.Interval(ReplicaSyncInterval) } : _fileStoreOptions);
+        var options = _fileStoreOptions with { EncryptionContext = _meta.StreamContext(config.Name) };
+        return StreamStores.OpenFile(directory, storeConfig, config.Replicas > 1 ? options with { Sync = SyncPolicy.Interval(ReplicaSyncInterval) } : options);
     }
 
     private static IEnumerable<string> Subjects(StreamConfig config) =>

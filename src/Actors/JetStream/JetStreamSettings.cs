@@ -16,6 +16,9 @@ internal sealed record JetStreamSettings(string AccountDirectory, string StoreDi
     /// <summary>Called at the account's first JetStream API request (the broker starts its first-use warm-up then); null: nothing.</summary>
     public Action? FirstRequest { get; init; }
 
+    /// <summary>Encryption at rest of the account's streams and consumers (<c>jetstream { key }</c>); null: plaintext.</summary>
+    public StoreEncryption? Encryption { get; init; }
+
     /// <summary>The streams' directory: one folder per stream.</summary>
     public string StreamsDirectory => Path.Combine(AccountDirectory, "streams");
 
@@ -25,7 +28,10 @@ internal sealed record JetStreamSettings(string AccountDirectory, string StoreDi
         options.JetStreamSync,
         options.MaxMemoryStore,
         options.MaxFileStore,
-        Domain: options.JetStreamDomain);
+        Domain: options.JetStreamDomain)
+    {
+        Encryption = options.JetStreamEncryption,
+    };
 
     /// <summary>An account's JetStream: its streams under <c>&lt;store_dir&gt;/jetstream/&lt;account&gt;</c>, its limits.</summary>
     public static JetStreamSettings ForAccount(ServerOptions options, string account, AccountJetStreamLimits limits) => new(
@@ -35,5 +41,8 @@ internal sealed record JetStreamSettings(string AccountDirectory, string StoreDi
         options.MaxMemoryStore,
         options.MaxFileStore,
         limits,
-        options.JetStreamDomain);
+        options.JetStreamDomain)
+    {
+        Encryption = options.JetStreamEncryption,
+    };
 }

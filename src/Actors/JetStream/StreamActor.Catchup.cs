@@ -380,11 +380,14 @@ internal sealed partial class StreamActor
                 continue;
             }
 
+            // Plaintext on the way (the link is the route's, TLS when configured): each node seals its copies
+            // with its own key (encryption at rest, MetaFiles).
             var name = Path.GetFileName(consumerDirectory);
+            var context = _meta.ConsumerContext(_config.Name, name);
             var state = _replicatedStates.TryGetValue(name, out var replicated) ? replicated
-                : File.Exists(Path.Combine(consumerDirectory, ReplicaStateFile)) ? File.ReadAllBytes(Path.Combine(consumerDirectory, ReplicaStateFile))
+                : File.Exists(Path.Combine(consumerDirectory, ReplicaStateFile)) ? _meta.Read(Path.Combine(consumerDirectory, ReplicaStateFile), context + ":state", "consumer")
                 : [];
-            list.Add((name, File.ReadAllBytes(meta), state));
+            list.Add((name, _meta.Read(meta, context, "consumer"), state));
         }
 
         return list;
@@ -563,14 +566,15 @@ internal sealed partial class StreamActor
             var consumerDirectory = Path.Combine(directory, name);
             Directory.CreateDirectory(consumerDirectory);
             var file = Path.Combine(consumerDirectory, ConsumerMetaFileName);
-            if (!File.Exists(file) || !File.ReadAllBytes(file).AsSpan().SequenceEqual(meta))
+            var context = _meta.ConsumerContext(_config.Name, name);
+            if (!File.Exists(file) || !_meta.Read(file, context, "consumer").AsSpan().SequenceEqual(meta))
             {
-                WriteDurably(file, meta);
+                _meta.WriteDurably(file, meta, context);
             }
 
             if (state.Length > 0)
             {
-                File.WriteAllBytes(Path.Combine(consumerDirectory, ReplicaStateFile), state);
+                _meta.Write(Path.Combine(consumerDirectory, ReplicaStateFile), state, context + ":state");
             }
         }
     }

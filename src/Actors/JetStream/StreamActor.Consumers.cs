@@ -36,7 +36,7 @@ internal sealed partial class StreamActor
             }
 
             // The definition from its meta file; the consumer recovers its progress from the journal.
-            var meta = JsonSerializer.Deserialize(File.ReadAllBytes(file), ConsumerJsonContext.Default.ConsumerMetaFile);
+            var meta = JsonSerializer.Deserialize(_meta.Read(file, _meta.ConsumerContext(_config.Name, Path.GetFileName(consumerDirectory)), "consumer"), ConsumerJsonContext.Default.ConsumerMetaFile);
             if (meta is not null)
             {
                 ConsumerConfigRules.ApplyDefaults(meta.Config); // a file written before ack_wait's default moved here has 0
@@ -388,7 +388,7 @@ internal sealed partial class StreamActor
             var consumerDirectory = Path.Combine(ConsumersDirectory!, name);
             Directory.CreateDirectory(consumerDirectory);
             var meta = new ConsumerMetaFile { Name = name, Created = createdAt, Config = config };
-            WriteDurably(Path.Combine(consumerDirectory, ConsumerMetaFileName), JsonSerializer.SerializeToUtf8Bytes(meta, ConsumerJsonContext.Default.ConsumerMetaFile));
+            _meta.WriteDurably(Path.Combine(consumerDirectory, ConsumerMetaFileName), JsonSerializer.SerializeToUtf8Bytes(meta, ConsumerJsonContext.Default.ConsumerMetaFile), _meta.ConsumerContext(_config.Name, name));
         }
 
         var actor = StartConsumer(config, createdAt, persisted);
@@ -407,7 +407,7 @@ internal sealed partial class StreamActor
             if (ConsumersDirectory is { } directory)
             {
                 var meta = new ConsumerMetaFile { Name = name, Created = start.Created, Config = config };
-                WriteDurably(Path.Combine(directory, name, ConsumerMetaFileName), JsonSerializer.SerializeToUtf8Bytes(meta, ConsumerJsonContext.Default.ConsumerMetaFile));
+                _meta.WriteDurably(Path.Combine(directory, name, ConsumerMetaFileName), JsonSerializer.SerializeToUtf8Bytes(meta, ConsumerJsonContext.Default.ConsumerMetaFile), _meta.ConsumerContext(_config.Name, name));
             }
 
             _consumerStarts[name] = (config, start.Created);

@@ -687,7 +687,7 @@ internal sealed partial class StreamActor
         if (!File.Exists(file))
         {
             Directory.CreateDirectory(directory);
-            WriteDurably(file, JsonSerializer.SerializeToUtf8Bytes(meta, ConsumerJsonContext.Default.ConsumerMetaFile));
+            _meta.WriteDurably(file, JsonSerializer.SerializeToUtf8Bytes(meta, ConsumerJsonContext.Default.ConsumerMetaFile), _meta.ConsumerContext(_config.Name, meta.Name));
         }
 
         if (!_leading)
@@ -728,7 +728,7 @@ internal sealed partial class StreamActor
         }
 
         // Written, not synced: a replica that loses it restarts the consumer from an older state (redelivery, never loss).
-        File.WriteAllBytes(Path.Combine(consumers, name, ReplicaStateFile), state.ToArray());
+        _meta.Write(Path.Combine(consumers, name, ReplicaStateFile), state.ToArray(), _meta.ConsumerContext(_config.Name, name) + ":state");
     }
 
     /// <summary>The state its leader last replicated for the durable consumer in <paramref name="directory"/>, if this replica has one.</summary>
@@ -743,7 +743,7 @@ internal sealed partial class StreamActor
         try
         {
             var serializer = (Akka.Serialization.SerializerWithStringManifest)Context.System.Serialization.FindSerializerForType(typeof(ConsumerSnapshot));
-            return serializer.FromBinary(File.ReadAllBytes(file), ConsumerJournalSerializer.SnapshotManifest) as ConsumerSnapshot;
+            return serializer.FromBinary(_meta.Read(file, _meta.ConsumerContext(_config.Name, Path.GetFileName(directory)) + ":state", "consumer"), ConsumerJournalSerializer.SnapshotManifest) as ConsumerSnapshot;
         }
         catch (Exception e) when (e is IOException or System.Runtime.Serialization.SerializationException or InvalidDataException or ArgumentException)
         {

@@ -33,6 +33,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     private readonly List<string> _sids = [];
     private readonly List<string> _directPrefixes = []; // the DIRECT.GET subjects this stream answers, without the subject part
     private readonly string? _directory;
+    private readonly MetaFiles _meta;
     private readonly StreamConsumers _consumers;
     private readonly ConsumerContext _consumerContext;
     private readonly ILoggingAdapter _log = Context.GetLogger();
@@ -42,8 +43,9 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     /// <summary>This server's name and cluster, when it is in one (an R1 stream's STREAM.INFO names them).</summary>
     private readonly (string Server, string? Cluster)? _clusterMember;
 
-    public StreamActor(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain, ApiCounters counters, LocalStreams streams, StreamConsumers consumers, Func<int>? accountMaxConsumers = null, InProcessClient? echo = null, StreamReplication? replication = null, (string Server, string? Cluster)? clusterMember = null)
+    public StreamActor(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain, ApiCounters counters, LocalStreams streams, StreamConsumers consumers, Func<int>? accountMaxConsumers = null, InProcessClient? echo = null, StreamReplication? replication = null, (string Server, string? Cluster)? clusterMember = null, MetaFiles? metaFiles = null)
     {
+        _meta = metaFiles ?? MetaFiles.Plain;
         _replication = replication;
         _clusterMember = clusterMember;
         _accountMaxConsumers = accountMaxConsumers ?? (() => -1);
@@ -171,12 +173,12 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
     /// <c>consumers</c> is the stream's entry in its account's <see cref="ConsumerDirectory"/> (null: a list
     /// of its own), through which pull requests and acks reach the consumers without this actor.
     /// </remarks>
-    public static Props Props(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain = null, ApiCounters? counters = null, LocalStreams? streams = null, StreamConsumers? consumers = null, Func<int>? accountMaxConsumers = null, InProcessClient? echo = null, StreamReplication? replication = null, (string Server, string? Cluster)? clusterMember = null)
+    public static Props Props(InProcessClient client, StreamConfig config, DateTime created, IStreamStore store, string? directory, Func<string, bool> hasInterest, string? domain = null, ApiCounters? counters = null, LocalStreams? streams = null, StreamConsumers? consumers = null, Func<int>? accountMaxConsumers = null, InProcessClient? echo = null, StreamReplication? replication = null, (string Server, string? Cluster)? clusterMember = null, MetaFiles? metaFiles = null)
     {
         counters ??= new ApiCounters();
         streams ??= new LocalStreams();
         consumers ??= new StreamConsumers();
-        var props = Akka.Actor.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest, domain, counters, streams, consumers, accountMaxConsumers, echo, replication, clusterMember));
+        var props = Akka.Actor.Props.Create(() => new StreamActor(client, config, created, store, directory, hasInterest, domain, counters, streams, consumers, accountMaxConsumers, echo, replication, clusterMember, metaFiles));
         return props.WithDispatcher(store.Type == StorageType.Memory ? CallerRunsExecutorConfigurator.DispatcherId : IoDispatcher);
     }
 
@@ -227,7 +229,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         if (_directory is not null)
         {
             var meta = new StreamInfoResponse { Config = config, Created = _created };
-            WriteDurably(Path.Combine(_directory, "meta.json"), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse));
+            _meta.WriteDurably(Path.Combine(_directory, "meta.json"), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse), _meta.StreamContext(config.Name));
         }
     }
 

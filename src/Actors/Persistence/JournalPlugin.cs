@@ -35,7 +35,7 @@ internal sealed class JournalPlugin : AsyncWriteJournal, IWithTimers
     {
         var directory = PluginSettings.Directory(config);
         _sync = PluginSettings.Sync(config);
-        _store = directory is null ? new MemoryJournalStore() : FileJournalStore.Open(directory, new FileStoreOptions { Sync = _sync });
+        _store = directory is null ? new MemoryJournalStore() : FileJournalStore.Open(directory, new FileStoreOptions { Sync = _sync, Encryption = Hosting.StoreEncryptionSetup.Of(Context.System) });
         foreach (var warning in _store.Warnings)
         {
             _log.Warning("journal {0}: {1}", directory, warning);

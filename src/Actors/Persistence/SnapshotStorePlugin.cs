@@ -21,7 +21,7 @@ internal sealed class SnapshotStorePlugin : SnapshotStore
     public SnapshotStorePlugin(Config config)
     {
         var directory = PluginSettings.Directory(config);
-        _store = directory is null ? new Courier.Storage.Persistence.MemorySnapshotStore() : FileSnapshotStore.Open(directory);
+        _store = directory is null ? new Courier.Storage.Persistence.MemorySnapshotStore() : FileSnapshotStore.Open(directory, Hosting.StoreEncryptionSetup.Of(Context.System));
         var log = Context.GetLogger();
         foreach (var warning in _store.Warnings)
         {

@@ -112,14 +112,14 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
             Sender.Tell(new Protocol.GroupStarted(m.Name));
             return;
         }
-        var store = RaftLogStore.Open(Path.Combine(_settings.Directory, m.Name));
+        var store = RaftLogStore.Open(Path.Combine(_settings.Directory, m.Name), _settings.Encryption);
         var state = store.Load();
         if (state is not null && m.InitialSnapshot is not null)
         {
             // A group made for existing state (a stream whose num_replicas went up): files of an earlier attempt that never finished go.
             store.Dispose();
             Directory.Delete(Path.Combine(_settings.Directory, m.Name), recursive: true);
-            store = RaftLogStore.Open(Path.Combine(_settings.Directory, m.Name));
+            store = RaftLogStore.Open(Path.Combine(_settings.Directory, m.Name), _settings.Encryption);
             state = null;
         }
 

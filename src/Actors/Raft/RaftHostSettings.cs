@@ -11,6 +11,9 @@ internal sealed record RaftHostSettings
     /// <summary>Where each group's log, hard state and snapshot live (one directory per group).</summary>
     public required string Directory { get; init; }
 
+    /// <summary>Encryption at rest of the groups' logs and snapshots (<c>jetstream { key }</c>); null: plaintext.</summary>
+    public Courier.Storage.StoreEncryption? Encryption { get; init; }
+
     /// <summary>One tick of every group's clock.</summary>
     public TimeSpan TickInterval { get; init; } = TimeSpan.FromMilliseconds(100);
 

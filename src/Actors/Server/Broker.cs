@@ -100,8 +100,14 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             throw new InvalidOperationException("the broker has started already");
         }
 
+        if (Options.JetStream)
+        {
+            // A wrong or missing jetstream.key stops the start here, before anything opens a store.
+            Courier.Actors.JetStream.JetStreamKeyCheck.Verify(Path.Combine(Options.EffectiveStoreDir, "jetstream"), Options.JetStreamEncryption);
+        }
+
         _ownsSystem = system is null;
-        System = system ?? await Task.Run(() => ActorSystemConfig.CreateSystem(ActorSystemConfig.Build(Options, ClusterView.MemberConfig()), _loggerFactory)).ConfigureAwait(false);
+        System = system ?? await Task.Run(() => ActorSystemConfig.CreateSystem(ActorSystemConfig.Build(Options, ClusterView.MemberConfig()), _loggerFactory, Options.JetStream ? Options.JetStreamEncryption : null)).ConfigureAwait(false);
         // Every account's shards exist before any SUB can be routed to them.
         await Accounts.Start(System).ConfigureAwait(false);
         await StartImportsAsync().ConfigureAwait(false);
@@ -198,7 +204,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             // Replicated streams' Raft groups: one host for the node, its frames on $NRG.<member> over the
             // route links (in the system account when there is one, as nats-server's).
             var transport = new RouteRaftTransport(new InProcessClient(Connections, InProcessRole.JetStream, SystemAccount));
-            var settings = new RaftHostSettings { NodeId = cluster.MemberId, Directory = Path.Combine(Options.EffectiveStoreDir, "jetstream", "_raft") };
+            var settings = new RaftHostSettings { NodeId = cluster.MemberId, Directory = Path.Combine(Options.EffectiveStoreDir, "jetstream", "_raft"), Encryption = Options.JetStreamEncryption };
             Directory.CreateDirectory(settings.Directory);
             cluster.RaftHost = System!.ActorOf(RaftHost.Props(settings, transport), "raft");
             transport.Listen(cluster.MemberId, cluster.RaftHost);

@@ -121,6 +121,22 @@ public sealed class ServerOptions
     /// </summary>
     public SyncPolicy JetStreamSync { get; set; } = SyncPolicy.Always;
 
+    /// <summary>
+    /// <c>jetstream.key</c> (aliases <c>ek</c>, <c>encryption_key</c>): encryption at rest of every file
+    /// JetStream writes (streams, consumers, journal, snapshots, Raft logs); null: plaintext.
+    /// </summary>
+    public string? JetStreamKey { get; set; }
+
+    /// <summary><c>jetstream.prev_key</c> (aliases <c>prev_ek</c>, <c>prev_encryption_key</c>): the key to rotate from.</summary>
+    public string? JetStreamPreviousKey { get; set; }
+
+    /// <summary><c>jetstream.cipher</c>: <c>chachapoly</c> (<c>chacha</c>, the default) or <c>aes</c>.</summary>
+    public StoreCipher JetStreamCipher { get; set; } = StoreCipher.ChaCha;
+
+    /// <summary>The encryption at rest the options ask for (a new instance per call: take it once); null without <see cref="JetStreamKey"/>.</summary>
+    public StoreEncryption? JetStreamEncryption =>
+        string.IsNullOrEmpty(JetStreamKey) ? null : new StoreEncryption(JetStreamKey, JetStreamCipher, JetStreamPreviousKey);
+
     /// <summary><c>debug</c>, <c>-D</c>.</summary>
     public bool Debug { get; set; }
 

@@ -35,8 +35,8 @@ internal sealed partial class OptionsBinder
             "resolver_pinned_accounts", "default_sentinel", "proxies",
         ]);
 
-    /// <summary><c>jetstream { }</c> keys Courier does not implement: encryption at rest is refused
-    /// (a user who asked for it must not get plaintext).</summary>
+    /// <summary><c>jetstream { }</c> keys Courier does not implement: a TPM-held encryption key is refused
+    /// (a user who asked for encryption must not get plaintext).</summary>
     private static readonly UnimplementedKeys UnimplementedJetStream = new(
         warned:
         [
@@ -44,7 +44,7 @@ internal sealed partial class OptionsBinder
             "max_buffered_msgs", "request_queue_limit", "info_queue_limit", "meta_compact", "meta_compact_size",
             "meta_compact_sync", "max_concurrent_io",
         ],
-        refused: ["key", "ek", "encryption_key", "prev_key", "prev_ek", "prev_encryption_key", "cipher", "tpm"]);
+        refused: ["tpm"]);
 
     private const int MaxPort = 65535; // highest TCP port
 
@@ -403,6 +403,39 @@ internal sealed partial class OptionsBinder
                             }
 
                             break;
+                        case "key" or "ek" or "encryption_key":
+                            if (TryString(e, out var key))
+                            {
+                                _options.JetStreamKey = key.Length == 0 ? null : key;
+                            }
+
+                            break;
+                        case "prev_key" or "prev_ek" or "prev_encryption_key":
+                            if (TryString(e, out var previous))
+                            {
+                                _options.JetStreamPreviousKey = previous.Length == 0 ? null : previous;
+                            }
+
+                            break;
+                        case "cipher":
+                            if (TryString(e, out var cipher))
+                            {
+                                // nats-server's setJetStreamEkCipher, with its error text.
+                                switch (cipher.ToLowerInvariant())
+                                {
+                                    case "chacha" or "chachapoly":
+                                        _options.JetStreamCipher = StoreCipher.ChaCha;
+                                        break;
+                                    case "aes":
+                                        _options.JetStreamCipher = StoreCipher.Aes;
+                                        break;
+                                    default:
+                                        Error(e, $"Unknown cipher type: \"{cipher}\"");
+                                        break;
+                                }
+                            }
+
+                            break;
                         case "enable" or "enabled":
                             if (TryBool(e, out var b))
                             {
@@ -416,6 +449,12 @@ internal sealed partial class OptionsBinder
                     }
                 }
 
+                if (_options.JetStreamKey is not null && !CipherSupported(_options.JetStreamCipher))
+                {
+                    // .NET's ChaCha20-Poly1305 and AES-GCM need the OS crypto library's support (OpenSSL 1.1+ on Linux).
+                    Error(entry, $"Cipher type \"{(_options.JetStreamCipher == StoreCipher.Aes ? "aes" : "chachapoly")}\" is not supported on this platform");
+                }
+
                 _options.JetStream = enable;
                 return;
             default:
@@ -423,6 +462,9 @@ internal sealed partial class OptionsBinder
                 return;
         }
     }
+
+    private static bool CipherSupported(StoreCipher cipher) =>
+        cipher == StoreCipher.Aes ? System.Security.Cryptography.AesGcm.IsSupported : System.Security.Cryptography.ChaCha20Poly1305.IsSupported;
 
     private void SetStoreDir(ConfigEntry entry, string dir)
     {

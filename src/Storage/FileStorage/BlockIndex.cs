@@ -1,5 +1,7 @@
+using System.Buffers;
 using System.Buffers.Binary;
 using Courier.Protocols.Subjects;
+using Courier.Storage.Encryption;
 using Courier.Storage.Internal;
 using Courier.Storage.IO;
 
@@ -47,9 +49,9 @@ internal static class BlockIndex
     private const int FooterSize = 24;
 
     /// <summary>Writes an index from a list of entries.</summary>
-    public static void Write(StoreFileSystem fs, string path, uint blockId, long coveredLength, IReadOnlyList<IndexEntry> entries)
+    public static void Write(StoreFileSystem fs, string path, uint blockId, long coveredLength, IReadOnlyList<IndexEntry> entries, Aead? key)
     {
-        using var writer = new Writer(fs, path, blockId);
+        using var writer = new Writer(fs, path, blockId, key);
         foreach (var e in entries)
         {
             writer.Add(e.Offset, e.Length, e.Sequence, e.Timestamp, e.Aux, e.Subject, e.Kind);
@@ -62,7 +64,7 @@ internal static class BlockIndex
     /// Reads and checks an index against its block. Returns false with a null
     /// <paramref name="problem"/> when there is no index file, with a reason when it is unusable.
     /// </summary>
-    public static bool TryRead(StoreFileSystem fs, string path, uint blockId, long blockFileLength, out List<IndexEntry> entries, out long coveredLength, out string? problem)
+    public static bool TryRead(StoreFileSystem fs, string path, uint blockId, long blockFileLength, Aead? key, out List<IndexEntry> entries, out long coveredLength, out string? problem)
     {
         entries = [];
         coveredLength = 0;
@@ -70,6 +72,12 @@ internal static class BlockIndex
         var buffer = fs.ReadAllBytes(path);
         if (buffer is null)
         {
+            return false;
+        }
+
+        if (key is not null && (buffer = SealedFile.TryOpen(key, buffer)) is null)
+        {
+            problem = "cannot be decrypted";
             return false;
         }
 
@@ -176,6 +184,8 @@ internal static class BlockIndex
         private readonly string _temporary;
         private readonly StoreFileSystem _fs;
         private readonly StoreFile _file;
+        private readonly Aead? _key;
+        private readonly ArrayBufferWriter<byte>? _plain; // encrypted: the whole index, sealed at the end
         private readonly byte[] _buffer = new byte[BufferSize];
         private readonly Dictionary<byte[], int> _subjectIds = new(SubjectBytesComparer.Instance);
         private readonly Dictionary<byte[], int>.AlternateLookup<ReadOnlySpan<byte>> _subjectLookup;
@@ -186,9 +196,15 @@ internal static class BlockIndex
         private uint _count;
         private bool _completed;
 
-        public Writer(StoreFileSystem fs, string path, uint blockId)
+        /// <param name="fs">The file system.</param>
+        /// <param name="path">The index file.</param>
+        /// <param name="blockId">Its block.</param>
+        /// <param name="key">The store's data key: the index is collected and written sealed at <see cref="Complete"/>; null: streamed in plaintext.</param>
+        public Writer(StoreFileSystem fs, string path, uint blockId, Aead? key)
         {
             _fs = fs;
+            _key = key;
+            _plain = key is null ? null : new ArrayBufferWriter<byte>(BufferSize);
             _path = path;
             _temporary = path + ".tmp";
             _subjectLookup = _subjectIds.GetAlternateLookup<ReadOnlySpan<byte>>();
@@ -240,7 +256,16 @@ internal static class BlockIndex
             Drain();
             Span<byte> crc = stackalloc byte[4];
             BinaryPrimitives.WriteUInt32LittleEndian(crc, Crc32C.Finish(_crc));
-            _file.Write(crc, _written);
+            if (_plain is not null)
+            {
+                _plain.Write(crc);
+                _file.Write(SealedFile.Seal(_key!, _plain.WrittenSpan), 0);
+            }
+            else
+            {
+                _file.Write(crc, _written);
+            }
+
             _file.Dispose();
             _fs.Move(_temporary, _path);
             _completed = true;
@@ -276,7 +301,15 @@ internal static class BlockIndex
         {
             var data = _buffer.AsSpan(0, _length);
             _crc = Crc32C.Append(_crc, data);
-            _file.Write(data, _written);
+            if (_plain is not null)
+            {
+                _plain.Write(data);
+            }
+            else
+            {
+                _file.Write(data, _written);
+            }
+
             _written += data.Length;
             _length = 0;
         }

@@ -11,9 +11,9 @@ internal sealed partial class FileStore
     /// else is kept per record: a sealed block's index is built from its file once it is written.</remarks>
     protected override ulong StoreRecord(ulong seq, long timestamp, SubjectEntry subject, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload, uint size)
     {
-        var block = WriteBlockFor(size);
+        var block = WriteBlockFor(size + (uint)_sealOverhead);
         var offset = block.Length;
-        RecordFormat.Write(block.Reserve((int)size), RecordKind.Message, seq, timestamp, subject.Key, headers, payload);
+        RecordFormat.Write(ReserveRecord(block, size), RecordKind.Message, seq, timestamp, subject.Key, headers, payload);
         block.LiveMsgs++;
         return Pack(block.Id, offset);
     }
@@ -42,8 +42,8 @@ internal sealed partial class FileStore
     private MsgBlock AppendMarker(RecordKind kind, ulong seq, ReadOnlySpan<byte> payload)
     {
         var size = (uint)(RecordFormat.Overhead + payload.Length);
-        var block = WriteBlockFor(size);
-        RecordFormat.Write(block.Reserve((int)size), kind, seq, NowUnixNanos(), [], [], payload);
+        var block = WriteBlockFor(size + (uint)_sealOverhead);
+        RecordFormat.Write(ReserveRecord(block, size), kind, seq, NowUnixNanos(), [], [], payload);
         return block;
     }
 

@@ -103,7 +103,7 @@ internal sealed partial class FileStore
 
                 foreach (var block in jobs)
                 {
-                    block.Handle.Write(block.Inflight.AsSpan(0, block.InflightLength), block.InflightStart);
+                    WriteInflight(block);
                     WriteCount++;
                     if (toTrim.Count > 0 && toTrim.Contains(block))
                     {

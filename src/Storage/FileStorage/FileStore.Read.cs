@@ -30,9 +30,10 @@ internal sealed partial class FileStore
         }
 
         var offset = OffsetOf(slot.Location);
-        var length = (int)slot.Size;
+        var length = (int)slot.Size + _sealOverhead;
         byte[]? owned = null;
-        if (!block.TryGetBuffered(offset, length, out var record) && !TryReadWindow(block, offset, length, out record))
+        var buffered = block.TryGetBuffered(offset, length, out var record);
+        if (!buffered && !TryReadWindow(block, offset, length, out record))
         {
             owned = new byte[length];
             if (!ReadExactly(ReadHandle(block), offset, owned))
@@ -43,13 +44,18 @@ internal sealed partial class FileStore
             record = owned;
         }
 
+        if (_key is not null && !TryUnseal(record, buffered, ref _readPlain, out record))
+        {
+            return null;
+        }
+
         if (record.Length < RecordFormat.Overhead || !RecordFormat.ChecksumOk(record))
         {
             return null;
         }
 
         var header = RecordFormat.ReadHeader(record);
-        if (header.Kind != RecordKind.Message || header.Sequence != seq || header.Length != length
+        if (header.Kind != RecordKind.Message || header.Sequence != seq || header.Length != slot.Size
             || !record.Slice(RecordFormat.HeaderSize, header.SubjectLength).SequenceEqual(subject.Key))
         {
             return null;

@@ -158,7 +158,7 @@ internal sealed partial class FileStore
         List<IndexEntry>? indexedBeyond = null;
         long covered;
         string? problem = null;
-        if (!_options.VerifyOnOpen && BlockIndex.TryRead(_fs, block.IndexPath, block.Id, length, out entries, out covered, out problem))
+        if (!_options.VerifyOnOpen && BlockIndex.TryRead(_fs, block.IndexPath, block.Id, length, _key, out entries, out covered, out problem))
         {
             Recovery.BlocksFromIndex++;
         }
@@ -170,7 +170,7 @@ internal sealed partial class FileStore
 
                 // An intact index that covers more than the file: the block lost its end (truncated, or
                 // unsynced under an interval). The index still says what was there.
-                if (BlockIndex.TryRead(_fs, block.IndexPath, block.Id, long.MaxValue, out var listed, out var listedCovered, out _) && listedCovered > length)
+                if (BlockIndex.TryRead(_fs, block.IndexPath, block.Id, long.MaxValue, _key, out var listed, out var listedCovered, out _) && listedCovered > length)
                 {
                     indexedBeyond = listed;
                 }
@@ -207,7 +207,7 @@ internal sealed partial class FileStore
         foreach (var i in MessagesBySequence(span))
         {
             ref var e = ref span[i];
-            if (RestoreMessage(e.Sequence, e.Timestamp, e.Subject, Pack(block.Id, e.Offset), e.Length, out var subject))
+            if (RestoreMessage(e.Sequence, e.Timestamp, e.Subject, Pack(block.Id, e.Offset), e.Length - (uint)_sealOverhead, out var subject))
             {
                 block.LiveMsgs++;
                 e.Subject = subject!.Key; // share the table's copy
@@ -256,7 +256,7 @@ internal sealed partial class FileStore
                     var seq = e.Kind == RecordKind.Floor ? e.Aux : e.Sequence;
                     if (e.Kind == RecordKind.Message && !(TryGetSlot(e.Sequence, out var there) && there.IsLive))
                     {
-                        claims.Add((e.Sequence, e.Length));
+                        claims.Add((e.Sequence, e.Length - (uint)_sealOverhead));
                     }
                     else if (seq > LastSeqLocked)
                     {
@@ -363,15 +363,16 @@ internal sealed partial class FileStore
 
         var gap = false;
         var pos = 0;
+        var scratch = Array.Empty<byte>();
         while (pos < data.Length)
         {
             var rest = data[pos..];
-            if (RecordFormat.IsValidAt(rest, MaxRecordSize, out var h))
+            if (TryRecordAt(rest, ref scratch, out var h, out var record, out var stored))
             {
                 var e = new IndexEntry
                 {
                     Offset = (uint)(from + pos),
-                    Length = h.Length,
+                    Length = (uint)stored,
                     Sequence = h.Sequence,
                     Timestamp = h.Timestamp,
                     Kind = h.Kind,
@@ -380,7 +381,7 @@ internal sealed partial class FileStore
                 {
                     if (h.Kind == RecordKind.Message)
                     {
-                        var subject = rest.Slice(RecordFormat.HeaderSize, h.SubjectLength);
+                        var subject = record.Slice(RecordFormat.HeaderSize, h.SubjectLength);
                         if (!subjects.TryGetValue(subject, out var shared))
                         {
                             shared = subject.ToArray();
@@ -403,13 +404,13 @@ internal sealed partial class FileStore
                 }
                 else if (h.Kind == RecordKind.Floor)
                 {
-                    var payload = rest.Slice(RecordFormat.HeaderSize, RecordFormat.FloorPayload);
+                    var payload = record.Slice(RecordFormat.HeaderSize, RecordFormat.FloorPayload);
                     e.Aux = BinaryPrimitives.ReadUInt64LittleEndian(payload);
                     e.Timestamp = BinaryPrimitives.ReadInt64LittleEndian(payload[8..]);
                 }
 
                 entries.Add(e);
-                pos += (int)h.Length;
+                pos += stored;
                 continue;
             }
 
@@ -418,10 +419,10 @@ internal sealed partial class FileStore
                 return from + pos; // the rest of a preallocated block, never written
             }
 
-            // Damage at pos. Does a valid record follow?
-            var header = rest.Length >= RecordFormat.HeaderSize ? RecordFormat.ReadHeader(rest) : default;
-            var plausible = rest.Length >= RecordFormat.HeaderSize && RecordFormat.IsPlausible(header, MaxRecordSize);
-            var next = FindNextValid(data, pos + 1);
+            // Damage at pos. Does a valid record follow? (A sealed record's header cannot be read unless it is intact.)
+            var header = _key is null && rest.Length >= RecordFormat.HeaderSize ? RecordFormat.ReadHeader(rest) : default;
+            var plausible = _key is null && rest.Length >= RecordFormat.HeaderSize && RecordFormat.IsPlausible(header, MaxRecordSize);
+            var next = FindNextValid(data, pos + 1, ref scratch);
             if (plausible && header.Kind == RecordKind.Message && header.Sequence == previous + 1)
             {
                 // The fixed part reads right: the message it names is the one lost.
@@ -463,7 +464,7 @@ internal sealed partial class FileStore
     }
 
     /// <summary>The first position at or after <paramref name="start"/> where a whole valid record begins, or -1.</summary>
-    private static int FindNextValid(ReadOnlySpan<byte> data, int start)
+    private int FindNextValid(ReadOnlySpan<byte> data, int start, ref byte[] scratch)
     {
         for (var p = start; p + RecordFormat.Overhead <= data.Length; p++)
         {
@@ -480,7 +481,7 @@ internal sealed partial class FileStore
                 continue;
             }
 
-            if (RecordFormat.IsValidAt(data[p..], MaxRecordSize, out _))
+            if (TryRecordAt(data[p..], ref scratch, out _, out _, out _))
             {
                 return p;
             }

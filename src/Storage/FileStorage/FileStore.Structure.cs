@@ -80,7 +80,7 @@ internal sealed partial class FileStore
         }
 
         var cutBlock = FindBlock(BlockOf(slot.Location))!;
-        var cut = (long)OffsetOf(slot.Location) + slot.Size;
+        var cut = (long)OffsetOf(slot.Location) + slot.Size + _sealOverhead;
         foreach (var block in _blocks)
         {
             WriteNow(block);
@@ -163,10 +163,10 @@ internal sealed partial class FileStore
         }
 
         var offset = OffsetOf(slot.Location);
-        var length = (int)slot.Size;
+        var length = (int)slot.Size + _sealOverhead;
         if (block.TryGetBufferedForWrite(offset, length, out var buffered))
         {
-            Scramble(buffered);
+            Scramble(_key is null ? buffered : buffered[SealPrefix..^Encryption.Aead.TagSize]);
         }
         else
         {
@@ -177,7 +177,24 @@ internal sealed partial class FileStore
                 return;
             }
 
-            Scramble(record);
+            if (_key is null)
+            {
+                Scramble(record);
+            }
+            else
+            {
+                // Decrypt, scramble, seal again with a fresh nonce: the erased record stays a valid sealed record.
+                var scratch = Array.Empty<byte>();
+                if (!TryUnseal(record, buffered: false, ref scratch, out var plain))
+                {
+                    return;
+                }
+
+                var erased = plain.ToArray();
+                Scramble(erased);
+                SealRecord(_key, erased, record);
+            }
+
             block.Handle.Write(record, offset);
             block.Handle.Sync();
             InvalidateWindows(block);
@@ -198,7 +215,7 @@ internal sealed partial class FileStore
     {
         if (block.BeginFlush())
         {
-            block.Handle.Write(block.Inflight.AsSpan(0, block.InflightLength), block.InflightStart);
+            WriteInflight(block);
             block.EndFlush();
         }
 
@@ -213,7 +230,7 @@ internal sealed partial class FileStore
     /// <summary>Every record of a block: from its index if current, else by scanning it. Lock held.</summary>
     private List<IndexEntry> EntriesOf(MsgBlock block)
     {
-        if (BlockIndex.TryRead(_fs, block.IndexPath, block.Id, block.FileLength, out var entries, out var covered, out _) && covered == block.FileLength)
+        if (BlockIndex.TryRead(_fs, block.IndexPath, block.Id, block.FileLength, _key, out var entries, out var covered, out _) && covered == block.FileLength)
         {
             return entries;
         }

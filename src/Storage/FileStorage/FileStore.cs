@@ -86,6 +86,7 @@ internal sealed partial class FileStore : StoreCore
         var store = new FileStore(Path.GetFullPath(directory), config, options);
         try
         {
+            store.LoadKey(config);
             store.Recover();
         }
         catch
@@ -220,7 +221,7 @@ internal sealed partial class FileStore : StoreCore
         {
             var entries = new List<IndexEntry>();
             ScanRegion(block, BlockHeader.Size, block.FileLength, entries, claims: null, report: false);
-            BlockIndex.Write(_fs, block.IndexPath, block.Id, block.FileLength, entries);
+            BlockIndex.Write(_fs, block.IndexPath, block.Id, block.FileLength, entries, _key);
         }
 
         block.IndexCurrent = true;
@@ -228,12 +229,17 @@ internal sealed partial class FileStore : StoreCore
 
     private bool TryWriteIndexStreaming(MsgBlock block)
     {
+        if (_key is not null)
+        {
+            return false; // sealed records: the scan decrypts them (the index is sealed whole anyway)
+        }
+
         const int Chunk = 256 * 1024; // bytes read per call
         var end = block.FileLength;
         var buffer = ArrayPool<byte>.Shared.Rent(Chunk);
         try
         {
-            using var writer = new BlockIndex.Writer(_fs, block.IndexPath, block.Id);
+            using var writer = new BlockIndex.Writer(_fs, block.IndexPath, block.Id, key: null);
             long readAt = BlockHeader.Size;   // next file offset to read
             long recordAt = BlockHeader.Size; // file offset of buffer[pos]
             int pos = 0, filled = 0;

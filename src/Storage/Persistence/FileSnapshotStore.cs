@@ -21,12 +21,14 @@ public sealed class FileSnapshotStore : ISnapshotStore
     private readonly Dictionary<string, List<Entry>> _index = new(StringComparer.Ordinal);
     private readonly List<StoreWarning> _warnings = [];
     private readonly StoreFileSystem _fs;
+    private readonly StoreEncryption? _encryption;
     private bool _disposed;
 
-    private FileSnapshotStore(string directory, StoreFileSystem fs)
+    private FileSnapshotStore(string directory, StoreFileSystem fs, StoreEncryption? encryption)
     {
         Directory = directory;
         _fs = fs;
+        _encryption = encryption;
     }
 
     /// <summary>The snapshot directory.</summary>
@@ -46,15 +48,21 @@ public sealed class FileSnapshotStore : ISnapshotStore
 
     /// <summary>Opens or creates the store in <paramref name="directory"/>: lists the snapshots and removes
     /// temporary files left by a crash during a save.</summary>
-    public static FileSnapshotStore Open(string directory) => Open(directory, StoreFileSystem.Os);
+    /// <param name="directory">The snapshot directory.</param>
+    /// <param name="encryption">
+    /// Encryption at rest: every snapshot is written sealed, and on open the files written in plaintext or
+    /// under <c>prev_key</c> are sealed again with the current key. Null: plaintext.
+    /// </param>
+    /// <exception cref="StoreKeyException">A snapshot is encrypted and no key, or no configured key, opens it.</exception>
+    public static FileSnapshotStore Open(string directory, StoreEncryption? encryption = null) => Open(directory, StoreFileSystem.Os, encryption);
 
     /// <summary>Opens the store on <paramref name="fs"/> (tests inject faults with it).</summary>
-    internal static FileSnapshotStore Open(string directory, StoreFileSystem fs)
+    internal static FileSnapshotStore Open(string directory, StoreFileSystem fs, StoreEncryption? encryption = null)
     {
         ArgumentException.ThrowIfNullOrEmpty(directory);
         var full = Path.GetFullPath(directory);
         fs.CreateDirectory(full);
-        var store = new FileSnapshotStore(full, fs);
+        var store = new FileSnapshotStore(full, fs, encryption);
         foreach (var path in fs.ListFiles(full, "*"))
         {
             var name = Path.GetFileName(path);
@@ -65,10 +73,52 @@ public sealed class FileSnapshotStore : ISnapshotStore
             else if (SnapshotFile.TryParseName(name, out var key, out var seq, out var ticks))
             {
                 store.EntriesOf(key).Add(new Entry(seq, ticks, name));
+                store.CheckKey(path);
             }
         }
 
         return store;
+    }
+
+    /// <summary>
+    /// On open: a snapshot that is encrypted must open with a configured key; one written in plaintext
+    /// or under the previous key is sealed again with the current key (temporary file, synced, renamed).
+    /// </summary>
+    private void CheckKey(string path)
+    {
+        var data = _fs.ReadAllBytes(path);
+        if (data is null)
+        {
+            return;
+        }
+
+        var isSealed = StoreEncryption.IsSealedFile(data);
+        if (_encryption is null)
+        {
+            if (isSealed)
+            {
+                throw new StoreKeyException(StoreEncryption.NoEncryptionError);
+            }
+
+            return;
+        }
+
+        var previous = false;
+        var plain = isSealed ? _encryption.OpenFile(SnapshotFile.EncryptionContext, data, out previous) : data;
+        if (isSealed && !previous)
+        {
+            return;
+        }
+
+        var temp = path + SnapshotFile.TempExtension;
+        using (var file = _fs.Open(temp, FileMode.Create))
+        {
+            file.Write(_encryption.SealFile(SnapshotFile.EncryptionContext, plain), 0);
+            file.Sync();
+        }
+
+        _fs.Move(temp, path);
+        _fs.SyncDirectory(Directory);
     }
 
     /// <inheritdoc/>
@@ -85,7 +135,7 @@ public sealed class FileSnapshotStore : ISnapshotStore
             var temp = path + SnapshotFile.TempExtension;
             try
             {
-                SnapshotFile.Write(_fs, temp, metadata, manifest, payload);
+                SnapshotFile.Write(_fs, temp, metadata, manifest, payload, _encryption);
                 _fs.Move(temp, path);
             }
             catch
@@ -147,7 +197,7 @@ public sealed class FileSnapshotStore : ISnapshotStore
                 string? problem;
                 try
                 {
-                    snapshot = SnapshotFile.Read(_fs, path, persistenceId, entry.SequenceNr, entry.Ticks, out problem);
+                    snapshot = SnapshotFile.Read(_fs, path, persistenceId, entry.SequenceNr, entry.Ticks, out problem, _encryption);
                 }
                 catch (FileNotFoundException)
                 {

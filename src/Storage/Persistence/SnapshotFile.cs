@@ -66,8 +66,11 @@ internal static class SnapshotFile
         return true;
     }
 
-    /// <summary>Writes the file to <paramref name="path"/> and fsyncs it.</summary>
-    public static void Write(StoreFileSystem fs, string path, SnapshotMetadata metadata, string manifest, ReadOnlySpan<byte> payload)
+    /// <summary>What a snapshot file's key is derived for under encryption at rest.</summary>
+    public const string EncryptionContext = "snapshots";
+
+    /// <summary>Writes the file to <paramref name="path"/> and fsyncs it; sealed whole with <paramref name="encryption"/> when given.</summary>
+    public static void Write(StoreFileSystem fs, string path, SnapshotMetadata metadata, string manifest, ReadOnlySpan<byte> payload, StoreEncryption? encryption = null)
     {
         var id = Encoding.UTF8.GetBytes(metadata.PersistenceId);
         var manifestBytes = Encoding.UTF8.GetBytes(manifest);
@@ -94,6 +97,21 @@ internal static class SnapshotFile
         BinaryPrimitives.WriteUInt32LittleEndian(trailer, Crc32C.Finish(crc));
 
         using var file = fs.Open(path, FileMode.Create);
+        if (encryption is not null)
+        {
+            var plain = new byte[header.Length + id.Length + manifestBytes.Length + payload.Length + trailer.Length];
+            var p = plain.AsSpan();
+            header.CopyTo(p);
+            id.CopyTo(p = p[header.Length..]);
+            manifestBytes.CopyTo(p = p[id.Length..]);
+            payload.CopyTo(p = p[manifestBytes.Length..]);
+            trailer.CopyTo(p[payload.Length..]);
+
+            file.Write(encryption.SealFile(EncryptionContext, plain), 0);
+            file.Sync();
+            return;
+        }
+
         long at = 0;
         file.Write(header, at);
         file.Write(id, at += header.Length);
@@ -108,9 +126,15 @@ internal static class SnapshotFile
     /// <paramref name="persistenceId"/> at <paramref name="sequenceNr"/> and <paramref name="ticks"/>
     /// (its name). Null with a reason when anything is off.
     /// </summary>
-    public static StoredSnapshot? Read(StoreFileSystem fs, string path, string persistenceId, long sequenceNr, long ticks, out string? problem)
+    /// <exception cref="StoreKeyException">The file is encrypted and <paramref name="encryption"/> is missing or does not open it.</exception>
+    public static StoredSnapshot? Read(StoreFileSystem fs, string path, string persistenceId, long sequenceNr, long ticks, out string? problem, StoreEncryption? encryption = null)
     {
         var data = fs.ReadAllBytes(path) ?? throw new FileNotFoundException("snapshot file not found", path);
+        if (StoreEncryption.IsSealedFile(data))
+        {
+            data = (encryption ?? throw new StoreKeyException(StoreEncryption.NoEncryptionError)).OpenFile(EncryptionContext, data, out _);
+        }
+
         problem = Verify(data, persistenceId, sequenceNr, ticks, out var manifest, out var payload);
         if (problem is not null)
         {

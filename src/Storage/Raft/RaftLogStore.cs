@@ -33,6 +33,7 @@ public sealed class RaftLogStore : IDisposable
     private readonly StoreFileSystem _fs;
     private readonly IStreamStore _log;
     private readonly StoreFile _state;
+    private StoreEncryption? _encryption;
     private ulong _stateCounter;
     private HardState _written;
     private Snapshot? _snapshot;
@@ -46,18 +47,30 @@ public sealed class RaftLogStore : IDisposable
     }
 
     /// <summary>Opens (or creates) the member's directory.</summary>
-    public static RaftLogStore Open(string directory) => Open(directory, StoreFileSystem.Os, preallocate: true);
+    /// <param name="directory">The member's directory.</param>
+    /// <param name="encryption">Encryption at rest: the log's records and the snapshot are sealed (the hard
+    /// state, three numbers, is not); null: plaintext.</param>
+    /// <exception cref="StoreKeyException">The log or snapshot is encrypted and no configured key opens it.</exception>
+    public static RaftLogStore Open(string directory, StoreEncryption? encryption = null) => Open(directory, StoreFileSystem.Os, preallocate: true, encryption);
 
-    internal static RaftLogStore Open(string directory, StoreFileSystem fs, bool preallocate)
+    internal static RaftLogStore Open(string directory, StoreFileSystem fs, bool preallocate, StoreEncryption? encryption = null)
     {
         fs.CreateDirectory(directory);
         var log = StreamStores.OpenFile(Path.Combine(directory, "log"), new StoreConfig { Name = "raft" },
-            new FileStoreOptions { FileSystem = fs, Preallocate = preallocate, PreallocateInline = !preallocate, BlockSize = 4L * 1024 * 1024 });
+            new FileStoreOptions
+            {
+                FileSystem = fs,
+                Preallocate = preallocate,
+                PreallocateInline = !preallocate,
+                BlockSize = 4L * 1024 * 1024,
+                Encryption = encryption,
+                EncryptionContext = "raft:" + Path.GetFileName(Path.TrimEndingDirectorySeparator(directory)),
+            });
         var statePath = Path.Combine(directory, "state");
         var created = fs.ReadAllBytes(statePath) is null;
         var state = fs.Open(statePath, FileMode.OpenOrCreate);
         if (created) fs.SyncDirectory(directory);
-        var store = new RaftLogStore(directory, fs, log, state);
+        var store = new RaftLogStore(directory, fs, log, state) { _encryption = encryption };
         store.ReadHardState();
         store._snapshot = store.ReadSnapshot();
         return store;
@@ -251,6 +264,14 @@ public sealed class RaftLogStore : IDisposable
         snapshot.Data.Span.CopyTo(w[at..]); at += snapshot.Data.Length;
         BinaryPrimitives.WriteUInt32LittleEndian(w[at..], Crc32C.Finish(Crc32C.Append(Crc32C.Start, w[..at])));
 
+        WriteSnapshotFile(_encryption is null ? bytes : _encryption.SealFile(SnapshotContext, bytes));
+        _snapshot = snapshot;
+    }
+
+    private const string SnapshotContext = "raft-snapshot"; // what a sealed snapshot's key is derived for
+
+    private void WriteSnapshotFile(byte[] bytes)
+    {
         var path = Path.Combine(_directory, "snapshot");
         var temp = path + ".tmp";
         using (var file = _fs.Open(temp, FileMode.Create))
@@ -260,7 +281,6 @@ public sealed class RaftLogStore : IDisposable
         }
         _fs.Move(temp, path);
         _fs.SyncDirectory(_directory);
-        _snapshot = snapshot;
     }
 
     private static int WriteIds(Span<byte> w, int at, ulong[] ids)
@@ -279,6 +299,16 @@ public sealed class RaftLogStore : IDisposable
     {
         var bytes = _fs.ReadAllBytes(Path.Combine(_directory, "snapshot"));
         if (bytes is null) return null;
+        if (StoreEncryption.IsSealedFile(bytes))
+        {
+            bytes = (_encryption ?? throw new StoreKeyException(StoreEncryption.NoEncryptionError)).OpenFile(SnapshotContext, bytes, out var previous);
+            if (previous) WriteSnapshotFile(_encryption.SealFile(SnapshotContext, bytes)); // rotation: sealed with the current key from now on
+        }
+        else if (_encryption is not null)
+        {
+            WriteSnapshotFile(_encryption.SealFile(SnapshotContext, bytes)); // written before the key was set
+        }
+
         var r = bytes.AsSpan();
         try
         {

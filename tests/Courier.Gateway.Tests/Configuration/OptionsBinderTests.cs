@@ -200,9 +200,7 @@ public sealed class OptionsBinderTests
     [InlineData("authorization { users: [ { user: a, allowed_connection_types: [ STANDARD ] } ] }", "allowed_connection_types")]
     [InlineData("accounts { A { exports: [ { service: \"a.*\", account_token_position: 2 } ] } }", "account_token_position")]
     [InlineData("cluster { port: -1, permissions { import: \"a.>\" } }", "permissions")]
-    [InlineData("jetstream { key: \"s3cr3t\" }", "key")]
-    [InlineData("jetstream { cipher: aes }", "cipher")]
-    [InlineData("jetstream { prev_key: \"0ld\" }", "prev_key")]
+    [InlineData("jetstream { tpm { keys_file: \"keys.json\" } }", "tpm")]
     [InlineData("tls { pinned_certs: [ \"a1b2\" ] }", "pinned_certs")]
     [InlineData("tls { ocsp_peer: true }", "ocsp_peer")]
     [InlineData("mqtt { port: -1, stream_replicas: 3 }", "stream_replicas")]
@@ -213,6 +211,38 @@ public sealed class OptionsBinderTests
         Assert.Contains(e.Errors, m => m.EndsWith(
             $": field \"{key}\" is not implemented by Courier, and as it concerns security or durability a config that sets it is refused",
             StringComparison.Ordinal));
+    }
+
+    [Theory]
+    [InlineData("jetstream { key: \"s3cr3t\", cipher: aes, prev_key: \"0ld\" }", StoreCipher.Aes)]
+    [InlineData("jetstream { ek: \"s3cr3t\", cipher: chachapoly, prev_ek: \"0ld\" }", StoreCipher.ChaCha)]
+    [InlineData("jetstream { encryption_key: \"s3cr3t\", cipher: CHACHA, prev_encryption_key: \"0ld\" }", StoreCipher.ChaCha)]
+    public void Encryption_at_rest_is_bound_with_nats_servers_key_names(string config, StoreCipher cipher)
+    {
+        var (options, warnings) = Bind(config);
+
+        Assert.Empty(warnings);
+        Assert.Equal("s3cr3t", options.JetStreamKey);
+        Assert.Equal("0ld", options.JetStreamPreviousKey);
+        Assert.Equal(cipher, options.JetStreamCipher);
+        Assert.NotNull(options.JetStreamEncryption);
+    }
+
+    [Fact]
+    public void Without_a_key_nothing_is_encrypted_and_chacha_is_the_default_cipher()
+    {
+        var (options, _) = Bind("jetstream { store_dir: \"/tmp/x\" }");
+
+        Assert.Null(options.JetStreamEncryption);
+        Assert.Equal(StoreCipher.ChaCha, options.JetStreamCipher);
+    }
+
+    [Fact]
+    public void An_unknown_cipher_is_nats_servers_error()
+    {
+        var e = BindFails("jetstream {\n  key: k\n  cipher: des\n}");
+
+        Assert.Contains("test.conf:3:3: Unknown cipher type: \"des\"", e.Errors);
     }
 
     [Fact]

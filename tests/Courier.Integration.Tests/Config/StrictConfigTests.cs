@@ -135,9 +135,7 @@ public sealed class UnimplementedConfigKeyTests_Courier(CourierFixture server) :
     [InlineData("authorization {\n  auth_callout { issuer: x }\n}\n", "2:3", "auth_callout")]
     [InlineData("authorization {\n  user: a\n  proxy_required: true\n}\n", "3:3", "proxy_required")]
     [InlineData("cluster {\n  port: -1\n  permissions { import: \"a.>\" }\n}\n", "3:3", "permissions")]
-    [InlineData("jetstream {\n  key: \"s3cr3t\"\n}\n", "2:3", "key")]
-    [InlineData("jetstream {\n  cipher: aes\n}\n", "2:3", "cipher")]
-    [InlineData("jetstream {\n  prev_key: \"0ld\"\n}\n", "2:3", "prev_key")]
+    [InlineData("jetstream {\n  tpm { keys_file: \"keys.json\" }\n}\n", "2:3", "tpm")]
     public async Task A_security_or_durability_key_refuses_the_start_naming_it(string config, string position, string key)
     {
         var (exitCode, lines, file) = await StrictConfigTests<CourierFixture>.StartExpectingExitAsync(server.Kind, config);
@@ -161,11 +159,11 @@ public sealed class UnimplementedConfigKeyTests_Courier(CourierFixture server) :
     {
         await using var started = await server.StartServerAsync("authorization { user: a, password: pw }\n");
         var file = Path.Combine(started.Folder, "server.conf");
-        await File.WriteAllTextAsync(file, "authorization { user: a, password: changed }\njetstream {\n  key: \"s3cr3t\"\n}\n");
+        await File.WriteAllTextAsync(file, "authorization { user: a, password: changed }\njetstream {\n  tpm { keys_file: \"keys.json\" }\n}\n");
 
         await started.SignalAsync("HUP");
 
-        await StrictConfigTests<CourierFixture>.WaitForLogAsync(started, $"{file}:3:3: field \"key\" {Refused}");
+        await StrictConfigTests<CourierFixture>.WaitForLogAsync(started, $"{file}:3:3: field \"tpm\" {Refused}");
         Assert.DoesNotContain("Reloaded server configuration", started.Log.All(), StringComparison.Ordinal);
         await using var c = await WireClient.ConnectAsync(started);
         await c.HandshakeAsync("""{"verbose":false,"pedantic":false,"user":"a","pass":"pw"}""");

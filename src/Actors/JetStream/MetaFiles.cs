@@ -1,0 +1,77 @@
+using Courier.Storage;
+
+namespace Courier.Actors.JetStream;
+
+/// <summary>
+/// The small files JetStream keeps beside its stores: a stream's and a consumer's <c>meta.json</c> and a
+/// replica's copy of a consumer's state. Under encryption at rest (<c>jetstream { key }</c>) each is sealed
+/// whole with a key derived for its account, stream and consumer (nats-server seals its <c>meta.inf</c>
+/// the same way, with a <c>meta.key</c> beside it); without a key, plaintext as before.
+/// </summary>
+/// <param name="Encryption">The configured encryption; null: plaintext.</param>
+/// <param name="Account">The account whose files these are (part of every key's context).</param>
+internal sealed record MetaFiles(StoreEncryption? Encryption, string Account)
+{
+    /// <summary>Plaintext files (no key configured).</summary>
+    public static MetaFiles Plain { get; } = new(null, "$G");
+
+    /// <summary>What a stream's store key and meta file are derived for.</summary>
+    public string StreamContext(string stream) => Account + ":" + stream;
+
+    /// <summary>What a consumer's files are derived for.</summary>
+    public string ConsumerContext(string stream, string consumer) => Account + ":" + stream + ":" + consumer;
+
+    /// <summary>Writes <paramref name="content"/> durably (temporary file, fsync, rename), sealed when a key is configured.</summary>
+    public void WriteDurably(string path, byte[] content, string context) =>
+        StreamActor.WriteDurably(path, Encryption is null ? content : Encryption.SealFile(context, content));
+
+    /// <summary>Writes <paramref name="content"/> (no fsync), sealed when a key is configured.</summary>
+    public void Write(string path, byte[] content, string context) =>
+        File.WriteAllBytes(path, Encryption is null ? content : Encryption.SealFile(context, content));
+
+    /// <summary>
+    /// Reads a file these wrote. A file sealed under <c>prev_key</c>, or written without a key while one is
+    /// configured now, is written again sealed with the current key (nats-server's "Encrypting stream").
+    /// </summary>
+    /// <param name="path">The file.</param>
+    /// <param name="context">Its context (<see cref="StreamContext"/>, <see cref="ConsumerContext"/>).</param>
+    /// <param name="kind"><c>stream</c> or <c>consumer</c>: the word in nats-server's error.</param>
+    /// <exception cref="StoreKeyException">Sealed, and no configured key opens it: nats-server's
+    /// <c>Error decrypting our stream metafile: ...</c>.</exception>
+    public byte[] Read(string path, string context, string kind)
+    {
+        var data = File.ReadAllBytes(path);
+        if (!StoreEncryption.IsSealedFile(data))
+        {
+            if (Encryption is not null)
+            {
+                WriteDurably(path, data, context);
+            }
+
+            return data;
+        }
+
+        if (Encryption is null)
+        {
+            throw new StoreKeyException($"Error decrypting our {kind} metafile: {StoreEncryption.NoEncryptionError}");
+        }
+
+        byte[] plain;
+        bool previous;
+        try
+        {
+            plain = Encryption.OpenFile(context, data, out previous);
+        }
+        catch (StoreKeyException e)
+        {
+            throw new StoreKeyException($"Error decrypting our {kind} metafile: {e.Message}", e);
+        }
+
+        if (previous)
+        {
+            WriteDurably(path, plain, context); // rotation: sealed with the current key from now on
+        }
+
+        return plain;
+    }
+}
