@@ -361,7 +361,6 @@ internal sealed partial class JetStreamApi : ReceiveActor
     {
         var (type, error) = api switch
         {
-            _ when api.StartsWith("CONSUMER.PAUSE.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.consumer_pause_response", ApiError.RequiredApiLevel),
             _ when api.StartsWith("CONSUMER.UNPIN.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.consumer_unpin_response", ApiError.RequiredApiLevel),
             _ when api.StartsWith("CONSUMER.RESET.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.consumer_reset_response", ApiError.RequiredApiLevel),
             _ when _cluster is null && api.StartsWith("CONSUMER.LEADER.STEPDOWN.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.consumer_leader_stepdown_response", ApiError.ClusterRequired),

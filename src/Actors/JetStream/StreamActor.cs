@@ -48,7 +48,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         _consumers = consumers;
         _domain = domain;
         _counters = counters;
-        _consumerContext = new ConsumerContext(config.Retention == RetentionPolicy.WorkQueue, hasInterest, Echo: echo);
+        _consumerContext = new ConsumerContext(config.Retention == RetentionPolicy.WorkQueue, hasInterest, Echo: echo, Domain: domain);
         _interest = config.Retention == RetentionPolicy.Interest ? new InterestLedger(store) : null;
         _client = client;
         _out = client.CreatePublisher();
