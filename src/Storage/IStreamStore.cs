@@ -156,6 +156,13 @@ public interface IStreamStore : IDisposable
     /// </summary>
     IReadOnlyList<TtlExpiry> ExpiredByTtl(long now, int max);
 
+    /// <summary>
+    /// What <see cref="ExpireByAge"/> would remove at <paramref name="now"/> (Unix ns), oldest first, at most
+    /// <paramref name="max"/>, left stored: for a stream with subject delete markers, whose owner puts a marker in
+    /// place of a subject's last message.
+    /// </summary>
+    IReadOnlyList<TtlExpiry> AgedOut(long now, int max);
+
     // ---- State ----
 
     /// <summary>The stream's totals.</summary>

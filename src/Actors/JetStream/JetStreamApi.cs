@@ -700,6 +700,12 @@ internal sealed partial class JetStreamApi : ReceiveActor
             return;
         }
 
+        if (current.AllowMsgTtl && !config.AllowMsgTtl)
+        {
+            Fail(reply, type, ApiError.StreamInvalidConfig("message TTL status can not be disabled"));
+            return;
+        }
+
         if (current.DenyPurge && !config.DenyPurge)
         {
             Fail(reply, type, ApiError.StreamInvalidConfig("stream configuration update can not cancel deny purge"));
@@ -826,6 +832,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
         Discard = config.Discard,
         DiscardNewPerSubject = config.DiscardNewPerSubject,
         FirstSeq = config.FirstSeq,
+        AllowMsgTtl = config.AllowMsgTtl,
     };
 
     /// <summary>

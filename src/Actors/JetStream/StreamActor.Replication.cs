@@ -194,6 +194,9 @@ internal sealed partial class StreamActor
                     case ConsumerStateEntry:
                         ApplyConsumerState(data[1..]);
                         break;
+                    case ExpiredEntry:
+                        ApplyExpired(data[1..]);
+                        break;
                 }
             }
         }

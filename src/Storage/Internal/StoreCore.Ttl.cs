@@ -49,6 +49,40 @@ internal abstract partial class StoreCore
         }
     }
 
+    /// <inheritdoc/>
+    public IReadOnlyList<TtlExpiry> AgedOut(long now, int max)
+    {
+        lock (StateLock)
+        {
+            ThrowIfClosed();
+            var maxAge = _config.MaxAge;
+            if (maxAge <= TimeSpan.Zero || _msgs == 0)
+            {
+                return [];
+            }
+
+            var oldest = now - (maxAge.Ticks * 100); // TimeSpan ticks are 100 ns
+            List<TtlExpiry>? aged = null;
+            for (var seq = _first; seq <= _last && (aged?.Count ?? 0) < max; seq++)
+            {
+                if (!IsLive(seq) || NeverExpires(seq))
+                {
+                    continue;
+                }
+
+                var slot = _slots[seq];
+                if (slot.Timestamp > oldest)
+                {
+                    break;
+                }
+
+                (aged ??= []).Add(new TtlExpiry(seq, _subjects[slot.SubjectId]!.Text, slot.Timestamp + (maxAge.Ticks * 100)));
+            }
+
+            return aged ?? (IReadOnlyList<TtlExpiry>)[];
+        }
+    }
+
     /// <summary>Notes a new message's TTL when it has one (lock held).</summary>
     private void TrackTtl(ulong seq, long timestamp, ReadOnlySpan<byte> headers)
     {

@@ -16,11 +16,9 @@ namespace Courier.Integration.Tests.Wire;
 public sealed class JetStreamStrictApiTests(CourierFixture fixture) : IClassFixture<CourierFixture>
 {
     [Theory]
-    [InlineData("allow_msg_ttl", "true")]
     [InlineData("allow_atomic", "true")]
     [InlineData("allow_msg_counter", "true")]
     [InlineData("allow_msg_schedules", "true")]
-    [InlineData("subject_delete_marker_ttl", "1000000000")]
     [InlineData("placement", """{"cluster":"east"}""")]
     public async Task Stream_fields_courier_does_not_know_are_refused_on_create_and_update_not_echoed(string field, string value)
     {
