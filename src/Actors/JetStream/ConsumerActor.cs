@@ -114,6 +114,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         Command<Protocol.Tick>(_ => Tick());
         Command<Protocol.UpdateConfig>(update => UpdateConfig(update.Config));
         Command<Protocol.Resume>(_ => OnResume());
+        Command<Protocol.Reset>(reset => Sender.Tell(ResetTo(reset.Sequence)));
         Command<Protocol.GetInfo>(_ => Sender.Tell(Info("io.nats.jetstream.api.v1.consumer_info_response")));
         Command<Protocol.GetState>(_ => Sender.Tell(TakeSnapshot()));
         Command<Protocol.GetCreatedInfo>(_ =>
@@ -447,6 +448,9 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
 
         /// <summary>Run with this configuration from now on (a create that changed what may change).</summary>
         public sealed record UpdateConfig(ConsumerConfig Config);
+
+        /// <summary>CONSUMER.RESET: start again from <see cref="Sequence"/> (0: the ack floor); answered with the info after it.</summary>
+        public sealed record Reset(ulong Sequence);
 
         /// <summary>The time <c>pause_until</c> named has come.</summary>
         public sealed class Resume

@@ -353,7 +353,7 @@ internal sealed partial class JetStreamApi : ReceiveActor
 
     /// <summary>
     /// The <c>$JS.API</c> subjects nats-server serves and Courier has not built, answered with nats-server's
-    /// own error rather than left to time out: CONSUMER.PAUSE, UNPIN and RESET (API level 1 and up, above the
+    /// own error rather than left to time out: CONSUMER.UNPIN (API level 1 and up, above the
     /// advertised 2.10's 0: JSRequiredApiLevelErr), and the leader stepdowns of a server that is not clustered
     /// (JSClusterRequiredErr, as jsStreamLeaderStepDownRequest / jsConsumerLeaderStepDownRequest answer).
     /// </summary>
@@ -362,7 +362,6 @@ internal sealed partial class JetStreamApi : ReceiveActor
         var (type, error) = api switch
         {
             _ when api.StartsWith("CONSUMER.UNPIN.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.consumer_unpin_response", ApiError.RequiredApiLevel),
-            _ when api.StartsWith("CONSUMER.RESET.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.consumer_reset_response", ApiError.RequiredApiLevel),
             _ when _cluster is null && api.StartsWith("CONSUMER.LEADER.STEPDOWN.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.consumer_leader_stepdown_response", ApiError.ClusterRequired),
             _ when _cluster is null && api.StartsWith("STREAM.LEADER.STEPDOWN.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.stream_leader_stepdown_response", ApiError.ClusterRequired),
             _ => (null, null),

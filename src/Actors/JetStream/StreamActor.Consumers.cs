@@ -233,6 +233,9 @@ internal sealed partial class StreamActor
             case "PAUSE":
                 PauseConsumer(request);
                 break;
+            case "RESET":
+                ResetConsumer(request);
+                break;
             case "MSG.NEXT":
                 if (_consumers.TryGetValue(request.Consumer, out var consumer) && request.ReplyTo is { } inbox)
                 {

@@ -90,6 +90,9 @@ public sealed record ApiError(
 
     public static ApiError StreamStoreFailed(string reason) => new(503, 10077, reason);
 
+    /// <summary>CONSUMER.RESET to a sequence the consumer's deliver policy does not allow (JSConsumerInvalidResetErr).</summary>
+    public static ApiError ConsumerInvalidReset(string reason) => new(400, 10204, $"invalid reset: {reason}");
+
     /// <summary>A <c>Nats-TTL</c> nats-server cannot read (JSMessageTTLInvalidErr).</summary>
     public static ApiError MessageTtlInvalid => new(400, 10165, "invalid per-message TTL");
 

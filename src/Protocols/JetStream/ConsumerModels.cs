@@ -77,6 +77,15 @@ public sealed class ConsumerInfoResponse : ApiResponse
     /// <summary>Nanoseconds until the pause ends, while paused.</summary>
     [JsonPropertyName("pause_remaining")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long PauseRemaining { get; set; }
     [JsonPropertyName("ts")] public DateTime Ts { get; set; }
+
+    /// <summary>Only in CONSUMER.RESET's answer (nats-server's JSApiConsumerResetResponse: the info and this): where the consumer starts again.</summary>
+    [JsonPropertyName("reset_seq")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public ulong? ResetSeq { get; set; }
+}
+
+/// <summary>CONSUMER.RESET request: no body (or no seq) goes back to the ack floor; a seq starts there.</summary>
+public sealed class ConsumerResetRequest
+{
+    [JsonPropertyName("seq")] public ulong Seq { get; set; }
 }
 
 /// <summary>CONSUMER.PAUSE request: a time ahead pauses, none (or the zero time) resumes.</summary>
@@ -204,5 +213,6 @@ public sealed class ConsumerActionAdvisory
 [JsonSerializable(typeof(ConsumerActionAdvisory))]
 [JsonSerializable(typeof(ConsumerPauseRequest))]
 [JsonSerializable(typeof(ConsumerPauseResponse))]
+[JsonSerializable(typeof(ConsumerResetRequest))]
 [JsonSerializable(typeof(ConsumerPauseAdvisory))]
 public sealed partial class ConsumerJsonContext : JsonSerializerContext;

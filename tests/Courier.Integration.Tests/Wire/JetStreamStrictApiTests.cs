@@ -9,8 +9,8 @@ namespace Courier.Integration.Tests.Wire;
 /// nats-server 2.12's strict JetStream API (<c>jetstream.strict</c>, on by default), which 2.9.10 lacks, so
 /// Courier only, following jetstream_api.go: a stream or consumer field Courier does not implement is refused
 /// (unknown ones with <c>invalid JSON: json: unknown field "…"</c>, as unmarshalRequest's DisallowUnknownFields
-/// answers), never stored and echoed; CONSUMER.UNPIN and RESET, above the advertised 2.10's API level,
-/// are answered with JSRequiredApiLevelErr instead of silence (PAUSE is built: ConsumerPauseTests).
+/// answers), never stored and echoed; CONSUMER.UNPIN, above the advertised 2.10's API level, is answered with
+/// JSRequiredApiLevelErr instead of silence (PAUSE and RESET are built: ConsumerPauseTests, ConsumerResetTests).
 /// </summary>
 [Trait("server", "courier")]
 public sealed class JetStreamStrictApiTests(CourierFixture fixture) : IClassFixture<CourierFixture>
@@ -132,7 +132,6 @@ public sealed class JetStreamStrictApiTests(CourierFixture fixture) : IClassFixt
 
     [Theory]
     [InlineData("$JS.API.CONSUMER.UNPIN.S.C", """{"group":"jobs"}""", "io.nats.jetstream.api.v1.consumer_unpin_response")]
-    [InlineData("$JS.API.CONSUMER.RESET.S.C", "", "io.nats.jetstream.api.v1.consumer_reset_response")]
     public async Task Consumer_requests_above_the_api_level_are_answered(string subject, string body, string type)
     {
         await fixture.WithJetStreamAsync(async server =>
