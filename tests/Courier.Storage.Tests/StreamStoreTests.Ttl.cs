@@ -55,6 +55,24 @@ public abstract partial class StreamStoreTests
     }
 
     [Fact]
+    public void Aged_out_lists_what_max_age_would_remove_without_removing_it_and_passes_over_never()
+    {
+        var store = Create(new StoreConfig { Name = "TTL", AllowMsgTtl = true, MaxAge = TimeSpan.FromSeconds(10) });
+        const long t0 = 1_700_000_000 * Second;
+        PutOk(store, "a", timestamp: t0);                                                   // 1
+        Assert.True(Put(store, "b", headers: Ttl("never"), timestamp: t0).Ok);              // 2
+        PutOk(store, "c", timestamp: t0 + Second);                                          // 3
+        PutOk(store, "d", timestamp: t0 + (30 * Second));                                   // 4
+        store.Flush();
+        store = Reopen(store);
+
+        Assert.Empty(store.AgedOut(t0 + (5 * Second), 100));
+        Assert.Equal([(1UL, "a"), (3UL, "c")], store.AgedOut(t0 + (12 * Second), 100).Select(e => (e.Sequence, e.Subject)));
+        Assert.Equal([1UL], store.AgedOut(t0 + (12 * Second), 1).Select(e => e.Sequence));
+        Assert.Equal(4UL, store.State().Msgs);
+    }
+
+    [Fact]
     public void Without_allow_msg_ttl_the_header_is_nothing_to_the_store()
     {
         var store = Create(new StoreConfig { Name = "PLAIN", MaxAge = TimeSpan.FromSeconds(10) });
