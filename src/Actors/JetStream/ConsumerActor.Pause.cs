@@ -11,6 +11,8 @@ namespace Courier.Actors.JetStream;
 /// </summary>
 internal sealed partial class ConsumerActor
 {
+    private static readonly TimeSpan MaxResumeWait = TimeSpan.FromDays(1);
+
     /// <summary>Paused at <paramref name="now"/>: <c>pause_until</c> is set and still ahead.</summary>
     private bool IsPaused(DateTime now) => _config.PauseUntil is { } until && now < until;
 
@@ -26,7 +28,9 @@ internal sealed partial class ConsumerActor
         var now = DateTime.UtcNow;
         if (IsPaused(now))
         {
-            Timers.StartSingleTimer("resume", Protocol.Resume.Instance, _config.PauseUntil!.Value - now);
+            // At most a day at a time (a pause may run for years; the timer looks again when it fires).
+            var wait = _config.PauseUntil!.Value - now;
+            Timers.StartSingleTimer("resume", Protocol.Resume.Instance, wait < MaxResumeWait ? wait : MaxResumeWait);
         }
 
         if (announce)
@@ -41,7 +45,7 @@ internal sealed partial class ConsumerActor
         var now = DateTime.UtcNow;
         if (IsPaused(now))
         {
-            OnPauseChanged(announce: false); // fired a little early: wait for the rest
+            OnPauseChanged(announce: false); // a long pause's daily look, or a little early: wait for the rest
             return;
         }
 
