@@ -118,7 +118,7 @@ public sealed class MessageTtlTests(CourierFixture fixture) : IClassFixture<Cour
         });
 
     [Fact]
-    public Task A_key_created_with_a_ttl_through_NATS_Net_expires_and_can_be_created_again() =>
+    public Task A_key_created_with_a_ttl_through_NATS_Net_expires_and_can_be_created_again_and_a_purge_marker_with_a_ttl_expires() =>
         NatsNetClient.WithJetStreamAsync(fixture, async (nats, js, p, ct) =>
         {
             // The bucket's stream as NATS.Net's CreateStoreAsync makes it with LimitMarkerTTL (NATS.Net asks $JS.API.INFO
@@ -159,6 +159,11 @@ public sealed class MessageTtlTests(CourierFixture fixture) : IClassFixture<Cour
             var again = await kv.CreateAsync("key", "again", cancellationToken: ct);
             Assert.True(again > revision);
             Assert.Equal("again", (await kv.GetEntryAsync<string>("key", cancellationToken: ct)).Value);
+
+            // A purge marker with a TTL (NATS.Net PurgeAsync(key, ttl)) goes in its turn, and leaves no marker of its own.
+            await kv.PurgeAsync("key", TimeSpan.FromSeconds(1), cancellationToken: ct);
+            await Assert.ThrowsAsync<NatsKVKeyDeletedException>(async () => await kv.GetEntryAsync<string>("key", cancellationToken: ct));
+            Assert.True(await PollAsync(async () => (await js.GetStreamAsync($"KV_{bucket}", cancellationToken: ct)).Info.State.Messages == 0, ct), "the purge marker never expired");
         });
 
     /// <summary>STREAM.MSG.GET's header block (base64) as text.</summary>
