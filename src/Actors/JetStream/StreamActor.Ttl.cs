@@ -1,6 +1,6 @@
 using System.Buffers.Binary;
-using Akka.Actor;
 using System.Text;
+using Akka.Actor;
 using Courier.Actors.Connections;
 using Courier.Protocols;
 using Courier.Protocols.JetStream;
