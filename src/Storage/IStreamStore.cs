@@ -141,8 +141,27 @@ public interface IStreamStore : IDisposable
     /// <summary>Removes every message above <paramref name="sequence"/>, which must be a stored message; LastSeq becomes it. 0 resets the store to empty with LastSeq 0. Durable on return.</summary>
     StoreError Truncate(ulong sequence);
 
-    /// <summary>Removes messages older than max_age at <paramref name="now"/> (Unix ns), from the front, as nats-server's expiry timer. Returns how many.</summary>
+    /// <summary>
+    /// Removes messages older than max_age at <paramref name="now"/> (Unix ns), from the front, as nats-server's
+    /// expiry timer; with <see cref="StoreConfig.AllowMsgTtl"/> a message whose <c>Nats-TTL</c> is <c>never</c>
+    /// stays. Returns how many.
+    /// </summary>
     ulong ExpireByAge(long now);
+
+    /// <summary>
+    /// With <see cref="StoreConfig.AllowMsgTtl"/>: messages whose <c>Nats-TTL</c> has run out at
+    /// <paramref name="now"/> (Unix ns), earliest expiry first, at most <paramref name="max"/>. They stay stored:
+    /// the owner removes each (or replaces it with a subject delete marker), so a replicated stream's leader
+    /// can put the removal through its log. The index is rebuilt when a FileStore opens.
+    /// </summary>
+    IReadOnlyList<TtlExpiry> ExpiredByTtl(long now, int max);
+
+    /// <summary>
+    /// What <see cref="ExpireByAge"/> would remove at <paramref name="now"/> (Unix ns), oldest first, at most
+    /// <paramref name="max"/>, left stored: for a stream with subject delete markers, whose owner puts a marker in
+    /// place of a subject's last message.
+    /// </summary>
+    IReadOnlyList<TtlExpiry> AgedOut(long now, int max);
 
     // ---- State ----
 

@@ -32,6 +32,12 @@ public sealed record StoreConfig
     /// <summary><c>discard_new_per_subject</c>: with <see cref="DiscardPolicy.New"/>, refuse a message whose subject is at max_msgs_per_subject.</summary>
     public bool DiscardNewPerSubject { get; init; }
 
+    /// <summary>
+    /// <c>allow_msg_ttl</c>: messages with a <c>Nats-TTL</c> header are indexed by their expiry
+    /// (<see cref="IStreamStore.ExpiredByTtl"/>), and those whose TTL is <c>never</c> outlive max_age.
+    /// </summary>
+    public bool AllowMsgTtl { get; init; }
+
     /// <summary><c>first_seq</c>: the sequence the first message of a new stream gets (0 or 1: start at 1).</summary>
     public ulong FirstSeq { get; init; }
 }

@@ -55,7 +55,8 @@ internal sealed partial class ConsumerActor
         // A push consumer delivers only while someone subscribes to its deliver subject, as nats-server:
         // messages wait in the stream meanwhile (the tick looks again).
         var pushReady = IsPush && _context.HasInterest(_config.DeliverSubject!);
-        while (IsPush ? pushReady && !FlowControlStalled : _waiting.Count > 0)
+        var paused = IsPaused(_passNow); // nothing goes out while paused, redeliveries included (nats-server's loopAndGatherMsgs)
+        while (!paused && (IsPush ? pushReady && !FlowControlStalled : _waiting.Count > 0))
         {
             if (_config.AckPolicy != AckPolicy.None && _pending.Count >= maxAckPending && _redeliver.Count == 0)
             {
@@ -115,14 +116,14 @@ internal sealed partial class ConsumerActor
             }
         }
 
-        if (!IsPush && !atAckLimit)
+        if (!IsPush && !atAckLimit && !paused)
         {
             EndNoWaitRequests();
         }
 
         AdvanceAckFloor();
         ReportInterest();
-        _context.Feed?.Publish(_nextSeq, IsPush ? pushReady : _waiting.Count > 0);
+        _context.Feed?.Publish(_nextSeq, !paused && (IsPush ? pushReady : _waiting.Count > 0));
     }
 
     /// <summary>

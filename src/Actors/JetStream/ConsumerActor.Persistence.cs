@@ -53,6 +53,11 @@ internal sealed partial class ConsumerActor
             _initialInfo = Info("io.nats.jetstream.api.v1.consumer_info_response");
         }
 
+        if (_config.PauseUntil is not null)
+        {
+            OnPauseChanged(announce: IsPaused(DateTime.UtcNow));
+        }
+
         Deliver();
     }
 

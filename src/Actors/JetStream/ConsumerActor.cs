@@ -113,6 +113,8 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         Command<Protocol.FlowControlResponse>(OnFlowControlResponse);
         Command<Protocol.Tick>(_ => Tick());
         Command<Protocol.UpdateConfig>(update => UpdateConfig(update.Config));
+        Command<Protocol.Resume>(_ => OnResume());
+        Command<Protocol.Reset>(reset => Sender.Tell(ResetTo(reset.Sequence)));
         Command<Protocol.GetInfo>(_ => Sender.Tell(Info("io.nats.jetstream.api.v1.consumer_info_response")));
         Command<Protocol.GetState>(_ => Sender.Tell(TakeSnapshot()));
         Command<Protocol.GetCreatedInfo>(_ =>
@@ -263,6 +265,11 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     {
         var previous = _config;
         _config = config;
+        if (previous.PauseUntil != config.PauseUntil)
+        {
+            OnPauseChanged(announce: true);
+        }
+
         if (IsPush && !string.Equals(previous.DeliverSubject, config.DeliverSubject, StringComparison.Ordinal))
         {
             foreach (var (seq, _) in _pending)
@@ -365,7 +372,14 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         return pending + _store.NumPending(_nextSeq, one, lastPerSubject: false).Total;
     }
 
-    private ConsumerInfoResponse Info(string type) => new()
+    private ConsumerInfoResponse Info(string type)
+    {
+        var info = NewInfo(type);
+        FillPause(info, info.Ts);
+        return info;
+    }
+
+    private ConsumerInfoResponse NewInfo(string type) => new()
     {
         Type = type,
         StreamName = _stream,
@@ -434,6 +448,19 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
 
         /// <summary>Run with this configuration from now on (a create that changed what may change).</summary>
         public sealed record UpdateConfig(ConsumerConfig Config);
+
+        /// <summary>CONSUMER.RESET: start again from <see cref="Sequence"/> (0: the ack floor); answered with the info after it.</summary>
+        public sealed record Reset(ulong Sequence);
+
+        /// <summary>The time <c>pause_until</c> named has come.</summary>
+        public sealed class Resume
+        {
+            public static readonly Resume Instance = new();
+
+            private Resume()
+            {
+            }
+        }
 
         /// <summary>Check deadlines, expiries and heartbeats.</summary>
         public sealed class Tick
@@ -504,4 +531,5 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
 /// <param name="Feed">The messages the stream removed before this consumer read them (<see cref="DisplacedMessages"/>).</param>
 /// <param name="Echo">The account's second JetStream connection, for advisories the account's streams may store (null: the consumer's own).</param>
 /// <param name="Seed">A replicated stream's new leader: the state the old leader replicated, taken when newer than this node's journal.</param>
-internal sealed record ConsumerContext(bool WorkQueue, Func<string, bool> HasInterest, InterestParticipant? Interest = null, ConsumerFeed? Feed = null, InProcessClient? Echo = null, ConsumerSnapshot? Seed = null);
+/// <param name="Domain">The JetStream domain, for advisories.</param>
+internal sealed record ConsumerContext(bool WorkQueue, Func<string, bool> HasInterest, InterestParticipant? Interest = null, ConsumerFeed? Feed = null, InProcessClient? Echo = null, ConsumerSnapshot? Seed = null, string? Domain = null);

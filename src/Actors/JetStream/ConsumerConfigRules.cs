@@ -169,6 +169,14 @@ internal static class ConsumerConfigRules
         return null;
     }
 
+    /// <summary>A <c>pause_until</c> as kept: in UTC, and none for Go's zero time (nats-server stores it so, and the zero time resumes).</summary>
+    public static DateTime? PauseTime(DateTime? until) =>
+        until is not { } time || time == DateTime.MinValue ? null : time.Kind == DateTimeKind.Unspecified ? DateTime.SpecifyKind(time, DateTimeKind.Utc) : time.ToUniversalTime();
+
+    /// <summary>A copy to change (a running consumer's configuration is replaced whole, never changed in place).</summary>
+    public static ConsumerConfig Copy(ConsumerConfig config) =>
+        JsonSerializer.Deserialize(JsonSerializer.SerializeToUtf8Bytes(config, ConsumerJsonContext.Default.ConsumerConfig), ConsumerJsonContext.Default.ConsumerConfig)!;
+
     /// <summary>
     /// Whether a create's configuration (its defaults applied) is the one <paramref name="current"/> runs
     /// with, field by field as nats-server's reflect.DeepEqual of the two; metadata in any order.

@@ -364,7 +364,7 @@ internal sealed partial class JetStreamApi : ReceiveActor, IWithTimers
 
     /// <summary>
     /// The <c>$JS.API</c> subjects nats-server serves and Courier has not built, answered with nats-server's
-    /// own error rather than left to time out: CONSUMER.PAUSE, UNPIN and RESET (API level 1 and up, above the
+    /// own error rather than left to time out: CONSUMER.UNPIN (API level 1 and up, above the
     /// advertised 2.10's 0: JSRequiredApiLevelErr), and the leader stepdowns of a server that is not clustered
     /// (JSClusterRequiredErr, as jsStreamLeaderStepDownRequest / jsConsumerLeaderStepDownRequest answer).
     /// </summary>
@@ -372,9 +372,7 @@ internal sealed partial class JetStreamApi : ReceiveActor, IWithTimers
     {
         var (type, error) = api switch
         {
-            _ when api.StartsWith("CONSUMER.PAUSE.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.consumer_pause_response", ApiError.RequiredApiLevel),
             _ when api.StartsWith("CONSUMER.UNPIN.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.consumer_unpin_response", ApiError.RequiredApiLevel),
-            _ when api.StartsWith("CONSUMER.RESET.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.consumer_reset_response", ApiError.RequiredApiLevel),
             _ when _cluster is null && api.StartsWith("CONSUMER.LEADER.STEPDOWN.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.consumer_leader_stepdown_response", ApiError.ClusterRequired),
             _ when _cluster is null && api.StartsWith("STREAM.LEADER.STEPDOWN.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.stream_leader_stepdown_response", ApiError.ClusterRequired),
             _ => (null, null),
@@ -720,6 +718,12 @@ internal sealed partial class JetStreamApi : ReceiveActor, IWithTimers
             return;
         }
 
+        if (current.AllowMsgTtl && !config.AllowMsgTtl)
+        {
+            Fail(reply, type, ApiError.StreamInvalidConfig("message TTL status can not be disabled"));
+            return;
+        }
+
         if (current.DenyPurge && !config.DenyPurge)
         {
             Fail(reply, type, ApiError.StreamInvalidConfig("stream configuration update can not cancel deny purge"));
@@ -852,6 +856,7 @@ internal sealed partial class JetStreamApi : ReceiveActor, IWithTimers
         Discard = config.Discard,
         DiscardNewPerSubject = config.DiscardNewPerSubject,
         FirstSeq = config.FirstSeq,
+        AllowMsgTtl = config.AllowMsgTtl,
     };
 
     /// <summary>

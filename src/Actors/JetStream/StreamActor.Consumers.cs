@@ -230,6 +230,12 @@ internal sealed partial class StreamActor
                 }
 
                 break;
+            case "PAUSE":
+                PauseConsumer(request);
+                break;
+            case "RESET":
+                ResetConsumer(request);
+                break;
             case "MSG.NEXT":
                 if (_consumers.TryGetValue(request.Consumer, out var consumer) && request.ReplyTo is { } inbox)
                 {
@@ -287,6 +293,7 @@ internal sealed partial class StreamActor
         }
 
         ConsumerConfigRules.ApplyDefaults(config);
+        config.PauseUntil = ConsumerConfigRules.PauseTime(config.PauseUntil);
         if (ConsumerConfigRules.Check(config, _config) is { } invalid)
         {
             Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = invalid }, JetStreamJsonContext.Default.ErrorResponse);
@@ -307,8 +314,9 @@ internal sealed partial class StreamActor
             if (_consumerConfigs.TryGetValue(name, out var current))
             {
                 // A durable's config.name is set by CONSUMER.CREATE and not by DURABLE.CREATE (nats-server sets it
-                // on both): no difference.
+                // on both): no difference. pause_until stays as it is: only CONSUMER.PAUSE changes it (nats-server).
                 config.Name = current.Name;
+                config.PauseUntil = current.PauseUntil;
                 if (!ConsumerConfigRules.SameConfig(config, current))
                 {
                     var unchangeable = create.Action == ConsumerAction.Create
@@ -398,7 +406,9 @@ internal sealed partial class StreamActor
 
     /// <summary>
     /// A running consumer takes a changed configuration (<see cref="ConsumerConfigRules.CheckUpdate"/> allowed
-    /// it); a durable's meta file is rewritten first, so a restart starts it with the new one.
+    /// it, or CONSUMER.PAUSE); a durable's meta file is rewritten first, so a restart starts it with the new
+    /// one, and on a replicated stream the new definition goes through the log too, so every replica's meta
+    /// file has it (a new leader starts the consumer with it).
     /// </summary>
     private void UpdateConsumer(string name, IActorRef consumer, ConsumerConfig config)
     {
@@ -411,6 +421,10 @@ internal sealed partial class StreamActor
             }
 
             _consumerStarts[name] = (config, start.Created);
+            if (_replication is not null)
+            {
+                ProposeConsumer(name, start.Created, config, replyTo: null);
+            }
         }
 
         _consumerConfigs[name] = config;

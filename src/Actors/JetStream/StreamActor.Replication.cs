@@ -269,6 +269,9 @@ internal sealed partial class StreamActor
                     case ConsumerStateEntry:
                         ApplyConsumerState(data[1..]);
                         break;
+                    case ExpiredEntry:
+                        ApplyExpired(data[1..]);
+                        break;
                 }
             }
         }
@@ -684,8 +687,11 @@ internal sealed partial class StreamActor
 
         var directory = Path.Combine(consumers, meta.Name);
         var file = Path.Combine(directory, ConsumerMetaFileName);
-        if (!File.Exists(file))
+        if (!_leading || !File.Exists(file))
         {
+            // A create, or on a follower also an update (pause_until, a changed configuration): the last entry's
+            // definition is what this replica starts the consumer with if it comes to lead. The leader wrote its
+            // own when it took the update, and later entries of its may already be applied there.
             Directory.CreateDirectory(directory);
             _meta.WriteDurably(file, JsonSerializer.SerializeToUtf8Bytes(meta, ConsumerJsonContext.Default.ConsumerMetaFile), _meta.ConsumerContext(_config.Name, meta.Name));
         }
@@ -697,6 +703,11 @@ internal sealed partial class StreamActor
 
         if (_consumers.TryGetValue(meta.Name, out var existing))
         {
+            if (reply.Length == 0)
+            {
+                return; // an update the leader already runs with (UpdateConsumer)
+            }
+
             ReplyConsumerInfoLater(existing, ConsumerActor.Protocol.GetInfo.Instance, reply.Length > 0 ? reply : null, Type);
             return;
         }

@@ -233,7 +233,11 @@ internal sealed partial class StreamActor
     /// Stores one message after nats-server's header checks: Nats-Msg-Id dedupe within the duplicate
     /// window, Nats-Expected-* expectations, Nats-Rollup. Returns the PubAck when it is not a plain success.
     /// </summary>
-    private PubAck? AppendChecked(InternalMessage m, out StoreResult result, long timestamp = 0)
+    /// <param name="m">The message.</param>
+    /// <param name="result">What the store said.</param>
+    /// <param name="timestamp">The time to store it with (0: now).</param>
+    /// <param name="sourced">It comes from a source: its <c>Nats-TTL</c> is kept as a header, not refused (nats-server).</param>
+    private PubAck? AppendChecked(InternalMessage m, out StoreResult result, long timestamp = 0, bool sourced = false)
     {
         result = default;
         if (_config.Sealed)
@@ -254,6 +258,12 @@ internal sealed partial class StreamActor
             if (NatsHeaders.Get(headers, "Nats-Expected-Stream") is { } expectedStream && expectedStream != _config.Name)
             {
                 return new PubAck { Error = new ApiError(400, 10060, "expected stream does not match") };
+            }
+
+            // A TTL'd message on a stream without allow_msg_ttl is refused (an unreadable one is refused below, as invalid).
+            if (!sourced && !_config.AllowMsgTtl && MessageTtl.TryRead(headers, out var refusedTtl) && refusedTtl != 0)
+            {
+                return new PubAck { Stream = _config.Name, Error = ApiError.MessageTtlDisabled };
             }
 
             var last = _store.State().LastSeq;
@@ -283,6 +293,22 @@ internal sealed partial class StreamActor
         if (rollup is not null && !_config.AllowRollup)
         {
             return new PubAck { Error = new ApiError(500, 10111, "rollup not permitted") };
+        }
+
+        if (headers is not null && !sourced)
+        {
+            if (!MessageTtl.TryRead(headers, out var ttl))
+            {
+                return new PubAck { Stream = _config.Name, Error = ApiError.MessageTtlInvalid };
+            }
+
+            // With delete markers a TTL is at least the markers' own, or a marker could outlive what follows it
+            // (nats-server; max_msgs_per_subject 1 needs none: a subject keeps one message anyway).
+            var markerTtl = _config.SubjectDeleteMarkerTtl / 1_000_000_000;
+            if (ttl > 0 && markerTtl > 0 && _config.MaxMsgsPerSubject != 1 && ttl < markerTtl)
+            {
+                headers = NatsHeaders.Set(headers, MessageTtl.Header, markerTtl.ToString(System.Globalization.CultureInfo.InvariantCulture));
+            }
         }
 
         var (republishTo, subjectLastSequence) = RepublishTarget(m.Subject);

@@ -54,7 +54,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         _consumers = consumers;
         _domain = domain;
         _counters = counters;
-        _consumerContext = new ConsumerContext(config.Retention == RetentionPolicy.WorkQueue, hasInterest, Echo: echo);
+        _consumerContext = new ConsumerContext(config.Retention == RetentionPolicy.WorkQueue, hasInterest, Echo: echo, Domain: domain);
         _interest = config.Retention == RetentionPolicy.Interest ? new InterestLedger(store) : null;
         _client = client;
         _out = client.CreatePublisher();
@@ -125,7 +125,16 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
             Advisories.Consumer(_echoOut, _config.Name, expired.Name, AdvisoryAction.Delete, _domain);
             DeleteConsumerDirectory(expired.Name); // a durable's definition: gone, so a restart does not recreate it
         });
-        Receive<Protocol.ExpireByAge>(_ => _store.ExpireByAge((DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100));
+        Receive<Protocol.ExpireByAge>(_ =>
+        {
+            if (_config.SubjectDeleteMarkerTtl <= 0)
+            {
+                _store.ExpireByAge((DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100);
+            }
+
+            // With delete markers the TTL tick expires by age too (a subject's last message leaves a marker).
+        });
+        Receive<Protocol.ExpireByTtl>(_ => ExpireByTtl());
         Receive<Protocol.SyncStore>(_ => _store.Sync());
         if (replication is not null)
         {
@@ -226,6 +235,7 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         _config = config;
         _ingest = IngestTransform(config);
         _store.UpdateConfig(JetStreamApi.ToStoreConfig(config));
+        ScheduleTtlExpiry();
         if (_directory is not null)
         {
             var meta = new StreamInfoResponse { Config = config, Created = _created };
@@ -240,11 +250,13 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         {
             // A replica subscribes, runs consumers and answers only while it leads (StreamActor.Replication.cs).
             StartReplication(replication);
+            ScheduleTtlExpiry(); // the tick does nothing unless this replica leads
             _streams.Open(_config.Name, _store);
             return;
         }
 
         Subscribe();
+        ScheduleTtlExpiry();
         if (_config.MaxAge > 0)
         {
             Timers.StartPeriodicTimer("max_age", Protocol.ExpireByAge.Instance, AgeCheckInterval);
@@ -509,6 +521,16 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
             public static readonly LeaderWaitOver Instance = new();
 
             private LeaderWaitOver()
+            {
+            }
+        }
+
+        /// <summary>Remove (or mark) messages whose Nats-TTL has run out (StreamActor.Ttl.cs).</summary>
+        public sealed class ExpireByTtl
+        {
+            public static readonly ExpireByTtl Instance = new();
+
+            private ExpireByTtl()
             {
             }
         }

@@ -141,6 +141,32 @@ internal static class StreamConfigRules
             }
         }
 
+        // subject_delete_marker_ttl (nats-server 2.11, not pedantic): at least a second; it brings message TTLs and
+        // roll-ups with it (a marker rolls its subject up, and expires by its own TTL).
+        if (config.SubjectDeleteMarkerTtl > 0)
+        {
+            if (config.SubjectDeleteMarkerTtl < 1_000_000_000)
+            {
+                return ApiError.StreamInvalidConfig("subject delete marker TTL must be at least 1 second");
+            }
+
+            if (config.Mirror is not null)
+            {
+                return ApiError.StreamInvalidConfig("subject delete markers forbidden on mirrors");
+            }
+
+            config.AllowMsgTtl = true;
+            if (!config.AllowRollup)
+            {
+                config.AllowRollup = true;
+                config.DenyPurge = false;
+            }
+        }
+        else if (config.SubjectDeleteMarkerTtl < 0)
+        {
+            return ApiError.StreamInvalidConfig("subject delete marker TTL must not be negative");
+        }
+
         if (CheckOrigins(config, streams ?? (_ => null)) is { } badOrigin)
         {
             return badOrigin;

@@ -90,6 +90,15 @@ public sealed record ApiError(
 
     public static ApiError StreamStoreFailed(string reason) => new(503, 10077, reason);
 
+    /// <summary>CONSUMER.RESET to a sequence the consumer's deliver policy does not allow (JSConsumerInvalidResetErr).</summary>
+    public static ApiError ConsumerInvalidReset(string reason) => new(400, 10204, $"invalid reset: {reason}");
+
+    /// <summary>A <c>Nats-TTL</c> nats-server cannot read (JSMessageTTLInvalidErr).</summary>
+    public static ApiError MessageTtlInvalid => new(400, 10165, "invalid per-message TTL");
+
+    /// <summary>A <c>Nats-TTL</c> on a stream without allow_msg_ttl (JSMessageTTLDisabledErr).</summary>
+    public static ApiError MessageTtlDisabled => new(400, 10166, "per-message TTL is disabled");
+
     public static ApiError StreamSealed => new(400, 10109, "invalid operation on sealed stream");
 }
 
@@ -172,6 +181,15 @@ public sealed class StreamConfig
 
     /// <summary>2.10's input transform: a published subject matching <c>src</c> is stored under the mapped <c>dest</c>.</summary>
     [JsonPropertyName("subject_transform")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public SubjectTransformConfig? SubjectTransform { get; set; }
+
+    /// <summary>2.11's <c>allow_msg_ttl</c>: a message's <c>Nats-TTL</c> header sets when it expires (refused without it).</summary>
+    [JsonPropertyName("allow_msg_ttl")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool AllowMsgTtl { get; set; }
+
+    /// <summary>
+    /// 2.11's <c>subject_delete_marker_ttl</c> (nanoseconds): when max_age or a TTL removes a subject's last message,
+    /// a delete marker (<c>Nats-Marker-Reason: MaxAge</c>) takes its place for this long.
+    /// </summary>
+    [JsonPropertyName("subject_delete_marker_ttl")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long SubjectDeleteMarkerTtl { get; set; }
 
 }
 

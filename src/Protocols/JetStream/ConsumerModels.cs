@@ -32,6 +32,12 @@ public sealed class ConsumerConfig
     [JsonPropertyName("mem_storage")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool MemoryStorage { get; set; }
     [JsonPropertyName("inactive_threshold")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long InactiveThreshold { get; set; }
     [JsonPropertyName("metadata")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public Dictionary<string, string>? Metadata { get; set; }
+
+    /// <summary>
+    /// nats-server 2.11's <c>pause_until</c>: no deliveries before this time (UTC). Set on create, and afterwards
+    /// only by CONSUMER.PAUSE (a create or update of an existing consumer keeps the running value, as nats-server).
+    /// </summary>
+    [JsonPropertyName("pause_until")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public DateTime? PauseUntil { get; set; }
 }
 
 /// <summary>CONSUMER.CREATE / DURABLE.CREATE request.</summary>
@@ -64,7 +70,52 @@ public sealed class ConsumerInfoResponse : ApiResponse
     [JsonPropertyName("num_waiting")] public int NumWaiting { get; set; }
     [JsonPropertyName("num_pending")] public ulong NumPending { get; set; }
     [JsonPropertyName("push_bound")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool PushBound { get; set; }
+
+    /// <summary>The consumer is paused now (<see cref="ConsumerConfig.PauseUntil"/> is ahead).</summary>
+    [JsonPropertyName("paused")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool Paused { get; set; }
+
+    /// <summary>Nanoseconds until the pause ends, while paused.</summary>
+    [JsonPropertyName("pause_remaining")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long PauseRemaining { get; set; }
     [JsonPropertyName("ts")] public DateTime Ts { get; set; }
+
+    /// <summary>Only in CONSUMER.RESET's answer (nats-server's JSApiConsumerResetResponse: the info and this): where the consumer starts again.</summary>
+    [JsonPropertyName("reset_seq")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public ulong? ResetSeq { get; set; }
+}
+
+/// <summary>CONSUMER.RESET request: no body (or no seq) goes back to the ack floor; a seq starts there.</summary>
+public sealed class ConsumerResetRequest
+{
+    [JsonPropertyName("seq")] public ulong Seq { get; set; }
+}
+
+/// <summary>CONSUMER.PAUSE request: a time ahead pauses, none (or the zero time) resumes.</summary>
+public sealed class ConsumerPauseRequest
+{
+    [JsonPropertyName("pause_until")] public DateTime? PauseUntil { get; set; }
+}
+
+/// <summary>CONSUMER.PAUSE response (nats-server's JSApiConsumerPauseResponse: pause_until is the zero time when resumed).</summary>
+public sealed class ConsumerPauseResponse : ApiResponse
+{
+    [JsonPropertyName("paused")][JsonPropertyOrder(1)] public bool Paused { get; set; }
+    [JsonPropertyName("pause_until")][JsonPropertyOrder(1)] public DateTime PauseUntil { get; set; }
+    [JsonPropertyName("pause_remaining")][JsonPropertyOrder(1)][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long PauseRemaining { get; set; }
+}
+
+/// <summary>
+/// nats-server's <c>io.nats.jetstream.advisory.v1.consumer_pause</c>, on
+/// <c>$JS.EVENT.ADVISORY.CONSUMER.PAUSE.&lt;stream&gt;.&lt;consumer&gt;</c> when a consumer is paused or resumes.
+/// </summary>
+public sealed class ConsumerPauseAdvisory
+{
+    [JsonPropertyName("type")] public string Type { get; set; } = "io.nats.jetstream.advisory.v1.consumer_pause";
+    [JsonPropertyName("id")] public string Id { get; set; } = "";
+    [JsonPropertyName("timestamp")] public DateTime Timestamp { get; set; }
+    [JsonPropertyName("stream")] public string Stream { get; set; } = "";
+    [JsonPropertyName("consumer")] public string Consumer { get; set; } = "";
+    [JsonPropertyName("paused")] public bool Paused { get; set; }
+    [JsonPropertyName("pause_until")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public DateTime PauseUntil { get; set; }
+    [JsonPropertyName("domain")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Domain { get; set; }
 }
 
 public sealed class ConsumerNamesResponse : ApiResponse
@@ -160,4 +211,8 @@ public sealed class ConsumerActionAdvisory
 [JsonSerializable(typeof(MaxDeliveriesAdvisory))]
 [JsonSerializable(typeof(StreamActionAdvisory))]
 [JsonSerializable(typeof(ConsumerActionAdvisory))]
+[JsonSerializable(typeof(ConsumerPauseRequest))]
+[JsonSerializable(typeof(ConsumerPauseResponse))]
+[JsonSerializable(typeof(ConsumerResetRequest))]
+[JsonSerializable(typeof(ConsumerPauseAdvisory))]
 public sealed partial class ConsumerJsonContext : JsonSerializerContext;

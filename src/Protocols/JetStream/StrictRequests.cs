@@ -26,6 +26,10 @@ public static class StrictRequests
     public static CreateConsumerRequest? ReadCreateConsumer(ReadOnlySpan<byte> payload, out ApiError? error) =>
         Read(payload, StrictRequestJsonContext.Default.CreateConsumerRequest, out error);
 
+    /// <summary>A CONSUMER.PAUSE body, or the error nats-server's strict decoding answers.</summary>
+    public static ConsumerPauseRequest? ReadPause(ReadOnlySpan<byte> payload, out ApiError? error) =>
+        Read(payload, StrictRequestJsonContext.Default.ConsumerPauseRequest, out error);
+
     private static T? Read<T>(ReadOnlySpan<byte> payload, System.Text.Json.Serialization.Metadata.JsonTypeInfo<T> typeInfo, out ApiError? error)
         where T : class
     {
@@ -60,4 +64,5 @@ public static class StrictRequests
 [JsonSourceGenerationOptions(NumberHandling = JsonNumberHandling.AllowReadingFromString, AllowTrailingCommas = true, UnmappedMemberHandling = JsonUnmappedMemberHandling.Disallow)]
 [JsonSerializable(typeof(StreamConfig))]
 [JsonSerializable(typeof(CreateConsumerRequest))]
+[JsonSerializable(typeof(ConsumerPauseRequest))]
 internal sealed partial class StrictRequestJsonContext : JsonSerializerContext;

@@ -45,6 +45,7 @@ internal sealed partial class FileStore
 
             _persistedFloor = _diskFloor;
             EnforceLimitsLocked();
+            RebuildTtlIndexLocked();
         }
 
         Flush(); // writes a floor record and deletes empty blocks if recovery found any

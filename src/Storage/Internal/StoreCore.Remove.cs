@@ -231,10 +231,30 @@ internal abstract partial class StoreCore
 
             var oldest = now - (maxAge.Ticks * 100); // TimeSpan ticks are 100 ns
             ulong expired = 0;
-            while (_msgs > 0 && _slots[_first].Timestamp <= oldest)
+            while (_msgs > 0 && _slots[_first].Timestamp <= oldest && !NeverExpires(_first))
             {
                 RemoveCore(_first, truncating: false);
                 expired++;
+            }
+
+            if (_msgs > 0 && NeverExpires(_first))
+            {
+                // Nats-TTL: never outlives max_age: step over such messages to the old ones behind them (nats-server's expireMsgs).
+                for (var seq = _first; seq <= _last && _msgs > 0; seq++)
+                {
+                    if (!IsLive(seq) || NeverExpires(seq))
+                    {
+                        continue;
+                    }
+
+                    if (_slots[seq].Timestamp > oldest)
+                    {
+                        break;
+                    }
+
+                    RemoveCore(seq, truncating: false);
+                    expired++;
+                }
             }
 
             return expired;
@@ -269,6 +289,7 @@ internal abstract partial class StoreCore
     {
         _subjects.Clear();
         _slots.Clear();
+        ClearTtls();
         _msgs = 0;
         _bytes = 0;
         _first = first;
@@ -287,6 +308,11 @@ internal abstract partial class StoreCore
         ref var slot = ref _slots[seq];
         var removed = slot;
         slot.SubjectId = 0; // keep Next: the subject's chain may pass through here
+        if (_neverExpire.Count > 0)
+        {
+            _neverExpire.Remove(seq);
+        }
+
         _msgs--;
         _bytes -= Counted(removed.Size);
 

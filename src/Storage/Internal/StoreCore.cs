@@ -287,6 +287,10 @@ internal abstract partial class StoreCore : IStreamStore
         _last = seq;
         _lastTime = timestamp;
         LinkToSubject(entry, seq);
+        if (cfg.AllowMsgTtl && !headers.IsEmpty)
+        {
+            TrackTtl(seq, timestamp, headers);
+        }
 
         if (maxPer > 0 && entry.Msgs > (ulong)maxPer)
         {

@@ -9,18 +9,16 @@ namespace Courier.Integration.Tests.Wire;
 /// nats-server 2.12's strict JetStream API (<c>jetstream.strict</c>, on by default), which 2.9.10 lacks, so
 /// Courier only, following jetstream_api.go: a stream or consumer field Courier does not implement is refused
 /// (unknown ones with <c>invalid JSON: json: unknown field "…"</c>, as unmarshalRequest's DisallowUnknownFields
-/// answers), never stored and echoed; CONSUMER.PAUSE, UNPIN and RESET, above the advertised 2.10's API level,
-/// are answered with JSRequiredApiLevelErr instead of silence.
+/// answers), never stored and echoed; CONSUMER.UNPIN, above the advertised 2.10's API level, is answered with
+/// JSRequiredApiLevelErr instead of silence (PAUSE and RESET are built: ConsumerPauseTests, ConsumerResetTests).
 /// </summary>
 [Trait("server", "courier")]
 public sealed class JetStreamStrictApiTests(CourierFixture fixture) : IClassFixture<CourierFixture>
 {
     [Theory]
-    [InlineData("allow_msg_ttl", "true")]
     [InlineData("allow_atomic", "true")]
     [InlineData("allow_msg_counter", "true")]
     [InlineData("allow_msg_schedules", "true")]
-    [InlineData("subject_delete_marker_ttl", "1000000000")]
     public async Task Stream_fields_courier_does_not_know_are_refused_on_create_and_update_not_echoed(string field, string value)
     {
         await fixture.WithJetStreamAsync(async server =>
@@ -74,7 +72,6 @@ public sealed class JetStreamStrictApiTests(CourierFixture fixture) : IClassFixt
     [Theory]
     [InlineData("rate_limit_bps", "1024")]
     [InlineData("sample_freq", "\"100%\"")]
-    [InlineData("pause_until", "\"2099-01-01T00:00:00Z\"")]
     [InlineData("priority_groups", """["jobs"]""")]
     [InlineData("priority_policy", "\"pinned_client\"")]
     public async Task Consumer_fields_courier_does_not_know_are_refused(string field, string value)
@@ -119,7 +116,7 @@ public sealed class JetStreamStrictApiTests(CourierFixture fixture) : IClassFixt
     }
 
     [Fact]
-    public async Task Pause_and_unpin_through_NATS_Net_get_nats_servers_api_level_error_not_a_timeout()
+    public async Task Unpin_through_NATS_Net_gets_nats_servers_api_level_error_not_a_timeout()
     {
         await NatsNetClient.WithJetStreamAsync(fixture, async (js, prefix, ct) =>
         {
@@ -127,17 +124,13 @@ public sealed class JetStreamStrictApiTests(CourierFixture fixture) : IClassFixt
             await js.CreateStreamAsync(new StreamConfig(stream, [prefix + ".>"]) { Storage = StreamConfigStorage.Memory }, ct);
             await js.CreateOrUpdateConsumerAsync(stream, new ConsumerConfig("C") { AckPolicy = ConsumerConfigAckPolicy.Explicit }, ct);
 
-            var paused = await Assert.ThrowsAsync<NatsJSApiException>(async () => await js.PauseConsumerAsync(stream, "C", DateTimeOffset.UtcNow.AddMinutes(1), ct));
-            Assert.Equal((412, 10185, "JetStream minimum api level required"), (paused.Error.Code, paused.Error.ErrCode, paused.Error.Description));
             var unpinned = await Assert.ThrowsAsync<NatsJSApiException>(async () => await js.UnpinConsumerAsync(stream, "C", "jobs", ct));
             Assert.Equal((412, 10185, "JetStream minimum api level required"), (unpinned.Error.Code, unpinned.Error.ErrCode, unpinned.Error.Description));
         });
     }
 
     [Theory]
-    [InlineData("$JS.API.CONSUMER.PAUSE.S.C", """{"pause_until":"2099-01-01T00:00:00Z"}""", "io.nats.jetstream.api.v1.consumer_pause_response")]
     [InlineData("$JS.API.CONSUMER.UNPIN.S.C", """{"group":"jobs"}""", "io.nats.jetstream.api.v1.consumer_unpin_response")]
-    [InlineData("$JS.API.CONSUMER.RESET.S.C", "", "io.nats.jetstream.api.v1.consumer_reset_response")]
     public async Task Consumer_requests_above_the_api_level_are_answered(string subject, string body, string type)
     {
         await fixture.WithJetStreamAsync(async server =>
