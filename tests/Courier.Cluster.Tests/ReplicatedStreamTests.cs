@@ -863,6 +863,74 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
         Assert.True(await NodeMonitor.HealthAsync(http, restarted, HttpStatusCode.OK, Timeout), $"the restarted node never became healthy\n{mesh.Diagnostics()}");
     }
 
+    /// <summary>max_age on a replicated stream: its messages age out on every replica (a new leader has none either).</summary>
+    [Fact]
+    public async Task Messages_of_a_replicated_stream_age_out_on_every_replica()
+    {
+        await JetStreamMeshReadyAsync(MeshOf());
+        await using var client = await mesh.ConnectAsync(0, "max-age");
+        var js = new NatsJSContext(client);
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    try
+                    {
+                        await js.CreateStreamAsync(new StreamConfig("AGE", ["age.>"]) { NumReplicas = 3, MaxAge = TimeSpan.FromSeconds(2) });
+                        return true;
+                    }
+                    catch (NatsJSApiException e) when (e.Error.Code == 503 || e.Error.ErrCode == 10005)
+                    {
+                        return false;
+                    }
+                    catch (NatsJSApiNoResponseException)
+                    {
+                        return false;
+                    }
+                },
+                Timeout),
+            $"the R3 stream was never created\n{mesh.Diagnostics()}");
+        for (var i = 0; i < 5; i++)
+        {
+            (await ClusterPublish.RetriedAsync(js, "age.x", $"m{i}")).EnsureSuccess();
+        }
+
+        var leaders = new HashSet<string>();
+        StreamInfo? info = null;
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    try
+                    {
+                        info = (await js.GetStreamAsync("AGE")).Info;
+                    }
+                    catch (Exception e) when (e is NatsJSApiException or NatsJSApiNoResponseException)
+                    {
+                        return false;
+                    }
+
+                    if (info.State.Messages != 0 || info.State.LastSeq != 5 || info.Cluster?.Leader is not { } leader)
+                    {
+                        return false;
+                    }
+
+                    // Empty at this leader: now at another one too.
+                    leaders.Add(leader);
+                    if (leaders.Count >= 2)
+                    {
+                        return true;
+                    }
+
+                    await client.RequestAsync<string, string>("$JS.API.STREAM.LEADER.STEPDOWN.AGE", null);
+                    await Task.Delay(500);
+                    return false;
+                },
+                Timeout),
+            $"messages did not age out everywhere: {info?.State.Messages} left at {info?.Cluster?.Leader}, leaders seen {string.Join(',', leaders)}\n{mesh.Diagnostics()}");
+        await js.DeleteStreamAsync("AGE");
+    }
+
     [Fact]
     public async Task More_replicas_than_servers_is_refused_with_nats_servers_error()
     {

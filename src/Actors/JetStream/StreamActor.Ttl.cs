@@ -38,7 +38,9 @@ internal sealed partial class StreamActor
     /// <summary>Starts (or stops) the expiry tick as the configuration asks.</summary>
     private void ScheduleTtlExpiry()
     {
-        if (_config.AllowMsgTtl || _config.SubjectDeleteMarkerTtl > 0)
+        // A replicated stream's max_age is this tick's too: its leader decides what aged out and the removals go
+        // through the log, so every replica removes the same messages (each replica's own clock would not agree).
+        if (_config.AllowMsgTtl || _config.SubjectDeleteMarkerTtl > 0 || (_replication is not null && _config.MaxAge > 0))
         {
             Timers.StartPeriodicTimer("ttl", Protocol.ExpireByTtl.Instance, TtlCheckInterval);
         }
@@ -59,7 +61,7 @@ internal sealed partial class StreamActor
         var now = (DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100;
         var expired = _config.AllowMsgTtl ? _store.ExpiredByTtl(now, MaxExpiriesPerTick) : [];
         var markers = _config.SubjectDeleteMarkerTtl > 0;
-        if (markers && _config.MaxAge > 0)
+        if ((markers || _replication is not null) && _config.MaxAge > 0)
         {
             var aged = _store.AgedOut(now, MaxExpiriesPerTick);
             if (aged.Count > 0)
