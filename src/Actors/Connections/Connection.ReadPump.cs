@@ -119,6 +119,13 @@ internal abstract partial class Connection
         {
             closeReason = "Read Error";
         }
+        catch (Exception e)
+        {
+            // A fault of Courier's own while handling this client's input: said in the log, and this client (only) is
+            // closed, rather than left connected with nobody reading its socket.
+            Log.ReadPumpFault(_log, Id, e);
+            closeReason = "Server Error";
+        }
         finally
         {
             await reader.CompleteAsync().ConfigureAwait(false);

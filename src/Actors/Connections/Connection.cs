@@ -325,6 +325,9 @@ internal abstract partial class Connection
         [LoggerMessage(Level = LogLevel.Error, Message = "cid:{Cid} - {Error}")]
         public static partial void ProtocolError(ILogger logger, ulong cid, string error);
 
+        [LoggerMessage(Level = LogLevel.Error, Message = "cid:{Cid} - closing the connection after an unexpected error handling its input")]
+        public static partial void ReadPumpFault(ILogger logger, ulong cid, Exception error);
+
         // nats-server names a connection by its type: cid (NATS), mid (MQTT), rid (route).
         [LoggerMessage(Level = LogLevel.Error, Message = "{Ip}:{Port} - {Tag}:{Cid} - {Error}")]
         public static partial void TlsHandshakeError(ILogger logger, string ip, int port, string tag, ulong cid, string error);
