@@ -158,6 +158,12 @@ internal sealed partial class StreamActor
     {
         _store.Flush();
         _store.Sync(); // the snapshot says the store holds everything up to here: it must, on disk
+        return ImageOfStore();
+    }
+
+    /// <summary>What the store alone does not say, with its totals now.</summary>
+    private SnapshotImage ImageOfStore()
+    {
         var state = _store.State();
         return new SnapshotImage
         {
@@ -330,19 +336,8 @@ internal sealed partial class StreamActor
 
         if (final)
         {
-            var state = _store.State();
-            var image = new SnapshotImage
-            {
-                FirstSeq = state.FirstSeq,
-                LastSeq = state.LastSeq,
-                Msgs = state.Msgs,
-                NumDeleted = state.NumDeleted,
-                Config = _config,
-                LastMsgId = _lastMsgId,
-                Duplicates = CurrentDuplicates(),
-            };
             WriteU64(writer, _appliedIndex);
-            WriteBytes(writer, image.Write());
+            WriteBytes(writer, ImageOfStore().Write());
             var deleted = _store.DeletedSequences();
             WriteI32(writer, deleted.Length);
             foreach (var d in deleted)

@@ -37,33 +37,11 @@ public sealed class ReplicatedStreamActorTests : Akka.TestKit.Xunit2.TestKit
         await using var harness = await BrokerHarness.StartAsync(Sys);
         ulong[] members = [1, 2, 3];
         var config = new StreamConfig { Name = "R", Subjects = ["r.>"], Replicas = 3 };
-        var stores = new Dictionary<ulong, IStreamStore>();
-        var streams = new Dictionary<ulong, IActorRef>();
-        var clients = new List<InProcessClient>();
-        foreach (var id in members)
-        {
-            var host = Sys.ActorOf(RaftHost.Props(
-                new RaftHostSettings { NodeId = id, Directory = Path.Combine(_root, $"raft-{id}"), TickInterval = TimeSpan.FromMilliseconds(20), Raft = new RaftOptions { ElectionTicks = 10, HeartbeatTicks = 2 } },
-                new LoopTransport(_hosts, id)));
-            _hosts[id] = host;
-            var client = new InProcessClient(harness.Broker.Connections, InProcessRole.JetStream);
-            clients.Add(client);
-            var directory = Path.Combine(_root, $"stream-{id}");
-            Directory.CreateDirectory(directory);
-            stores[id] = StreamStores.OpenFile(directory, new StoreConfig { Name = "R" }, new FileStoreOptions { Sync = SyncPolicy.Interval(TimeSpan.FromMinutes(2)) });
-            var replication = new StreamReplication(Group, members, host, member => $"n{member}", "test");
-            streams[id] = Sys.ActorOf(StreamActor.Props(client, config, DateTime.UtcNow, stores[id], directory, _ => false, replication: replication));
-        }
-
-        await using var publisher = new InProcessClient(harness.Broker.Connections);
-        var acks = new ConcurrentQueue<string>();
-        publisher.Subscribe("_INBOX.acks.>", null, batch =>
-        {
-            foreach (var m in batch)
-            {
-                acks.Enqueue(Encoding.UTF8.GetString(m.Payload));
-            }
-        });
+        var replicas = members.ToDictionary(id => id, id => StartReplica(harness, id, members, config, "r", electionTicks: 10, StreamReplication.DefaultCompactEvery));
+        var stores = replicas.ToDictionary(r => r.Key, r => r.Value.Store);
+        var streams = replicas.ToDictionary(r => r.Key, r => r.Value.Stream);
+        var (publisher, acks) = AckCollector(harness);
+        await using var disposePublisher = publisher;
 
         // Member 1 campaigns at once, as the member a stream was created through is told to; a publish is
         // answered once the group has a leader that subscribed.
@@ -117,14 +95,9 @@ public sealed class ReplicatedStreamActorTests : Akka.TestKit.Xunit2.TestKit
             }
         }
 
-        foreach (var stream in streams.Values)
+        foreach (var replica in replicas.Values)
         {
-            stream.Tell(PoisonPill.Instance);
-        }
-
-        foreach (var client in clients)
-        {
-            await client.DisposeAsync();
+            await StopReplicaAsync(replica);
         }
     }
 
@@ -140,21 +113,9 @@ public sealed class ReplicatedStreamActorTests : Akka.TestKit.Xunit2.TestKit
         await using var harness = await BrokerHarness.StartAsync(Sys);
         ulong[] members = [1, 2, 3];
         var config = new StreamConfig { Name = "C", Subjects = ["c.>"], Replicas = 3 };
-        var replicas = new Dictionary<ulong, Replica>();
-        foreach (var id in members)
-        {
-            replicas[id] = StartReplica(harness, id, members, config);
-        }
-
-        await using var publisher = new InProcessClient(harness.Broker.Connections);
-        var acks = new ConcurrentQueue<string>();
-        publisher.Subscribe("_INBOX.acks.>", null, batch =>
-        {
-            foreach (var m in batch)
-            {
-                acks.Enqueue(Encoding.UTF8.GetString(m.Payload));
-            }
-        });
+        var replicas = members.ToDictionary(id => id, id => StartReplica(harness, id, members, config));
+        var (publisher, acks) = AckCollector(harness);
+        await using var disposePublisher = publisher;
         _hosts[1].Tell(new Host.Campaign(Group));
         var leader = await LeaderAsync(members);
         await AcknowledgedAsync(publisher, acks, "c.first", null, "first");
@@ -262,19 +223,35 @@ public sealed class ReplicatedStreamActorTests : Akka.TestKit.Xunit2.TestKit
 
     private readonly ConcurrentDictionary<ulong, bool> _cut = new();
 
-    private Replica StartReplica(BrokerHarness harness, ulong id, ulong[] members, StreamConfig config)
+    /// <summary>One replica: its Raft host (on the cuttable in-memory transport), its store (under <paramref name="prefix"/>) and its stream actor.</summary>
+    private Replica StartReplica(BrokerHarness harness, ulong id, ulong[] members, StreamConfig config, string prefix = "c", int electionTicks = 25, int compactEvery = 8)
     {
         var host = Sys.ActorOf(RaftHost.Props(
-            new RaftHostSettings { NodeId = id, Directory = Path.Combine(_root, $"craft-{id}"), TickInterval = TimeSpan.FromMilliseconds(20), Raft = new RaftOptions { ElectionTicks = 25, HeartbeatTicks = 2 } },
+            new RaftHostSettings { NodeId = id, Directory = Path.Combine(_root, $"{prefix}raft-{id}"), TickInterval = TimeSpan.FromMilliseconds(20), Raft = new RaftOptions { ElectionTicks = electionTicks, HeartbeatTicks = 2 } },
             new LoopTransport(_hosts, id, _cut)));
         _hosts[id] = host;
         var client = new InProcessClient(harness.Broker.Connections, InProcessRole.JetStream);
-        var directory = Path.Combine(_root, $"cstream-{id}");
+        var directory = Path.Combine(_root, $"{prefix}stream-{id}");
         Directory.CreateDirectory(directory);
         var store = StreamStores.OpenFile(directory, new StoreConfig { Name = config.Name }, new FileStoreOptions { Sync = SyncPolicy.Interval(TimeSpan.FromMinutes(2)) });
-        var replication = new StreamReplication(Group, members, host, member => $"n{member}", "test", CompactEvery: 8);
+        var replication = new StreamReplication(Group, members, host, member => $"n{member}", "test", CompactEvery: compactEvery);
         var stream = Sys.ActorOf(StreamActor.Props(client, config, DateTime.UtcNow, store, directory, _ => false, replication: replication));
         return new Replica(host, stream, store, client, directory);
+    }
+
+    /// <summary>A client publishing with replies under <c>_INBOX.acks.</c>, and the PubAcks it gets.</summary>
+    private static (InProcessClient Publisher, ConcurrentQueue<string> Acks) AckCollector(BrokerHarness harness)
+    {
+        var publisher = new InProcessClient(harness.Broker.Connections);
+        var acks = new ConcurrentQueue<string>();
+        publisher.Subscribe("_INBOX.acks.>", null, batch =>
+        {
+            foreach (var m in batch)
+            {
+                acks.Enqueue(Encoding.UTF8.GetString(m.Payload));
+            }
+        });
+        return (publisher, acks);
     }
 
     private async Task StopReplicaAsync(Replica replica)
