@@ -308,6 +308,14 @@ internal sealed partial class JetStreamApi
             return;
         }
 
+        // A member removed from a running group (the stream goes on elsewhere): if the map still names this node
+        // the owner (it led once), requests go to the leader it last knew until the leader's announcement arrives.
+        if (_cluster is { } cluster && _leaders.GetValueOrDefault(name) is var leader and not 0 && leader != cluster.MemberId &&
+            cluster.Member(leader) is { } where && _placement.TryGetValue(name, out var placed) && placed.ServerId == cluster.ServerId)
+        {
+            _placement[name] = placed with { ServerId = where.ServerId };
+        }
+
         _leaders.Remove(name);
         _streams.Remove(name);
         _deleting[name] = [];
@@ -544,6 +552,11 @@ internal sealed partial class JetStreamApi
         if (m.Member != cluster.MemberId && cluster.Member(m.Member) is { } peer)
         {
             _out.Publish(JetStreamCluster.ForwardSubject(peer.ServerId, JetStreamCluster.DeleteReplica, $"$JS.API.STREAM.DELETE.{m.Name}"), null, default, default);
+        }
+
+        if (_streams.TryGetValue(m.Name, out var entry) && entry.Actor.Equals(m.Actor))
+        {
+            Announce(entry.Config); // the owner again, newer than whatever a removed member, once leader, announced
         }
     }
 
