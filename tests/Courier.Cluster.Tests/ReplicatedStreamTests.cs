@@ -721,8 +721,25 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
             $"the leader's replica did not move to {removed}: {System.Text.Json.JsonSerializer.Serialize(info?.Cluster)}\n{mesh.Diagnostics()}");
         Assert.Equal(acked.Count, (int)info!.State.Messages);
         (await ClusterPublish.RetriedAsync(js, "pr.x", "after")).EnsureSuccess();
-        await js.DeleteStreamAsync("PR");
-        await js.DeleteStreamAsync("PR3");
+        foreach (var name in new[] { "PR", "PR3" })
+        {
+            // nats-server's meta leader may not answer for a moment after a leader's removal.
+            Assert.True(
+                await Poll.UntilAsync(
+                    async () =>
+                    {
+                        try
+                        {
+                            return await js.DeleteStreamAsync(name);
+                        }
+                        catch (Exception e) when (e is NatsJSApiNoResponseException || (e is NatsJSApiException api && api.Error.Code == 503))
+                        {
+                            return false;
+                        }
+                    },
+                    Timeout),
+                $"{name} was never deleted\n{mesh.Diagnostics()}");
+        }
     }
 
     /// <summary>
