@@ -71,16 +71,19 @@ internal sealed partial class JetStreamApi
         return File.Exists(file) ? JetStreamCluster.ParseMembers(File.ReadAllText(file).Trim()) : null;
     }
 
-    /// <summary>The placing leader: <paramref name="count"/> members, least loaded first; null when fewer servers are up.</summary>
-    private static List<(string ServerId, ulong Member)>? PickMembers(JetStreamCluster cluster, int count, Func<List<string>, string> leastLoaded, Protocols.JetStream.Placement? placement)
+    /// <summary>
+    /// <paramref name="count"/> members among the servers up that the placement allows and that are not already
+    /// members (<paramref name="exclude"/>), least loaded first; null when there are fewer.
+    /// </summary>
+    private static List<(string ServerId, ulong Member)>? PickMembers(JetStreamCluster cluster, int count, Func<List<string>, string> leastLoaded, Protocols.JetStream.Placement? placement, IReadOnlyCollection<ulong>? exclude = null)
     {
         var candidates = cluster.CandidateMembers(placement);
-        if (candidates.Count < count)
+        var left = candidates.Where(c => exclude?.Contains(c.Value) != true).Select(c => c.Key).ToList();
+        if (left.Count < count)
         {
             return null;
         }
 
-        var left = candidates.Keys.ToList();
         var picked = new List<(string, ulong)>(count);
         while (picked.Count < count)
         {
@@ -384,24 +387,15 @@ internal sealed partial class JetStreamApi
         {
             next = [cluster.MemberId, .. current.Where(m => m != cluster.MemberId).Take(config.Replicas - 1)];
         }
+        else if (PickMembers(cluster, config.Replicas - current.Length, LeastLoaded, config.Placement, current) is { } picked)
+        {
+            added = picked;
+            next = [.. current, .. added.Select(a => a.Member)];
+        }
         else
         {
-            var members = cluster.CandidateMembers(config.Placement);
-            var candidates = members.Where(c => !current.Contains(c.Value)).Select(c => c.Key).ToList();
-            while (added.Count < config.Replicas - current.Length && candidates.Count > 0)
-            {
-                var pick = LeastLoaded(candidates);
-                candidates.Remove(pick);
-                added.Add((pick, members[pick]));
-            }
-
-            if (added.Count < config.Replicas - current.Length)
-            {
-                Fail(reply, type, new ApiError(503, 10023, "insufficient resources")); // nats-server's answer when an update asks for more replicas than it has peers
-                return;
-            }
-
-            next = [.. current, .. added.Select(a => a.Member)];
+            Fail(reply, type, new ApiError(503, 10023, "insufficient resources")); // nats-server's answer when an update asks for more replicas than it has peers
+            return;
         }
 
         if (existing.Replication is null)
@@ -414,15 +408,25 @@ internal sealed partial class JetStreamApi
             var previous = existing.Config;
             existing.Actor.GracefulStop(TimeSpan.FromSeconds(10)).PipeTo(
                 self,
-                success: stopped => new Protocol.Adopt(config, previous, existing.Created, next, reply, type, stopped),
-                failure: _ => new Protocol.Adopt(config, previous, existing.Created, next, reply, type, false));
+                success: stopped => new Protocol.Adopt(config, previous, existing.Created, next, added, reply, type, stopped),
+                failure: _ => new Protocol.Adopt(config, previous, existing.Created, next, added, reply, type, false));
             return;
         }
 
-        SendJoins(cluster, config, next, added);
-        _streams[name] = existing with { Config = config, Replication = existing.Replication with { Members = next } };
-        existing.Actor.Tell(new StreamActor.Protocol.Update(config, reply, type, next));
+        ChangeMembers(cluster, existing, config, next, added, reply, type);
         Announce(config);
+    }
+
+    /// <summary>
+    /// A replicated stream's new member set, at its leader: the added servers start their replicas, and the set goes
+    /// through the group's log with <paramref name="config"/> (every replica records it; the leader's host changes the voters).
+    /// An empty <paramref name="reply"/>: nobody to answer when it is applied.
+    /// </summary>
+    private void ChangeMembers(JetStreamCluster cluster, StreamEntry entry, StreamConfig config, ulong[] next, List<(string ServerId, ulong Member)> added, string reply, string type)
+    {
+        SendJoins(cluster, config, next, added);
+        _streams[config.Name] = entry with { Config = config, Replication = entry.Replication! with { Members = next } };
+        entry.Actor.Tell(new StreamActor.Protocol.Update(config, reply, type, next));
     }
 
     /// <summary>
@@ -460,21 +464,13 @@ internal sealed partial class JetStreamApi
             return;
         }
 
-        var candidates = cluster.CandidateMembers(entry.Config.Placement);
-        var replacement = candidates.Where(c => !replication.Members.Contains(c.Value)).Select(c => c.Key).ToList();
-        if (replacement.Count == 0)
+        if (PickMembers(cluster, 1, LeastLoaded, entry.Config.Placement, replication.Members) is not { } added)
         {
             Fail(reply, Type, new ApiError(503, 10075, "peer remap failed")); // nats-server 2.9's JSPeerRemapErr: nobody to take its place
             return;
         }
 
-        var chosen = LeastLoaded(replacement);
-        List<(string ServerId, ulong Member)> added = [(chosen, candidates[chosen])];
-
-        ulong[] next = [.. replication.Members.Where(m => m != member), .. added.Select(a => a.Member)];
-        SendJoins(cluster, entry.Config, next, added);
-        _streams[name] = entry with { Replication = replication with { Members = next } };
-        entry.Actor.Tell(new StreamActor.Protocol.Update(entry.Config, "", "", next)); // through the log, answered here
+        ChangeMembers(cluster, entry, entry.Config, [.. replication.Members.Where(m => m != member), .. added.Select(a => a.Member)], added, "", ""); // answered here, not when applied
         Reply(reply, new SuccessResponse { Type = Type, Success = true }, JetStreamJsonContext.Default.SuccessResponse);
     }
 
@@ -507,8 +503,7 @@ internal sealed partial class JetStreamApi
             WriteMembers(directory, m.Members);
             var store = OpenStore(m.Config, directory);
             var actor = Start(m.Config, m.Created, store, ReplicationOf(cluster, name, m.Members, ReplicaStart.Adopt));
-            var candidates = cluster.CandidateMembers();
-            SendJoins(cluster, m.Config, m.Members, [.. candidates.Where(c => c.Value != cluster.MemberId && m.Members.Contains(c.Value)).Select(c => (c.Key, c.Value))]);
+            SendJoins(cluster, m.Config, m.Members, m.Added);
             Announce(m.Config, () => actor.Tell(new StreamActor.Protocol.ReplyInfo(m.ReplyTo, m.Type, DidCreate: false)));
         }
         catch (IOException e)

@@ -1007,7 +1007,7 @@ internal sealed partial class JetStreamApi : ReceiveActor, IWithTimers
         public sealed record LeaderWaitOver(string Stream);
 
         /// <summary>An R1 stream's actor stopped for its num_replicas to go up: its store becomes a replicated group's.</summary>
-        public sealed record Adopt(StreamConfig Config, StreamConfig Previous, DateTime Created, ulong[] Members, string ReplyTo, string Type, bool Stopped);
+        public sealed record Adopt(StreamConfig Config, StreamConfig Previous, DateTime Created, ulong[] Members, List<(string ServerId, ulong Member)> Added, string ReplyTo, string Type, bool Stopped);
 
         /// <summary>A replica applied a num_replicas change: its group's voters are now <paramref name="Members"/>.</summary>
         public sealed record ReplicaMembers(string Name, IActorRef Actor, ulong[] Members);

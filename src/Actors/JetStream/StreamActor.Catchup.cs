@@ -64,7 +64,6 @@ internal sealed partial class StreamActor
         public DateTime Started { get; } = DateTime.UtcNow;
         public ulong RequestId { get; set; }
         public int Replies { get; set; }
-        public int Restarts { get; set; }
         public List<RaftHost.Protocol.Applied> Held { get; } = [];
     }
 
@@ -97,7 +96,7 @@ internal sealed partial class StreamActor
             CutTo(image.LastSeq);
         }
 
-        if (Matches(_store.State(), image.FirstSeq, image.LastSeq, image.Msgs, image.NumDeleted))
+        if (Matches(_store.State(), image))
         {
             return; // the log's tail is applied on this store
         }
@@ -107,8 +106,9 @@ internal sealed partial class StreamActor
         StartCatchup(snapshot.Meta.Index, restart: true);
     }
 
-    private static bool Matches(StreamState state, ulong first, ulong last, ulong msgs, ulong deleted) =>
-        state.LastSeq == last && state.Msgs == msgs && state.NumDeleted == deleted && (msgs == 0 || state.FirstSeq == first);
+    /// <summary>The store holds what the image says: the same totals (the first sequence only when it holds any).</summary>
+    private static bool Matches(StreamState state, SnapshotImage image) =>
+        state.LastSeq == image.LastSeq && state.Msgs == image.Msgs && state.NumDeleted == image.NumDeleted && (image.Msgs == 0 || state.FirstSeq == image.FirstSeq);
 
     /// <summary>Removes every message above <paramref name="sequence"/> (the store's truncate needs a stored message to end at).</summary>
     private void CutTo(ulong sequence)
@@ -453,7 +453,6 @@ internal sealed partial class StreamActor
 
             if (!MatchImage(image, deleted))
             {
-                catchup.Restarts++;
                 _log.Warning("stream {0}: after catching up the store ({1}) still differs from the leader's (first {2}, last {3}, {4} messages); starting over from an empty store",
                     _config.Name, _store.State(), image.FirstSeq, image.LastSeq, image.Msgs);
                 _store.Truncate(0);
@@ -533,7 +532,7 @@ internal sealed partial class StreamActor
         }
 
         _store.Flush();
-        return Matches(_store.State(), image.FirstSeq, image.LastSeq, image.Msgs, image.NumDeleted);
+        return Matches(_store.State(), image);
     }
 
     /// <summary>This replica's durable consumers become the leader's: definitions written, states kept for when it leads, the others removed.</summary>
