@@ -79,7 +79,7 @@ internal sealed partial class JetStreamApi
             return null;
         }
 
-        var text = Encoding.ASCII.GetString(MetaFiles.WithoutSum(File.ReadAllBytes(file), "member list")).Trim();
+        var text = Encoding.ASCII.GetString(MetaFiles.WithoutSum(File.ReadAllBytes(file), "member list", required: true)).Trim();
         return JetStreamCluster.ParseMembers(text) ?? throw new InvalidDataException($"member list {file} is damaged: '{text}'");
     }
 

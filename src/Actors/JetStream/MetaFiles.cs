@@ -54,13 +54,16 @@ internal sealed record MetaFiles(StoreEncryption? Encryption, string Account)
     /// The content of a file <see cref="WithSum"/> wrote, its checksum line checked and removed; a file written
     /// before checksums (no such line) as it is.
     /// </summary>
-    /// <exception cref="InvalidDataException">The content does not match its checksum.</exception>
-    public static byte[] WithoutSum(byte[] data, string what)
+    /// <param name="data">The file's bytes.</param>
+    /// <param name="what">What the file is, for the error.</param>
+    /// <param name="required">The file was always written with a checksum (a member list): without one it was cut short.</param>
+    /// <exception cref="InvalidDataException">The content does not match its checksum, or a required checksum is missing.</exception>
+    public static byte[] WithoutSum(byte[] data, string what, bool required = false)
     {
         var trailer = SumMark.Length + SumDigits + 1;
         if (data.Length < trailer || data[^1] != (byte)'\n' || !data.AsSpan(data.Length - trailer, SumMark.Length).SequenceEqual(SumMark))
         {
-            return data;
+            return required ? throw new InvalidDataException($"{what} has no checksum (cut short on disk)") : data;
         }
 
         var content = data.AsSpan(0, data.Length - trailer);
