@@ -28,6 +28,12 @@ if (args.Length > 0 && args[0] == "powerloss")
     return await Courier.Load.Faults.PowerLossRun.MainAsync(args.AsMemory(1), root);
 }
 
+// The nemesis bench (load/nemesis.sh): replicated clusters in network namespaces under faults; see Nemesis/.
+if (args.Length > 0 && args[0] == "nemesis")
+{
+    return await Courier.Load.Nemesis.NemesisRun.MainAsync(args.AsMemory(1), root);
+}
+
 if (args.Length > 0 && args[0] == "corruption")
 {
     return await Courier.Load.Faults.CorruptionRun.MainAsync(args.AsMemory(1), root);
