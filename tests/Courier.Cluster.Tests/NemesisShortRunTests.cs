@@ -24,7 +24,7 @@ public sealed class NemesisShortRunTests
 
         var output = Directory.CreateTempSubdirectory("courier-nemesis-").FullName;
         var psi = new ProcessStartInfo(Path.Combine(root, "load/nemesis.sh"),
-            $"--servers courier --faults partition-half,kill-leader,pause-leader,power-all,corrupt-bit --seeds 1 --seconds 15 --out {output}")
+            $"--servers courier --faults partition-half,kill-leader,pause-leader,power-all,corrupt-bit --seeds 1 --seconds 15 --net-id 9 --out {output}")
         {
             RedirectStandardOutput = true,
             RedirectStandardError = true,

@@ -8,14 +8,16 @@ namespace Courier.Load.Nemesis;
 /// The bench's network: one namespace per node (<c>nem-1</c> ...), each with a veth into a bridge that lives
 /// in a namespace of its own (<c>nem-br</c>), and one veth from the bench's own namespace into that bridge
 /// (10.77.0.254), so the workload reaches every node and nothing outside the namespaces made here sees a
-/// packet. Partitions are blackhole routes inside the node namespaces (no iptables): a node that may not
+/// packet. <c>--net-id N</c> (1-99) names them <c>nemN-...</c> on 10.77.N.0/24, so two benches can run at once. Partitions are blackhole routes inside the node namespaces (no iptables): a node that may not
 /// reach another drops what it sends there, so a TCP link between them stalls as it would on a cut cable.
 /// </summary>
 internal sealed class NemesisNet : IDisposable
 {
-    internal const string Bridge = "nem-br";
-    private const string HostLink = "nem-host";  // the bench's end of its veth into the bridge
-    private const string Subnet = "10.77.0";     // a /24 used by nothing else on this machine (checked in Create)
+    private static int _id;                      // --net-id
+    private static string Prefix => _id == 0 ? "nem" : $"nem{_id}";
+    private static string Bridge => Prefix + "-br";
+    private static string HostLink => Prefix + "-host";  // the bench's end of its veth into the bridge
+    private static string Subnet => $"10.77.{_id}";      // a /24 used by nothing else on this machine (checked in Create)
     private readonly int _nodes;
     private readonly HashSet<(int From, int To)> _blocked = [];
 
@@ -24,7 +26,10 @@ internal sealed class NemesisNet : IDisposable
     /// <summary>Node <paramref name="index"/>'s address (index from 0).</summary>
     public static string Address(int index) => $"{Subnet}.{index + 1}";
 
-    public static string Namespace(int index) => $"nem-{index + 1}";
+    public static string Namespace(int index) => $"{Prefix}-{index + 1}";
+
+    /// <summary>Which namespaces and /24 this process uses (0: <c>nem-*</c> on 10.77.0.0/24); set before <see cref="Create"/>.</summary>
+    public static void UseId(int id) => _id = id is >= 0 and <= 99 ? id : throw new ArgumentOutOfRangeException(nameof(id), "--net-id is 0..99");
 
     /// <summary>The pairs that cannot reach each other now (each pair once, lower index first).</summary>
     public IReadOnlyCollection<(int From, int To)> Blocked => _blocked;
@@ -50,14 +55,14 @@ internal sealed class NemesisNet : IDisposable
                 var ns = Namespace(i);
                 Run("ip", $"netns add {ns}");
                 Run("ip", $"-n {ns} link set lo up");
-                Run("ip", $"link add nem-v{i + 1} type veth peer name eth0 netns {ns}");
-                Attach($"nem-v{i + 1}");
+                Run("ip", $"link add {Prefix}-v{i + 1} type veth peer name eth0 netns {ns}");
+                Attach($"{Prefix}-v{i + 1}");
                 Run("ip", $"-n {ns} addr add {Address(i)}/24 dev eth0");
                 Run("ip", $"-n {ns} link set eth0 up");
             }
 
-            Run("ip", $"link add {HostLink} type veth peer name nem-vh");
-            Attach("nem-vh");
+            Run("ip", $"link add {HostLink} type veth peer name {Prefix}-vh");
+            Attach($"{Prefix}-vh");
             Run("ip", $"addr add {Subnet}.254/24 dev {HostLink}");
             Run("ip", $"link set {HostLink} up");
             return net;

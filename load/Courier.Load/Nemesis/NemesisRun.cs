@@ -40,8 +40,9 @@ internal static class NemesisRun
                 case "--publishers": publishers = int.Parse(value, CultureInfo.InvariantCulture); break;
                 case "--kv": kv = int.Parse(value, CultureInfo.InvariantCulture); break;
                 case "--out": outDir = value; break;
+                case "--net-id": NemesisNet.UseId(int.Parse(value, CultureInfo.InvariantCulture)); break;
                 default:
-                    Console.Error.WriteLine($"unknown argument {args[i]}; use --servers courier,nats-server --faults {string.Join(',', NemesisFaults.Kinds)} --seeds N --first-seed N --seconds S --nodes 3|5 --publishers N --kv N --out DIR");
+                    Console.Error.WriteLine($"unknown argument {args[i]}; use --servers courier,nats-server --faults {string.Join(',', NemesisFaults.Kinds)} --seeds N --first-seed N --seconds S --nodes 3|5 --publishers N --kv N --out DIR --net-id N");
                     return 2;
             }
 
