@@ -7,7 +7,8 @@
 #   load/nemesis.sh [--servers courier,nats-server] [--faults partition-one,kill-leader,...] [--seeds 3]
 #                   [--first-seed 1] [--seconds 30] [--nodes 3|5] [--out DIR] [--net-id N]
 # Faults: partition-one partition-leader partition-half bridge kill kill-leader pause pause-leader
-#         power-one power-all corrupt-bit corrupt-truncate (all of them by default).
+#         power-one power-all corrupt-bit corrupt-truncate (all of them by default), and member (STREAM.PEER.REMOVE
+#         of a replica cut off from the others; needs --nodes 5).
 # --net-id N (1-99): namespaces nemN-* on 10.77.N.0/24 instead of nem-* on 10.77.0.0/24 (two benches at once).
 # Needs root (network namespaces, FUSE for the power faults), a Release build (dotnet build -c Release
 # Courier.slnx), gnuplot for the PNGs; as root it installs what is missing (fuse3, libfuse3-dev, gcc, gnuplot-nox).

@@ -32,7 +32,7 @@ internal static class NemesisCheck
         var pubs = ops.Where(o => o.Kind == "pub").ToList();
         var acked = pubs.Where(o => o.Outcome == Outcome.Ok).ToList();
         var unknown = pubs.Count(o => o.Outcome == Outcome.Info);
-        var canonical = streamReads.FirstOrDefault(r => r is not null);
+        var canonical = streamReads.FirstOrDefault(IsRead);
         var lost = 0;
         var duplicated = 0;
         var misplaced = 0;
@@ -72,9 +72,15 @@ internal static class NemesisCheck
 
         var divergent = 0;
         var unverified = 0;
+        var bucketCanonical = bucketReads.FirstOrDefault(IsRead);
         for (var i = 0; i < streamReads.Count; i++)
         {
-            var differs = Differs(canonical, streamReads[i]) || Differs(bucketReads.FirstOrDefault(r => r is not null), bucketReads[i]);
+            if (ReferenceEquals(streamReads[i], NemesisReader.NotAReplica) && ReferenceEquals(bucketReads[i], NemesisReader.NotAReplica))
+            {
+                continue; // a node that holds neither (five nodes, three replicas)
+            }
+
+            var differs = (IsRead(streamReads[i]) && Differs(canonical, streamReads[i])) || (IsRead(bucketReads[i]) && Differs(bucketCanonical, bucketReads[i]));
             if (streamReads[i] is null || bucketReads[i] is null)
             {
                 unverified++;
@@ -87,7 +93,7 @@ internal static class NemesisCheck
             }
         }
 
-        var (kvAcked, kvLost, kvLostUpdates, kvStale) = CheckBucket(ops, bucketReads.FirstOrDefault(r => r is not null), problems);
+        var (kvAcked, kvLost, kvLostUpdates, kvStale) = CheckBucket(ops, bucketCanonical, problems);
         var delivered = ops.Where(o => o.Kind == "deliver").Select(o => o.Seq).ToHashSet();
         var skipped = acked.Count(o => !delivered.Contains(o.Seq));
         if (skipped > 0)
@@ -103,6 +109,8 @@ internal static class NemesisCheck
         return new NemesisVerdict(ops.Count, acked.Count, unknown, lost, duplicated, misplaced, divergent, unverified,
             kvAcked, kvLost, kvLostUpdates, kvStale, skipped, drained, problems);
     }
+
+    private static bool IsRead(IReadOnlyList<StoredMessage>? read) => read is not null && !ReferenceEquals(read, NemesisReader.NotAReplica);
 
     private static bool Differs(IReadOnlyList<StoredMessage>? a, IReadOnlyList<StoredMessage>? b) =>
         a is not null && b is not null && !a.SequenceEqual(b);

@@ -14,7 +14,7 @@ internal sealed class NemesisFaults
     public static readonly string[] Kinds =
     [
         "partition-one", "partition-leader", "partition-half", "bridge", "kill", "kill-leader", "pause", "pause-leader",
-        "power-one", "power-all", "corrupt-bit", "corrupt-truncate",
+        "power-one", "power-all", "corrupt-bit", "corrupt-truncate", "member",
     ];
 
     private readonly string _kind;
@@ -157,8 +157,59 @@ internal sealed class NemesisFaults
                 return $"{_nodes[one].Name} {Corrupt(_nodes[one])}";
             }
 
+            case "member":
+            {
+                // Membership change during a partition: one replica of the stream cut off from every other node and
+                // removed from the group (STREAM.PEER.REMOVE); the group takes another server in its place.
+                var replica = await ReplicaAsync().ConfigureAwait(false);
+                if (replica < 0)
+                {
+                    return "(no replica known)";
+                }
+
+                _net.Cut([replica], Others(replica));
+                await Task.Delay(1_000).ConfigureAwait(false);
+                var answer = await RequestAsync($"$JS.API.STREAM.PEER.REMOVE.{NemesisWorkload.Stream}", $"{{\"peer\":\"{_nodes[replica].Name}\"}}").ConfigureAwait(false);
+                return $"{_nodes[replica].Name} removed: {answer?.Replace(',', ';') ?? "no answer"}";
+            }
+
             default:
                 throw new ArgumentException($"unknown fault {_kind}; one of {string.Join(", ", Kinds)}");
+        }
+    }
+
+    /// <summary>A random replica of the stream (leader or follower), or -1.</summary>
+    private async Task<int> ReplicaAsync()
+    {
+        try
+        {
+            var info = (await new NatsJSContext(_control).GetStreamAsync(NemesisWorkload.Stream).ConfigureAwait(false)).Info.Cluster;
+            var names = new List<string>();
+            if (info?.Leader is { } leader)
+            {
+                names.Add(leader);
+            }
+
+            names.AddRange(info?.Replicas?.Select(r => r.Name) ?? []);
+            var indexes = names.Select(n => _nodes.FirstOrDefault(x => x.Name == n)?.Index ?? -1).Where(i => i >= 0).ToList();
+            return indexes.Count == 0 ? -1 : indexes[_random.Next(indexes.Count)];
+        }
+        catch (Exception e) when (e is NatsException or NatsJSApiException or TimeoutException)
+        {
+            return -1;
+        }
+    }
+
+    private async Task<string?> RequestAsync(string subject, string body)
+    {
+        try
+        {
+            var reply = await _control.RequestAsync<byte[], byte[]>(subject, System.Text.Encoding.ASCII.GetBytes(body)).ConfigureAwait(false);
+            return reply.Data is { } data ? System.Text.Encoding.UTF8.GetString(data) : null;
+        }
+        catch (Exception e) when (e is NatsException or TimeoutException)
+        {
+            return null;
         }
     }
 

@@ -18,11 +18,19 @@ internal static class NemesisReader
 {
     private const int InFlight = 32;  // MSG.GET requests outstanding
 
+    /// <summary>What <see cref="ReadAtAsync"/> answers for a node that holds no replica of the stream (five nodes, three replicas).</summary>
+    public static readonly IReadOnlyList<StoredMessage> NotAReplica = new List<StoredMessage>();
+
     public static async Task<IReadOnlyList<StoredMessage>?> ReadAtAsync(NatsConnection control, string stream, int node, TimeSpan limit)
     {
         var deadline = DateTime.UtcNow + limit;
         while (DateTime.UtcNow < deadline)
         {
+            if (await IsReplicaAsync(control, stream, $"n{node + 1}").ConfigureAwait(false) == false)
+            {
+                return NotAReplica;
+            }
+
             var leader = await NemesisFaults.LeaderAsync(control, stream).ConfigureAwait(false);
             if (leader != node)
             {
@@ -46,6 +54,25 @@ internal static class NemesisReader
         }
 
         return null;
+    }
+
+    /// <summary>Whether the stream's leader names <paramref name="name"/> among its replicas (itself included); null when nobody answers.</summary>
+    private static async Task<bool?> IsReplicaAsync(NatsConnection control, string stream, string name)
+    {
+        try
+        {
+            var cluster = (await new NatsJSContext(control).GetStreamAsync(stream).ConfigureAwait(false)).Info.Cluster;
+            if (cluster?.Leader is null)
+            {
+                return null;
+            }
+
+            return cluster.Leader == name || (cluster.Replicas?.Any(r => r.Name == name) ?? false);
+        }
+        catch (Exception e) when (e is NatsException or NatsJSApiException or TimeoutException)
+        {
+            return null;
+        }
     }
 
     private static async Task<IReadOnlyList<StoredMessage>?> ReadRangeAsync(NatsConnection control, string stream, ulong first, ulong last)
