@@ -141,7 +141,7 @@ internal sealed partial class MqttConnection
     // message keeps its properties (as a header block) and when its Message Expiry Interval runs out.
     private Task? Retain(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> payload, byte qos, ReadOnlySpan<byte> headerLines)
     {
-        var key = Encoding.UTF8.GetString(subject);
+        var key = MqttAccountScope.Key(Account, Encoding.UTF8.GetString(subject)); // retained messages are per account
         byte[] headers = headerLines.IsEmpty ? [] : [.. "NATS/1.0\r\n"u8, .. headerLines, .. "\r\n"u8];
         var expiresAt = MqttNatsHeaders.TryGetMessageExpiry(headers, out var seconds) ? DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() + (seconds * 1000L) : 0;
         var change = new MqttRetainedEvent(key, topic.ToArray(), payload.ToArray(), qos, headers, expiresAt);

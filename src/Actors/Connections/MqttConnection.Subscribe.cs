@@ -287,9 +287,9 @@ internal sealed partial class MqttConnection
             WriteOwn(output.WrittenSpan);
             foreach (var (subject, granted, subscriptionId) in ack.RetainedFor)
             {
-                foreach (var message in _context.Retained.Matching(subject))
+                foreach (var message in _context.Retained.Matching(Account, subject))
                 {
-                    if (mqtt.RetainedSeenLive.Contains(message.Subject))
+                    if (mqtt.RetainedSeenLive.Contains(MqttAccountScope.Split(message.Subject).Value))
                     {
                         continue; // delivered live while the subscription was being made
                     }

@@ -154,6 +154,9 @@ internal sealed partial class MqttConnection : Connection
     /// <inheritdoc />
     private protected override void OnClosing() => _mqtt.Inflight.Close();
 
+    /// <inheritdoc />
+    private protected override void OnClosed() => ReleaseAccountAdmission();
+
     // One message per read batch to the persistent session, whatever the number of acks: the acks, and
     // the packet ids its deliveries were sent with (deliveries that waited for a window slot included).
     private void TellMqttSessionAcks()
@@ -403,7 +406,7 @@ internal sealed partial class MqttConnection : Connection
         var mqtt = _mqtt;
         var connect = mqtt.PendingConnect!;
         mqtt.PendingConnect = null;
-        var auth = _context.Authentication.AuthenticateMqtt(connect.User, connect.Password, ClientCertificate);
+        var auth = _context.Authentication.AuthenticateMqtt(connect.User, connect.Password, ClientCertificate, RemoteIp, IsWebSocket);
         if (!auth.Succeeded)
         {
             // nats-server's authViolation for MQTT: CONNACK 0x05 (5.0: 0x87), then close.
@@ -411,8 +414,10 @@ internal sealed partial class MqttConnection : Connection
             return MqttFatal("Authorization Violation", "Authentication Failure");
         }
 
-        AuthorizedUser = auth.User;
-        SetPermissions(auth.Permissions is null ? null : new ClientPermissions(auth.Permissions));
+        if (await EnterAccountAsync(auth).ConfigureAwait(false) is { } refused)
+        {
+            return refused;
+        }
 
         // MQTT 5.0 [MQTT-3.1.2-4], [MQTT-3.1.2-5]: Clean Start discards a kept session; the Session Expiry
         // Interval says whether this one is kept. A kept session (interval > 0) is kept until a clean start
@@ -427,12 +432,12 @@ internal sealed partial class MqttConnection : Connection
             if (discardFirst)
             {
                 await _context.Sessions
-                    .Ask<MqttSessions.Protocol.Attached>(new MqttSessions.Protocol.Attach(connect.ClientId, true, Owner, this), SessionAttachTimeout)
+                    .Ask<MqttSessions.Protocol.Attached>(new MqttSessions.Protocol.Attach(connect.ClientId, true, Owner, this, Account), SessionAttachTimeout)
                     .ConfigureAwait(false);
             }
 
             attached = await _context.Sessions
-                .Ask<MqttSessions.Protocol.Attached>(new MqttSessions.Protocol.Attach(connect.ClientId, !persistent, Owner, this), SessionAttachTimeout)
+                .Ask<MqttSessions.Protocol.Attached>(new MqttSessions.Protocol.Attach(connect.ClientId, !persistent, Owner, this, Account), SessionAttachTimeout)
                 .ConfigureAwait(false);
         }
         catch (Exception e) when (e is AskTimeoutException or TaskCanceledException)

@@ -251,7 +251,8 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         Command<DeleteSnapshotsFailure>(failed => Context.GetLogger().Warning(failed.Cause, "MQTT session {0}: old snapshots not deleted", _clientId));
     }
 
-    public override string PersistenceId => "$MQTT/sess/" + _clientId;
+    // The session's key (MqttAccountScope): the client id alone in the global account, as before accounts.
+    public override string PersistenceId => MqttAccountScope.SessionPersistenceId(_clientId);
 
     public static Props Props(string clientId, Func<InProcessClient> captureClient, MqttCaptureLedger ledger) =>
         Akka.Actor.Props.Create(() => new MqttSessionActor(clientId, captureClient, ledger));

@@ -163,6 +163,7 @@ public enum MqttReasonCode : byte
     ReceiveMaximumExceeded = 0x93,
     TopicAliasInvalid = 0x94,
     PacketTooLarge = 0x95,
+    QuotaExceeded = 0x97,
     QoSNotSupported = 0x9B,
     SharedSubscriptionsNotSupported = 0x9E,
     SubscriptionIdentifiersNotSupported = 0xA1,
