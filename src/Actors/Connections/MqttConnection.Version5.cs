@@ -75,7 +75,7 @@ internal sealed partial class MqttConnection
     }
 
     // CONNACK's properties [MQTT-3.2.2.3]: what this server does and does not do, so a client never uses
-    // what is missing.
+    // what is missing. The client's Session Expiry Interval is kept as asked (the session's timer, MqttSessionActor).
     private byte[] ConnAckProperties(MqttPendingConnect connect)
     {
         var mqtt = _mqtt;
@@ -92,7 +92,7 @@ internal sealed partial class MqttConnection
         var at = 0;
         if (connect.SessionExpiry != mqtt.SessionExpiry)
         {
-            // The server's interval replaces the client's [MQTT-3.2.2.3.2]: 0 (clean start) or 0xFFFFFFFF (kept until a clean start).
+            // The server's interval replaces the client's where it differs [MQTT-3.2.2.3.2] (today it never does).
             at += MqttProperties.WriteUInt32(span[at..], MqttPropertyId.SessionExpiryInterval, mqtt.SessionExpiry);
         }
 
@@ -258,6 +258,12 @@ internal sealed partial class MqttConnection
                 if (property.Number == 0 && mqtt.Persistent)
                 {
                     mqtt.EndSessionAtClose = true; // the kept session ends with this connection
+                }
+                else if (property.Number != 0 && mqtt.Persistent && property.Number != mqtt.SessionExpiry)
+                {
+                    // A new interval, counted from this close. [MQTT-3.14.2.2.2]
+                    mqtt.SessionExpiry = property.Number;
+                    mqtt.Session?.Tell(new MqttSessionActor.Protocol.Expiry(Owner, property.Number), Akka.Actor.ActorRefs.NoSender);
                 }
             }
 

@@ -149,7 +149,25 @@ internal sealed partial class MqttConnection : Connection
     private protected override void OnBatchProcessed() => TellMqttSessionAcks();
 
     /// <inheritdoc />
-    private protected override void OnReadEnded() => PublishWill();
+    private protected override void OnReadEnded()
+    {
+        var mqtt = _mqtt;
+        if (mqtt.Will is { Delay: > 0 } will && mqtt.Connected && mqtt.Persistent && !mqtt.EndSessionAtClose && mqtt.Session is { } session)
+        {
+            // MQTT 5.0: the session that outlives this connection publishes the will after its Will Delay Interval,
+            // or at its own end if sooner, unless the client connects again first. [MQTT-3.1.3-9]
+            session.Tell(new MqttSessionActor.Protocol.DelayedWill(Owner, this, will.Delay), ActorRefs.NoSender);
+            return;
+        }
+
+        PublishWill();
+    }
+
+    /// <summary>
+    /// Publishes the will its session held for the Will Delay Interval (on the session's thread: this
+    /// connection's read pump has ended, so nothing else uses its publisher). [MQTT-3.1.3.2.2]
+    /// </summary>
+    public void PublishDelayedWill() => PublishWill();
 
     /// <inheritdoc />
     private protected override void OnClosing() => _mqtt.Inflight.Close();
@@ -370,17 +388,10 @@ internal sealed partial class MqttConnection : Connection
 
                 headers = new byte[headerLength];
                 MqttNatsHeaders.WriteHeaderLines(packet.WillProperties, headers);
-                if (WillDelay(packet.WillProperties) > 0 && connect.SessionExpiry > 0)
-                {
-                    // A will is published when its delay passes or its session ends. Sessions that end with the
-                    // connection publish it at once, as the spec wants; a kept session would need a timer this slice lacks.
-                    const string NoWillDelay = "Will Delay Interval is not supported with a Session Expiry Interval";
-                    WriteConnAckV5(MqttReasonCode.ImplementationSpecificError, sessionPresent: false, default, NoWillDelay);
-                    return MqttFatal(NoWillDelay, "Protocol Violation");
-                }
             }
 
-            will = new MqttWill(subject[..length], packet.WillTopic.ToArray(), packet.WillMessage.ToArray(), packet.WillQoS, packet.WillRetain, headers);
+            // A Will Delay Interval makes the will wait for it, or for the session's end if sooner (MqttSessionActor).
+            will = new MqttWill(subject[..length], packet.WillTopic.ToArray(), packet.WillMessage.ToArray(), packet.WillQoS, packet.WillRetain, headers, v5 ? WillDelay(packet.WillProperties) : 0);
         }
 
         // [MQTT-3.1.3-6]: an empty client id (with a clean session in 3.1.1) gets one from the server.
@@ -452,7 +463,7 @@ internal sealed partial class MqttConnection : Connection
         mqtt.Persistent = persistent;
         if (connect.Version == 5)
         {
-            mqtt.SessionExpiry = persistent && !endAtClose ? uint.MaxValue : 0;
+            mqtt.SessionExpiry = persistent && !endAtClose ? connect.SessionExpiry : 0; // kept that long after the connection ends
             mqtt.EndSessionAtClose = endAtClose;
             mqtt.ClientMaxPacketSize = connect.MaxPacketSize;
             mqtt.Inflight.UseVersion5(connect.ReceiveMaximum, connect.MaxPacketSize);
@@ -501,6 +512,11 @@ internal sealed partial class MqttConnection : Connection
             if (mqtt.EndSessionAtClose)
             {
                 attached.Session.Tell(new MqttSessionActor.Protocol.End(Owner)); // MQTT 5.0 Session Expiry Interval 0
+            }
+            else
+            {
+                // How long the session outlives this connection: 3.1.1 and 0xFFFFFFFF never end. [MQTT-3.1.2-23]
+                attached.Session.Tell(new MqttSessionActor.Protocol.Expiry(Owner, connect.Version == 5 ? mqtt.SessionExpiry : uint.MaxValue));
             }
         }
 

@@ -10,7 +10,8 @@ namespace Courier.Actors.Mqtt;
 /// <param name="QoS">The will QoS.</param>
 /// <param name="Retain">The will retain flag.</param>
 /// <param name="Headers">MQTT 5.0: the will properties as NATS header lines (<see cref="MqttNatsHeaders"/>); empty otherwise.</param>
-internal sealed record MqttWill(byte[] Subject, byte[] Topic, byte[] Payload, byte QoS, bool Retain, byte[]? Headers = null);
+/// <param name="Delay">MQTT 5.0 Will Delay Interval, seconds: the will waits this long after the connection ends (its session holds it). [MQTT-3.1.3.2.2]</param>
+internal sealed record MqttWill(byte[] Subject, byte[] Topic, byte[] Payload, byte QoS, bool Retain, byte[]? Headers = null, uint Delay = 0);
 
 /// <summary>A CONNECT read and checked, waiting for authentication and its session.</summary>
 /// <param name="ClientId">The client id (made by the server when the client sent none).</param>

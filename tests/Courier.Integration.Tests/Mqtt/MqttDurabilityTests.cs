@@ -237,4 +237,36 @@ public sealed class MqttDurabilityTests
             await broker.DisposeAsync();
         }
     }
+
+    [Fact]
+    public async Task A_session_expiry_interval_survives_kill_9_and_runs_again_from_the_restart()
+    {
+        var topic = Topic("expiring");
+        var id = "expiring-" + Guid.NewGuid().ToString("N")[..12];
+        var forever = "forever-" + Guid.NewGuid().ToString("N")[..12];
+        var broker = await MqttBrokerProcess.StartAsync(MqttBrokerKind.Courier);
+        try
+        {
+            var expiring = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(1));
+            await expiring.SubscribeAsync(f => f.WithTopic(topic).WithAtLeastOnceQoS());
+            var kept = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, forever, b => b.WithCleanStart(false).WithSessionExpiryInterval(uint.MaxValue));
+            await kept.SubscribeAsync(f => f.WithTopic(topic).WithAtLeastOnceQoS());
+            await broker.KillAsync();
+            expiring.Client.Dispose();
+            kept.Client.Dispose();
+
+            // One second after the restart the first session ends; the one that never expires is there.
+            await using var restarted = await MqttBrokerProcess.RestartAsync(MqttBrokerKind.Courier, broker.Directory, broker.MqttPort);
+            await Task.Delay(TimeSpan.FromSeconds(3));
+            await using var back = await Mqtt5TestClient.ConnectAsync(restarted.MqttPort, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(60));
+            Assert.False(back.ConnectResult.IsSessionPresent);
+            await using var keptBack = await Mqtt5TestClient.ConnectAsync(restarted.MqttPort, forever, b => b.WithCleanStart(false).WithSessionExpiryInterval(uint.MaxValue));
+            Assert.True(keptBack.ConnectResult.IsSessionPresent);
+        }
+        finally
+        {
+            await broker.KillAsync();
+            await broker.DisposeAsync();
+        }
+    }
 }
