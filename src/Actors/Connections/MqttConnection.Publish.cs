@@ -66,7 +66,7 @@ internal sealed partial class MqttConnection
             {
                 // A persistent session journals the id before PUBREC: after a restart a re-sent PUBLISH is still a duplicate.
                 Task journaled = session.Ask<MqttSessionActor.Protocol.Qos2InStored>(
-                    new MqttSessionActor.Protocol.Qos2In(packet.PacketId, Received: true), SessionAttachTimeout);
+                    new MqttSessionActor.Protocol.Qos2In(packet.PacketId, Received: true), StorageTimeout);
                 retained = retained is null ? journaled : Task.WhenAll(retained, journaled);
             }
         }
@@ -160,7 +160,7 @@ internal sealed partial class MqttConnection
             return null;
         }
 
-        return _context.RetainedStore.Ask<MqttRetainedStore.Protocol.Stored>(change, SessionAttachTimeout);
+        return _context.RetainedStore.Ask<MqttRetainedStore.Protocol.Stored>(change, StorageTimeout);
     }
 
     // The will goes out when the connection ends without DISCONNECT. [MQTT-3.1.2-8]

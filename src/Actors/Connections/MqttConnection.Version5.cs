@@ -86,6 +86,7 @@ internal sealed partial class MqttConnection
             + MqttProperties.TwoByteSize // Topic Alias Maximum
             + (3 * MqttProperties.ByteSize) // Wildcard, Subscription Identifier, Shared Subscription Available
             + (connect.SessionExpiry != mqtt.SessionExpiry ? MqttProperties.FourByteSize : 0)
+            + (_rejectQos2Publish ? MqttProperties.ByteSize : 0)
             + (connect.AssignedId ? MqttProperties.StringSize(assigned.Length) : 0);
         var properties = new byte[length];
         var span = properties.AsSpan();
@@ -99,6 +100,11 @@ internal sealed partial class MqttConnection
         if (connect.AssignedId)
         {
             at += MqttProperties.WriteString(span[at..], MqttPropertyId.AssignedClientIdentifier, assigned); // [MQTT-3.2.2-16]
+        }
+
+        if (_rejectQos2Publish)
+        {
+            at += MqttProperties.WriteByte(span[at..], MqttPropertyId.MaximumQoS, 1); // mqtt.reject_qos2_publish [MQTT-3.2.2-9]
         }
 
         at += MqttProperties.WriteUInt16(span[at..], MqttPropertyId.ReceiveMaximum, ServerReceiveMaximum);

@@ -19,11 +19,12 @@ namespace Courier.Actors.Connections;
 /// </summary>
 internal sealed partial class MqttConnection : Connection
 {
-    // How long a CONNECT waits for the session registry before CONNACK 0x03 (server unavailable).
-    private static readonly TimeSpan SessionAttachTimeout = TimeSpan.FromSeconds(5);
 
     // A topic with a character NATS subjects cannot carry (nats-server's error text).
     private const string TopicNotMappable = "characters ' ' and '.' not supported for MQTT topics";
+
+    // mqtt.reject_qos2_publish: nats-server 2.10's text.
+    private const string Qos2PublishDisabled = "QoS=2 is disabled for PUBLISH messages";
 
     // Subjects up to this many bytes map to a topic in a stack buffer on delivery; longer ones rent one.
     private const int StackSubjectLength = 240;
@@ -31,6 +32,8 @@ internal sealed partial class MqttConnection : Connection
     private readonly MqttContext _context;
     private readonly MqttConnectionState _mqtt;
     private MqttStep _step; // what the last Process stopped at (see ContinueAsync)
+    private readonly bool _rejectQos2Publish; // mqtt.reject_qos2_publish
+    private readonly bool _downgradeQos2Subscribe; // mqtt.downgrade_qos2_subscribe
 
     private enum MqttStep
     {
@@ -60,7 +63,16 @@ internal sealed partial class MqttConnection : Connection
         {
             Inflight = new MqttInflight(Outbound, options.Mqtt?.MaxAckPending ?? 0),
         };
+        StorageTimeout = options.Mqtt?.JsApiTimeout ?? TimeSpan.FromSeconds(5);
+        _rejectQos2Publish = options.Mqtt?.RejectQos2Publish ?? false;
+        _downgradeQos2Subscribe = options.Mqtt?.DowngradeQos2Subscribe ?? false;
     }
+
+    /// <summary>
+    /// How long the client waits for the server's storage: a CONNECT for the session registry (then CONNACK
+    /// 0x03, server unavailable), an acknowledgement for its journal write (then the close). <c>mqtt.js_api_timeout</c>.
+    /// </summary>
+    private TimeSpan StorageTimeout { get; }
 
     /// <inheritdoc />
     public override ConnectionKind Kind => ConnectionKind.Mqtt;
@@ -222,6 +234,12 @@ internal sealed partial class MqttConnection : Connection
                 case MqttPacketType.Connect:
                     step = BeginMqttConnect(in packet);
                     break;
+                case MqttPacketType.Publish when packet.QoS == 2 && _rejectQos2Publish:
+                    // mqtt.reject_qos2_publish, as nats-server 2.10; MQTT 5.0 says it with DISCONNECT 0x9B. [MQTT-3.2.2-11]
+                    step = mqtt.Version == 5
+                        ? MqttDisconnect(MqttReasonCode.QoSNotSupported, Qos2PublishDisabled)
+                        : MqttFatal(Qos2PublishDisabled, "Protocol Violation");
+                    break;
                 case MqttPacketType.Publish:
                     step = mqtt.Version == 5 ? ProcessMqttPublishV5(in packet) : ProcessMqttPublish(in packet, default);
                     break;
@@ -269,7 +287,7 @@ internal sealed partial class MqttConnection : Connection
                     {
                         // A persistent session forgets the id in its journal first: PUBCOMP after that.
                         mqtt.PendingAck = (session.Ask<MqttSessionActor.Protocol.Qos2InStored>(
-                            new MqttSessionActor.Protocol.Qos2In(packet.PacketId, Received: false), SessionAttachTimeout), 0x70, packet.PacketId);
+                            new MqttSessionActor.Protocol.Qos2In(packet.PacketId, Received: false), StorageTimeout), 0x70, packet.PacketId);
                         step = MqttStep.AwaitJournal;
                         break;
                     }
@@ -362,6 +380,22 @@ internal sealed partial class MqttConnection : Connection
         }
 
         MqttWill? will = null;
+        if (packet.HasWill && packet.WillQoS == 2 && _rejectQos2Publish)
+        {
+            // mqtt.reject_qos2_publish: a QoS 2 will is refused, as nats-server 2.10 (3.1.1: its return code 0x10;
+            // 5.0: 0x9B, QoS not supported [MQTT-3.2.2-12]).
+            if (v5)
+            {
+                WriteConnAckV5(MqttReasonCode.QoSNotSupported, sessionPresent: false, default, Qos2PublishDisabled);
+            }
+            else
+            {
+                WriteConnAck(MqttConnectReturnCode.Qos2WillRejected, sessionPresent: false);
+            }
+
+            return MqttFatal("QoS=2 is disabled for the will", "Protocol Violation");
+        }
+
         if (packet.HasWill)
         {
             var subject = new byte[MqttTopics.MaxSubjectLength(packet.WillTopic.Length)];
@@ -443,12 +477,12 @@ internal sealed partial class MqttConnection : Connection
             if (discardFirst)
             {
                 await _context.Sessions
-                    .Ask<MqttSessions.Protocol.Attached>(new MqttSessions.Protocol.Attach(connect.ClientId, true, Owner, this, Account), SessionAttachTimeout)
+                    .Ask<MqttSessions.Protocol.Attached>(new MqttSessions.Protocol.Attach(connect.ClientId, true, Owner, this, Account), StorageTimeout)
                     .ConfigureAwait(false);
             }
 
             attached = await _context.Sessions
-                .Ask<MqttSessions.Protocol.Attached>(new MqttSessions.Protocol.Attach(connect.ClientId, !persistent, Owner, this, Account), SessionAttachTimeout)
+                .Ask<MqttSessions.Protocol.Attached>(new MqttSessions.Protocol.Attach(connect.ClientId, !persistent, Owner, this, Account), StorageTimeout)
                 .ConfigureAwait(false);
         }
         catch (Exception e) when (e is AskTimeoutException or TaskCanceledException)
@@ -534,7 +568,7 @@ internal sealed partial class MqttConnection : Connection
         Publisher.Flush(); // completes the capture subscriptions reached: their sessions get the messages to journal
         try
         {
-            await _context.Captures.WaitForCapturedAsync().WaitAsync(SessionAttachTimeout).ConfigureAwait(false);
+            await _context.Captures.WaitForCapturedAsync().WaitAsync(StorageTimeout).ConfigureAwait(false);
         }
         catch (Exception e) when (e is TimeoutException or TaskCanceledException)
         {
@@ -586,12 +620,12 @@ internal sealed partial class MqttConnection : Connection
         {
             if (mqtt.SessionUnsubscribes.Count > 0)
             {
-                await session.Ask<MqttSessionActor.Protocol.SubscriptionsDone>(new MqttSessionActor.Protocol.Unsubscribe([.. mqtt.SessionUnsubscribes]), SessionAttachTimeout).ConfigureAwait(false);
+                await session.Ask<MqttSessionActor.Protocol.SubscriptionsDone>(new MqttSessionActor.Protocol.Unsubscribe([.. mqtt.SessionUnsubscribes]), StorageTimeout).ConfigureAwait(false);
             }
 
             if (mqtt.SessionSubscribes.Count > 0)
             {
-                await session.Ask<MqttSessionActor.Protocol.SubscriptionsDone>(new MqttSessionActor.Protocol.Subscribe([.. mqtt.SessionSubscribes]), SessionAttachTimeout).ConfigureAwait(false);
+                await session.Ask<MqttSessionActor.Protocol.SubscriptionsDone>(new MqttSessionActor.Protocol.Subscribe([.. mqtt.SessionSubscribes]), StorageTimeout).ConfigureAwait(false);
             }
         }
         catch (Exception e) when (e is AskTimeoutException or TaskCanceledException)
