@@ -442,7 +442,8 @@ internal sealed partial class MqttConnection : Connection
             connect.SessionExpiry,
             assigned,
             connect.ReceiveMaximum,
-            connect.MaxPacketSize);
+            connect.MaxPacketSize,
+            connect.RequestResponseInformation);
         return MqttStep.Connect;
     }
 
