@@ -14,8 +14,11 @@ internal sealed partial class MqttConnection
     /// <summary>1 while this client counts toward its operator-mode account's connection limit.</summary>
     private int _accountAdmitted;
 
+    /// <summary>The user name and password of the accepted CONNECT: a config reload checks them again.</summary>
+    private (string? User, string? Password)? _credentials;
+
     // Binds the connection to the user's account, with its permissions; null when admitted, else the close.
-    private async Task<MqttStep?> EnterAccountAsync(AuthResult auth)
+    private async Task<MqttStep?> EnterAccountAsync(AuthResult auth, (string? User, string? Password) credentials)
     {
         if (auth.AccountKey is { } accountKey)
         {
@@ -36,6 +39,7 @@ internal sealed partial class MqttConnection
 
         AuthorizedUser = auth.User;
         SetPermissions(auth.Permissions is null ? null : new ClientPermissions(auth.Permissions));
+        _credentials = (credentials.User, credentials.Password);
         var account = auth.Account ?? _context.Node.Accounts.Global;
         BindAccount(account);
         if (auth.Account is { } bound)
@@ -52,6 +56,31 @@ internal sealed partial class MqttConnection
         }
 
         return null;
+    }
+
+    /// <summary>
+    /// Re-checks the client's CONNECT credentials against the reloaded authorization, as nats-server's
+    /// reloadAuthorization does for every client, MQTT ones included: a client no longer authorized, or
+    /// whose user moved to another account, is closed (an MQTT 5.0 one with DISCONNECT 0x87); the others
+    /// get their user's new permissions.
+    /// </summary>
+    public void ReapplyAuthorization()
+    {
+        if (IsClosed || !_mqtt.Connected || _credentials is not { } credentials)
+        {
+            return;
+        }
+
+        var auth = _context.Authentication.AuthenticateMqtt(credentials.User, credentials.Password, ClientCertificate, RemoteIp, IsWebSocket);
+        if (!auth.Succeeded || !ReferenceEquals(auth.Account ?? _context.Node.Accounts.Global, Account))
+        {
+            WriteServerDisconnect(MqttReasonCode.NotAuthorized);
+            RequestClose("Authentication Failure");
+            return;
+        }
+
+        AuthorizedUser = auth.User;
+        SetPermissions(auth.Permissions is null ? null : new ClientPermissions(auth.Permissions));
     }
 
     /// <summary>Releases the client's place in its account's connection count, once, whoever calls first.</summary>

@@ -460,7 +460,7 @@ internal sealed partial class MqttConnection : Connection
             return MqttFatal("Authorization Violation", "Authentication Failure");
         }
 
-        if (await EnterAccountAsync(auth).ConfigureAwait(false) is { } refused)
+        if (await EnterAccountAsync(auth, (connect.User, connect.Password)).ConfigureAwait(false) is { } refused)
         {
             return refused;
         }
