@@ -38,6 +38,7 @@ internal sealed partial class MqttConnection
         }
 
         AuthorizedUser = auth.User;
+        AuthExpires = auth.Expires; // a user JWT's exp: the connection actor closes the client then
         SetPermissions(auth.Permissions is null ? null : new ClientPermissions(auth.Permissions));
         _credentials = (credentials.User, credentials.Password);
         var account = auth.Account ?? _context.Node.Accounts.Global;
@@ -82,6 +83,12 @@ internal sealed partial class MqttConnection
         AuthorizedUser = auth.User;
         SetPermissions(auth.Permissions is null ? null : new ClientPermissions(auth.Permissions));
     }
+
+    /// <summary>
+    /// An MQTT client gets no NATS <c>-ERR</c> line: the errors sent to any client (a revoked or no longer
+    /// valid user JWT) close it for its authorization, which a 5.0 client learns from DISCONNECT 0x87.
+    /// </summary>
+    public override void SendError(string text) => WriteServerDisconnect(MqttReasonCode.NotAuthorized);
 
     /// <summary>Releases the client's place in its account's connection count, once, whoever calls first.</summary>
     private void ReleaseAccountAdmission()

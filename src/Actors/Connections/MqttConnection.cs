@@ -515,7 +515,9 @@ internal sealed partial class MqttConnection : Connection
         }
 
         mqtt.Connected = true;
-        ConnectOptions = new ConnectOptions { Name = connect.ClientId, User = connect.User, Lang = "mqtt" };
+        // The JWT of an operator-mode login (the password) is kept as a NATS client's, so that a pushed account JWT
+        // revoking its user closes this client too (Events.ClaimsUpdates).
+        ConnectOptions = new ConnectOptions { Name = connect.ClientId, User = connect.User, Lang = "mqtt", Jwt = JwtAccount is null ? null : connect.Password };
         if (connect.Version == 5)
         {
             WriteConnAckV5(MqttReasonCode.Success, attached.SessionPresent, ConnAckProperties(connect));

@@ -244,19 +244,82 @@ public abstract class MqttAccountTests<TFixture> : IClassFixture<TFixture>
         Assert.Equal("anonymous", (await sub.Msgs.ReadAsync(cts.Token)).Data);
     }
 
+    private static void WithJetStream(JsonObject nats)
+    {
+        var limits = nats["limits"]!.AsObject();
+        limits["mem_storage"] = -1;
+        limits["disk_storage"] = -1;
+        limits["streams"] = -1;
+        limits["consumer"] = -1;
+    }
+
+    private static TestUser Bearer(TestAccount account, long expires = 0, long? issuedAt = null) =>
+        TestOperator.NewUser(account, nats => nats["bearer_token"] = true, expires, issuedAt);
+
+    // Bounded wait for the server to close an MQTT client (10 s).
+    private static async Task WaitUntilClosedAsync(MqttTestClient client)
+    {
+        for (var i = 0; i < 100 && client.Client.IsConnected; i++)
+        {
+            await Task.Delay(100);
+        }
+
+        Assert.False(client.Client.IsConnected);
+    }
+
+    [Fact]
+    public async Task An_operator_mode_mqtt_client_is_closed_when_its_user_JWT_expires()
+    {
+        var op = new TestOperator();
+        var a = op.NewAccount("A", WithJetStream);
+        await using var broker = await MqttBrokerProcess.StartAsync(_fixture.Kind, op.Config([a]));
+        await using var client = await MqttTestClient.ConnectAsync(broker.MqttPort, NewId("exp"), o => o.WithCredentials("any", Bearer(a, expires: TestJwt.Now + 2).Jwt));
+        Assert.True(client.Client.IsConnected);
+
+        await WaitUntilClosedAsync(client);
+    }
+
+    [Fact]
+    public async Task A_pushed_account_JWT_revoking_an_mqtt_clients_user_closes_it()
+    {
+        var op = new TestOperator();
+        var a = op.NewAccount("A", WithJetStream);
+        var dir = Directory.CreateTempSubdirectory("courier-mqtt-claims-").FullName;
+        try
+        {
+            await using var broker = await MqttBrokerProcess.StartAsync(_fixture.Kind, op.DirectoryConfig([a], dir));
+            var user = Bearer(a, issuedAt: TestJwt.Now - 60);
+            await using var client = await MqttTestClient.ConnectAsync(broker.MqttPort, NewId("rev"), o => o.WithCredentials("any", user.Jwt));
+            var system = TestOperator.NewUser(op.System);
+            await using var sys = new NatsConnection(new NatsOpts
+            {
+                Url = broker.NatsUrl!,
+                MaxReconnectRetry = 0,
+                RequestTimeout = TimeSpan.FromSeconds(10),
+                AuthOpts = new NatsAuthOpts { Jwt = system.Jwt, Seed = system.Key.GetSeed() },
+            });
+            await sys.ConnectAsync();
+            Assert.True(client.Client.IsConnected);
+
+            var revoking = op.ReissueAccount(a, "A", nats =>
+            {
+                WithJetStream(nats);
+                nats["revocations"] = new JsonObject { [user.PublicKey] = TestJwt.Now };
+            });
+            var reply = await sys.RequestAsync<string, string>("$SYS.REQ.CLAIMS.UPDATE", revoking.Jwt);
+            Assert.Contains("\"code\":200", reply.Data, StringComparison.Ordinal);
+
+            await WaitUntilClosedAsync(client);
+        }
+        finally
+        {
+            Directory.Delete(dir, recursive: true);
+        }
+    }
+
     [Fact]
     public async Task An_operator_mode_user_logs_in_with_its_bearer_JWT_as_the_password_and_lands_in_its_account()
     {
-        static void WithJetStream(JsonObject nats)
-        {
-            var limits = nats["limits"]!.AsObject();
-            limits["mem_storage"] = -1;
-            limits["disk_storage"] = -1;
-            limits["streams"] = -1;
-            limits["consumer"] = -1;
-        }
-
-        static TestUser Bearer(TestAccount account) => TestOperator.NewUser(account, nats => nats["bearer_token"] = true);
 
         var op = new TestOperator();
         var a = op.NewAccount("A", WithJetStream);
