@@ -169,7 +169,7 @@ internal sealed class NemesisFaults
 
                 _net.Cut([replica], Others(replica));
                 await Task.Delay(1_000).ConfigureAwait(false);
-                var answer = await RequestAsync($"$JS.API.STREAM.PEER.REMOVE.{NemesisWorkload.Stream}", $"{{\"peer\":\"{_nodes[replica].Name}\"}}").ConfigureAwait(false);
+                var answer = await NemesisReader.RequestAsync(_control, $"$JS.API.STREAM.PEER.REMOVE.{NemesisWorkload.Stream}", $"{{\"peer\":\"{_nodes[replica].Name}\"}}").ConfigureAwait(false);
                 return $"{_nodes[replica].Name} removed: {answer?.Replace(',', ';') ?? "no answer"}";
             }
 
@@ -197,19 +197,6 @@ internal sealed class NemesisFaults
         catch (Exception e) when (e is NatsException or NatsJSApiException or TimeoutException)
         {
             return -1;
-        }
-    }
-
-    private async Task<string?> RequestAsync(string subject, string body)
-    {
-        try
-        {
-            var reply = await _control.RequestAsync<byte[], byte[]>(subject, System.Text.Encoding.ASCII.GetBytes(body)).ConfigureAwait(false);
-            return reply.Data is { } data ? System.Text.Encoding.UTF8.GetString(data) : null;
-        }
-        catch (Exception e) when (e is NatsException or TimeoutException)
-        {
-            return null;
         }
     }
 

@@ -119,7 +119,8 @@ internal static class NemesisReader
         return result;
     }
 
-    private static async Task<string?> RequestAsync(NatsConnection control, string subject, string body)
+    /// <summary>A request's answer as text; null when none came.</summary>
+    internal static async Task<string?> RequestAsync(NatsConnection control, string subject, string body)
     {
         try
         {
