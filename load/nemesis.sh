@@ -9,6 +9,7 @@
 # Faults: partition-one partition-leader partition-half bridge kill kill-leader pause pause-leader
 #         power-one power-all corrupt-bit corrupt-truncate (all of them by default), and member (STREAM.PEER.REMOVE
 #         of a replica cut off from the others; needs --nodes 5).
+# --hold S: each fault held S to 2S seconds (default 3: shorter than Courier's split-brain resolver takes to act).
 # --net-id N (1-99): namespaces nemN-* on 10.77.N.0/24 instead of nem-* on 10.77.0.0/24 (two benches at once).
 # Needs root (network namespaces, FUSE for the power faults), a Release build (dotnet build -c Release
 # Courier.slnx), gnuplot for the PNGs; as root it installs what is missing (fuse3, libfuse3-dev, gcc, gnuplot-nox).

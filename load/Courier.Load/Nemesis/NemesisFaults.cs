@@ -23,9 +23,11 @@ internal sealed class NemesisFaults
     private readonly IReadOnlyList<NemesisNode> _nodes;
     private readonly NemesisHistory _history;
     private readonly NatsConnection _control;
+    private readonly int _holdMs;  // a fault is held this long to twice this
 
-    public NemesisFaults(string kind, int seed, NemesisNet net, IReadOnlyList<NemesisNode> nodes, NemesisHistory history, NatsConnection control)
+    public NemesisFaults(string kind, int seed, NemesisNet net, IReadOnlyList<NemesisNode> nodes, NemesisHistory history, NatsConnection control, int holdSeconds = 3)
     {
+        _holdMs = holdSeconds * 1_000;
         _kind = kind;
         _random = new Random(seed);
         _net = net;
@@ -51,7 +53,7 @@ internal sealed class NemesisFaults
 
                 var start = _history.Now;
                 var hit = await InjectAsync().ConfigureAwait(false);
-                await Sleep(3_000 + _random.Next(3_000), CancellationToken.None).ConfigureAwait(false); // held (a fault started is held whole)
+                await Sleep(_holdMs + _random.Next(_holdMs), CancellationToken.None).ConfigureAwait(false); // held (a fault started is held whole)
                 Heal();
                 _history.AddFault(new NemesisFaultSpan(_kind, hit, start, _history.Now));
             }

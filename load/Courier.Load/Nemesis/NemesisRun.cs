@@ -25,6 +25,7 @@ internal static class NemesisRun
         var nodes = 3;
         var publishers = 4;
         var kv = 3;
+        var hold = 3;
         string? outDir = null;
         for (var i = 0; i < args.Length; i++)
         {
@@ -40,18 +41,19 @@ internal static class NemesisRun
                 case "--publishers": publishers = int.Parse(value, CultureInfo.InvariantCulture); break;
                 case "--kv": kv = int.Parse(value, CultureInfo.InvariantCulture); break;
                 case "--out": outDir = value; break;
+                case "--hold": hold = int.Parse(value, CultureInfo.InvariantCulture); break;
                 case "--net-id": NemesisNet.UseId(int.Parse(value, CultureInfo.InvariantCulture)); break;
                 default:
-                    Console.Error.WriteLine($"unknown argument {args[i]}; use --servers courier,nats-server --faults {string.Join(',', NemesisFaults.Kinds)} --seeds N --first-seed N --seconds S --nodes 3|5 --publishers N --kv N --out DIR --net-id N");
+                    Console.Error.WriteLine($"unknown argument {args[i]}; use --servers courier,nats-server --faults {string.Join(',', NemesisFaults.Kinds)} --seeds N --first-seed N --seconds S --nodes 3|5 --publishers N --kv N --out DIR --net-id N --hold S");
                     return 2;
             }
 
             i++;
         }
 
-        if (nodes is not (3 or 5) || seconds is < 5 or > 3600 || seeds is < 1 or > 100)
+        if (nodes is not (3 or 5) || seconds is < 5 or > 3600 || seeds is < 1 or > 100 || hold is < 1 or > 120)
         {
-            Console.Error.WriteLine("--nodes is 3 or 5, --seconds 5..3600, --seeds 1..100");
+            Console.Error.WriteLine("--nodes is 3 or 5, --seconds 5..3600, --seeds 1..100, --hold 1..120");
             return 2;
         }
 
@@ -87,7 +89,7 @@ internal static class NemesisRun
                 {
                     var name = string.Create(CultureInfo.InvariantCulture, $"{server}-{fault}-{seed}");
                     Console.WriteLine($"== {name}: {nodes} nodes, {seconds} s");
-                    var verdict = await OneAsync(server, fault, seed, root, outDir, name, nodes, seconds, publishers, kv).ConfigureAwait(false);
+                    var verdict = await OneAsync(server, fault, seed, root, outDir, name, nodes, seconds, publishers, kv, hold).ConfigureAwait(false);
                     rows.Add((server, fault, seed, verdict));
                     Console.WriteLine(Row(server, fault, seed, verdict));
                     foreach (var problem in verdict.Problems.Take(10))
@@ -108,7 +110,7 @@ internal static class NemesisRun
         return courierSafe ? 0 : 1;
     }
 
-    private static async Task<NemesisVerdict> OneAsync(string server, string fault, int seed, string root, string outDir, string name, int nodeCount, int seconds, int publishers, int kvProcesses)
+    private static async Task<NemesisVerdict> OneAsync(string server, string fault, int seed, string root, string outDir, string name, int nodeCount, int seconds, int publishers, int kvProcesses, int hold)
     {
         var work = Directory.CreateTempSubdirectory("nemesis-").FullName;
         using var net = NemesisNet.Create(nodeCount);
@@ -139,7 +141,7 @@ internal static class NemesisRun
             await using var control = NemesisWorkload.Connect(nodes, 0, "nemesis-control");
             await control.ConnectAsync().ConfigureAwait(false);
             using var stop = new CancellationTokenSource(TimeSpan.FromSeconds(seconds));
-            var nemesis = new NemesisFaults(fault, seed, net, nodes, history, control);
+            var nemesis = new NemesisFaults(fault, seed, net, nodes, history, control, hold);
             var faultsTask = Task.Run(() => nemesis.RunAsync(stop.Token));
             await workload.RunAsync(stop.Token).ConfigureAwait(false);
             await faultsTask.ConfigureAwait(false); // healed on return
