@@ -89,7 +89,7 @@ internal static class NemesisCheck
             else if (differs)
             {
                 divergent++;
-                Note(problems, $"n{i + 1}: its replica differs from the first one read");
+                Note(problems, $"n{i + 1}: its replica differs from the first one read: {FirstDifference(canonical, streamReads[i]) ?? FirstDifference(bucketCanonical, bucketReads[i])}");
             }
         }
 
@@ -108,6 +108,27 @@ internal static class NemesisCheck
 
         return new NemesisVerdict(ops.Count, acked.Count, unknown, lost, duplicated, misplaced, divergent, unverified,
             kvAcked, kvLost, kvLostUpdates, kvStale, skipped, drained, problems);
+    }
+
+    /// <summary>Where two reads of a stream first differ, as text; null when they do not.</summary>
+    private static string? FirstDifference(IReadOnlyList<StoredMessage>? a, IReadOnlyList<StoredMessage>? b)
+    {
+        if (!IsRead(a) || !IsRead(b))
+        {
+            return null;
+        }
+
+        for (var i = 0; i < Math.Max(a!.Count, b!.Count); i++)
+        {
+            var x = i < a.Count ? a[i] : default;
+            var y = i < b.Count ? b[i] : default;
+            if (x != y)
+            {
+                return $"message {i + 1}: {(i < a.Count ? $"seq {x.Seq} {x.Subject} '{x.Data}'" : "none")} against {(i < b.Count ? $"seq {y.Seq} {y.Subject} '{y.Data}'" : "none")} ({a.Count} and {b.Count} messages)";
+            }
+        }
+
+        return null;
     }
 
     private static bool IsRead(IReadOnlyList<StoredMessage>? read) => read is not null && !ReferenceEquals(read, NemesisReader.NotAReplica);
