@@ -179,7 +179,7 @@ internal sealed class SystemEvents : IAsyncDisposable
         long inMsgs = 0, inBytes = 0, outMsgs = 0, outBytes = 0;
         foreach (var c in _context.Registry.Clients)
         {
-            if (c.IsInternal || c.IsRoute || c.IsClosed || c.ConnectOptions is null || !ReferenceEquals(c.Account, account))
+            if (c.IsInternal || c.IsServerLink || c.IsClosed || c.ConnectOptions is null || !ReferenceEquals(c.Account, account))
             {
                 continue;
             }

@@ -14,6 +14,7 @@ internal sealed class Subscription
     private long _max;
     private int _weight = 1;
     private int _countedForRoutes;
+    private int _countedForLeafs;
 
     public Subscription(Connection client, Account account, string subject, string? queue, byte[] sid, int shard)
     {
@@ -62,6 +63,12 @@ internal sealed class Subscription
 
     /// <summary>Clears the mark of <see cref="MarkCountedForRoutes"/>; true when it was set.</summary>
     public bool UnmarkCountedForRoutes() => Interlocked.Exchange(ref _countedForRoutes, 0) == 1;
+
+    /// <summary>Marks the subscription as counted in the node's leaf node interest; true the first time only.</summary>
+    public bool MarkCountedForLeafs() => Interlocked.Exchange(ref _countedForLeafs, 1) == 0;
+
+    /// <summary>Clears the mark of <see cref="MarkCountedForLeafs"/>; true when it was set.</summary>
+    public bool UnmarkCountedForLeafs() => Interlocked.Exchange(ref _countedForLeafs, 0) == 1;
 
     /// <summary>
     /// An MQTT subscription at QoS 1/2 of a persistent session: messages published at QoS 1/2 reach

@@ -281,7 +281,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
         var details = new List<SubszDetail>();
         foreach (var c in _broker.Clients)
         {
-            if (c.IsInternal || c.IsRoute || c.Account.Name != accountName)
+            if (c.IsInternal || c.IsServerLink || c.Account.Name != accountName)
             {
                 continue;
             }
@@ -382,7 +382,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
         var active = new HashSet<string>(StringComparer.Ordinal);
         foreach (var c in _broker.Clients)
         {
-            if (!c.IsInternal && !c.IsRoute)
+            if (!c.IsInternal && !c.IsServerLink)
             {
                 active.Add(c.Account.Name);
             }

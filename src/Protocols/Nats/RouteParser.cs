@@ -23,13 +23,20 @@ public sealed class RouteParser
     private const int OpSlack = 9;
 
     private readonly int _maxLine;
+    private readonly bool _leaf;
     private byte[]? _lineBuffer;
 
     /// <summary>Creates a route parser.</summary>
     /// <param name="maxControlLine">Bytes allowed in a control line's arguments.</param>
     /// <param name="maxPayload">Bytes allowed in one routed message (headers included).</param>
-    public RouteParser(int maxControlLine = 4096, int maxPayload = DefaultMaxPayload)
+    /// <param name="leaf">
+    /// Parse the leaf node protocol instead: <c>LS+ &lt;subject&gt; [&lt;queue&gt; &lt;weight&gt;]</c>,
+    /// <c>LS- &lt;subject&gt; [&lt;queue&gt;]</c>, <c>LMSG</c> and <c>HMSG</c>, none with an account (a leaf
+    /// link is bound to one account), into the same <see cref="RouteCommand"/>s with an empty account.
+    /// </param>
+    public RouteParser(int maxControlLine = 4096, int maxPayload = DefaultMaxPayload, bool leaf = false)
     {
+        _leaf = leaf;
         ArgumentOutOfRangeException.ThrowIfLessThan(maxControlLine, 32);
         ArgumentOutOfRangeException.ThrowIfNegative(maxPayload);
         MaxControlLine = maxControlLine;
@@ -107,7 +114,24 @@ public sealed class RouteParser
 
         switch (line[0] | 0x20)
         {
-            case 'r':
+            case 'l' when _leaf:
+                if (NatsParser.StartsWithOp(line, "LMSG"u8))
+                {
+                    return ParseMsg(RouteOp.Msg, line[4..], ref reader, ref command, out error);
+                }
+
+                if (NatsParser.StartsWithOp(line, "LS+"u8))
+                {
+                    return ParseSub(line[3..], ref command, out error);
+                }
+
+                if (NatsParser.StartsWithOp(line, "LS-"u8))
+                {
+                    return ParseUnsub(line[3..], ref command, out error);
+                }
+
+                break;
+            case 'r' when !_leaf:
                 if (NatsParser.StartsWithOp(line, "RMSG"u8))
                 {
                     return ParseMsg(RouteOp.Msg, line[4..], ref reader, ref command, out error);
@@ -132,7 +156,7 @@ public sealed class RouteParser
                     return ParseMsg(RouteOp.HMsg, line[4..], ref reader, ref command, out error);
                 }
 
-                if (NatsParser.StartsWithOp(line, "HRMSG"u8))
+                if (!_leaf && NatsParser.StartsWithOp(line, "HRMSG"u8))
                 {
                     return ParseMsg(RouteOp.HMsg, line[5..], ref reader, ref command, out error);
                 }
@@ -201,52 +225,53 @@ public sealed class RouteParser
     }
 
     // RS+ <account> <subject>\r\n or RS+ <account> <subject> <queue> <weight>\r\n
+    // LS+ <subject>\r\n or LS+ <subject> <queue> <weight>\r\n
     private ParseStatus ParseSub(ReadOnlySpan<byte> args, scoped ref RouteCommand command, out ParseError error)
     {
         Span<Range> ranges = stackalloc Range[5];
-        switch (NatsParser.SplitArgs(args, ranges))
+        var a = _leaf ? 0 : 1; // arguments before the subject
+        var count = NatsParser.SplitArgs(args, ranges);
+        if (count == a + 3)
         {
-            case 2:
-                break;
-            case 4:
-                var weight = NatsParser.ParseSize(args[ranges[3]]);
-                if (weight < 0 || weight > int.MaxValue)
-                {
-                    return NatsParser.Fail(ParseError.InvalidArguments, out error);
-                }
-
-                command.Queue = args[ranges[2]];
-                command.Weight = (int)weight;
-                break;
-            default:
+            var weight = NatsParser.ParseSize(args[ranges[a + 2]]);
+            if (weight < 0 || weight > int.MaxValue)
+            {
                 return NatsParser.Fail(ParseError.InvalidArguments, out error);
+            }
+
+            command.Queue = args[ranges[a + 1]];
+            command.Weight = (int)weight;
+        }
+        else if (count != a + 1)
+        {
+            return NatsParser.Fail(ParseError.InvalidArguments, out error);
         }
 
         command.Op = RouteOp.Sub;
-        command.Account = args[ranges[0]];
-        command.Subject = args[ranges[1]];
+        command.Account = _leaf ? default : args[ranges[0]];
+        command.Subject = args[ranges[a]];
         error = ParseError.None;
         return ParseStatus.Command;
     }
 
-    // RS- <account> <subject> [queue]\r\n
+    // RS- <account> <subject> [queue]\r\n   or   LS- <subject> [queue]\r\n
     private ParseStatus ParseUnsub(ReadOnlySpan<byte> args, scoped ref RouteCommand command, out ParseError error)
     {
         Span<Range> ranges = stackalloc Range[4];
-        switch (NatsParser.SplitArgs(args, ranges))
+        var a = _leaf ? 0 : 1; // arguments before the subject
+        var count = NatsParser.SplitArgs(args, ranges);
+        if (count == a + 2)
         {
-            case 2:
-                break;
-            case 3:
-                command.Queue = args[ranges[2]];
-                break;
-            default:
-                return NatsParser.Fail(ParseError.InvalidArguments, out error);
+            command.Queue = args[ranges[a + 1]];
+        }
+        else if (count != a + 1)
+        {
+            return NatsParser.Fail(ParseError.InvalidArguments, out error);
         }
 
         command.Op = RouteOp.Unsub;
-        command.Account = args[ranges[0]];
-        command.Subject = args[ranges[1]];
+        command.Account = _leaf ? default : args[ranges[0]];
+        command.Subject = args[ranges[a]];
         error = ParseError.None;
         return ParseStatus.Command;
     }
@@ -298,37 +323,38 @@ public sealed class RouteParser
             start = -1;
         }
 
-        if (count < 2 + sizes)
+        var a = _leaf ? 0 : 1; // arguments before the subject: the account on a route, none on a leaf link
+        if (count < a + 1 + sizes)
         {
             return NatsParser.Fail(ParseError.InvalidArguments, out error);
         }
 
-        command.Account = args[head[0]];
-        command.Subject = args[head[1]];
-        var rest = count - 2 - sizes; // between the subject and the sizes
+        command.Account = _leaf ? default : args[head[0]];
+        command.Subject = args[head[a]];
+        var rest = count - a - 1 - sizes; // between the subject and the sizes
         if (rest == 1)
         {
-            command.ReplyTo = args[head[2]];
+            command.ReplyTo = args[head[a + 1]];
         }
         else if (rest > 1)
         {
-            var indicator = args[head[2]];
+            var indicator = args[head[a + 1]];
             int firstQueue;
             if (indicator.Length == 1 && indicator[0] == (byte)'+')
             {
-                command.ReplyTo = args[head[3]];
-                firstQueue = 4;
+                command.ReplyTo = args[head[a + 2]];
+                firstQueue = a + 3;
             }
             else if (indicator.Length == 1 && indicator[0] == (byte)'|')
             {
-                firstQueue = 3;
+                firstQueue = a + 2;
             }
             else
             {
                 return NatsParser.Fail(ParseError.InvalidArguments, out error);
             }
 
-            if (rest > firstQueue - 2)
+            if (rest > firstQueue - a - 1)
             {
                 // The names run from the first queue to the token before the sizes.
                 var firstSize = sizes == 2 ? tail[0] : tail[1];

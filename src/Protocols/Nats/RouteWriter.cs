@@ -99,7 +99,7 @@ public static class RouteWriter
     }
 
     // Appends into a span; once something does not fit, Written is -1 and stays so.
-    private ref struct LineWriter(Span<byte> into)
+    internal ref struct LineWriter(Span<byte> into)
     {
         private readonly Span<byte> _into = into;
         private int _at;
