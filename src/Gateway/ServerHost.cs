@@ -86,6 +86,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
         if (_options.LeafNodes.Enabled)
         {
             _leafListener = new TcpAcceptor(_options.LeafNodes.Host, _options.LeafNodes.Port, Broker.AcceptLeaf, error => Log.LeafAcceptError(_log, error));
+            _pages.LeafListenPort = _leafListener.LocalEndPoint.Port;
         }
 
         // Cheap wake-ups for latency-bound traffic (request/reply, synchronous JetStream publishes); see IdlePoll.
