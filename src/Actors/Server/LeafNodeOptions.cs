@@ -26,7 +26,7 @@ public sealed class LeafNodeOptions
     public List<LeafNodeUser> Users { get; } = [];
 
     /// <summary><c>authorization.timeout</c>: time an accepted leaf has to send its CONNECT.</summary>
-    public TimeSpan AuthTimeout { get; set; } = TimeSpan.FromSeconds(2); // nats-server's DEFAULT_LEAFNODE_AUTH_TIMEOUT... as routes: 2 s
+    public TimeSpan AuthTimeout { get; set; } = TimeSpan.FromSeconds(2); // nats-server's default: its AUTH_TIMEOUT, 2 s
 
     /// <summary><c>leafnodes.remotes</c>: the hubs this node dials as a leaf.</summary>
     public List<LeafNodeRemote> Remotes { get; } = [];
@@ -39,6 +39,28 @@ public sealed class LeafNodeOptions
 
     /// <summary>True when accepted leafs must authenticate with a user of <c>leafnodes.authorization</c>.</summary>
     public bool AuthRequired => Username is not null || Users.Count > 0;
+
+    /// <summary>Whether <paramref name="other"/> configures the same leaf nodes (a reload that changes them is refused).</summary>
+    public bool SameAs(LeafNodeOptions other) => Signature() == other.Signature();
+
+    private string Signature()
+    {
+        var text = new System.Text.StringBuilder();
+        text.Append(Host).Append('|').Append(Port).Append('|').Append(Username).Append('|').Append(Password).Append('|')
+            .Append(Account).Append('|').Append(AuthTimeout).Append('|').Append(ReconnectInterval);
+        foreach (var user in Users)
+        {
+            text.Append("|u:").Append(user);
+        }
+
+        foreach (var remote in Remotes)
+        {
+            text.Append("|r:").Append(remote.Account).Append(':').AppendJoin(',', remote.Urls)
+                .Append(':').AppendJoin(',', remote.DenyImports).Append(':').AppendJoin(',', remote.DenyExports);
+        }
+
+        return text.ToString();
+    }
 }
 
 /// <summary>One user of <c>leafnodes.authorization.users</c>.</summary>

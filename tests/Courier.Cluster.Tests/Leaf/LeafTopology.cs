@@ -46,15 +46,15 @@ public sealed class LeafTopology : IAsyncDisposable
         }
         """;
 
-    /// <summary>The leaf's config: one remote, the hub's leaf node port as user <c>leaf</c>.</summary>
-    public static string LeafConfig(int leafPort) => $$"""
+    /// <summary>The leaf's config: one remote, the hub's leaf node port as user <c>leaf</c> (with <paramref name="remoteExtra"/>, e.g. deny lists).</summary>
+    public static string LeafConfig(int leafPort, string remoteExtra = "") => $$"""
         leafnodes {
-          remotes [ { url: "nats-leaf://leaf:leaf@127.0.0.1:{{leafPort}}" } ]
+          remotes [ { url: "nats-leaf://leaf:leaf@127.0.0.1:{{leafPort}}", {{remoteExtra}} } ]
           reconnect: 1
         }
         """;
 
-    public static async Task<LeafTopology> StartAsync(ServerKind hubKind, ServerKind leafKind)
+    public static async Task<LeafTopology> StartAsync(ServerKind hubKind, ServerKind leafKind, string remoteExtra = "")
     {
         var leafPort = LoopbackPorts.Next();
         var hubConfig = HubConfig(leafPort);
@@ -62,7 +62,7 @@ public sealed class LeafTopology : IAsyncDisposable
         ServerProcess? leaf = null;
         try
         {
-            leaf = await ServerProcess.StartAsync(leafKind, LeafConfig(leafPort), "-n", "leaf");
+            leaf = await ServerProcess.StartAsync(leafKind, LeafConfig(leafPort, remoteExtra), "-n", "leaf");
             var topology = new LeafTopology(hub, leaf, leafPort, hubConfig);
             await topology.WaitForLinkAsync();
             return topology;
