@@ -1,0 +1,71 @@
+using Courier.Cluster.Tests.Infrastructure;
+using Courier.Integration.Tests.Infrastructure;
+using Courier.Testing;
+using NATS.Client.Core;
+
+namespace Courier.Cluster.Tests.Leaf;
+
+/// <summary>
+/// A Courier leaf whose hub is node 0 of a two-node cluster: the hub tells its routes the leaf's
+/// interest and sends them the leaf's messages, and tells the leaf the interest of the other node,
+/// so clients on the leaf and on node 1 reach each other through node 0; a queue group on node 1
+/// gets each of the leaf's messages once.
+/// </summary>
+public sealed class LeafClusterTests
+{
+    [Theory]
+    [InlineData(ServerKind.Courier, ServerKind.Courier)]
+    [InlineData(ServerKind.Courier, ServerKind.NatsServer)]
+    [InlineData(ServerKind.NatsServer, ServerKind.Courier)]
+    public async Task A_leaf_reaches_the_other_node_of_its_hubs_cluster_both_ways(ServerKind hubKind, ServerKind otherKind)
+    {
+        const int Count = 20;
+        var p = $"leafcl{Guid.NewGuid():N}";
+        var leafPort = LoopbackPorts.Next();
+        await using var mesh = await Mesh.StartAsync([hubKind, otherKind], null, [], nodeConfig: i => i == 0 ? $"leafnodes {{ listen: \"127.0.0.1:{leafPort}\" }}" : null);
+        await using var leafServer = await ServerProcess.StartAsync(
+            ServerKind.Courier, $"leafnodes {{ remotes [ {{ url: \"nats-leaf://127.0.0.1:{leafPort}\" }} ], reconnect: 1 }}", "-n", "leaf");
+        await using var leaf = await ConnectAsync(leafServer.Url);
+        await using var other = await mesh.ConnectAsync(1);
+
+        // node 1 -> leaf: interest goes leaf -> node 0 -> node 1.
+        await using var onLeaf = await Collect.SubscribeAsync(leaf, $"{p}.down");
+        Assert.True(await CrossedAsync(leaf, other, $"{p}.ready1"), $"{mesh.Diagnostics()}\n\n{leafServer.Diagnostics(60)}");
+        await other.PublishAsync($"{p}.down", "to the leaf");
+
+        // leaf -> node 1, into a queue group there: interest goes node 1 -> node 0 -> leaf.
+        await using var member1 = await Collect.SubscribeAsync(other, $"{p}.up", "workers");
+        await using var member2 = await Collect.SubscribeAsync(other, $"{p}.up", "workers");
+        Assert.True(await CrossedAsync(other, leaf, $"{p}.ready2"), $"{mesh.Diagnostics()}\n\n{leafServer.Diagnostics(60)}");
+        for (var i = 0; i < Count; i++)
+        {
+            await leaf.PublishAsync($"{p}.up", i.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        }
+
+        Assert.True(await Poll.UntilAsync(() => member1.Messages.Count + member2.Messages.Count >= Count && !onLeaf.Messages.IsEmpty, LeafTopology.ConvergeTimeout), mesh.Diagnostics());
+        Assert.True(await CrossedAsync(other, leaf, $"{p}.ready3")); // after all of them on the same path: any duplicate is in by now
+        Assert.Equal(["to the leaf"], onLeaf.Messages.Select(m => m.Data));
+        var all = member1.Messages.Concat(member2.Messages).Select(m => int.Parse(m.Data!, System.Globalization.CultureInfo.InvariantCulture)).Order();
+        Assert.Equal(Enumerable.Range(0, Count), all);
+    }
+
+    private static async Task<bool> CrossedAsync(NatsConnection subscriber, NatsConnection publisher, string subject)
+    {
+        await using var ready = await Collect.SubscribeAsync(subscriber, subject);
+        return await Poll.UntilAsync(
+            async () =>
+            {
+                await publisher.PublishAsync(subject, "?");
+                await publisher.PingAsync();
+                return !ready.Messages.IsEmpty;
+            },
+            LeafTopology.ConvergeTimeout);
+    }
+
+    private static async Task<NatsConnection> ConnectAsync(string url)
+    {
+        var nats = new NatsConnection(new NatsOpts { Url = url, Name = "leaf-cluster-it", MaxReconnectRetry = 0 });
+        await nats.ConnectAsync();
+        return nats;
+    }
+}
