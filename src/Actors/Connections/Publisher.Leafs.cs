@@ -20,9 +20,16 @@ internal sealed partial class Publisher
     private static readonly List<(LeafConnection Leaf, QueueGroup Group)> NoLeafGroups = [];
 
     /// <summary>
+    /// A route's message that a peer sent as nats-server's LMSG (lnoc): the cluster of the leaf link it came
+    /// from there, so it does not go back into that cluster. Set by the route link before each publish.
+    /// </summary>
+    public string? Origin { get; set; }
+
+    /// <summary>
     /// Whether this publish may go over <paramref name="leaf"/>, as nats-server's processMsgResults: never
     /// back over the link it came from, nor back into the cluster it came from; from a route only to the
-    /// links this node is the hub of (a leaf's other nodes have their own link to the hub).
+    /// links this node is the hub of (a leaf's other nodes have their own link to the hub), and not into the
+    /// cluster of the leaf link it came from on the peer (<see cref="Origin"/>).
     /// </summary>
     private bool ToLeaf(LeafConnection leaf)
     {
@@ -33,7 +40,7 @@ internal sealed partial class Publisher
 
         if (_kind == PublisherKind.Peer)
         {
-            return !leaf.Link.Solicited;
+            return !leaf.Link.Solicited && (Origin is null || Origin != leaf.Link.RemoteCluster);
         }
 
         return _kind != PublisherKind.Leaf

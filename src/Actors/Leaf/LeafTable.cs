@@ -140,13 +140,14 @@ internal sealed class LeafTable
                     keys[key] = interest;
                 }
 
-                var held = interest.BySource.GetValueOrDefault(sub.Client);
-                held += change.Add ? 1 : -1;
-                if (held > 0)
+                if (!interest.BySource.TryGetValue(sub.Client, out var held))
                 {
+                    held = new Holding(sub.Origin);
                     interest.BySource[sub.Client] = held;
                 }
-                else
+
+                held.Count += change.Add ? 1 : -1;
+                if (held.Count <= 0)
                 {
                     interest.BySource.Remove(sub.Client);
                 }
@@ -209,7 +210,7 @@ internal sealed class LeafTable
         }
 
         var n = 0;
-        foreach (var (source, count) in interest.BySource)
+        foreach (var (source, held) in interest.BySource)
         {
             if (ReferenceEquals(source, link))
             {
@@ -230,12 +231,20 @@ internal sealed class LeafTable
                     continue;
                 }
             }
-            else if (source is RouteConnection && link.Link.Solicited)
+            else if (source is RouteConnection)
             {
-                continue; // a leaf tells its hub of its own clients only (the cluster's other nodes have their own links)
+                if (link.Link.Solicited)
+                {
+                    continue; // a leaf tells its hub of its own clients only (the cluster's other nodes have their own links)
+                }
+
+                if (!lds && held.Origin is { } origin && origin == link.Link.RemoteCluster)
+                {
+                    continue; // a peer's interest from a leaf of this link's cluster (nats-server's LS+ origin)
+                }
             }
 
-            n += count;
+            n += held.Count;
         }
 
         return n;
@@ -289,6 +298,14 @@ internal sealed class LeafTable
 
         public byte[] Queue { get; } = queue is null ? [] : Encoding.UTF8.GetBytes(queue);
 
-        public Dictionary<Connection, int> BySource { get; } = new(ReferenceEqualityComparer.Instance);
+        public Dictionary<Connection, Holding> BySource { get; } = new(ReferenceEqualityComparer.Instance);
+    }
+
+    /// <summary>How many subscriptions one connection holds on a subject (and queue), and the origin cluster of a route's.</summary>
+    private sealed class Holding(string? origin)
+    {
+        public string? Origin { get; } = origin;
+
+        public int Count { get; set; }
     }
 }

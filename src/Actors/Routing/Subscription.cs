@@ -49,6 +49,12 @@ internal sealed class Subscription
     public byte MqttQoS { get; init; }
 
     /// <summary>
+    /// A route's subscription that a peer told with nats-server's LS+ (lnoc): the cluster of the leaf link
+    /// it came from there. Never told to a leaf link of that cluster (no echo into it). Null otherwise.
+    /// </summary>
+    public string? Origin { get; init; }
+
+    /// <summary>
     /// A route's queue subscription: how many members the peer has in the group (RS+ weight), so a
     /// remote group is picked in proportion to its size. 1 for local subscriptions.
     /// </summary>

@@ -131,6 +131,26 @@ public sealed class RouteParser
                 }
 
                 break;
+            case 'l':
+                // On a route, nats-server 2.9 (lnoc) sends interest and messages of leaf links in a named
+                // cluster with that origin cluster: LS+ <origin> <account> ..., LS- <account> ...,
+                // LMSG <origin> <account> ... <#header bytes> <size> (always with the header size).
+                if (NatsParser.StartsWithOp(line, "LMSG"u8))
+                {
+                    return ParseMsg(RouteOp.HMsg, line[4..], ref reader, ref command, out error, origin: true);
+                }
+
+                if (NatsParser.StartsWithOp(line, "LS+"u8))
+                {
+                    return ParseSub(line[3..], ref command, out error, origin: true);
+                }
+
+                if (NatsParser.StartsWithOp(line, "LS-"u8))
+                {
+                    return ParseUnsub(line[3..], ref command, out error);
+                }
+
+                break;
             case 'r' when !_leaf:
                 if (NatsParser.StartsWithOp(line, "RMSG"u8))
                 {
@@ -225,11 +245,12 @@ public sealed class RouteParser
     }
 
     // RS+ <account> <subject>\r\n or RS+ <account> <subject> <queue> <weight>\r\n
-    // LS+ <subject>\r\n or LS+ <subject> <queue> <weight>\r\n
-    private ParseStatus ParseSub(ReadOnlySpan<byte> args, scoped ref RouteCommand command, out ParseError error)
+    // LS+ <subject>\r\n or LS+ <subject> <queue> <weight>\r\n   (a leaf link)
+    // LS+ <origin> <account> <subject> [<queue> <weight>]\r\n   (a route, with the origin cluster)
+    private ParseStatus ParseSub(ReadOnlySpan<byte> args, scoped ref RouteCommand command, out ParseError error, bool origin = false)
     {
-        Span<Range> ranges = stackalloc Range[5];
-        var a = _leaf ? 0 : 1; // arguments before the subject
+        Span<Range> ranges = stackalloc Range[6];
+        var a = (_leaf ? 0 : 1) + (origin ? 1 : 0); // arguments before the subject
         var count = NatsParser.SplitArgs(args, ranges);
         if (count == a + 3)
         {
@@ -248,7 +269,8 @@ public sealed class RouteParser
         }
 
         command.Op = RouteOp.Sub;
-        command.Account = _leaf ? default : args[ranges[0]];
+        command.Origin = origin ? args[ranges[0]] : default;
+        command.Account = _leaf ? default : args[ranges[a - 1]];
         command.Subject = args[ranges[a]];
         error = ParseError.None;
         return ParseStatus.Command;
@@ -279,7 +301,8 @@ public sealed class RouteParser
     // RMSG <account> <subject> [reply] <size>
     // RMSG <account> <subject> + <reply> <queue>... <size>   (or | instead of "+ <reply>": no reply)
     // HRMSG: the same with <#header bytes> before <size>.
-    private ParseStatus ParseMsg(RouteOp op, ReadOnlySpan<byte> args, ref SequenceReader<byte> reader, scoped ref RouteCommand command, out ParseError error)
+    // LMSG <origin> <account> <subject> ... <#header bytes> <size>   (a route, with the origin cluster)
+    private ParseStatus ParseMsg(RouteOp op, ReadOnlySpan<byte> args, ref SequenceReader<byte> reader, scoped ref RouteCommand command, out ParseError error, bool origin = false)
     {
         args = NatsParser.TrimStart(args);
         if (args.Length > MaxControlLine)
@@ -289,7 +312,7 @@ public sealed class RouteParser
 
         // The leading arguments and the trailing sizes, then whatever lies between is the queue list.
         var sizes = op == RouteOp.HMsg ? 2 : 1;
-        Span<Range> head = stackalloc Range[5];
+        Span<Range> head = stackalloc Range[6];
         Span<Range> tail = stackalloc Range[2];
         var count = 0;
         var start = -1;
@@ -323,13 +346,14 @@ public sealed class RouteParser
             start = -1;
         }
 
-        var a = _leaf ? 0 : 1; // arguments before the subject: the account on a route, none on a leaf link
+        var a = (_leaf ? 0 : 1) + (origin ? 1 : 0); // arguments before the subject: [origin] account on a route, none on a leaf link
         if (count < a + 1 + sizes)
         {
             return NatsParser.Fail(ParseError.InvalidArguments, out error);
         }
 
-        command.Account = _leaf ? default : args[head[0]];
+        command.Origin = origin ? args[head[0]] : default;
+        command.Account = _leaf ? default : args[head[a - 1]];
         command.Subject = args[head[a]];
         var rest = count - a - 1 - sizes; // between the subject and the sizes
         if (rest == 1)

@@ -69,3 +69,54 @@ public sealed class LeafClusterTests
         return nats;
     }
 }
+
+/// <summary>
+/// A leaf cluster (two Courier nodes in cluster <c>LC</c>) whose nodes are leafs of the two nodes of a
+/// hub cluster (nats-server and Courier): nats-server tells its routes the interest of a leaf of
+/// <c>LC</c> with that origin (LS+ &lt;origin&gt;), and the Courier hub node does not tell it back into
+/// <c>LC</c>, so a message published in the leaf cluster reaches a subscriber there once, not a second
+/// time through the hubs.
+/// </summary>
+public sealed class LeafClusterOriginTests
+{
+    [Fact]
+    public async Task A_leaf_clusters_message_is_not_echoed_back_into_it_through_the_hub_cluster()
+    {
+        const int Count = 10;
+        var p = $"leafor{Guid.NewGuid():N}";
+        var hubLeafPorts = new[] { LoopbackPorts.Next(), LoopbackPorts.Next() };
+        await using var hubs = await Mesh.StartAsync([ServerKind.NatsServer, ServerKind.Courier], null, [], nodeConfig: i => $"leafnodes {{ listen: \"127.0.0.1:{hubLeafPorts[i]}\" }}");
+        await using var leafs = await Mesh.StartAsync(
+            [ServerKind.Courier, ServerKind.Courier], null, ["--cluster_name", "LC"],
+            nodeConfig: i => $"leafnodes {{ remotes [ {{ url: \"nats-leaf://127.0.0.1:{hubLeafPorts[i]}\" }} ], reconnect: 1 }}");
+        await using var subscriber = await leafs.ConnectAsync(0);
+        await using var publisher = await leafs.ConnectAsync(1);
+        await using var viaHub = await hubs.ConnectAsync(1);
+        await using var inbox = await Collect.SubscribeAsync(subscriber, $"{p}.x");
+
+        // The subscription's interest has gone leaf 0 -> nats-server hub -> Courier hub once a hub message reaches it.
+        await using var ready = await Collect.SubscribeAsync(subscriber, $"{p}.ready");
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    await viaHub.PublishAsync($"{p}.ready", "?");
+                    await viaHub.PingAsync();
+                    return !ready.Messages.IsEmpty;
+                },
+                LeafTopology.ConvergeTimeout),
+            $"{hubs.Diagnostics()}\n\n{leafs.Diagnostics()}");
+
+        for (var i = 0; i < Count; i++)
+        {
+            await publisher.PublishAsync($"{p}.x", $"m{i}");
+        }
+
+        // A last message from the hub side: it comes after any echo through the hubs would have.
+        await publisher.PublishAsync($"{p}.x", "end");
+        Assert.True(await Poll.UntilAsync(() => inbox.Messages.Any(m => m.Data == "end"), LeafTopology.ConvergeTimeout), leafs.Diagnostics());
+        await viaHub.PublishAsync($"{p}.x", "from the hub");
+        Assert.True(await Poll.UntilAsync(() => inbox.Messages.Any(m => m.Data == "from the hub"), LeafTopology.ConvergeTimeout), leafs.Diagnostics());
+        Assert.Equal([.. Enumerable.Range(0, Count).Select(i => $"m{i}"), "end", "from the hub"], inbox.Messages.Select(m => m.Data));
+    }
+}

@@ -202,8 +202,29 @@ public sealed class RouteParserTests
         Assert.NotEqual(ParseError.None, Fails(input, leaf: true));
 
     [Fact]
-    public void A_route_refuses_leaf_ops() =>
+    public void A_route_refuses_leaf_link_forms_without_origin_and_account() =>
         Assert.NotEqual(ParseError.None, Fails("LS+ foo\r\n"));
+
+    // nats-server 2.9's lnoc forms on a route: interest and messages of a leaf link in a named cluster.
+    [Fact]
+    public void A_routes_ls_plus_ls_minus_and_lmsg_carry_the_origin_cluster_and_account()
+    {
+        var parsed = AssertEveryFeeding("LS+ LC $G foo q 2\r\nLS+ LC $G bar\r\nLS- $G foo q\r\nLMSG LC $G foo + r q1 0 2\r\nhi\r\nLMSG LC $G foo 0 2\r\nhi\r\n");
+        Assert.Equal(
+        [
+            "Sub acc=$G subj=foo queue=q weight=2",
+            "Sub acc=$G subj=bar queue= weight=0",
+            "Unsub acc=$G subj=foo queue=q",
+            "HMsg acc=$G subj=foo reply=r queues=[q1] hdr=0 payload=hi",
+            "HMsg acc=$G subj=foo reply= queues=[] hdr=0 payload=hi",
+        ],
+            parsed);
+
+        var reader = new SequenceReader<byte>(new ReadOnlySequence<byte>(Encoding.ASCII.GetBytes("LMSG LC $G foo 0 2\r\nhi\r\n")));
+        var command = default(RouteCommand);
+        Assert.Equal(ParseStatus.Command, new RouteParser().TryRead(ref reader, ref command, out _));
+        Assert.Equal("LC", Encoding.ASCII.GetString(command.Origin));
+    }
 
     private static List<string> AssertEveryFeeding(string input, bool leaf = false)
     {
