@@ -256,6 +256,7 @@ internal sealed partial class RouteConnection : Connection
 
         route.RemoteId = connect.Name;
         route.Headers = connect.Headers;
+        route.Lnoc = connect.Lnoc;
         route.ConnectReceived = true;
         Owner.Tell(ConnectionActor.Protocol.Connected.Instance);
         return ReadOutcome.Continue;
@@ -315,6 +316,7 @@ internal sealed partial class RouteConnection : Connection
 
         route.RemoteId = info.ServerId;
         route.Headers = info.Headers;
+        route.Lnoc = info.Lnoc;
         route.RemoteInfo = info;
         if (!table.TryRegister(this, out var routeCount))
         {

@@ -14,6 +14,7 @@ internal sealed class LeafLink
     private readonly byte[][]? _denyImports;
     private readonly byte[][]? _denyExports;
     private volatile string? _remoteName;
+    private string? _remoteCluster;
 
     public LeafLink(LeafNodeRemote? remote, Uri? url)
     {
@@ -47,7 +48,18 @@ internal sealed class LeafLink
     public string? RemoteId { get; set; }
 
     /// <summary>The other side's cluster name, if it is in one: interest and messages are never sent back into it.</summary>
-    public string? RemoteCluster { get; set; }
+    public string? RemoteCluster
+    {
+        get => _remoteCluster;
+        set
+        {
+            _remoteCluster = value;
+            RemoteClusterUtf8 = value is null ? [] : System.Text.Encoding.UTF8.GetBytes(value);
+        }
+    }
+
+    /// <summary><see cref="RemoteCluster"/> as the origin on a route's LS+/LMSG (empty when none).</summary>
+    public byte[] RemoteClusterUtf8 { get; private set; } = [];
 
     /// <summary>The other side takes HMSG.</summary>
     public bool Headers { get; set; }

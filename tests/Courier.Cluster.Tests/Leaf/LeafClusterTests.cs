@@ -72,20 +72,39 @@ public sealed class LeafClusterTests
 
 /// <summary>
 /// A leaf cluster (two Courier nodes in cluster <c>LC</c>) whose nodes are leafs of the two nodes of a
-/// hub cluster (nats-server and Courier): nats-server tells its routes the interest of a leaf of
-/// <c>LC</c> with that origin (LS+ &lt;origin&gt;), and the Courier hub node does not tell it back into
-/// <c>LC</c>, so a message published in the leaf cluster reaches a subscriber there once, not a second
-/// time through the hubs.
+/// hub cluster: the hub nodes tell each other the interest of a leaf of <c>LC</c> with that origin
+/// (nats-server's LS+ &lt;origin&gt;) and send its messages with it (LMSG &lt;origin&gt;), and neither
+/// tells nor sends them back into <c>LC</c>, so a message published in the leaf cluster reaches a
+/// subscriber there once, not a second time through the hubs (also when a client of the hub node the
+/// publisher's leaf is linked to wants it too).
 /// </summary>
 public sealed class LeafClusterOriginTests
 {
-    [Fact]
-    public async Task A_leaf_clusters_message_is_not_echoed_back_into_it_through_the_hub_cluster()
+    private static async Task<string> MonitorAsync(Mesh mesh, int received)
+    {
+        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
+        var text = $"received {received}\n";
+        foreach (var node in mesh.Nodes)
+        {
+            foreach (var page in new[] { "routez", "leafz?subs=1", "subsz?subs=1" })
+            {
+                text += $"--- {node.Port} {page}\n{await http.GetStringAsync(new Uri(node.MonitorUri, page))}\n";
+            }
+        }
+
+        return text + mesh.Diagnostics();
+    }
+
+    [Theory]
+    [InlineData(ServerKind.NatsServer, ServerKind.Courier)]
+    [InlineData(ServerKind.Courier, ServerKind.NatsServer)]
+    [InlineData(ServerKind.Courier, ServerKind.Courier)]
+    public async Task A_leaf_clusters_message_is_not_echoed_back_into_it_through_the_hub_cluster(ServerKind hub0, ServerKind hub1)
     {
         const int Count = 10;
         var p = $"leafor{Guid.NewGuid():N}";
         var hubLeafPorts = new[] { LoopbackPorts.Next(), LoopbackPorts.Next() };
-        await using var hubs = await Mesh.StartAsync([ServerKind.NatsServer, ServerKind.Courier], null, [], nodeConfig: i => $"leafnodes {{ listen: \"127.0.0.1:{hubLeafPorts[i]}\" }}");
+        await using var hubs = await Mesh.StartAsync([hub0, hub1], null, [], nodeConfig: i => $"leafnodes {{ listen: \"127.0.0.1:{hubLeafPorts[i]}\" }}");
         await using var leafs = await Mesh.StartAsync(
             [ServerKind.Courier, ServerKind.Courier], null, ["--cluster_name", "LC"],
             nodeConfig: i => $"leafnodes {{ remotes [ {{ url: \"nats-leaf://127.0.0.1:{hubLeafPorts[i]}\" }} ], reconnect: 1 }}");
@@ -94,7 +113,36 @@ public sealed class LeafClusterOriginTests
         await using var viaHub = await hubs.ConnectAsync(1);
         await using var inbox = await Collect.SubscribeAsync(subscriber, $"{p}.x");
 
-        // The subscription's interest has gone leaf 0 -> nats-server hub -> Courier hub once a hub message reaches it.
+        // Leaf 1 knows leaf 0's interest over the leaf cluster's route once a message of leaf 1's reaches leaf 0:
+        // it can come no other way (the hubs keep LC's messages out of LC's links). The meshes' probes share
+        // names, so the mesh's own barrier may be answered through the hubs.
+        await using var routeReady = await Collect.SubscribeAsync(subscriber, $"{p}.routeready");
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    await publisher.PublishAsync($"{p}.routeready", "?");
+                    await publisher.PingAsync();
+                    return !routeReady.Messages.IsEmpty;
+                },
+                LeafTopology.ConvergeTimeout),
+            await MonitorAsync(leafs, 0));
+
+        // The publisher's leaf sends to hub 1 too, once hub 1's client's interest has crossed to it.
+        await using var onHub = await Collect.SubscribeAsync(viaHub, $"{p}.x");
+        await using var hubReady = await Collect.SubscribeAsync(viaHub, $"{p}.hubready");
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    await publisher.PublishAsync($"{p}.hubready", "?");
+                    await publisher.PingAsync();
+                    return !hubReady.Messages.IsEmpty;
+                },
+                LeafTopology.ConvergeTimeout),
+            $"{hubs.Diagnostics()}\n\n{leafs.Diagnostics()}");
+
+        // Leaf 0's interest has gone leaf 0 -> hub 0 -> hub 1 once a message from hub 1 reaches it.
         await using var ready = await Collect.SubscribeAsync(subscriber, $"{p}.ready");
         Assert.True(
             await Poll.UntilAsync(
@@ -114,9 +162,11 @@ public sealed class LeafClusterOriginTests
 
         // A last message from the hub side: it comes after any echo through the hubs would have.
         await publisher.PublishAsync($"{p}.x", "end");
-        Assert.True(await Poll.UntilAsync(() => inbox.Messages.Any(m => m.Data == "end"), LeafTopology.ConvergeTimeout), leafs.Diagnostics());
+        Assert.True(await Poll.UntilAsync(() => inbox.Messages.Any(m => m.Data == "end"), LeafTopology.ConvergeTimeout), await MonitorAsync(leafs, inbox.Messages.Count));
         await viaHub.PublishAsync($"{p}.x", "from the hub");
         Assert.True(await Poll.UntilAsync(() => inbox.Messages.Any(m => m.Data == "from the hub"), LeafTopology.ConvergeTimeout), leafs.Diagnostics());
         Assert.Equal([.. Enumerable.Range(0, Count).Select(i => $"m{i}"), "end", "from the hub"], inbox.Messages.Select(m => m.Data));
+        Assert.True(await Poll.UntilAsync(() => onHub.Messages.Any(m => m.Data == "from the hub"), LeafTopology.ConvergeTimeout), hubs.Diagnostics());
+        Assert.Equal([.. Enumerable.Range(0, Count).Select(i => $"m{i}"), "end", "from the hub"], onHub.Messages.Select(m => m.Data));
     }
 }
