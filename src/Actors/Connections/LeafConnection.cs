@@ -215,7 +215,7 @@ internal sealed partial class LeafConnection : Connection
         if (connect.Lang is not null)
         {
             // A client dialled the leaf node port: nats-server's ErrClientConnectedToLeafNodePort.
-            return Fatal("Attempted To Connect To Leafnode Port", "Wrong Port");
+            return Fatal("attempted to connect to leaf node port", "Wrong Port");
         }
 
         if (connect.Gateway is { } gateway)
@@ -225,7 +225,7 @@ internal sealed partial class LeafConnection : Connection
 
         if (_context.ClusterName() is { Length: > 0 } cluster && connect.Cluster == cluster)
         {
-            return Fatal("Leafnode has same cluster name as the hub", "Cluster Names Identical");
+            return Fatal("remote leafnode has same cluster name", "Cluster Names Identical");
         }
 
         if (Authenticate(connect) is not { } account)
@@ -445,7 +445,7 @@ internal sealed partial class LeafConnection : Connection
         [LoggerMessage(Level = LogLevel.Error, Message = "lid:{Lid} - Leafnode protocol error: {Error}")]
         public static partial void ProtocolError(ILogger logger, ulong lid, string error);
 
-        [LoggerMessage(Level = LogLevel.Error, Message = "lid:{Lid} - Attempted to connect to a port that is not a leafnode port")]
+        [LoggerMessage(Level = LogLevel.Error, Message = "lid:{Lid} - attempted to connect to wrong port")]
         public static partial void WrongPort(ILogger logger, ulong lid);
 
         [LoggerMessage(Level = LogLevel.Error, Message = "lid:{Lid} - Leafnode authentication failed for user \"{User}\"")]
