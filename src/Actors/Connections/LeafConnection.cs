@@ -56,6 +56,11 @@ internal sealed partial class LeafConnection : Connection
     {
         if (!Link.Solicited)
         {
+            if (_context.Authentication.NonceRequired)
+            {
+                Link.Nonce = Server.Authentication.Authenticator.NewNonce(); // operator mode: a leaf's JWT user signs it
+            }
+
             Outbound.Write(ProtocolWriter.Info(JsonSerializer.SerializeToUtf8Bytes(HubInfo(connectInfo: false), NatsJsonContext.Default.LeafInfo)));
             Outbound.Signal();
         }
@@ -185,6 +190,7 @@ internal sealed partial class LeafConnection : Connection
             MaxPayload = options.MaxPayload,
             JetStream = options.JetStream,
             ClientId = Id,
+            Nonce = connectInfo ? null : Link.Nonce,
             Cluster = _context.ClusterName(),
             InfoOnConnect = true,
             ConnectInfo = connectInfo,
@@ -280,7 +286,8 @@ internal sealed partial class LeafConnection : Connection
             return null;
         }
 
-        var result = _context.Authentication.Authenticate(new ConnectOptions { User = connect.User, Pass = connect.Pass }, remoteIp: RemoteIp);
+        var nonce = Link.Nonce is { } n ? Encoding.ASCII.GetBytes(n) : null;
+        var result = _context.Authentication.Authenticate(new ConnectOptions { User = connect.User, Pass = connect.Pass, Jwt = connect.Jwt, Sig = connect.Sig }, nonce: nonce, remoteIp: RemoteIp);
         return result.Succeeded ? result.Account ?? accounts.Global : null;
 
         Account? Bound(string? name) => string.IsNullOrEmpty(name) ? accounts.Global : accounts.Find(name);
@@ -315,7 +322,12 @@ internal sealed partial class LeafConnection : Connection
             link.RemoteName = string.IsNullOrEmpty(info.ServerName) ? info.ServerId : info.ServerName;
             link.RemoteCluster = string.IsNullOrEmpty(info.Cluster) ? null : info.Cluster;
             link.Headers = info.Headers;
-            SendConnect(link);
+            link.Nonce = info.Nonce;
+            if (!SendConnect(link))
+            {
+                return CloseWith("Authentication Failure");
+            }
+
             finish |= !info.InfoOnConnect; // an older hub sends no second INFO
         }
 
@@ -330,7 +342,7 @@ internal sealed partial class LeafConnection : Connection
         return ReadOutcome.Continue;
     }
 
-    private void SendConnect(LeafLink link)
+    private bool SendConnect(LeafLink link)
     {
         var url = link.Url!;
         string? user = null, pass = null;
@@ -353,8 +365,21 @@ internal sealed partial class LeafConnection : Connection
             Headers = true,
             DenyPub = link.DenyImports,
         };
+        if (link.Remote!.Credentials is { } credentials)
+        {
+            // nats-server's sendLeafConnect: the creds file's JWT, and its seed's signature of the hub's nonce.
+            if (!LeafCredentials.TrySign(credentials, link.Nonce, out var jwt, out var sig, out var problem))
+            {
+                Log.CredentialsError(_log, Id, problem);
+                return false;
+            }
+
+            (connect.Jwt, connect.Sig, connect.User, connect.Pass) = (jwt, sig, null, null);
+        }
+
         Outbound.Write(Encoding.UTF8.GetBytes("CONNECT " + JsonSerializer.Serialize(connect, NatsJsonContext.Default.LeafConnect) + "\r\n"));
         Publisher.Touch(Outbound);
+        return true;
     }
 
     private ReadOutcome ProcessError(string text)
@@ -447,6 +472,9 @@ internal sealed partial class LeafConnection : Connection
 
         [LoggerMessage(Level = LogLevel.Error, Message = "lid:{Lid} - attempted to connect to wrong port")]
         public static partial void WrongPort(ILogger logger, ulong lid);
+
+        [LoggerMessage(Level = LogLevel.Error, Message = "lid:{Lid} - Leafnode credentials: {Problem}")]
+        public static partial void CredentialsError(ILogger logger, ulong lid, string problem);
 
         [LoggerMessage(Level = LogLevel.Error, Message = "lid:{Lid} - Leafnode authentication failed for user \"{User}\"")]
         public static partial void AuthFailed(ILogger logger, ulong lid, string user);

@@ -64,6 +64,9 @@ internal sealed class LeafLink
     /// <summary>The other side takes HMSG.</summary>
     public bool Headers { get; set; }
 
+    /// <summary>The nonce of the hub's INFO (a dialled link signs it with its credentials), or of this hub's INFO (an accepted link).</summary>
+    public string? Nonce { get; set; }
+
     /// <summary>An accepted link sent its CONNECT (it must do so first).</summary>
     public bool ConnectReceived { get; set; }
 

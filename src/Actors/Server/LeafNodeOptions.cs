@@ -55,7 +55,7 @@ public sealed class LeafNodeOptions
 
         foreach (var remote in Remotes)
         {
-            text.Append("|r:").Append(remote.Account).Append(':').AppendJoin(',', remote.Urls)
+            text.Append("|r:").Append(remote.Account).Append(':').Append(remote.Credentials).Append(':').AppendJoin(',', remote.Urls)
                 .Append(':').AppendJoin(',', remote.DenyImports).Append(':').AppendJoin(',', remote.DenyExports);
         }
 
@@ -71,6 +71,12 @@ public sealed class LeafNodeRemote
 {
     /// <summary><c>url</c> / <c>urls</c>: the hub's leaf node URLs (<c>nats-leaf://[user:pass@]host:port</c>), tried in turn.</summary>
     public List<Uri> Urls { get; } = [];
+
+    /// <summary>
+    /// <c>credentials</c> / <c>creds</c>: a <c>.creds</c> file (a user JWT and its nkey seed), read at each dial:
+    /// the CONNECT carries the JWT and the seed's signature of the hub's nonce (operator mode on the hub).
+    /// </summary>
+    public string? Credentials { get; set; }
 
     /// <summary><c>account</c> / <c>local</c>: the local account the link is bound to (the global account when unset).</summary>
     public string? Account { get; set; }

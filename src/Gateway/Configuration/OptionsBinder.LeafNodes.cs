@@ -18,7 +18,7 @@ internal sealed partial class OptionsBinder
         warned: [],
         refused:
         [
-            "creds", "credentials", "tls", "hub", "no_randomize", "dont_randomize", "ws_compress", "ws_compression",
+            "tls", "hub", "no_randomize", "dont_randomize", "ws_compress", "ws_compression",
             "websocket_compress", "websocket_compression", "ws_no_masking", "websocket_no_masking",
             "jetstream_cluster_migrate", "js_cluster_migrate", "compression",
         ]);
@@ -185,7 +185,7 @@ internal sealed partial class OptionsBinder
         }
     }
 
-    /// <summary><c>remotes = [ { url | urls, account, deny_imports, deny_exports } ]</c>.</summary>
+    /// <summary><c>remotes = [ { url | urls, account, credentials, deny_imports, deny_exports } ]</c>.</summary>
     private void BindLeafRemotes(ConfigEntry entry, LeafNodeOptions leaf)
     {
         if (entry.Value is not List<object?> list)
@@ -238,6 +238,13 @@ internal sealed partial class OptionsBinder
                         if (TryString(e, out var account))
                         {
                             remote.Account = account;
+                        }
+
+                        break;
+                    case "credentials" or "creds":
+                        if (TryString(e, out var creds))
+                        {
+                            remote.Credentials = creds;
                         }
 
                         break;

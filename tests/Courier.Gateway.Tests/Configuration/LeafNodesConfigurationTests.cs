@@ -29,7 +29,7 @@ public sealed class LeafNodesConfigurationTests
                 users [ { user: leaf, password: secret, account: A }, { user: other, password: x } ]
               }
               remotes [
-                { urls: ["nats-leaf://u:p@hub1:7422", "nats-leaf://hub2:7422"], account: B, deny_imports: ["private.>"], deny_exports: "secret.*" }
+                { urls: ["nats-leaf://u:p@hub1:7422", "nats-leaf://hub2:7422"], account: B, deny_imports: ["private.>"], deny_exports: "secret.*", credentials: "/etc/leaf.creds" }
               ]
               reconnect: 5
             }
@@ -43,6 +43,7 @@ public sealed class LeafNodesConfigurationTests
         var remote = Assert.Single(leaf.Remotes);
         Assert.Equal(["hub1", "hub2"], remote.Urls.Select(u => u.Host));
         Assert.Equal("B", remote.Account);
+        Assert.Equal("/etc/leaf.creds", remote.Credentials);
         Assert.Equal(["private.>"], remote.DenyImports);
         Assert.Equal(["secret.*"], remote.DenyExports);
         Assert.Equal(TimeSpan.FromSeconds(5), leaf.ReconnectInterval);
@@ -61,7 +62,7 @@ public sealed class LeafNodesConfigurationTests
     [Theory]
     [InlineData("leafnodes { port: 7422, tls { cert_file: a } }", "field \"tls\" is not implemented by Courier")]
     [InlineData("leafnodes { port: 7422, advertise: \"x:1\" }", "field \"advertise\" is not implemented by Courier")]
-    [InlineData("leafnodes { remotes [ { url: \"nats-leaf://h:1\", credentials: \"/x.creds\" } ] }", "field \"credentials\" is not implemented by Courier")]
+    [InlineData("leafnodes { remotes [ { url: \"nats-leaf://h:1\", hub: true } ] }", "field \"hub\" is not implemented by Courier")]
     [InlineData("leafnodes { remotes [ { url: \"nats-leaf://h:1\", tls { } } ] }", "field \"tls\" is not implemented by Courier")]
     [InlineData("leafnodes { remotes [ { url: \"ws://h:1\" } ] }", "over WebSocket")]
     [InlineData("leafnodes { remotes [ { account: A } ] }", "remote leafnode entry requires a url")]
