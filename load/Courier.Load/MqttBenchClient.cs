@@ -5,9 +5,10 @@ using System.Text;
 namespace Courier.Load;
 
 /// <summary>
-/// A lean MQTT 3.1.1 client over a raw socket, the same bytes for every broker: CONNECT, SUBSCRIBE,
+/// A lean MQTT 3.1.1 or 5.0 client over a raw socket, the same bytes for every broker: CONNECT, SUBSCRIBE,
 /// batched PUBLISH (QoS 0, or QoS 1 in windows waiting for their PUBACKs), and a subscriber that
 /// counts the PUBLISH packets it receives (answering each QoS 1 one with a PUBACK, batched per read).
+/// The 5.0 packets carry empty property lists, so both brokers do the same work.
 /// </summary>
 internal sealed class MqttBenchClient : IDisposable
 {
@@ -15,17 +16,24 @@ internal sealed class MqttBenchClient : IDisposable
 
     private readonly Socket _socket;
     private readonly byte[] _buffer = new byte[ReadBufferSize];
+    private readonly bool _v5;
 
-    public MqttBenchClient(int port, string clientId)
+    /// <param name="port">The broker's MQTT port on 127.0.0.1.</param>
+    /// <param name="clientId">The client id.</param>
+    /// <param name="v5">MQTT 5.0 (protocol level 5) instead of 3.1.1.</param>
+    public MqttBenchClient(int port, string clientId, bool v5 = false)
     {
+        _v5 = v5;
         _socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
         _socket.Connect("127.0.0.1", port);
         var id = Encoding.ASCII.GetBytes(clientId);
-        // CONNECT, MQTT 3.1.1, clean session, keep-alive 60 s. [MQTT-3.1]
-        byte[] body = [0, 4, (byte)'M', (byte)'Q', (byte)'T', (byte)'T', 4, 0x02, 0, 60, (byte)(id.Length >> 8), (byte)id.Length, .. id];
+        // CONNECT, clean session (5.0: clean start, no properties), keep-alive 60 s. [MQTT-3.1]
+        byte[] body = v5
+            ? [0, 4, (byte)'M', (byte)'Q', (byte)'T', (byte)'T', 5, 0x02, 0, 60, 0, (byte)(id.Length >> 8), (byte)id.Length, .. id]
+            : [0, 4, (byte)'M', (byte)'Q', (byte)'T', (byte)'T', 4, 0x02, 0, 60, (byte)(id.Length >> 8), (byte)id.Length, .. id];
         Send([0x10, (byte)body.Length, .. body]);
-        var connAck = ReadExactly(4);
-        if (connAck[0] != 0x20 || connAck[3] != 0)
+        var (first, connAck) = ReadPacket();
+        if (first != 0x20 || connAck.Length < 2 || connAck[1] != 0)
         {
             throw new IOException($"CONNACK refused: {Convert.ToHexString(connAck)}");
         }
@@ -35,20 +43,20 @@ internal sealed class MqttBenchClient : IDisposable
     public void Subscribe(string filter, byte qos)
     {
         var f = Encoding.ASCII.GetBytes(filter);
-        byte[] body = [0, 1, (byte)(f.Length >> 8), (byte)f.Length, .. f, qos];
+        byte[] body = _v5 ? [0, 1, 0, (byte)(f.Length >> 8), (byte)f.Length, .. f, qos] : [0, 1, (byte)(f.Length >> 8), (byte)f.Length, .. f, qos];
         Send([0x82, (byte)body.Length, .. body]);
-        var subAck = ReadExactly(5);
-        if (subAck[0] != 0x90 || subAck[4] != qos)
+        var (first, subAck) = ReadPacket();
+        if (first != 0x90 || subAck[^1] != qos)
         {
             throw new IOException($"SUBACK refused: {Convert.ToHexString(subAck)}");
         }
     }
 
-    /// <summary>One PUBLISH packet's bytes (packet id 0 for QoS 0).</summary>
-    public static byte[] Publish(string topic, int size, byte qos, ushort packetId = 0)
+    /// <summary>One PUBLISH packet's bytes (packet id 0 for QoS 0); <paramref name="v5"/>: with an empty property list.</summary>
+    public static byte[] Publish(string topic, int size, byte qos, ushort packetId = 0, bool v5 = false)
     {
         var t = Encoding.ASCII.GetBytes(topic);
-        var remaining = 2 + t.Length + (qos > 0 ? 2 : 0) + size;
+        var remaining = 2 + t.Length + (qos > 0 ? 2 : 0) + (v5 ? 1 : 0) + size;
         var packet = new List<byte>(remaining + 5) { (byte)(0x30 | (qos << 1)) };
         var length = remaining;
         do
@@ -68,6 +76,11 @@ internal sealed class MqttBenchClient : IDisposable
             packet.Add((byte)packetId);
         }
 
+        if (v5)
+        {
+            packet.Add(0); // no properties [MQTT-3.3.2.3]
+        }
+
         packet.AddRange(new byte[size]);
         return [.. packet];
     }
@@ -84,7 +97,36 @@ internal sealed class MqttBenchClient : IDisposable
     public void PublishWindow(ReadOnlySpan<byte> window, int count)
     {
         Send(window);
-        ReadExactly(4 * count); // PUBACK: 0x40 0x02 id id
+        if (!_v5)
+        {
+            ReadExactly(4 * count); // PUBACK: 0x40 0x02 id id
+            return;
+        }
+
+        for (var i = 0; i < count; i++)
+        {
+            ReadPacket(); // 5.0 PUBACK: 0x40 0x02 id id, or with a reason code and properties after
+        }
+    }
+
+    // One packet the broker sent: its first byte and its body (acknowledgements: small).
+    private (byte First, byte[] Body) ReadPacket()
+    {
+        var first = ReadExactly(1)[0];
+        var remaining = 0;
+        var multiplier = 1;
+        for (var i = 0; i < 4; i++)
+        {
+            var digit = ReadExactly(1)[0];
+            remaining += (digit & 0x7F) * multiplier;
+            multiplier *= 128;
+            if ((digit & 0x80) == 0)
+            {
+                return (first, ReadExactly(remaining));
+            }
+        }
+
+        throw new IOException("malformed remaining length from the broker");
     }
 
     /// <summary>

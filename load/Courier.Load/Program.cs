@@ -28,6 +28,12 @@ if (args.Length > 0 && args[0] == "powerloss")
     return await Courier.Load.Faults.PowerLossRun.MainAsync(args.AsMemory(1), root);
 }
 
+// The nemesis bench (load/nemesis.sh): replicated clusters in network namespaces under faults; see Nemesis/.
+if (args.Length > 0 && args[0] == "nemesis")
+{
+    return await Courier.Load.Nemesis.NemesisRun.MainAsync(args.AsMemory(1), root);
+}
+
 if (args.Length > 0 && args[0] == "corruption")
 {
     return await Courier.Load.Faults.CorruptionRun.MainAsync(args.AsMemory(1), root);
@@ -61,6 +67,11 @@ for (var i = 0; i < args.Length; i++)
             attachPort = int.Parse(value, CultureInfo.InvariantCulture);
             i++;
             break;
+        case "--scale":
+            // The MQTT rows' message counts times this: --scale 0.001 checks that a row runs (its figures mean nothing).
+            Scenarios.Scale = double.Parse(value, CultureInfo.InvariantCulture);
+            i++;
+            break;
         case "--warm":
             // Each row runs twice on its fresh server: the first run is the row as always (a server that has
             // just started, its code still being compiled to tier 1), the second, after a pause, the same
@@ -75,7 +86,7 @@ for (var i = 0; i < args.Length; i++)
 
             return 0;
         default:
-            Console.Error.WriteLine($"unknown argument {args[i]}; use --rounds N, --scenarios a,b, --out DIR, --warm, --list");
+            Console.Error.WriteLine($"unknown argument {args[i]}; use --rounds N, --scenarios a,b, --out DIR, --warm, --scale X, --list");
             return 2;
     }
 }
@@ -107,8 +118,8 @@ var perRound = new StringBuilder();
 var mosquittoTable = new StringBuilder();
 foreach (var scenario in scenarios)
 {
-    // The pure MQTT rows run mosquitto as a third peer (A B C A B C ...).
-    string[] servers = scenario.Mosquitto ? ["nats-server", "courier", "mosquitto"] : ["nats-server", "courier"];
+    // The pure MQTT rows run mosquitto as a third peer (A B C A B C ...); the MQTT 5.0 ones only Courier and mosquitto.
+    string[] servers = [.. scenario.NatsServer ? ["nats-server"] : Array.Empty<string>(), "courier", .. scenario.Mosquitto ? ["mosquitto"] : Array.Empty<string>()];
 
     // results[server][round] = metrics
     var results = servers.ToDictionary(s => s, _ => new List<IReadOnlyList<Metric>>());
@@ -147,12 +158,16 @@ foreach (var scenario in scenarios)
     var names = results["courier"][0].Select(m => m.Name).ToList();
     foreach (var name in names)
     {
-        var nats = results["nats-server"].Select(r => r.First(m => m.Name == name)).ToList();
         var courier = results["courier"].Select(r => r.First(m => m.Name == name)).ToList();
         var higherIsBetter = courier[0].HigherIsBetter;
-        var ratios = courier.Zip(nats, (c, n) => higherIsBetter ? c.Value / n.Value : n.Value / c.Value).ToList();
-        table.AppendLine(CultureInfo.InvariantCulture,
-            $"| {scenario.Id} | {name} | {Figure(Median(nats.Select(m => m.Value)))} | {Figure(Median(courier.Select(m => m.Value)))} | {Median(ratios):F2} | {ratios.Min():F2}-{ratios.Max():F2} |");
+        if (scenario.NatsServer)
+        {
+            var nats = results["nats-server"].Select(r => r.First(m => m.Name == name)).ToList();
+            var ratios = courier.Zip(nats, (c, n) => higherIsBetter ? c.Value / n.Value : n.Value / c.Value).ToList();
+            table.AppendLine(CultureInfo.InvariantCulture,
+                $"| {scenario.Id} | {name} | {Figure(Median(nats.Select(m => m.Value)))} | {Figure(Median(courier.Select(m => m.Value)))} | {Median(ratios):F2} | {ratios.Min():F2}-{ratios.Max():F2} |");
+        }
+
         if (scenario.Mosquitto)
         {
             var mosquitto = results["mosquitto"].Select(r => r.First(m => m.Name == name)).ToList();

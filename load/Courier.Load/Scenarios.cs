@@ -19,12 +19,18 @@ internal readonly record struct Metric(string Name, double Value, bool HigherIsB
 /// <param name="Cold">Instead of <paramref name="Run"/>: the row starts its own servers of the given kind (with the repository root).</param>
 /// <param name="Stream">The row creates stream BENCH (deleted before a second run under --warm).</param>
 /// <param name="Repeatable">Under --warm the row runs a second time (not the memory row: a second delta measures reused memory).</param>
-internal sealed record Scenario(string Id, string Description, Func<ServerProcess, IReadOnlyList<Metric>> Run, Func<string>? ConfigText = null, bool Mqtt = false, bool Mosquitto = false, Func<string, string, IReadOnlyList<Metric>>? Cold = null, bool Stream = false, bool Repeatable = true);
+/// <param name="NatsServer">nats-server runs the row (not the MQTT 5.0 rows: nats-server speaks MQTT 3.1.1 only; those compare with mosquitto).</param>
+internal sealed record Scenario(string Id, string Description, Func<ServerProcess, IReadOnlyList<Metric>> Run, Func<string>? ConfigText = null, bool Mqtt = false, bool Mosquitto = false, Func<string, string, IReadOnlyList<Metric>>? Cold = null, bool Stream = false, bool Repeatable = true, bool NatsServer = true);
 
 /// <summary>The core scenarios of ../shared/BENCHMARKS.md, each bounded in count and time.</summary>
 internal static class Scenarios
 {
     private static readonly TimeSpan RunLimit = TimeSpan.FromSeconds(60);
+
+    /// <summary>--scale: the MQTT rows' message counts are multiplied by it (a tiny one checks that a row runs, measuring nothing).</summary>
+    public static double Scale { get; set; } = 1;
+
+    private static int Count(int messages) => Math.Max(64, (int)(messages * Scale));
 
     // A connect-only client's receive buffer: room for INFO (a few hundred bytes) and a PONG.
     private const int SmallReadBuffer = 4096;
@@ -62,8 +68,11 @@ internal static class Scenarios
         new("tls", "over TLS (tls {} with a test certificate): publisher + subscriber 1:1, and a single publisher, 128 B", s => [.. PubSub(s, 128, 2_000_000, publishers: 1, subscribers: 1, tls: true).Take(1).Select(m => m with { Name = "pub/sub delivered msgs/s" }), .. PubOnly(s, 128, 3_000_000, tls: true).Take(1).Select(m => m with { Name = "pub-only msgs/s" })], () => BenchTls.Config),
         new("ws", "over WebSocket: pub/sub 1:1 and pub-only, 128 B", s => WebSocket(s, 128, 2_000_000), () => WebSocketConfig),
         new("wss", "over WebSocket with TLS (websocket { tls {} }, a test certificate): pub/sub 1:1 and pub-only, 128 B", s => WebSocket(s, 128, 2_000_000, tls: true), () => BenchTls.WebSocketConfig),
-        new("mqtt", "MQTT QoS 0 publisher -> MQTT QoS 0 subscriber 1:1, 128 B", s => MqttPubSub(s, 128, 1_000_000, qos: 0), Mqtt: true, Mosquitto: true),
-        new("mqtt1", "MQTT QoS 1 publisher (windows of 64 awaiting PUBACKs) -> MQTT QoS 1 subscriber 1:1, 128 B", s => MqttPubSub(s, 128, 100_000, qos: 1), Mqtt: true, Mosquitto: true),
+        new("mqtt", "MQTT QoS 0 publisher -> MQTT QoS 0 subscriber 1:1, 128 B", s => MqttPubSub(s, 128, Count(1_000_000), qos: 0), Mqtt: true, Mosquitto: true),
+        new("mqtt1", "MQTT QoS 1 publisher (windows of 64 awaiting PUBACKs) -> MQTT QoS 1 subscriber 1:1, 128 B", s => MqttPubSub(s, 128, Count(100_000), qos: 1), Mqtt: true, Mosquitto: true),
+        new("mqtt5", "MQTT 5.0 QoS 0 publisher -> MQTT 5.0 QoS 0 subscriber 1:1, 128 B (Courier vs mosquitto)", s => MqttPubSub(s, 128, Count(1_000_000), qos: 0, v5: true), Mqtt: true, Mosquitto: true, NatsServer: false),
+        new("mqtt5q1", "MQTT 5.0 QoS 1 publisher (windows of 64 awaiting PUBACKs) -> MQTT 5.0 QoS 1 subscriber 1:1, 128 B (Courier vs mosquitto)", s => MqttPubSub(s, 128, Count(100_000), qos: 1, v5: true), Mqtt: true, Mosquitto: true, NatsServer: false),
+        new("mqtt5share", "MQTT 5.0 shared subscription fan-in: 4 QoS 0 publishers -> a 2-member $share group, 128 B (Courier vs mosquitto)", s => MqttShareFanIn(s, 128, Count(1_000_000)), Mqtt: true, Mosquitto: true, NatsServer: false),
         new("nats2mqtt", "NATS publisher -> MQTT QoS 0 subscriber 1:1, 128 B", s => NatsToMqtt(s, 128, 1_000_000), Mqtt: true),
         new("conn", "5,000 idle connections with one SUB each", s => IdleConnections(s, 5_000), Repeatable: false),
         new("acct", "accounts: pub/sub 1:1 16 B in a named account, and through a stream import between two accounts", s =>
@@ -339,16 +348,16 @@ internal static class Scenarios
     // How long a subscriber waits for more after the last message: a broker that dropped some stops the count.
     private static readonly TimeSpan MqttIdle = TimeSpan.FromSeconds(2);
 
-    /// <summary>The mqtt and mqtt1 rows: one MQTT publisher, one MQTT subscriber at the same QoS, on one topic.</summary>
-    private static IReadOnlyList<Metric> MqttPubSub(ServerProcess server, int size, int messages, byte qos)
+    /// <summary>The mqtt, mqtt1, mqtt5 and mqtt5q1 rows: one MQTT publisher, one MQTT subscriber at the same QoS, on one topic.</summary>
+    private static IReadOnlyList<Metric> MqttPubSub(ServerProcess server, int size, int messages, byte qos, bool v5 = false)
     {
         const string Topic = "bench/mqtt";
         const int Window = 64; // QoS 1 publishes in flight (packet ids 1..64, all acknowledged before the next window)
-        using var sub = new MqttBenchClient(server.MqttPort, "bench-sub");
+        using var sub = new MqttBenchClient(server.MqttPort, "bench-sub", v5);
         sub.Subscribe(Topic, qos);
-        using var pub = new MqttBenchClient(server.MqttPort, "bench-pub");
+        using var pub = new MqttBenchClient(server.MqttPort, "bench-pub", v5);
         var perBatch = qos == 0 ? Math.Max(1, 64 * 1024 / (size + 16)) : Window;
-        var batch = Enumerable.Range(1, perBatch).SelectMany(i => MqttBenchClient.Publish(Topic, size, qos, (ushort)i)).ToArray();
+        var batch = Enumerable.Range(1, perBatch).SelectMany(i => MqttBenchClient.Publish(Topic, size, qos, (ushort)i, v5)).ToArray();
         var clock = Stopwatch.StartNew();
         var reader = Task.Factory.StartNew(() => sub.Receive(messages, clock, MqttIdle, RunLimit), TaskCreationOptions.LongRunning);
         var writer = Task.Factory.StartNew(
@@ -368,6 +377,61 @@ internal static class Scenarios
             },
             TaskCreationOptions.LongRunning);
         return MqttMetrics(reader, writer, messages);
+    }
+
+    /// <summary>
+    /// The mqtt5share row: four MQTT 5.0 QoS 0 publishers on one topic, two subscribers sharing it through
+    /// <c>$share/bench/bench/share</c> (each message to one of them; in Courier a NATS queue group).
+    /// Delivered counts both members.
+    /// </summary>
+    private static IReadOnlyList<Metric> MqttShareFanIn(ServerProcess server, int size, int messages)
+    {
+        const string Topic = "bench/share";
+        const int Publishers = 4;
+        var subs = new[] { new MqttBenchClient(server.MqttPort, "bench-share-1", v5: true), new MqttBenchClient(server.MqttPort, "bench-share-2", v5: true) };
+        var pubs = Enumerable.Range(1, Publishers).Select(i => new MqttBenchClient(server.MqttPort, $"bench-pub-{i}", v5: true)).ToArray();
+        try
+        {
+            foreach (var sub in subs)
+            {
+                sub.Subscribe("$share/bench/" + Topic, 0);
+            }
+
+            var perBatch = Math.Max(1, 64 * 1024 / (size + 16));
+            var batch = Enumerable.Range(1, perBatch).SelectMany(_ => MqttBenchClient.Publish(Topic, size, 0, v5: true)).ToArray();
+            var perPublisher = messages / Publishers;
+            var clock = Stopwatch.StartNew();
+            var readers = subs.Select(sub => Task.Factory.StartNew(() => sub.Receive(messages, clock, MqttIdle, RunLimit), TaskCreationOptions.LongRunning)).ToArray();
+            var writers = pubs.Select(pub => Task.Factory.StartNew(
+                () =>
+                {
+                    for (var sent = 0; sent < perPublisher && clock.Elapsed < RunLimit; sent += perBatch)
+                    {
+                        pub.Send(batch);
+                    }
+                },
+                TaskCreationOptions.LongRunning)).ToArray();
+            if (!Task.WaitAll([.. readers, .. writers], RunLimit + MqttIdle + MqttIdle))
+            {
+                throw new TimeoutException("the MQTT run did not end in time");
+            }
+
+            var received = readers.Sum(r => r.Result.Received);
+            var lastAt = readers.Max(r => r.Result.LastAt);
+            var sentTotal = Publishers * (long)Math.Ceiling(perPublisher / (double)perBatch) * perBatch;
+            return
+            [
+                new("delivered msgs/s", received / Math.Max(lastAt.TotalSeconds, 1e-3)),
+                new("delivered %", 100.0 * received / sentTotal),
+            ];
+        }
+        finally
+        {
+            foreach (var client in subs.Concat(pubs))
+            {
+                client.Dispose();
+            }
+        }
     }
 
     /// <summary>The nats2mqtt row: a NATS publisher on bench.mqtt, an MQTT QoS 0 subscriber on bench/mqtt.</summary>

@@ -49,6 +49,18 @@ internal sealed class Progress
         _ => true,
     };
 
+    /// <summary>
+    /// The follower lost entries it had acknowledged (a damaged log, <see cref="RaftMessage.Repairing"/>): its match
+    /// goes back to <paramref name="last"/>, its last index now, and it is probed from there. Raft otherwise never
+    /// lowers a match, and would take every rejection below it for a stale one.
+    /// </summary>
+    public void LostEntries(ulong last)
+    {
+        Match = last;
+        Reset(ReplicationState.Probe);
+        Next = last + 1;
+    }
+
     public void BecomeProbe()
     {
         if (State == ReplicationState.Snapshot)

@@ -25,7 +25,7 @@ public static class RaftCodec
     public const byte Version = 1;
     private const int MessageFixed = 2 + 1 + 1 + 8 * 7 + 4; // bytes after the group name, before entries
     private const int EntryFixed = 8 + 8 + 1 + 4;
-    private const byte FlagReject = 1, FlagTransfer = 2, FlagSnapshot = 4;
+    private const byte FlagReject = 1, FlagTransfer = 2, FlagSnapshot = 4, FlagRepairing = 8;
 
     /// <summary>Bytes <see cref="Write"/> needs for <paramref name="messages"/>.</summary>
     public static int Size(IReadOnlyList<(string Group, RaftMessage Message)> messages)
@@ -57,7 +57,7 @@ public static class RaftCodec
             at += 2;
             at += Encoding.UTF8.GetBytes(group, span[at..]);
             span[at++] = (byte)m.Type;
-            span[at++] = (byte)((m.Reject ? FlagReject : 0) | (m.Transfer ? FlagTransfer : 0) | (m.Snapshot is null ? 0 : FlagSnapshot));
+            span[at++] = (byte)((m.Reject ? FlagReject : 0) | (m.Transfer ? FlagTransfer : 0) | (m.Snapshot is null ? 0 : FlagSnapshot) | (m.Repairing ? FlagRepairing : 0));
             at = U64(span, at, m.From);
             at = U64(span, at, m.To);
             at = U64(span, at, m.Term);
@@ -119,7 +119,7 @@ public static class RaftCodec
             var type = r.Byte();
             if (type is < (byte)MessageType.Append or > (byte)MessageType.TimeoutNow) throw new InvalidDataException($"unknown raft message type {type}");
             var flags = r.Byte();
-            if ((flags & ~(FlagReject | FlagTransfer | FlagSnapshot)) != 0) throw new InvalidDataException("unknown raft message flags");
+            if ((flags & ~(FlagReject | FlagTransfer | FlagSnapshot | FlagRepairing)) != 0) throw new InvalidDataException("unknown raft message flags");
             ulong from = r.U64(), to = r.U64(), term = r.U64(), logTerm = r.U64(), index = r.U64(), commit = r.U64(), hint = r.U64();
             var entries = new Entry[r.Count(EntryFixed)];
             for (var e = 0; e < entries.Length; e++)
@@ -149,6 +149,7 @@ public static class RaftCodec
                 RejectHint = hint,
                 Reject = (flags & FlagReject) != 0,
                 Transfer = (flags & FlagTransfer) != 0,
+                Repairing = (flags & FlagRepairing) != 0,
                 Entries = entries,
                 Snapshot = snapshot,
             }));

@@ -43,6 +43,12 @@ public sealed class RaftMessage
     public ulong RejectHint { get; init; }
     /// <summary>Vote/PreVote sent after TimeoutNow: voters grant it even while they hear from a leader.</summary>
     public bool Transfer { get; init; }
+    /// <summary>
+    /// AppendResponse and HeartbeatResponse from a member repairing a damaged log (<see cref="RaftNode.RepairFloor"/>):
+    /// it lost entries it had acknowledged, so the leader's match for it may be too high. A HeartbeatResponse then
+    /// carries its last index in <see cref="Index"/>.
+    /// </summary>
+    public bool Repairing { get; init; }
     public Snapshot? Snapshot { get; init; }
 
     public override string ToString() =>

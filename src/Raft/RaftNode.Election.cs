@@ -23,7 +23,7 @@ public sealed partial class RaftNode
     private void TickElection()
     {
         if (_electionElapsed < int.MaxValue) _electionElapsed++;
-        if (_electionElapsed < _randomizedElectionTimeout || !Promotable) return;
+        if (_electionElapsed < _randomizedElectionTimeout || !Promotable || _repairFloor != 0) return;
         _electionElapsed = 0;
         ResetRandomizedElectionTimeout();
         Campaign(_options.PreVote, transfer: false);
@@ -32,7 +32,7 @@ public sealed partial class RaftNode
     /// <summary>Starts a pre-vote (if <paramref name="pre"/>) or an election.</summary>
     private void Campaign(bool pre, bool transfer)
     {
-        if (!Promotable) return;
+        if (!Promotable || _repairFloor != 0) return; // a member repairing its log cannot lead (RepairFloor)
         ulong voteTerm;
         MessageType request;
         if (pre)
@@ -94,7 +94,10 @@ public sealed partial class RaftNode
         // §5.2 one vote per term; a pre-vote for a later term promises nothing.
         var canVote = Vote == m.From || (Vote == 0 && Leader == 0) || (pre && m.Term > Term);
         var responseType = pre ? MessageType.PreVoteResponse : MessageType.VoteResponse;
-        if (canVote && _log.IsUpToDate(m.Index, m.LogTerm))
+        var upToDate = _repairFloor == 0
+            ? _log.IsUpToDate(m.Index, m.LogTerm)
+            : m.LogTerm > _repairFloorTerm || (m.LogTerm == _repairFloorTerm && m.Index >= _repairFloor); // as up-to-date as the log it lost (RepairFloor)
+        if (canVote && upToDate)
         {
             Send(new RaftMessage { From = Id, Type = responseType, To = m.From, Term = m.Term });
             if (!pre)

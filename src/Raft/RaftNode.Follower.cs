@@ -16,7 +16,7 @@ public sealed partial class RaftNode
                 _electionElapsed = 0;
                 // The leader only sends a commit this member is known to hold (its match).
                 _log.CommitTo(Math.Min(m.Commit, _log.LastIndex));
-                Send(new RaftMessage { From = Id, Term = Term, Type = MessageType.HeartbeatResponse, To = m.From });
+                Send(new RaftMessage { From = Id, Term = Term, Type = MessageType.HeartbeatResponse, To = m.From, Repairing = _repairFloor != 0, Index = _repairFloor != 0 ? _log.LastIndex : 0 });
                 break;
             case MessageType.Snapshot:
                 Leader = m.From;
@@ -40,7 +40,8 @@ public sealed partial class RaftNode
         if (_log.TryAppend(m.Index, m.LogTerm, m.Entries, m.Commit, out var lastNew, out var truncated))
         {
             if (truncated || HasConfChange(m.Entries)) RebuildConfiguration(); // the latest configuration in the log rules
-            Send(new RaftMessage { From = Id, Term = Term, Type = MessageType.AppendResponse, To = m.From, Index = lastNew });
+            LiftRepairFloor();
+            Send(new RaftMessage { From = Id, Term = Term, Type = MessageType.AppendResponse, To = m.From, Index = lastNew, Repairing = _repairFloor != 0 });
             return;
         }
         // Our log does not hold (m.Index, m.LogTerm): hint the last index whose term is at most the
@@ -55,6 +56,7 @@ public sealed partial class RaftNode
             Index = m.Index,
             Reject = true,
             RejectHint = hint,
+            Repairing = _repairFloor != 0,
             LogTerm = _log.TermOrZero(hint),
         });
     }
@@ -86,6 +88,7 @@ public sealed partial class RaftNode
         _snapshot = snapshot;
         _unstableSnapshot = snapshot;
         SetConfiguration(meta.Configuration, 0);
+        LiftRepairFloor();
         Send(new RaftMessage { From = Id, Term = Term, Type = MessageType.AppendResponse, To = m.From, Index = meta.Index });
     }
 }

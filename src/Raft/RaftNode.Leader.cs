@@ -100,6 +100,7 @@ public sealed partial class RaftNode
                 pr.RecentActive = true;
                 if (m.Reject)
                 {
+                    if (m.Repairing && pr.Match > m.RejectHint) pr.LostEntries(m.RejectHint); // it no longer holds what it acknowledged
                     // The follower's hint, then our own log: skip whole terms at once.
                     var next = m.LogTerm > 0 ? _log.FindConflictByTerm(m.RejectHint, m.LogTerm) : m.RejectHint;
                     if (pr.MaybeDecreaseTo(m.Index, next)) SendAppends(m.From, pr);
@@ -121,6 +122,7 @@ public sealed partial class RaftNode
             case MessageType.HeartbeatResponse:
                 pr.RecentActive = true;
                 pr.ProbeSent = false;
+                if (m.Repairing && pr.Match > m.Index) pr.LostEntries(m.Index); // restarted with a damaged log: resend from its last index
                 if (pr.State == ReplicationState.Replicate && pr.IsPaused(_options.MaxInflightMessages)) pr.FreeOldest();
                 if (pr.State == ReplicationState.Snapshot && pr.SnapshotTicks >= 2 * _options.ElectionTicks) pr.BecomeProbe(); // the snapshot was lost
                 if (pr.Match < _log.LastIndex) SendAppends(m.From, pr);

@@ -45,6 +45,8 @@ public sealed partial class RaftNode
     private int _randomizedElectionTimeout;
     private ulong _leadTransferee;
     private ulong _noopIndex;            // the leader's first entry of its term
+    private ulong _repairFloor;          // see RepairFloor
+    private ulong _repairFloorTerm;      // the term of the entry at the floor
 
     /// <summary>A member with the state it recovered from its own files, or a fresh one (<paramref name="state"/> null) that learns its group from the leader.</summary>
     public RaftNode(ulong id, RaftOptions options, PersistedState? state = null)
@@ -73,6 +75,8 @@ public sealed partial class RaftNode
             Vote = hard.Vote;
             _log.CommitTo(hard.Commit);
             _persistedHardState = hard;
+            _repairFloor = state.RepairFloor > _log.LastIndex ? state.RepairFloor : 0;
+            _repairFloorTerm = _repairFloor == 0 ? 0 : Math.Max(state.RepairFloorTerm, _log.LastTerm);
             RebuildConfiguration();
         }
         _appliedPending = _log.Applied;
@@ -90,6 +94,21 @@ public sealed partial class RaftNode
     public ulong AppliedIndex => _log.Applied;
     public ulong LastIndex => _log.LastIndex;
     public ulong FirstIndex => _log.FirstIndex;
+
+    /// <summary>
+    /// 0, or the index this member's damaged log must reach again, from a leader, before it votes or campaigns
+    /// (<see cref="PersistedState.RepairFloor"/>). A member that lost entries it had acknowledged could otherwise
+    /// help elect a leader without them, and a committed entry would be gone (the corrupted-minority loss Jepsen
+    /// found in nats-server 2.12). Meanwhile it votes as the log it lost would have (§5.4.1 against the floor's
+    /// index and term), so a group with one member repairing and one down still elects a leader that has them.
+    /// The host keeps it on disk until it is 0.
+    /// </summary>
+    public ulong RepairFloor => _repairFloor;
+
+    private void LiftRepairFloor()
+    {
+        if (_repairFloor != 0 && _log.LastIndex >= _repairFloor) _repairFloor = _repairFloorTerm = 0;
+    }
 
     /// <summary>
     /// Starts a new group: every initial member calls this with the same voters, so their logs begin

@@ -54,6 +54,7 @@ public sealed class SimulationTests(ITestOutputHelper output)
     [InlineData(401, "slow-disk")]
     [InlineData(3000, "chaos")]
     [InlineData(5636, "chaos")]
+    [InlineData(11, "bitrot")] // a damaged log that voted: committed entry lost (the repair floor, issue 35)
     public void Simulation_replays_one_seed(int seed, string profile)
     {
         var first = Simulation.Simulation.Run(seed, FaultProfile.Hostile.Single(p => p.Name == profile));

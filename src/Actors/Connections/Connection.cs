@@ -177,8 +177,8 @@ internal abstract partial class Connection
     /// <summary>Whether a local subscription of this connection is interest to tell routes (RS+).</summary>
     internal virtual bool TellsRoutes(Subscription sub) => true;
 
-    /// <summary>Queues <c>-ERR '&lt;text&gt;'</c> and flushes it.</summary>
-    public void SendError(string text)
+    /// <summary>Queues <c>-ERR '&lt;text&gt;'</c> and flushes it (an MQTT client says it its own way).</summary>
+    public virtual void SendError(string text)
     {
         Outbound.Write(ProtocolWriter.Error(text));
         Outbound.Signal();

@@ -66,7 +66,7 @@ internal sealed partial class MqttConnection
             {
                 // A persistent session journals the id before PUBREC: after a restart a re-sent PUBLISH is still a duplicate.
                 Task journaled = session.Ask<MqttSessionActor.Protocol.Qos2InStored>(
-                    new MqttSessionActor.Protocol.Qos2In(packet.PacketId, Received: true), SessionAttachTimeout);
+                    new MqttSessionActor.Protocol.Qos2In(packet.PacketId, Received: true), StorageTimeout);
                 retained = retained is null ? journaled : Task.WhenAll(retained, journaled);
             }
         }
@@ -141,7 +141,7 @@ internal sealed partial class MqttConnection
     // message keeps its properties (as a header block) and when its Message Expiry Interval runs out.
     private Task? Retain(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> topic, in ReadOnlySequence<byte> payload, byte qos, ReadOnlySpan<byte> headerLines)
     {
-        var key = Encoding.UTF8.GetString(subject);
+        var key = MqttAccountScope.Key(Account, Encoding.UTF8.GetString(subject)); // retained messages are per account
         byte[] headers = headerLines.IsEmpty ? [] : [.. "NATS/1.0\r\n"u8, .. headerLines, .. "\r\n"u8];
         var expiresAt = MqttNatsHeaders.TryGetMessageExpiry(headers, out var seconds) ? DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() + (seconds * 1000L) : 0;
         var change = new MqttRetainedEvent(key, topic.ToArray(), payload.ToArray(), qos, headers, expiresAt);
@@ -160,7 +160,7 @@ internal sealed partial class MqttConnection
             return null;
         }
 
-        return _context.RetainedStore.Ask<MqttRetainedStore.Protocol.Stored>(change, SessionAttachTimeout);
+        return _context.RetainedStore.Ask<MqttRetainedStore.Protocol.Stored>(change, StorageTimeout);
     }
 
     // The will goes out when the connection ends without DISCONNECT. [MQTT-3.1.2-8]

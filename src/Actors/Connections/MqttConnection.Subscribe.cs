@@ -69,8 +69,9 @@ internal sealed partial class MqttConnection
                 continue;
             }
 
-            // QoS 0, 1 and 2 are granted as asked (nats-server 2.9, without QoS 2, grants 1 for 2).
-            var granted = Math.Min(filter.QoS, (byte)2);
+            // QoS 0, 1 and 2 are granted as asked (nats-server 2.9, without QoS 2, grants 1 for 2); with
+            // mqtt.downgrade_qos2_subscribe, 1 for 2, as nats-server 2.10.
+            var granted = Math.Min(filter.QoS, _downgradeQos2Subscribe ? (byte)1 : (byte)2);
             var sid = Encoding.UTF8.GetString(filter.Filter);
             bool existed;
             lock (_subsLock)
@@ -287,9 +288,9 @@ internal sealed partial class MqttConnection
             WriteOwn(output.WrittenSpan);
             foreach (var (subject, granted, subscriptionId) in ack.RetainedFor)
             {
-                foreach (var message in _context.Retained.Matching(subject))
+                foreach (var message in _context.Retained.Matching(Account, subject))
                 {
-                    if (mqtt.RetainedSeenLive.Contains(message.Subject))
+                    if (mqtt.RetainedSeenLive.Contains(MqttAccountScope.Split(message.Subject).Value))
                     {
                         continue; // delivered live while the subscription was being made
                     }

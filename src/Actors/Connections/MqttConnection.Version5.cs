@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Security.Cryptography;
 using System.Text;
 using Courier.Actors.Mqtt;
 using Courier.Protocols.Mqtt;
@@ -24,12 +25,13 @@ internal sealed partial class MqttConnection
     private const string UnrepresentableProperty = "a user property cannot be a NATS header (name not printable ASCII without ':', reserved Mqtt-/Nmqtt- prefix, or CR/LF)";
 
     // A CONNECT's properties as far as the server acts on them, or why it is refused.
-    private readonly record struct ConnectProperties(uint SessionExpiry, int ReceiveMaximum, int MaxPacketSize, (MqttReasonCode Code, string Reason)? Refusal);
+    private readonly record struct ConnectProperties(uint SessionExpiry, int ReceiveMaximum, int MaxPacketSize, (MqttReasonCode Code, string Reason)? Refusal, bool RequestResponseInformation = false);
 
     // MQTT 5.0 CONNECT properties. [MQTT-3.1.2.11]. Topic Alias Maximum: the server never sends aliases,
     // which every maximum allows (it only forbids aliases above it, and any when absent) [MQTT-3.1.2-26], [MQTT-3.1.2-27];
-    // Request Response/Problem Information: it sends no Response Information, and Reason Strings only on
-    // CONNACK and DISCONNECT (allowed either way); User Properties carry no meaning for the server.
+    // Request Response Information 1: CONNACK carries Response Information (ConnAckProperties). Request Problem
+    // Information 0 needs nothing: the server sends Reason Strings only on CONNACK and DISCONNECT and User
+    // Properties only on PUBLISH, which it allows [MQTT-3.1.2-29]. User Properties carry no meaning for the server.
     private static ConnectProperties ReadConnectProperties(ReadOnlySpan<byte> properties)
     {
         var result = new ConnectProperties(0, ushort.MaxValue, 0, null);
@@ -53,6 +55,9 @@ internal sealed partial class MqttConnection
                 case MqttPropertyId.AuthenticationData:
                     authData = true;
                     break;
+                case MqttPropertyId.RequestResponseInformation:
+                    result = result with { RequestResponseInformation = property.Number == 1 }; // 0 or 1: the parser refused others
+                    break;
             }
         }
 
@@ -75,30 +80,43 @@ internal sealed partial class MqttConnection
     }
 
     // CONNACK's properties [MQTT-3.2.2.3]: what this server does and does not do, so a client never uses
-    // what is missing.
+    // what is missing. The client's Session Expiry Interval is kept as asked (the session's timer, MqttSessionActor).
     private byte[] ConnAckProperties(MqttPendingConnect connect)
     {
         var mqtt = _mqtt;
         var assigned = connect.AssignedId ? Encoding.UTF8.GetBytes(connect.ClientId) : [];
+        var responseInformation = connect.RequestResponseInformation ? ResponseInformation(connect.ClientId) : [];
         var length = MqttProperties.TwoByteSize // Receive Maximum
             + MqttProperties.ByteSize // Retain Available
             + MqttProperties.FourByteSize // Maximum Packet Size
             + MqttProperties.TwoByteSize // Topic Alias Maximum
             + (3 * MqttProperties.ByteSize) // Wildcard, Subscription Identifier, Shared Subscription Available
             + (connect.SessionExpiry != mqtt.SessionExpiry ? MqttProperties.FourByteSize : 0)
-            + (connect.AssignedId ? MqttProperties.StringSize(assigned.Length) : 0);
+            + (_rejectQos2Publish ? MqttProperties.ByteSize : 0)
+            + (connect.AssignedId ? MqttProperties.StringSize(assigned.Length) : 0)
+            + (connect.RequestResponseInformation ? MqttProperties.StringSize(responseInformation.Length) : 0);
         var properties = new byte[length];
         var span = properties.AsSpan();
         var at = 0;
         if (connect.SessionExpiry != mqtt.SessionExpiry)
         {
-            // The server's interval replaces the client's [MQTT-3.2.2.3.2]: 0 (clean start) or 0xFFFFFFFF (kept until a clean start).
+            // The server's interval replaces the client's where it differs [MQTT-3.2.2.3.2] (today it never does).
             at += MqttProperties.WriteUInt32(span[at..], MqttPropertyId.SessionExpiryInterval, mqtt.SessionExpiry);
         }
 
         if (connect.AssignedId)
         {
             at += MqttProperties.WriteString(span[at..], MqttPropertyId.AssignedClientIdentifier, assigned); // [MQTT-3.2.2-16]
+        }
+
+        if (connect.RequestResponseInformation)
+        {
+            at += MqttProperties.WriteString(span[at..], MqttPropertyId.ResponseInformation, responseInformation); // [MQTT-3.2.2.3.15]
+        }
+
+        if (_rejectQos2Publish)
+        {
+            at += MqttProperties.WriteByte(span[at..], MqttPropertyId.MaximumQoS, 1); // mqtt.reject_qos2_publish [MQTT-3.2.2-9]
         }
 
         at += MqttProperties.WriteUInt16(span[at..], MqttPropertyId.ReceiveMaximum, ServerReceiveMaximum);
@@ -110,6 +128,16 @@ internal sealed partial class MqttConnection
         MqttProperties.WriteByte(span[at..], MqttPropertyId.SharedSubscriptionAvailable, 1);
         return properties;
     }
+
+    // Response Information: the topic prefix "_INBOX/<token>" for the client's Response Topics (subject
+    // "_INBOX.<token>.>", a NATS inbox), the token a hash of the account and client id, so one session keeps it
+    // across its connections and no two sessions share it. Like a NATS inbox it is unique, not reserved: the
+    // permissions decide who may subscribe to it.
+    private byte[] ResponseInformation(string clientId) =>
+        Encoding.ASCII.GetBytes("_INBOX/" + Convert.ToHexStringLower(SHA256.HashData(Encoding.UTF8.GetBytes(MqttAccountScope.Key(Account, clientId))))[..ResponseTokenLength]);
+
+    // Hex characters of the Response Information token: 96 bits of the hash.
+    private const int ResponseTokenLength = 24;
 
     // MQTT 5.0 CONNACK; a refusal may name its reason in a Reason String. [MQTT-3.2.2.3.9]
     private void WriteConnAckV5(MqttReasonCode code, bool sessionPresent, ReadOnlySpan<byte> properties, string? reason = null)
@@ -258,6 +286,12 @@ internal sealed partial class MqttConnection
                 if (property.Number == 0 && mqtt.Persistent)
                 {
                     mqtt.EndSessionAtClose = true; // the kept session ends with this connection
+                }
+                else if (property.Number != 0 && mqtt.Persistent && property.Number != mqtt.SessionExpiry)
+                {
+                    // A new interval, counted from this close. [MQTT-3.14.2.2.2]
+                    mqtt.SessionExpiry = property.Number;
+                    mqtt.Session?.Tell(new MqttSessionActor.Protocol.Expiry(Owner, property.Number), Akka.Actor.ActorRefs.NoSender);
                 }
             }
 

@@ -19,11 +19,12 @@ namespace Courier.Actors.Connections;
 /// </summary>
 internal sealed partial class MqttConnection : Connection
 {
-    // How long a CONNECT waits for the session registry before CONNACK 0x03 (server unavailable).
-    private static readonly TimeSpan SessionAttachTimeout = TimeSpan.FromSeconds(5);
 
     // A topic with a character NATS subjects cannot carry (nats-server's error text).
     private const string TopicNotMappable = "characters ' ' and '.' not supported for MQTT topics";
+
+    // mqtt.reject_qos2_publish: nats-server 2.10's text.
+    private const string Qos2PublishDisabled = "QoS=2 is disabled for PUBLISH messages";
 
     // Subjects up to this many bytes map to a topic in a stack buffer on delivery; longer ones rent one.
     private const int StackSubjectLength = 240;
@@ -31,6 +32,8 @@ internal sealed partial class MqttConnection : Connection
     private readonly MqttContext _context;
     private readonly MqttConnectionState _mqtt;
     private MqttStep _step; // what the last Process stopped at (see ContinueAsync)
+    private readonly bool _rejectQos2Publish; // mqtt.reject_qos2_publish
+    private readonly bool _downgradeQos2Subscribe; // mqtt.downgrade_qos2_subscribe
 
     private enum MqttStep
     {
@@ -60,7 +63,16 @@ internal sealed partial class MqttConnection : Connection
         {
             Inflight = new MqttInflight(Outbound, options.Mqtt?.MaxAckPending ?? 0),
         };
+        StorageTimeout = options.Mqtt?.JsApiTimeout ?? TimeSpan.FromSeconds(5);
+        _rejectQos2Publish = options.Mqtt?.RejectQos2Publish ?? false;
+        _downgradeQos2Subscribe = options.Mqtt?.DowngradeQos2Subscribe ?? false;
     }
+
+    /// <summary>
+    /// How long the client waits for the server's storage: a CONNECT for the session registry (then CONNACK
+    /// 0x03, server unavailable), an acknowledgement for its journal write (then the close). <c>mqtt.js_api_timeout</c>.
+    /// </summary>
+    private TimeSpan StorageTimeout { get; }
 
     /// <inheritdoc />
     public override ConnectionKind Kind => ConnectionKind.Mqtt;
@@ -149,10 +161,31 @@ internal sealed partial class MqttConnection : Connection
     private protected override void OnBatchProcessed() => TellMqttSessionAcks();
 
     /// <inheritdoc />
-    private protected override void OnReadEnded() => PublishWill();
+    private protected override void OnReadEnded()
+    {
+        var mqtt = _mqtt;
+        if (mqtt.Will is { Delay: > 0 } will && mqtt.Connected && mqtt.Persistent && !mqtt.EndSessionAtClose && mqtt.Session is { } session)
+        {
+            // MQTT 5.0: the session that outlives this connection publishes the will after its Will Delay Interval,
+            // or at its own end if sooner, unless the client connects again first. [MQTT-3.1.3-9]
+            session.Tell(new MqttSessionActor.Protocol.DelayedWill(Owner, this, will.Delay), ActorRefs.NoSender);
+            return;
+        }
+
+        PublishWill();
+    }
+
+    /// <summary>
+    /// Publishes the will its session held for the Will Delay Interval (on the session's thread: this
+    /// connection's read pump has ended, so nothing else uses its publisher). [MQTT-3.1.3.2.2]
+    /// </summary>
+    public void PublishDelayedWill() => PublishWill();
 
     /// <inheritdoc />
     private protected override void OnClosing() => _mqtt.Inflight.Close();
+
+    /// <inheritdoc />
+    private protected override void OnClosed() => ReleaseAccountAdmission();
 
     // One message per read batch to the persistent session, whatever the number of acks: the acks, and
     // the packet ids its deliveries were sent with (deliveries that waited for a window slot included).
@@ -201,6 +234,12 @@ internal sealed partial class MqttConnection : Connection
                 case MqttPacketType.Connect:
                     step = BeginMqttConnect(in packet);
                     break;
+                case MqttPacketType.Publish when packet.QoS == 2 && _rejectQos2Publish:
+                    // mqtt.reject_qos2_publish, as nats-server 2.10; MQTT 5.0 says it with DISCONNECT 0x9B. [MQTT-3.2.2-11]
+                    step = mqtt.Version == 5
+                        ? MqttDisconnect(MqttReasonCode.QoSNotSupported, Qos2PublishDisabled)
+                        : MqttFatal(Qos2PublishDisabled, "Protocol Violation");
+                    break;
                 case MqttPacketType.Publish:
                     step = mqtt.Version == 5 ? ProcessMqttPublishV5(in packet) : ProcessMqttPublish(in packet, default);
                     break;
@@ -248,7 +287,7 @@ internal sealed partial class MqttConnection : Connection
                     {
                         // A persistent session forgets the id in its journal first: PUBCOMP after that.
                         mqtt.PendingAck = (session.Ask<MqttSessionActor.Protocol.Qos2InStored>(
-                            new MqttSessionActor.Protocol.Qos2In(packet.PacketId, Received: false), SessionAttachTimeout), 0x70, packet.PacketId);
+                            new MqttSessionActor.Protocol.Qos2In(packet.PacketId, Received: false), StorageTimeout), 0x70, packet.PacketId);
                         step = MqttStep.AwaitJournal;
                         break;
                     }
@@ -341,6 +380,22 @@ internal sealed partial class MqttConnection : Connection
         }
 
         MqttWill? will = null;
+        if (packet.HasWill && packet.WillQoS == 2 && _rejectQos2Publish)
+        {
+            // mqtt.reject_qos2_publish: a QoS 2 will is refused, as nats-server 2.10 (3.1.1: its return code 0x10;
+            // 5.0: 0x9B, QoS not supported [MQTT-3.2.2-12]).
+            if (v5)
+            {
+                WriteConnAckV5(MqttReasonCode.QoSNotSupported, sessionPresent: false, default, Qos2PublishDisabled);
+            }
+            else
+            {
+                WriteConnAck(MqttConnectReturnCode.Qos2WillRejected, sessionPresent: false);
+            }
+
+            return MqttFatal("QoS=2 is disabled for the will", "Protocol Violation");
+        }
+
         if (packet.HasWill)
         {
             var subject = new byte[MqttTopics.MaxSubjectLength(packet.WillTopic.Length)];
@@ -367,17 +422,10 @@ internal sealed partial class MqttConnection : Connection
 
                 headers = new byte[headerLength];
                 MqttNatsHeaders.WriteHeaderLines(packet.WillProperties, headers);
-                if (WillDelay(packet.WillProperties) > 0 && connect.SessionExpiry > 0)
-                {
-                    // A will is published when its delay passes or its session ends. Sessions that end with the
-                    // connection publish it at once, as the spec wants; a kept session would need a timer this slice lacks.
-                    const string NoWillDelay = "Will Delay Interval is not supported with a Session Expiry Interval";
-                    WriteConnAckV5(MqttReasonCode.ImplementationSpecificError, sessionPresent: false, default, NoWillDelay);
-                    return MqttFatal(NoWillDelay, "Protocol Violation");
-                }
             }
 
-            will = new MqttWill(subject[..length], packet.WillTopic.ToArray(), packet.WillMessage.ToArray(), packet.WillQoS, packet.WillRetain, headers);
+            // A Will Delay Interval makes the will wait for it, or for the session's end if sooner (MqttSessionActor).
+            will = new MqttWill(subject[..length], packet.WillTopic.ToArray(), packet.WillMessage.ToArray(), packet.WillQoS, packet.WillRetain, headers, v5 ? WillDelay(packet.WillProperties) : 0);
         }
 
         // [MQTT-3.1.3-6]: an empty client id (with a clean session in 3.1.1) gets one from the server.
@@ -394,7 +442,8 @@ internal sealed partial class MqttConnection : Connection
             connect.SessionExpiry,
             assigned,
             connect.ReceiveMaximum,
-            connect.MaxPacketSize);
+            connect.MaxPacketSize,
+            connect.RequestResponseInformation);
         return MqttStep.Connect;
     }
 
@@ -403,7 +452,7 @@ internal sealed partial class MqttConnection : Connection
         var mqtt = _mqtt;
         var connect = mqtt.PendingConnect!;
         mqtt.PendingConnect = null;
-        var auth = _context.Authentication.AuthenticateMqtt(connect.User, connect.Password, ClientCertificate);
+        var auth = _context.Authentication.AuthenticateMqtt(connect.User, connect.Password, ClientCertificate, RemoteIp, IsWebSocket);
         if (!auth.Succeeded)
         {
             // nats-server's authViolation for MQTT: CONNACK 0x05 (5.0: 0x87), then close.
@@ -411,8 +460,10 @@ internal sealed partial class MqttConnection : Connection
             return MqttFatal("Authorization Violation", "Authentication Failure");
         }
 
-        AuthorizedUser = auth.User;
-        SetPermissions(auth.Permissions is null ? null : new ClientPermissions(auth.Permissions));
+        if (await EnterAccountAsync(auth, (connect.User, connect.Password)).ConfigureAwait(false) is { } refused)
+        {
+            return refused;
+        }
 
         // MQTT 5.0 [MQTT-3.1.2-4], [MQTT-3.1.2-5]: Clean Start discards a kept session; the Session Expiry
         // Interval says whether this one is kept. A kept session (interval > 0) is kept until a clean start
@@ -427,12 +478,12 @@ internal sealed partial class MqttConnection : Connection
             if (discardFirst)
             {
                 await _context.Sessions
-                    .Ask<MqttSessions.Protocol.Attached>(new MqttSessions.Protocol.Attach(connect.ClientId, true, Owner, this), SessionAttachTimeout)
+                    .Ask<MqttSessions.Protocol.Attached>(new MqttSessions.Protocol.Attach(connect.ClientId, true, Owner, this, Account), StorageTimeout)
                     .ConfigureAwait(false);
             }
 
             attached = await _context.Sessions
-                .Ask<MqttSessions.Protocol.Attached>(new MqttSessions.Protocol.Attach(connect.ClientId, !persistent, Owner, this), SessionAttachTimeout)
+                .Ask<MqttSessions.Protocol.Attached>(new MqttSessions.Protocol.Attach(connect.ClientId, !persistent, Owner, this, Account), StorageTimeout)
                 .ConfigureAwait(false);
         }
         catch (Exception e) when (e is AskTimeoutException or TaskCanceledException)
@@ -447,7 +498,7 @@ internal sealed partial class MqttConnection : Connection
         mqtt.Persistent = persistent;
         if (connect.Version == 5)
         {
-            mqtt.SessionExpiry = persistent && !endAtClose ? uint.MaxValue : 0;
+            mqtt.SessionExpiry = persistent && !endAtClose ? connect.SessionExpiry : 0; // kept that long after the connection ends
             mqtt.EndSessionAtClose = endAtClose;
             mqtt.ClientMaxPacketSize = connect.MaxPacketSize;
             mqtt.Inflight.UseVersion5(connect.ReceiveMaximum, connect.MaxPacketSize);
@@ -464,7 +515,9 @@ internal sealed partial class MqttConnection : Connection
         }
 
         mqtt.Connected = true;
-        ConnectOptions = new ConnectOptions { Name = connect.ClientId, User = connect.User, Lang = "mqtt" };
+        // The JWT of an operator-mode login (the password) is kept as a NATS client's, so that a pushed account JWT
+        // revoking its user closes this client too (Events.ClaimsUpdates).
+        ConnectOptions = new ConnectOptions { Name = connect.ClientId, User = connect.User, Lang = "mqtt", Jwt = JwtAccount is null ? null : connect.Password };
         if (connect.Version == 5)
         {
             WriteConnAckV5(MqttReasonCode.Success, attached.SessionPresent, ConnAckProperties(connect));
@@ -497,6 +550,11 @@ internal sealed partial class MqttConnection : Connection
             {
                 attached.Session.Tell(new MqttSessionActor.Protocol.End(Owner)); // MQTT 5.0 Session Expiry Interval 0
             }
+            else
+            {
+                // How long the session outlives this connection: 3.1.1 and 0xFFFFFFFF never end. [MQTT-3.1.2-23]
+                attached.Session.Tell(new MqttSessionActor.Protocol.Expiry(Owner, connect.Version == 5 ? mqtt.SessionExpiry : uint.MaxValue));
+            }
         }
 
         Owner.Tell(new MqttConnectionActor.Protocol.Connected(TimeSpan.FromSeconds(connect.KeepAlive)));
@@ -513,7 +571,7 @@ internal sealed partial class MqttConnection : Connection
         Publisher.Flush(); // completes the capture subscriptions reached: their sessions get the messages to journal
         try
         {
-            await _context.Captures.WaitForCapturedAsync().WaitAsync(SessionAttachTimeout).ConfigureAwait(false);
+            await _context.Captures.WaitForCapturedAsync().WaitAsync(StorageTimeout).ConfigureAwait(false);
         }
         catch (Exception e) when (e is TimeoutException or TaskCanceledException)
         {
@@ -565,12 +623,12 @@ internal sealed partial class MqttConnection : Connection
         {
             if (mqtt.SessionUnsubscribes.Count > 0)
             {
-                await session.Ask<MqttSessionActor.Protocol.SubscriptionsDone>(new MqttSessionActor.Protocol.Unsubscribe([.. mqtt.SessionUnsubscribes]), SessionAttachTimeout).ConfigureAwait(false);
+                await session.Ask<MqttSessionActor.Protocol.SubscriptionsDone>(new MqttSessionActor.Protocol.Unsubscribe([.. mqtt.SessionUnsubscribes]), StorageTimeout).ConfigureAwait(false);
             }
 
             if (mqtt.SessionSubscribes.Count > 0)
             {
-                await session.Ask<MqttSessionActor.Protocol.SubscriptionsDone>(new MqttSessionActor.Protocol.Subscribe([.. mqtt.SessionSubscribes]), SessionAttachTimeout).ConfigureAwait(false);
+                await session.Ask<MqttSessionActor.Protocol.SubscriptionsDone>(new MqttSessionActor.Protocol.Subscribe([.. mqtt.SessionSubscribes]), StorageTimeout).ConfigureAwait(false);
             }
         }
         catch (Exception e) when (e is AskTimeoutException or TaskCanceledException)

@@ -1,4 +1,5 @@
 using Akka.Actor;
+using Courier.Actors.Accounts;
 using Courier.Actors.Mqtt;
 using Courier.Actors.Server.Authentication;
 
@@ -12,6 +13,7 @@ namespace Courier.Actors.Connections;
 /// <param name="Captures">The persistent sessions' capture barrier (PUBACK after their journal write).</param>
 /// <param name="Retained">The retained messages, in memory.</param>
 /// <param name="RetainedStore">Journals retained messages.</param>
+/// <param name="ActivateAccount">Starts an account's JetStream when its first client connects (operator mode).</param>
 internal sealed record MqttContext(
     ConnectionContext Node,
     Authenticator Authentication,
@@ -19,4 +21,5 @@ internal sealed record MqttContext(
     IActorRef Sessions,
     MqttCaptureLedger Captures,
     MqttRetainedMessages Retained,
-    IActorRef RetainedStore);
+    IActorRef RetainedStore,
+    Func<Account, Task> ActivateAccount);

@@ -62,13 +62,25 @@ internal sealed partial class JetStreamApi
     private static void WriteMembers(string directory, ulong[] members)
     {
         Directory.CreateDirectory(directory);
-        StreamActor.WriteDurably(Path.Combine(directory, MembersFile), Encoding.ASCII.GetBytes(string.Join(',', members.Select(JetStreamCluster.MemberToken))));
+        StreamActor.WriteDurably(Path.Combine(directory, MembersFile), MetaFiles.WithSum(Encoding.ASCII.GetBytes(string.Join(',', members.Select(JetStreamCluster.MemberToken)))));
     }
 
+    /// <summary>
+    /// The group's members as this replica's file names them; null when there is no such file (a stream of one
+    /// copy). A file that is there but damaged throws: such a replica must never start as a stream of its own
+    /// (it would take publishes beside its group's leader).
+    /// </summary>
+    /// <exception cref="InvalidDataException">The file is damaged.</exception>
     private static ulong[]? ReadMembers(string directory)
     {
         var file = Path.Combine(directory, MembersFile);
-        return File.Exists(file) ? JetStreamCluster.ParseMembers(File.ReadAllText(file).Trim()) : null;
+        if (!File.Exists(file))
+        {
+            return null;
+        }
+
+        var text = Encoding.ASCII.GetString(MetaFiles.WithoutSum(File.ReadAllBytes(file), "member list", required: true)).Trim();
+        return JetStreamCluster.ParseMembers(text) ?? throw new InvalidDataException($"member list {file} is damaged: '{text}'");
     }
 
     /// <summary>
@@ -499,7 +511,7 @@ internal sealed partial class JetStreamApi
 
             StreamActor.WriteDurably(Path.Combine(directory, AdoptMarker), []);
             var meta = new StreamInfoResponse { Config = m.Config, Created = m.Created };
-            StreamActor.WriteDurably(Path.Combine(directory, MetaFile), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse));
+            _meta.WriteDurably(Path.Combine(directory, MetaFile), JsonSerializer.SerializeToUtf8Bytes(meta, JetStreamJsonContext.Default.StreamInfoResponse), _meta.StreamContext(name));
             WriteMembers(directory, m.Members);
             var store = OpenStore(m.Config, directory);
             var actor = Start(m.Config, m.Created, store, ReplicationOf(cluster, name, m.Members, ReplicaStart.Adopt));

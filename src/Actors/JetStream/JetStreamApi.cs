@@ -190,7 +190,20 @@ internal sealed partial class JetStreamApi : ReceiveActor, IWithTimers
                 var stored = JsonSerializer.Deserialize(_meta.Read(meta, _meta.StreamContext(Path.GetFileName(directory)), "stream"), JetStreamJsonContext.Default.StreamInfoResponse);
                 if (stored?.Config is { } config)
                 {
-                    if (ReadMembers(directory) is { } members && _cluster is { } cluster)
+                    ulong[]? members;
+                    try
+                    {
+                        members = ReadMembers(directory);
+                    }
+                    catch (InvalidDataException e) when (_cluster is not null && config.Replicas > 1)
+                    {
+                        // Never a stream of one copy beside its group: the replica rejoins, its member list from the group's log.
+                        _log.Warning("Stream {0}: {1}; the replica rejoins its group from its Raft log", config.Name, e.Message);
+                        Start(config, stored.Created, OpenStore(config, directory), ReplicationOf(_cluster, config.Name, [], ReplicaStart.Join));
+                        continue;
+                    }
+
+                    if (members is not null && _cluster is { } cluster)
                     {
                         // A replica rejoins its group from its own files; its leader (this one or another) announces it.
                         Start(config, stored.Created, OpenStore(config, directory), ReplicationOf(cluster, config.Name, members, StartOf(directory)));

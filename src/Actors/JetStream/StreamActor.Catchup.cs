@@ -70,6 +70,13 @@ internal sealed partial class StreamActor
     /// <summary>The host started this replica's member: from nothing (the store is rebuilt from the log), or from its last snapshot.</summary>
     private void OnRecovered(RaftHost.Protocol.Recovered recovered)
     {
+        if (_members.Length == 0 && recovered.Voters.Length > 0)
+        {
+            // Started without a member list (its file was damaged): the group's own log names the voters.
+            _members = recovered.Voters;
+            Context.Parent.Tell(new JetStreamApi.Protocol.ReplicaMembers(_config.Name, Self, _members));
+        }
+
         if (recovered.Snapshot is not { } snapshot)
         {
             // No snapshot yet: the log holds every entry since the stream's creation; rebuild the store from it.

@@ -21,15 +21,15 @@ internal sealed class MqttCaptureLedger
     private readonly Lock _lock = new();
     private readonly SortedSet<long> _unresolved = [];
     private readonly List<(long UpTo, TaskCompletionSource Done)> _waiters = [];
-    private InProcessClient? _client;
+    private readonly List<InProcessClient> _clients = []; // one per account with persistent sessions
     private long _next = 1;
 
-    /// <summary>The sessions' capture client, once made (<see cref="MqttSessions"/>): barriers go through it.</summary>
+    /// <summary>An account's capture client, once made (<see cref="MqttSessions"/>): barriers go through each.</summary>
     public void Attach(InProcessClient client)
     {
         lock (_lock)
         {
-            _client = client;
+            _clients.Add(client);
         }
     }
 
@@ -81,18 +81,22 @@ internal sealed class MqttCaptureLedger
     /// </summary>
     public async Task WaitForCapturedAsync()
     {
-        InProcessClient? client;
+        InProcessClient[] clients;
         lock (_lock)
         {
-            client = _client;
+            clients = [.. _clients];
         }
 
-        if (client is null)
+        if (clients.Length == 0)
         {
             return; // no persistent session has ever captured anything
         }
 
-        await client.FlushAsync().ConfigureAwait(false); // what was routed before is delivered, so numbered
+        foreach (var client in clients)
+        {
+            await client.FlushAsync().ConfigureAwait(false); // what was routed before is delivered, so numbered
+        }
+
         Task wait;
         lock (_lock)
         {

@@ -18,6 +18,7 @@ internal sealed class MqttConnectionActor : ReceiveActor, IWithTimers
     private const string AuthTimerKey = "auth";
     private const string KeepAliveTimerKey = "keepalive";
     private const string RedeliveryTimerKey = "redelivery";
+    private const string AuthExpiryTimerKey = "auth-expiry";
 
     // Bounds for how often the keep-alive is checked: a fraction of the allowed silence, so a
     // dead client is closed soon after 1.5 x keep-alive and idle connections cost few timer ticks.
@@ -41,6 +42,13 @@ internal sealed class MqttConnectionActor : ReceiveActor, IWithTimers
         Receive<Protocol.Connected>(connected =>
         {
             Timers.Cancel(AuthTimerKey);
+            if (_connection.AuthExpires is { } expires)
+            {
+                // A user JWT's exp: the client is closed when the JWT ends, as nats-server's setExpiration.
+                var left = expires - DateTimeOffset.UtcNow;
+                Timers.StartSingleTimer(AuthExpiryTimerKey, Protocol.AuthExpired.Instance, left > TimeSpan.Zero ? left : TimeSpan.Zero);
+            }
+
             if (connected.KeepAlive > TimeSpan.Zero)
             {
                 _allowedSilence = connected.KeepAlive * 1.5; // [MQTT-3.1.2-24]
@@ -53,6 +61,11 @@ internal sealed class MqttConnectionActor : ReceiveActor, IWithTimers
             Timers.StartPeriodicTimer(RedeliveryTimerKey, Protocol.RedeliveryTick.Instance, redelivery);
         });
         Receive<Protocol.RedeliveryTick>(_ => _connection.RedeliverMqtt(_ackWait));
+        Receive<Protocol.AuthExpired>(_ =>
+        {
+            _connection.WriteServerDisconnect(MqttReasonCode.NotAuthorized);
+            StopWith("Authentication Expired");
+        });
         Receive<Protocol.AuthTimeout>(_ =>
         {
             if (!_connection.MqttConnected)
@@ -150,6 +163,18 @@ internal sealed class MqttConnectionActor : ReceiveActor, IWithTimers
             }
 
             public override string ToString() => "RedeliveryTick";
+        }
+
+        /// <summary>The user JWT the client logged in with has expired.</summary>
+        public sealed class AuthExpired
+        {
+            public static readonly AuthExpired Instance = new();
+
+            private AuthExpired()
+            {
+            }
+
+            public override string ToString() => "AuthExpired";
         }
 
         /// <summary>Time to check the keep-alive.</summary>

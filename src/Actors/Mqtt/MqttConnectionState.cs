@@ -10,7 +10,8 @@ namespace Courier.Actors.Mqtt;
 /// <param name="QoS">The will QoS.</param>
 /// <param name="Retain">The will retain flag.</param>
 /// <param name="Headers">MQTT 5.0: the will properties as NATS header lines (<see cref="MqttNatsHeaders"/>); empty otherwise.</param>
-internal sealed record MqttWill(byte[] Subject, byte[] Topic, byte[] Payload, byte QoS, bool Retain, byte[]? Headers = null);
+/// <param name="Delay">MQTT 5.0 Will Delay Interval, seconds: the will waits this long after the connection ends (its session holds it). [MQTT-3.1.3.2.2]</param>
+internal sealed record MqttWill(byte[] Subject, byte[] Topic, byte[] Payload, byte QoS, bool Retain, byte[]? Headers = null, uint Delay = 0);
 
 /// <summary>A CONNECT read and checked, waiting for authentication and its session.</summary>
 /// <param name="ClientId">The client id (made by the server when the client sent none).</param>
@@ -24,6 +25,7 @@ internal sealed record MqttWill(byte[] Subject, byte[] Topic, byte[] Payload, by
 /// <param name="AssignedId">The client sent an empty id and the server made <paramref name="ClientId"/>.</param>
 /// <param name="ReceiveMaximum">MQTT 5.0: QoS 1/2 deliveries the client takes unacknowledged.</param>
 /// <param name="MaxPacketSize">MQTT 5.0: the largest packet the client takes, bytes (0: no limit).</param>
+/// <param name="RequestResponseInformation">MQTT 5.0: the client asked for Response Information in CONNACK.</param>
 internal sealed record MqttPendingConnect(
     string ClientId,
     bool CleanSession,
@@ -35,7 +37,8 @@ internal sealed record MqttPendingConnect(
     uint SessionExpiry = 0,
     bool AssignedId = false,
     int ReceiveMaximum = ushort.MaxValue,
-    int MaxPacketSize = 0);
+    int MaxPacketSize = 0,
+    bool RequestResponseInformation = false);
 
 /// <summary>A SUBACK or UNSUBACK to send once the subscription changes are in the routers, and the retained messages the new subscriptions get.</summary>
 /// <param name="Type">SUBSCRIBE or UNSUBSCRIBE.</param>

@@ -52,6 +52,9 @@ internal enum MqttSessionEventKind : byte
 
     /// <summary>Inbound QoS 2: packet ids routed and waiting for PUBREL, or released by it. [MQTT-4.3.3-2]</summary>
     Qos2In = 6,
+
+    /// <summary>MQTT 5.0: the Session Expiry Interval a CONNECT or DISCONNECT set (<see cref="MqttSessionEvent.ExpiryInterval"/>). [MQTT-3.1.2.11.2]</summary>
+    Expiry = 7,
 }
 
 /// <summary>One event of a persistent MQTT session (<see cref="MqttSessionActor"/>).</summary>
@@ -85,6 +88,9 @@ internal sealed class MqttSessionEvent
     /// <summary><see cref="MqttSessionEventKind.Qos2In"/>: inbound QoS 2 packet ids released by PUBREL.</summary>
     public List<ushort> InReleased { get; } = [];
 
+    /// <summary><see cref="MqttSessionEventKind.Expiry"/>: seconds the session outlives its connection; <see cref="uint.MaxValue"/> never ends. Journal version 3.</summary>
+    public uint ExpiryInterval { get; set; } = uint.MaxValue;
+
     public override string ToString() => $"MqttSessionEvent({Kind})";
 }
 
@@ -102,6 +108,9 @@ internal sealed class MqttSessionSnapshot
 
     /// <summary>Inbound QoS 2 packet ids waiting for PUBREL.</summary>
     public List<ushort> InReceived { get; } = [];
+
+    /// <summary>MQTT 5.0 Session Expiry Interval, seconds; <see cref="uint.MaxValue"/> (and every record before version 3): never ends.</summary>
+    public uint ExpiryInterval { get; set; } = uint.MaxValue;
 }
 
 /// <summary>The node's persistent MQTT client ids (so their sessions capture messages from startup on).</summary>
@@ -174,7 +183,8 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
 
     // 2: stored and retained messages keep their header block and expiry time, stored ones their
     // subscription identifier, subscriptions their identifier and MQTT 5.0 options. Version 1 records are still read.
-    private const byte Version = 2;
+    // 3: session events and snapshots end with the MQTT 5.0 Session Expiry Interval. Versions 1 and 2 are still read.
+    private const byte Version = 3;
 
     public MqttJournalSerializer(ExtendedActorSystem system)
         : base(system)
@@ -222,6 +232,7 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
                     WriteIds(w, e.Completed);
                     WriteIds(w, e.InReceived);
                     WriteIds(w, e.InReleased);
+                    w.Write(e.ExpiryInterval);
                     break;
                 case MqttSessionSnapshot s:
                     w.Write(s.NextSeq);
@@ -229,6 +240,7 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
                     WriteMessages(w, s.Pending);
                     WriteIds(w, s.Released);
                     WriteIds(w, s.InReceived);
+                    w.Write(s.ExpiryInterval);
                     break;
                 case MqttSessionIndexEvent e:
                     w.Write(e.ClientId);
@@ -267,7 +279,7 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
         {
             using var r = new BinaryReader(new MemoryStream(bytes, writable: false));
             var version = r.ReadByte();
-            if (version is not (1 or Version))
+            if (version is < 1 or > Version)
             {
                 throw new System.Runtime.Serialization.SerializationException($"MQTT journal record version {bytes[0]}, expected 1 to {Version}");
             }
@@ -295,6 +307,11 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
                         ReadIds(r, e.Completed);
                         ReadIds(r, e.InReceived);
                         ReadIds(r, e.InReleased);
+                        if (version >= 3)
+                        {
+                            e.ExpiryInterval = r.ReadUInt32();
+                        }
+
                         return e;
                     }
 
@@ -305,6 +322,11 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
                         ReadMessages(r, s.Pending, version);
                         ReadIds(r, s.Released);
                         ReadIds(r, s.InReceived);
+                        if (version >= 3)
+                        {
+                            s.ExpiryInterval = r.ReadUInt32();
+                        }
+
                         return s;
                     }
 

@@ -1,10 +1,11 @@
 using System.Collections.Concurrent;
+using Courier.Actors.Accounts;
 using Courier.Protocols.Subjects;
 
 namespace Courier.Actors.Mqtt;
 
 /// <summary>One retained message: the last retained PUBLISH on its topic. [MQTT-3.3.1-5]</summary>
-/// <param name="Subject">Its NATS subject (the key).</param>
+/// <param name="Subject">Its NATS subject in its account (<see cref="MqttAccountScope.Key"/>): the key.</param>
 /// <param name="Topic">Its MQTT topic.</param>
 /// <param name="Payload">Its payload.</param>
 /// <param name="QoS">The QoS it was published with.</param>
@@ -13,7 +14,7 @@ namespace Courier.Actors.Mqtt;
 internal sealed record MqttRetainedMessage(string Subject, byte[] Topic, byte[] Payload, byte QoS, byte[]? Headers = null, long ExpiresAt = 0);
 
 /// <summary>
-/// The node's retained messages, one per NATS subject (so per MQTT topic). Set, replaced and
+/// The node's retained messages, one per account and NATS subject (so per MQTT topic). Set, replaced and
 /// cleared by MQTT publishers' read pumps; read when a subscription is made. <see cref="MqttRetainedStore"/>
 /// journals each change and refills this map on recovery.
 /// </summary>
@@ -43,13 +44,13 @@ internal sealed class MqttRetainedMessages
     /// <summary>Every retained message (for a snapshot).</summary>
     public List<MqttRetainedMessage> All() => [.. _bySubject.Values];
 
-    /// <summary>The retained messages whose subject <paramref name="filterSubject"/> matches, in subject order.</summary>
-    public List<MqttRetainedMessage> Matching(string filterSubject)
+    /// <summary>The retained messages of <paramref name="account"/> whose subject <paramref name="filterSubject"/> matches, in subject order.</summary>
+    public List<MqttRetainedMessage> Matching(Account account, string filterSubject)
     {
         var found = new List<MqttRetainedMessage>();
         foreach (var message in _bySubject.Values)
         {
-            if (SubjectRules.Matches(message.Subject, filterSubject))
+            if (MqttAccountScope.InAccount(message.Subject, account, out var subject) && SubjectRules.Matches(subject, filterSubject))
             {
                 found.Add(message);
             }

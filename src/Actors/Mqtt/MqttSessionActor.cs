@@ -27,7 +27,7 @@ namespace Courier.Actors.Mqtt;
 /// and delivers the rest (QoS 0) directly, so QoS 0 traffic never reaches this actor (DESIGN.md §3).
 /// Acknowledgements come back in batches, one message per read batch of the client.</para>
 /// </remarks>
-internal sealed class MqttSessionActor : ReceivePersistentActor
+internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTimers
 {
     /// <summary>The close reason of a connection whose client id a newer CONNECT took (nats-server's text).</summary>
     internal const string DuplicateClientId = "Duplicate Client ID";
@@ -83,6 +83,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
 
             _releasedOut.UnionWith(snapshot.Released);
             _receivedIn.UnionWith(snapshot.InReceived);
+            _expiry = snapshot.ExpiryInterval;
         });
         Recover<MqttSessionEvent>(Apply);
         Recover<RecoveryCompleted>(_ =>
@@ -94,12 +95,15 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
                 {
                     UpdateCapture(filter, subscription.QoS);
                 }
+
+                StartExpiry(); // no connection after a restart: its Session Expiry Interval runs from now
             }
 
             Context.Parent.Tell(new Protocol.Recovered(_clientId));
         });
 
         Command<MqttSessions.Protocol.Attach>(OnAttach);
+        ReceiveExpiryAndWill();
         Command<Protocol.Ready>(ready =>
         {
             if (!ready.Connection.Equals(_connection))
@@ -230,6 +234,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
             if (!_clean)
             {
                 UpdateSharedCaptures(); // offline: the session itself is the group member now
+                StartExpiry();
             }
 
             if (_clean && !_ended)
@@ -251,7 +256,8 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         Command<DeleteSnapshotsFailure>(failed => Context.GetLogger().Warning(failed.Cause, "MQTT session {0}: old snapshots not deleted", _clientId));
     }
 
-    public override string PersistenceId => "$MQTT/sess/" + _clientId;
+    // The session's key (MqttAccountScope): the client id alone in the global account, as before accounts.
+    public override string PersistenceId => MqttAccountScope.SessionPersistenceId(_clientId);
 
     public static Props Props(string clientId, Func<InProcessClient> captureClient, MqttCaptureLedger ledger) =>
         Akka.Actor.Props.Create(() => new MqttSessionActor(clientId, captureClient, ledger));
@@ -280,6 +286,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         _packetIds.Clear();
         _releasedOut.Clear();
         _receivedIn.Clear();
+        _expiry = uint.MaxValue;
         _exists = false;
     }
 
@@ -288,6 +295,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     // journal's deletion (a restarted actor could replay what is being deleted).
     private void EndNow()
     {
+        PublishPendingWill(); // the session's end publishes a will still waiting for its delay [MQTT-3.1.3.2.2]
         Discard();
         _clean = true;
         _ended = true;
@@ -297,6 +305,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     private void OnAttach(MqttSessions.Protocol.Attach attach)
     {
         _attaches++;
+        CancelExpiryAndWill(); // connected again in time: the session stays and its will is not sent [MQTT-3.1.3-9]
         if (_endsWith is not null && _endsWith.Equals(_connection) && !_endsWith.Equals(attach.Connection))
         {
             EndNow(); // taken over: the old connection's session ends with it, so the new one does not resume it
@@ -526,6 +535,9 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
                 _receivedIn.UnionWith(e.InReceived);
                 _receivedIn.ExceptWith(e.InReleased);
                 break;
+            case MqttSessionEventKind.Expiry:
+                _expiry = e.ExpiryInterval;
+                break;
         }
     }
 
@@ -542,6 +554,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
         snapshot.Pending.AddRange(_pending.Values);
         snapshot.Released.AddRange(_releasedOut);
         snapshot.InReceived.AddRange(_receivedIn);
+        snapshot.ExpiryInterval = _expiry;
         SaveSnapshot(snapshot);
     }
 
@@ -706,7 +719,7 @@ internal sealed class MqttSessionActor : ReceivePersistentActor
     }
 
     /// <summary>The messages between a session and its connection (and <see cref="MqttSessions.Protocol.Attach"/>).</summary>
-    public static class Protocol
+    public static partial class Protocol
     {
         /// <summary>
         /// MQTT 5.0: the session of <paramref name="Connection"/> ends with that connection (Session Expiry

@@ -1,14 +1,16 @@
 using Akka.Actor;
 using Akka.Event;
 using Akka.Persistence;
+using Courier.Actors.Accounts;
 using Courier.Actors.Connections;
 using Courier.Actors.Hosting;
 
 namespace Courier.Actors.Mqtt;
 
 /// <summary>
-/// The node's MQTT sessions: one <see cref="MqttSessionActor"/> child per client id, created on the
-/// first CONNECT with that id. Connections talk to it once, at CONNECT; never per message. It
+/// The node's MQTT sessions: one <see cref="MqttSessionActor"/> child per account and client id (a
+/// client id names a session within its client's account, as in nats-server), created on the first
+/// CONNECT with that id. Connections talk to it once, at CONNECT; never per message. It
 /// journals which client ids have a persistent session, so that after a restart their sessions are
 /// recovered (and capture messages for their subscriptions) before the MQTT listener accepts.
 /// </summary>
@@ -16,7 +18,8 @@ internal sealed class MqttSessions : ReceivePersistentActor
 {
     private const int SnapshotEvery = 1000;
 
-    private readonly Func<InProcessClient> _newCaptureClient;
+    private readonly Func<Account, InProcessClient> _newCaptureClient;
+    private readonly Func<string, Account> _accounts;
     private readonly MqttCaptureLedger _ledger;
     private readonly Dictionary<string, IActorRef> _sessions = new(StringComparer.Ordinal);
     private readonly Dictionary<IActorRef, string> _ids = [];
@@ -24,14 +27,18 @@ internal sealed class MqttSessions : ReceivePersistentActor
     private readonly HashSet<string> _persistent = new(StringComparer.Ordinal);
     private readonly HashSet<string> _recovering = new(StringComparer.Ordinal);
     private readonly List<IActorRef> _awaitingReady = [];
-    private InProcessClient? _captureClient;
+    private readonly Dictionary<string, InProcessClient> _captureClients = new(StringComparer.Ordinal); // by account name
     private bool _recovered;
     private int _eventsSinceSnapshot;
     private long _created;
 
-    public MqttSessions(Func<InProcessClient> newCaptureClient, MqttCaptureLedger ledger)
+    /// <param name="newCaptureClient">Makes the capture client of an account (its persistent sessions capture in its subject space).</param>
+    /// <param name="ledger">The capture barrier.</param>
+    /// <param name="accounts">The account of a given name (a recovered session's).</param>
+    public MqttSessions(Func<Account, InProcessClient> newCaptureClient, MqttCaptureLedger ledger, Func<string, Account> accounts)
     {
         _newCaptureClient = newCaptureClient;
+        _accounts = accounts;
         _ledger = ledger;
         Recover<SnapshotOffer>(offer => _persistent.UnionWith(((MqttSessionIndexSnapshot)offer.Snapshot).ClientIds));
         Recover<MqttSessionIndexEvent>(Apply);
@@ -63,7 +70,7 @@ internal sealed class MqttSessions : ReceivePersistentActor
         });
         Command<Protocol.Attach>(attach =>
         {
-            var known = _persistent.Contains(attach.ClientId);
+            var known = _persistent.Contains(attach.Key);
             if (known == !attach.CleanSession)
             {
                 SendAttach(attach, Sender);
@@ -71,7 +78,7 @@ internal sealed class MqttSessions : ReceivePersistentActor
             }
 
             var sender = Sender;
-            Persist(new MqttSessionIndexEvent(attach.ClientId, added: !attach.CleanSession), e =>
+            Persist(new MqttSessionIndexEvent(attach.Key, added: !attach.CleanSession), e =>
             {
                 Apply(e);
                 Checkpoint();
@@ -103,12 +110,12 @@ internal sealed class MqttSessions : ReceivePersistentActor
 
     public override string PersistenceId => "$MQTT/sessions";
 
-    public static Props Props(Func<InProcessClient> newCaptureClient, MqttCaptureLedger ledger) =>
-        Akka.Actor.Props.Create(() => new MqttSessions(newCaptureClient, ledger));
+    public static Props Props(Func<Account, InProcessClient> newCaptureClient, MqttCaptureLedger ledger, Func<string, Account> accounts) =>
+        Akka.Actor.Props.Create(() => new MqttSessions(newCaptureClient, ledger, accounts));
 
     protected override void PostStop()
     {
-        if (_captureClient is { } client)
+        foreach (var client in _captureClients.Values)
         {
             _ = client.DisposeAsync().AsTask();
         }
@@ -116,21 +123,24 @@ internal sealed class MqttSessions : ReceivePersistentActor
         base.PostStop();
     }
 
-    // The in-process NATS client the persistent sessions capture messages through, made on first use.
-    private InProcessClient CaptureClient()
+    // The in-process NATS client an account's persistent sessions capture messages through, made on first use.
+    private InProcessClient CaptureClient(string? accountName)
     {
-        if (_captureClient is null)
+        var account = accountName is null ? null : _accounts(accountName);
+        var name = account?.Name ?? Account.GlobalName;
+        if (!_captureClients.TryGetValue(name, out var client))
         {
-            _captureClient = _newCaptureClient();
-            _ledger.Attach(_captureClient);
+            client = _newCaptureClient(account ?? _accounts(Account.GlobalName));
+            _captureClients.Add(name, client);
+            _ledger.Attach(client);
         }
 
-        return _captureClient;
+        return client;
     }
 
     private void SendAttach(Protocol.Attach attach, IActorRef sender)
     {
-        var session = SessionFor(attach.ClientId);
+        var session = SessionFor(attach.Key);
         _attachesSent[session] = _attachesSent.GetValueOrDefault(session) + 1;
         session.Tell(attach, sender);
     }
@@ -144,15 +154,17 @@ internal sealed class MqttSessions : ReceivePersistentActor
         }
     }
 
-    private IActorRef SessionFor(string clientId)
+    // The session of `key` (MqttAccountScope: account and client id).
+    private IActorRef SessionFor(string key)
     {
-        if (!_sessions.TryGetValue(clientId, out var session))
+        if (!_sessions.TryGetValue(key, out var session))
         {
-            // Client ids are any UTF-8: actor names are a counter, the map holds the id.
-            session = Context.ActorOf(MqttSessionActor.Props(clientId, CaptureClient, _ledger), $"session-{++_created}");
+            // Client ids are any UTF-8: actor names are a counter, the map holds the key.
+            var account = MqttAccountScope.Split(key).Account;
+            session = Context.ActorOf(MqttSessionActor.Props(key, () => CaptureClient(account), _ledger), $"session-{++_created}");
             Context.Watch(session);
-            _sessions.Add(clientId, session);
-            _ids.Add(session, clientId);
+            _sessions.Add(key, session);
+            _ids.Add(session, key);
         }
 
         return session;
@@ -191,7 +203,7 @@ internal sealed class MqttSessions : ReceivePersistentActor
         }
 
         // The capture subscriptions the sessions asked for are in effect once the client's PING comes back.
-        var flushed = _captureClient?.FlushAsync() ?? Task.CompletedTask;
+        var flushed = Task.WhenAll(_captureClients.Values.Select(client => client.FlushAsync()));
         foreach (var waiting in _awaitingReady)
         {
             flushed.PipeTo(waiting, success: () => Readiness.Ready.Instance);
@@ -206,18 +218,23 @@ internal sealed class MqttSessions : ReceivePersistentActor
         /// <summary>A connection's CONNECT for <see cref="ClientId"/> was accepted: it now holds the session.</summary>
         public sealed class Attach
         {
-            public Attach(string clientId, bool cleanSession, IActorRef connection, MqttConnection client)
+            public Attach(string clientId, bool cleanSession, IActorRef connection, MqttConnection client, Account account)
             {
                 ArgumentNullException.ThrowIfNull(clientId);
                 ArgumentNullException.ThrowIfNull(connection);
                 ArgumentNullException.ThrowIfNull(client);
+                ArgumentNullException.ThrowIfNull(account);
                 ClientId = clientId;
+                Key = MqttAccountScope.Key(account, clientId);
                 CleanSession = cleanSession;
                 Connection = connection;
                 Client = client;
             }
 
             public string ClientId { get; }
+
+            /// <summary>The session's key: the client id within the account its client logged into.</summary>
+            public string Key { get; }
 
             public bool CleanSession { get; }
 
@@ -227,7 +244,7 @@ internal sealed class MqttSessions : ReceivePersistentActor
             /// <summary>The connection itself: a persistent session hands it stored messages to send.</summary>
             public MqttConnection Client { get; }
 
-            public override string ToString() => $"Attach({ClientId}, clean={CleanSession})";
+            public override string ToString() => $"Attach({Key.Replace('\0', '/')}, clean={CleanSession})";
         }
 
         /// <summary>

@@ -124,6 +124,8 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
         }
 
         var options = _settings.Raft with { RandomSeed = Random.Shared.Next() };
+        if (state is { RepairFloor: > 0 } damaged)
+            _log.Warning("Raft group {0}: this member's log lost entries it held (damaged files); it neither votes nor campaigns until the leader brings it to index {1}", m.Name, damaged.RepairFloor);
         var raft = new RaftNode(_settings.NodeId, options, state);
         if (state is null && m.Bootstrap)
         {
@@ -142,7 +144,7 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
         }
         var group = new Group(m.Name, raft, store, m.Applier);
         _groups[m.Name] = group;
-        m.Applier.Tell(new Protocol.Recovered(m.Name, state?.Snapshot)); // before any Applied: where the applier's state starts
+        m.Applier.Tell(new Protocol.Recovered(m.Name, state?.Snapshot, raft.Configuration.Voters)); // before any Applied: where the applier's state starts
         if (m.Campaign || _campaignOnStart.Remove(m.Name)) raft.Campaign();
         Process(group);
         Flush();
@@ -353,6 +355,11 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
                 : new Protocol.Lost(pending.Correlation, group.Name));
         }
         group.Raft.Advance(ready);
+        if (group.Store.RepairFloor != 0 && group.Raft.RepairFloor == 0)
+        {
+            group.Store.ClearRepairFloor(); // the entries that reached the floor are durable (this Ready's write)
+            _log.Info("Raft group {0}: this member's log is repaired (it votes again)", group.Name);
+        }
         NoticeLeadership(group);
     }
 
@@ -450,9 +457,10 @@ internal sealed class RaftHost : ReceiveActor, IWithTimers
         /// <summary>
         /// To the applier when its member starts, before anything is applied: the member's last snapshot
         /// (its state up to the snapshot's index; the committed entries after it follow), or null when the
-        /// member has none (every committed entry of the log follows).
+        /// member has none (every committed entry of the log follows); and the voters its own files name
+        /// (empty for a member that has none yet).
         /// </summary>
-        public sealed record Recovered(string Group, Snapshot? Snapshot);
+        public sealed record Recovered(string Group, Snapshot? Snapshot, ulong[] Voters);
 
         /// <summary>One command (a batch of the applier's own operations) for the group's log.</summary>
         public sealed record Propose(string Group, ReadOnlyMemory<byte> Command, long Correlation);

@@ -28,6 +28,7 @@ public sealed partial class Broker
         foreach (var client in Clients)
         {
             (client as Connections.ClientConnection)?.ReapplyAuthorization();
+            (client as Connections.MqttConnection)?.ReapplyAuthorization(); // MQTT clients too, as nats-server
         }
     }
 }

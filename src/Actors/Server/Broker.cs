@@ -135,10 +135,10 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             // Retained messages and persistent sessions come back from the journal before the MQTT
             // listener accepts: a subscriber gets what was retained, a session what was kept for it.
             MqttRetainedStore = System.ActorOf(Mqtt.MqttRetainedStore.Props(MqttRetained), "mqtt-retained");
-            MqttSessions = System.ActorOf(Mqtt.MqttSessions.Props(() => new InProcessClient(Connections, InProcessRole.MqttCapture), MqttCaptures), "mqtt-sessions");
+            MqttSessions = System.ActorOf(Mqtt.MqttSessions.Props(account => new InProcessClient(Connections, InProcessRole.MqttCapture, account), MqttCaptures, Accounts.GetOrCreate), "mqtt-sessions");
             await MqttRetainedStore.Ask<Readiness.Ready>(Readiness.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
             await MqttSessions.Ask<Readiness.Ready>(Readiness.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
-            _mqttClients = new MqttContext(Connections, Authentication, MqttTls, MqttSessions, MqttCaptures, MqttRetained, MqttRetainedStore);
+            _mqttClients = new MqttContext(Connections, Authentication, MqttTls, MqttSessions, MqttCaptures, MqttRetained, MqttRetainedStore, ActivateAccountAsync);
         }
 
         if (Routes is not null)

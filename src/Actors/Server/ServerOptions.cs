@@ -209,7 +209,8 @@ public sealed class ServerOptions
 
 /// <summary>
 /// nats-server's <c>mqtt { host, port, no_auth_user, authorization { username, password, token,
-/// timeout }, ack_wait, max_ack_pending }</c>. MQTT needs JetStream, as in nats-server.
+/// timeout }, ack_wait, max_ack_pending, reject_qos2_publish, downgrade_qos2_subscribe, js_api_timeout }</c>
+/// and the stream and consumer keys that say what Courier does. MQTT needs JetStream, as in nats-server.
 /// </summary>
 public sealed class MqttOptions
 {
@@ -248,6 +249,19 @@ public sealed class MqttOptions
 
     /// <summary><c>mqtt.max_ack_pending</c>: QoS 1 deliveries in flight per subscription (1024, as nats-server; at most 65535).</summary>
     public int MaxAckPending { get; set; } = 1024;
+
+    /// <summary><c>mqtt.reject_qos2_publish</c> (nats-server 2.10): a QoS 2 PUBLISH closes the client; an MQTT 5.0 CONNACK says Maximum QoS 1.</summary>
+    public bool RejectQos2Publish { get; set; }
+
+    /// <summary><c>mqtt.downgrade_qos2_subscribe</c> (nats-server 2.10): a QoS 2 subscription is granted QoS 1.</summary>
+    public bool DowngradeQos2Subscribe { get; set; }
+
+    /// <summary>
+    /// <c>mqtt.js_api_timeout</c>: how long an MQTT client waits for the server's own storage (the session
+    /// registry at CONNECT, a journal write before an acknowledgement) before it is refused or closed
+    /// (5 s; nats-server's bound of its MQTT requests to JetStream, 4 s there).
+    /// </summary>
+    public TimeSpan JsApiTimeout { get; set; } = TimeSpan.FromSeconds(5);
 
     /// <summary>True when the <c>mqtt.authorization</c> block sets its own credentials.</summary>
     public bool HasOwnAuth => Username is not null || Token is not null;

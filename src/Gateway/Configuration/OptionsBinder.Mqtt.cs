@@ -7,10 +7,10 @@ internal sealed partial class OptionsBinder
 {
     private const int MaxMqttAckPending = 65535; // packet identifiers are 16 bits, as nats-server's mqttMaxAckTotalLimit
 
-    /// <summary>Replica counts of the MQTT streams and consumers (durability) are refused: Courier keeps one copy.</summary>
+    /// <summary>What is left unimplemented: a JetStream domain and an advertised address for MQTT, warned.</summary>
     private static readonly UnimplementedKeys UnimplementedMqtt = new(
-        warned: ["js_domain", "consumer_memory_storage", "consumer_inactive_threshold", "consumer_auto_cleanup", "advertise"],
-        refused: ["stream_replicas", "consumer_replicas"]);
+        warned: ["js_domain", "advertise"],
+        refused: []);
 
     private void BindMqtt(ConfigEntry entry)
     {
@@ -91,6 +91,65 @@ internal sealed partial class OptionsBinder
                         {
                             mqtt.MaxAckPending = max;
                         }
+                    }
+
+                    break;
+                case "reject_qos2_publish":
+                    // nats-server 2.10: a QoS 2 PUBLISH closes the client ("QoS=2 is disabled for PUBLISH messages").
+                    if (TryBool(e, out var reject))
+                    {
+                        mqtt.RejectQos2Publish = reject;
+                    }
+
+                    break;
+                case "downgrade_qos2_subscribe":
+                    // nats-server 2.10: a QoS 2 subscription is granted QoS 1.
+                    if (TryBool(e, out var downgrade))
+                    {
+                        mqtt.DowngradeQos2Subscribe = downgrade;
+                    }
+
+                    break;
+                case "js_api_timeout" or "api_timeout":
+                    // nats-server bounds its MQTT requests to JetStream with it; Courier its requests to the session
+                    // registry and journal (a CONNECT, a journaled acknowledgement) that stand where those are.
+                    if (TryDuration(e, out var apiTimeout))
+                    {
+                        if (apiTimeout <= TimeSpan.Zero)
+                        {
+                            Error(e, "js_api_timeout must be a positive duration");
+                        }
+                        else
+                        {
+                            mqtt.JsApiTimeout = apiTimeout;
+                        }
+                    }
+
+                    break;
+                case "stream_replicas" or "consumer_replicas":
+                    // MQTT state has one copy, in this node's journal: 1 (and a consumer's 0, "as the stream") is what
+                    // Courier does; more copies would be a durability promise it does not keep, so they stop the start.
+                    if (TryInt(e, out var replicas) && replicas > 1)
+                    {
+                        Error(e, UnimplementedKeys.RefusedReason(e.Key));
+                    }
+
+                    break;
+                case "consumer_memory_storage":
+                    // false is nats-server's default and what Courier does (sessions journaled on disk); true asks for
+                    // state that a restart loses, which Courier does not offer.
+                    if (TryBool(e, out var memory) && memory)
+                    {
+                        Error(e, UnimplementedKeys.RefusedReason(e.Key));
+                    }
+
+                    break;
+                case "consumer_inactive_threshold" or "consumer_auto_cleanup":
+                    // nats-server deletes the JetStream consumer of an offline session's subscription after this long;
+                    // Courier's sessions have no such consumer to delete: 0 (none, the default) only.
+                    if (TryDuration(e, out var threshold) && threshold > TimeSpan.Zero)
+                    {
+                        Error(e, UnimplementedKeys.RefusedReason(e.Key));
                     }
 
                     break;

@@ -32,6 +32,9 @@ public enum MqttConnectReturnCode : byte
     ServerUnavailable = 0x03,
     BadUserNameOrPassword = 0x04,
     NotAuthorized = 0x05,
+
+    /// <summary>Not in MQTT 3.1.1: nats-server 2.10's refusal of a QoS 2 will under <c>mqtt.reject_qos2_publish</c>.</summary>
+    Qos2WillRejected = 0x10,
 }
 
 /// <summary>What <see cref="MqttParser.TryRead"/> found at the reader's position.</summary>
@@ -163,6 +166,7 @@ public enum MqttReasonCode : byte
     ReceiveMaximumExceeded = 0x93,
     TopicAliasInvalid = 0x94,
     PacketTooLarge = 0x95,
+    QuotaExceeded = 0x97,
     QoSNotSupported = 0x9B,
     SharedSubscriptionsNotSupported = 0x9E,
     SubscriptionIdentifiersNotSupported = 0xA1,

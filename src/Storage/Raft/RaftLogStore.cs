@@ -37,6 +37,10 @@ public sealed class RaftLogStore : IDisposable
     private ulong _stateCounter;
     private HardState _written;
     private Snapshot? _snapshot;
+    private bool _snapshotDamaged;
+    private ulong _repairFloor;
+    private ulong _repairFloorTerm;
+    private const string RepairFile = "repair"; // RepairFloor and its term: 8 bytes each, then their CRC-32C
 
     private RaftLogStore(string directory, StoreFileSystem fs, IStreamStore log, StoreFile state)
     {
@@ -72,7 +76,17 @@ public sealed class RaftLogStore : IDisposable
         if (created) fs.SyncDirectory(directory);
         var store = new RaftLogStore(directory, fs, log, state) { _encryption = encryption };
         store.ReadHardState();
-        store._snapshot = store.ReadSnapshot();
+        store.ReadRepairFloor();
+        try
+        {
+            store._snapshot = store.ReadSnapshot();
+        }
+        catch (InvalidDataException)
+        {
+            // A damaged snapshot (it is written whole and renamed into place: never torn): what it held is gone
+            // here, and with it the meaning of the log after it. Load starts this member over, repairing.
+            store._snapshotDamaged = true;
+        }
         return store;
     }
 
@@ -81,16 +95,29 @@ public sealed class RaftLogStore : IDisposable
     {
         var state = _log.State();
         var entries = new List<Entry>();
+        if (_snapshotDamaged)
+        {
+            RaiseRepairFloor(Math.Max(state.LastSeq, 1), TermAtOrCurrent(state.LastSeq));
+            var error = _log.Truncate(0);
+            if (error != StoreError.None) throw new IOException($"raft log in {_directory}: dropping the log after a damaged snapshot: {error}");
+            _fs.Delete(Path.Combine(_directory, "snapshot"));
+            _fs.SyncDirectory(_directory);
+            _snapshotDamaged = false;
+            return new PersistedState(_written with { Commit = 0 }, null, [], _repairFloor, _repairFloorTerm);
+        }
         if (state.Msgs > 0)
         {
             for (var index = state.FirstSeq; index <= state.LastSeq; index++)
             {
                 var loaded = _log.LoadMessage(index);
-                if (loaded.Status == LoadStatus.NotFound)
+                if (loaded.Status is LoadStatus.NotFound or LoadStatus.Corrupt)
                 {
                     // A crash kept some records of an unflushed batch and not others (unsynced writes
                     // may reach the disk in any order). Nothing from that batch was acknowledged, and a
-                    // Raft log is a prefix: it ends before the first hole.
+                    // Raft log is a prefix: it ends before the first hole. When intact records follow the
+                    // hole, it may as well be a flipped bit in an entry this member acknowledged long ago:
+                    // it repairs (RepairFloor) up to the last index its files held before it votes again.
+                    if (IntactAfter(index, state.LastSeq)) RaiseRepairFloor(state.LastSeq, TermAtOrCurrent(state.LastSeq));
                     CutAt(index, state.FirstSeq);
                     break;
                 }
@@ -105,8 +132,75 @@ public sealed class RaftLogStore : IDisposable
             if (!SnapshotHeadsLog(snapshot.Meta, entries)) entries.RemoveAll(e => e.Index > snapshot.Meta.Index);
             entries.RemoveAll(e => e.Index <= snapshot.Meta.Index); // in the snapshot (a compaction the crash interrupted)
         }
-        if (entries.Count == 0 && _snapshot is null && _written == default) return null;
+        if (entries.Count == 0 && _snapshot is null && _written == default && _repairFloor == 0) return null;
+        if (_repairFloor != 0)
+        {
+            // What is left may end before the commit index it wrote: the lost entries come again from the leader.
+            var last = entries.Count > 0 ? entries[^1].Index : _snapshot?.Meta.Index ?? 0;
+            return new PersistedState(_written with { Commit = Math.Min(_written.Commit, last) }, _snapshot, entries, _repairFloor, _repairFloorTerm);
+        }
         return new PersistedState(_written, _snapshot, entries);
+    }
+
+    /// <summary>0, or the index this member's log must reach again before it votes as usual (<see cref="PersistedState.RepairFloor"/>); kept in a file until cleared.</summary>
+    public ulong RepairFloor => _repairFloor;
+
+    /// <summary>The member's log reached its repair floor (<see cref="RaftNode.RepairFloor"/> is 0) and that is durable: the floor goes.</summary>
+    public void ClearRepairFloor()
+    {
+        if (_repairFloor == 0) return;
+        _fs.Delete(Path.Combine(_directory, RepairFile));
+        _fs.SyncDirectory(_directory);
+        _repairFloor = _repairFloorTerm = 0;
+    }
+
+    private bool IntactAfter(ulong hole, ulong last)
+    {
+        for (var index = hole + 1; index <= last; index++)
+            if (_log.LoadMessage(index).Found) return true;
+        return false;
+    }
+
+    /// <summary>The term of the entry at <paramref name="index"/> when its record is intact; else the current term, which is no lower.</summary>
+    private ulong TermAtOrCurrent(ulong index)
+    {
+        var loaded = index == 0 ? default : _log.LoadMessage(index);
+        return loaded.Found && loaded.Message!.Payload.Length >= 8 ? BinaryPrimitives.ReadUInt64LittleEndian(loaded.Message.Payload.Span) : _written.Term;
+    }
+
+    /// <summary>Durable before the log is cut: a crash right after must not forget that entries were lost.</summary>
+    private void RaiseRepairFloor(ulong floor, ulong term)
+    {
+        if (floor <= _repairFloor) return;
+        var bytes = new byte[20];
+        BinaryPrimitives.WriteUInt64LittleEndian(bytes, floor);
+        BinaryPrimitives.WriteUInt64LittleEndian(bytes.AsSpan(8), term);
+        BinaryPrimitives.WriteUInt32LittleEndian(bytes.AsSpan(16), Crc32C.Finish(Crc32C.Append(Crc32C.Start, bytes.AsSpan(0, 16))));
+        var path = Path.Combine(_directory, RepairFile);
+        using (var file = _fs.Open(path + ".tmp", FileMode.Create))
+        {
+            file.Write(bytes, 0);
+            file.Sync();
+        }
+        _fs.Move(path + ".tmp", path);
+        _fs.SyncDirectory(_directory);
+        _repairFloor = floor;
+        _repairFloorTerm = term;
+    }
+
+    private void ReadRepairFloor()
+    {
+        var bytes = _fs.ReadAllBytes(Path.Combine(_directory, RepairFile));
+        if (bytes is null) return;
+        if (bytes.Length == 20 && Crc32C.Finish(Crc32C.Append(Crc32C.Start, bytes.AsSpan(0, 16))) == BinaryPrimitives.ReadUInt32LittleEndian(bytes.AsSpan(16)))
+        {
+            _repairFloor = BinaryPrimitives.ReadUInt64LittleEndian(bytes);
+            _repairFloorTerm = BinaryPrimitives.ReadUInt64LittleEndian(bytes.AsSpan(8));
+            return;
+        }
+        // The floor's own file damaged: as high as can be (it waits for the leader to bring it well past anything it held).
+        _repairFloor = ulong.MaxValue;
+        _repairFloorTerm = ulong.MaxValue;
     }
 
     private void CutAt(ulong hole, ulong first)

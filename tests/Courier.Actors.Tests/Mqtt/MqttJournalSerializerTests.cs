@@ -114,6 +114,23 @@ public sealed class MqttJournalSerializerTests : IDisposable
     }
 
     [Fact]
+    public void A_session_expiry_interval_round_trips_in_events_and_snapshots_and_older_records_never_expire()
+    {
+        var e = (MqttSessionEvent)RoundTrip(new MqttSessionEvent(MqttSessionEventKind.Expiry) { ExpiryInterval = 2 });
+        Assert.Equal((MqttSessionEventKind.Expiry, 2u), (e.Kind, e.ExpiryInterval));
+        var snapshot = new MqttSessionSnapshot { NextSeq = 1, ExpiryInterval = 3600 };
+        Assert.Equal(3600u, ((MqttSessionSnapshot)RoundTrip(snapshot)).ExpiryInterval);
+
+        // A version 2 record (no interval at its end) is a session that never expires.
+        var created = new MqttSessionEvent(MqttSessionEventKind.Created) { ExpiryInterval = 5 };
+        var serializer = (SerializerWithStringManifest)_system.Serialization.FindSerializerFor(created);
+        var bytes = serializer.ToBinary(created);
+        bytes[0] = 2;
+        var old = (MqttSessionEvent)serializer.FromBinary(bytes[..^4], "mqtt.session");
+        Assert.Equal(uint.MaxValue, old.ExpiryInterval);
+    }
+
+    [Fact]
     public void Snapshots_index_and_retained_records_round_trip()
     {
         var snapshot = new MqttSessionSnapshot { NextSeq = 100 };

@@ -68,6 +68,48 @@ public sealed class MqttConfigurationTests
     }
 
     [Fact]
+    public void Nats_server_2_10s_qos2_and_api_timeout_keys_bind_to_their_options()
+    {
+        var (options, warnings) = Bind("""
+            mqtt {
+              reject_qos2_publish: true
+              downgrade_qos2_subscribe: true
+              js_api_timeout: "10s"
+            }
+            """);
+
+        Assert.Empty(warnings);
+        var mqtt = Assert.IsType<MqttOptions>(options.Mqtt);
+        Assert.True(mqtt.RejectQos2Publish);
+        Assert.True(mqtt.DowngradeQos2Subscribe);
+        Assert.Equal(TimeSpan.FromSeconds(10), mqtt.JsApiTimeout);
+        var defaults = Assert.IsType<MqttOptions>(Bind("mqtt {}").Options.Mqtt);
+        Assert.Equal((false, false, TimeSpan.FromSeconds(5)), (defaults.RejectQos2Publish, defaults.DowngradeQos2Subscribe, defaults.JsApiTimeout));
+        Assert.Throws<ConfigException>(() => Bind("mqtt { js_api_timeout: \"0s\" }"));
+    }
+
+    [Theory]
+    [InlineData("stream_replicas: 1")]
+    [InlineData("consumer_replicas: 0")]
+    [InlineData("consumer_replicas: 1")]
+    [InlineData("consumer_memory_storage: false")]
+    [InlineData("consumer_inactive_threshold: \"0s\"")]
+    public void Mqtt_stream_and_consumer_keys_that_say_what_courier_does_are_taken_silently(string key) =>
+        Assert.Empty(Bind($"mqtt {{ {key} }}").Warnings);
+
+    [Theory]
+    [InlineData("stream_replicas: 3", "stream_replicas")]
+    [InlineData("consumer_replicas: 3", "consumer_replicas")]
+    [InlineData("consumer_memory_storage: true", "consumer_memory_storage")]
+    [InlineData("consumer_inactive_threshold: \"1h\"", "consumer_inactive_threshold")]
+    [InlineData("consumer_auto_cleanup: \"1h\"", "consumer_auto_cleanup")]
+    public void Mqtt_stream_and_consumer_keys_asking_for_what_courier_does_not_do_stop_the_start(string key, string field)
+    {
+        var e = Assert.Throws<ConfigException>(() => Bind($"mqtt {{ {key} }}"));
+        Assert.Contains($"field \"{field}\" is not implemented by Courier", e.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void Mqtt_without_jetstream_is_refused_with_nats_servers_words()
     {
         using var dir = new TempConfigDirectory();

@@ -437,6 +437,18 @@ public abstract class Mqtt5BehaviourTests<TFixture> : IClassFixture<TFixture>
     }
 
     [Fact]
+    public async Task An_auth_packet_after_a_connect_without_an_authentication_method_is_a_protocol_error()
+    {
+        await using var raw = await MqttRawClient.ConnectAsync(Port);
+        await raw.SendAsync(Mqtt5Raw.Connect(NewId("auth")));
+        Assert.Equal(0, (await Mqtt5Raw.ReadConnAckAsync(raw)).Reason);
+
+        await raw.SendAsync(Mqtt5Raw.Packet(0xF0, [0x18], Mqtt5Raw.Props())); // AUTH, Continue Authentication
+
+        await Mqtt5Raw.AssertClosedWithReasonAsync(raw, 0x82, SendsDisconnectOnErrors); // [MQTT-4.12.0-1]
+    }
+
+    [Fact]
     public async Task A_second_connect_gets_disconnect_0x82()
     {
         await using var raw = await MqttRawClient.ConnectAsync(Port);

@@ -190,4 +190,83 @@ public sealed class MqttDurabilityTests
             await broker.DisposeAsync();
         }
     }
+
+    [Fact]
+    public async Task A_persistent_session_and_a_retained_message_of_an_account_survive_kill_9_in_that_account()
+    {
+        var topic = Topic("account");
+        var id = "acc-durable-" + Guid.NewGuid().ToString("N")[..12];
+        var broker = await MqttBrokerProcess.StartAsync(MqttBrokerKind.Courier, MqttAccountsFixture.Accounts);
+        try
+        {
+            Action<MqttClientOptionsBuilder> asA = o => o.WithCredentials("a", "a");
+            Action<MqttClientOptionsBuilder> asB = o => o.WithCredentials("b", "b");
+            await using (var session = await MqttTestClient.ConnectAsync(broker.MqttPort, id, asA, cleanSession: false))
+            {
+                await session.SubscribeAsync($"{topic}/#", MqttQualityOfServiceLevel.AtLeastOnce);
+            }
+
+            await using (var publisher = await MqttTestClient.ConnectAsync(broker.MqttPort, "pub-" + Guid.NewGuid().ToString("N"), asA))
+            {
+                await publisher.PublishAsync($"{topic}/kept", "kept for A", MqttQualityOfServiceLevel.AtLeastOnce);
+                await publisher.PublishAsync($"{topic}/retained", "retained in A", MqttQualityOfServiceLevel.AtLeastOnce, retain: true);
+            }
+
+            await broker.KillAsync();
+            await using var restarted = await MqttBrokerProcess.RestartAsync(MqttBrokerKind.Courier, broker.Directory, broker.MqttPort, MqttAccountsFixture.Accounts);
+
+            // The session came back in A, with its subscription, the message it kept and the retained one after it.
+            await using var again = await MqttTestClient.ConnectAsync(restarted.MqttPort, id, asA, cleanSession: false);
+            Assert.True(again.SessionPresent);
+            Assert.Equal(new MqttReceived($"{topic}/kept", "kept for A", 1, false), await again.ReceiveAsync());
+            Assert.Equal(new MqttReceived($"{topic}/retained", "retained in A", 1, false), await again.ReceiveAsync());
+
+            // B has neither the session nor the retained message: its first message is its own live one.
+            await using var inB = await MqttTestClient.ConnectAsync(restarted.MqttPort, id, asB, cleanSession: false);
+            Assert.False(inB.SessionPresent);
+            await inB.SubscribeAsync($"{topic}/#", MqttQualityOfServiceLevel.AtLeastOnce);
+            await inB.PublishAsync($"{topic}/live", "live in B", MqttQualityOfServiceLevel.AtLeastOnce);
+            Assert.Equal(new MqttReceived($"{topic}/live", "live in B", 1, false), await inB.ReceiveAsync());
+            await using var subscriberA = await MqttTestClient.ConnectAsync(restarted.MqttPort, "sub-" + Guid.NewGuid().ToString("N"), asA);
+            await subscriberA.SubscribeAsync($"{topic}/retained", MqttQualityOfServiceLevel.AtLeastOnce);
+            Assert.Equal(new MqttReceived($"{topic}/retained", "retained in A", 1, true), await subscriberA.ReceiveAsync());
+        }
+        finally
+        {
+            await broker.KillAsync();
+            await broker.DisposeAsync();
+        }
+    }
+
+    [Fact]
+    public async Task A_session_expiry_interval_survives_kill_9_and_runs_again_from_the_restart()
+    {
+        var topic = Topic("expiring");
+        var id = "expiring-" + Guid.NewGuid().ToString("N")[..12];
+        var forever = "forever-" + Guid.NewGuid().ToString("N")[..12];
+        var broker = await MqttBrokerProcess.StartAsync(MqttBrokerKind.Courier);
+        try
+        {
+            var expiring = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(1));
+            await expiring.SubscribeAsync(f => f.WithTopic(topic).WithAtLeastOnceQoS());
+            var kept = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, forever, b => b.WithCleanStart(false).WithSessionExpiryInterval(uint.MaxValue));
+            await kept.SubscribeAsync(f => f.WithTopic(topic).WithAtLeastOnceQoS());
+            await broker.KillAsync();
+            expiring.Client.Dispose();
+            kept.Client.Dispose();
+
+            // One second after the restart the first session ends; the one that never expires is there.
+            await using var restarted = await MqttBrokerProcess.RestartAsync(MqttBrokerKind.Courier, broker.Directory, broker.MqttPort);
+            await Task.Delay(TimeSpan.FromSeconds(3));
+            await using var back = await Mqtt5TestClient.ConnectAsync(restarted.MqttPort, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(60));
+            Assert.False(back.ConnectResult.IsSessionPresent);
+            await using var keptBack = await Mqtt5TestClient.ConnectAsync(restarted.MqttPort, forever, b => b.WithCleanStart(false).WithSessionExpiryInterval(uint.MaxValue));
+            Assert.True(keptBack.ConnectResult.IsSessionPresent);
+        }
+        finally
+        {
+            await broker.KillAsync();
+            await broker.DisposeAsync();
+        }
+    }
 }

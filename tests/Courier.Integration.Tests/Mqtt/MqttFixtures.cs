@@ -98,13 +98,14 @@ public sealed class MqttBrokerProcess : IAsyncDisposable
 
     /// <summary>
     /// Starts a server of <paramref name="kind"/> on an existing store <paramref name="directory"/>
-    /// (after <see cref="KillAsync"/>), on <paramref name="mqttPort"/>; disposing it keeps the folder.
+    /// (after <see cref="KillAsync"/>), on <paramref name="mqttPort"/>, with <paramref name="extraConfig"/>
+    /// added to its config; disposing it keeps the folder.
     /// </summary>
-    public static async Task<MqttBrokerProcess> RestartAsync(MqttBrokerKind kind, string directory, int mqttPort)
+    public static async Task<MqttBrokerProcess> RestartAsync(MqttBrokerKind kind, string directory, int mqttPort, string extraConfig = "")
     {
         var server = await ServerProcess.StartAsync(
             kind == MqttBrokerKind.Courier ? ServerKind.Courier : ServerKind.NatsServer,
-            NatsConfig(Path.Combine(directory, "js"), mqttPort));
+            NatsConfig(Path.Combine(directory, "js"), mqttPort, extraConfig));
         var started = new MqttBrokerProcess(mqttPort, server, null, directory, ownsDirectory: false);
         await started.WaitForPortAsync();
         return started;

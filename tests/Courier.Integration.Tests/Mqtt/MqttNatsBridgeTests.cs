@@ -189,6 +189,43 @@ public abstract class MqttNatsBridgeTests<TFixture> : IClassFixture<TFixture>
     }
 
     [Fact]
+    public async Task A_config_reload_closes_mqtt_clients_no_longer_authorized_and_gives_the_others_their_new_permissions()
+    {
+        const string Before = """
+            authorization { users = [
+              { user: dev, password: s3cret, permissions: { publish: "open.>", subscribe: ">" } }
+              { user: gone, password: g0ne }
+            ] }
+            """;
+        const string After = """
+            authorization { users = [
+              { user: dev, password: s3cret, permissions: { publish: "other.>", subscribe: ">" } }
+            ] }
+            """;
+        await using var broker = await _broker.StartAnotherAsync(Before);
+        await using var dev = await MqttTestClient.ConnectAsync(broker.MqttPort, "dev-" + Guid.NewGuid().ToString("N"), b => b.WithCredentials("dev", "s3cret"));
+        await using var gone = await MqttTestClient.ConnectAsync(broker.MqttPort, "gone-" + Guid.NewGuid().ToString("N"), b => b.WithCredentials("gone", "g0ne"));
+        var id = Guid.NewGuid().ToString("N")[..12];
+        await dev.SubscribeAsync($"+/{id}");
+        await dev.PublishAsync($"open/{id}", "before", MqttQualityOfServiceLevel.AtLeastOnce);
+        Assert.Equal(new MqttReceived($"open/{id}", "before", 0, false), await dev.ReceiveAsync());
+
+        var server = broker.Server!;
+        await File.WriteAllTextAsync(Path.Combine(server.Folder, "server.conf"), MqttBrokerProcess.NatsConfig(Path.Combine(broker.Directory, "js"), broker.MqttPort, After));
+        await server.SignalAsync("HUP");
+        for (var i = 0; i < 100 && (!server.Log.All().Contains("Reloaded server configuration", StringComparison.Ordinal) || gone.Client.IsConnected); i++)
+        {
+            await Task.Delay(100); // bounded: 10 s for the reload and the close it causes
+        }
+
+        Assert.Contains("Reloaded server configuration", server.Log.All(), StringComparison.Ordinal);
+        Assert.False(gone.Client.IsConnected); // its user is gone
+        await dev.PublishAsync($"open/{id}", "no longer allowed", MqttQualityOfServiceLevel.AtLeastOnce);
+        await dev.PublishAsync($"other/{id}", "allowed now", MqttQualityOfServiceLevel.AtLeastOnce);
+        Assert.Equal(new MqttReceived($"other/{id}", "allowed now", 0, false), await dev.ReceiveAsync());
+    }
+
+    [Fact]
     public async Task Mqtt_without_jetstream_refuses_to_start_with_nats_servers_words()
     {
         var kind = _broker.Kind == MqttBrokerKind.Courier ? ServerKind.Courier : ServerKind.NatsServer;

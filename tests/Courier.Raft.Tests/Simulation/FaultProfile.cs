@@ -10,6 +10,7 @@ internal sealed record FaultProfile(
     int MaxSyncMs = 1,
     double CrashesPerSecond = 0,
     double TornWrite = 0,
+    double Damage = 0,
     double PartitionsPerSecond = 0,
     double ConfChangesPerSecond = 0,
     double TransfersPerSecond = 0,
@@ -34,6 +35,9 @@ internal sealed record FaultProfile(
         // One entry per append: a new leader's no-op no longer travels with the older entries before
         // it, so a quorum can hold an earlier term's entry alone (the Raft paper's figure 8).
         new("one-entry", Drop: 0.05, Duplicate: 0.02, MaxDelayMs: 30, MaxSyncMs: 20, CrashesPerSecond: 2.5, TornWrite: 0.5, PartitionsPerSecond: 1.5, ProposalsPerSecond: 60, CompactAfterEntries: 64, Members: 5, Voters: 5, MaxBytesPerMessage: 1),
+        // A restarted member's synced log damaged (a flipped bit: the entry and all after it lost), a minority at a time:
+        // the corrupted-minority faults of Jepsen's NATS 2.12.1 analysis (issue 35's nemesis found it in Courier too).
+        new("bitrot", Drop: 0.03, Duplicate: 0.02, MaxDelayMs: 20, MaxSyncMs: 10, CrashesPerSecond: 2, TornWrite: 0.3, Damage: 0.6, PartitionsPerSecond: 0.7, TransfersPerSecond: 0.3, ProposalsPerSecond: 100, CompactAfterEntries: 48),
         new("chaos", Drop: 0.08, Duplicate: 0.05, MinDelayMs: 1, MaxDelayMs: 60, MaxSyncMs: 15, CrashesPerSecond: 1, TornWrite: 0.7, PartitionsPerSecond: 1, ConfChangesPerSecond: 1.5, TransfersPerSecond: 1, ProposalsPerSecond: 120, CompactAfterEntries: 32),
     ];
 

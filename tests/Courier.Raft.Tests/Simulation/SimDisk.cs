@@ -11,11 +11,36 @@ internal sealed class SimDisk
     private HardState _hardState;
     private Snapshot? _snapshot;
     private readonly List<Entry> _entries = [];
+    private ulong _repairFloor;
+    private ulong _repairFloorTerm;
 
-    public bool IsEmpty => _entries.Count == 0 && _snapshot is null && _hardState == default;
+    public bool IsEmpty => _entries.Count == 0 && _snapshot is null && _hardState == default && _repairFloor == 0;
 
     public PersistedState? Load() =>
-        IsEmpty ? null : new PersistedState(_hardState, _snapshot, [.. _entries]);
+        IsEmpty ? null : new PersistedState(_hardState, _snapshot, [.. _entries], _repairFloor, _repairFloorTerm);
+
+    /// <summary>0, or the index the member's log must reach again (RaftLogStore's repair file).</summary>
+    public ulong RepairFloor => _repairFloor;
+
+    /// <summary>
+    /// A flipped bit in a synced entry (bit rot, a bad sector): that entry and all after it are gone, though the
+    /// files once held them; as RaftLogStore does, the member repairs up to the last index it held, and its commit
+    /// index is no more than what is left. False when there is nothing to damage.
+    /// </summary>
+    public bool Damage(Random random)
+    {
+        if (_entries.Count == 0) return false;
+        var (held, heldTerm) = (_entries[^1].Index, _entries[^1].Term);
+        var cut = random.Next(_entries.Count);
+        _entries.RemoveRange(cut, _entries.Count - cut);
+        if (held > _repairFloor) (_repairFloor, _repairFloorTerm) = (held, heldTerm);
+        var last = _entries.Count > 0 ? _entries[^1].Index : _snapshot?.Meta.Index ?? 0;
+        _hardState = _hardState with { Commit = Math.Min(_hardState.Commit, last) };
+        return true;
+    }
+
+    /// <summary>The member's log reached its floor and that write is durable.</summary>
+    public void ClearRepairFloor() => _repairFloor = _repairFloorTerm = 0;
 
     public Snapshot? Snapshot => _snapshot;
 

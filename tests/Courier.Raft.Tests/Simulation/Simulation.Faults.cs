@@ -89,6 +89,10 @@ internal sealed partial class Simulation
     {
         var node = Node(id);
         if (node.Up) return;
+        // Damage, when the profile has it, to one member at a time: a majority that lost entries loses them for good.
+        if (Profile.Damage > 0 && Random.NextDouble() < Profile.Damage
+            && Nodes.All(n => n == node || (n.Disk.RepairFloor == 0 && n.Raft is not { RepairFloor: > 0 })) && node.Disk.Damage(Random))
+            Trace($"{id}'s log damaged: it repairs up to {node.Disk.RepairFloor}");
         var state = node.Disk.Load();
         node.Raft = NewRaft(id, state);
         node.Incarnation++;

@@ -164,6 +164,7 @@ internal sealed partial class Simulation
             {
                 if (node.Incarnation != incarnation || !ReferenceEquals(node.Writing, ready)) return;
                 node.Disk.Write(ready);
+                if (node.Raft is { RepairFloor: 0 } && node.Disk.RepairFloor != 0) node.Disk.ClearRepairFloor(); // the entries that reached it are durable now
                 Complete(node, ready);
                 Pump(node);
             });

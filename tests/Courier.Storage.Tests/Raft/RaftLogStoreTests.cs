@@ -105,6 +105,95 @@ public sealed class RaftLogStoreTests
         AssertEntries([E(101, 5), E(102, 5)], state.Entries);
     }
 
+    /// <summary>Flips one bit inside the stored record whose payload holds <paramref name="marker"/> (the log's block files, or the file named).</summary>
+    private static void FlipBitIn(string directory, string marker, string? file = null)
+    {
+        var needle = System.Text.Encoding.UTF8.GetBytes(marker);
+        foreach (var path in file is null ? Directory.EnumerateFiles(Path.Combine(directory, "log"), "*.blk", SearchOption.AllDirectories) : [Path.Combine(directory, file)])
+        {
+            var bytes = File.ReadAllBytes(path);
+            var at = bytes.AsSpan().IndexOf(needle);
+            if (at < 0) continue;
+            bytes[at] ^= 0x04;
+            File.WriteAllBytes(path, bytes);
+            return;
+        }
+        throw new InvalidOperationException($"{marker} not found");
+    }
+
+    [Fact]
+    public void A_flipped_bit_in_an_acknowledged_entry_cuts_the_log_there_and_the_member_repairs_up_to_what_it_held()
+    {
+        using var dir = new TempDirectory();
+        using (var store = RaftLogStore.Open(dir.Path))
+        {
+            store.Save(Write(new HardState(2, 1, 6), null, E(1, 1), E(2, 1), E(3, 1)));
+            store.Save(Write(null, null, E(4, 2, "entry four"), E(5, 2), E(6, 2)));
+            store.Save(Write(null, null, E(7, 2), E(8, 2)));
+        }
+        FlipBitIn(dir.Path, "entry four");
+        using (var store = RaftLogStore.Open(dir.Path))
+        {
+            var state = store.Load()!;
+            AssertEntries([E(1, 1), E(2, 1), E(3, 1)], state.Entries);
+            Assert.Equal(8UL, state.RepairFloor);                   // it once held 8: it votes as that log would have
+            Assert.Equal(2UL, state.RepairFloorTerm);               // (entry 8's term) and campaigns only once it holds 8 again
+            Assert.Equal(new HardState(2, 1, 3), state.HardState); // the commit it wrote is beyond what is left
+            var raft = new RaftNode(1, new RaftOptions(), state);
+            Assert.Equal(8UL, raft.RepairFloor);
+        }
+        using (var store = RaftLogStore.Open(dir.Path))
+        {
+            // The floor outlives a second restart, when the damaged record is no longer there to see.
+            Assert.Equal(8UL, store.Load()!.RepairFloor);
+            store.Save(Write(null, null, E(4, 2), E(5, 2), E(6, 3), E(7, 3), E(8, 3))); // from the leader
+            store.ClearRepairFloor();
+        }
+        using var repaired = RaftLogStore.Open(dir.Path);
+        Assert.Equal(0UL, repaired.Load()!.RepairFloor);
+    }
+
+    [Fact]
+    public void A_damaged_last_record_is_a_torn_tail_and_sets_no_repair_floor()
+    {
+        using var dir = new TempDirectory();
+        using (var store = RaftLogStore.Open(dir.Path))
+        {
+            store.Save(Write(new HardState(2, 1, 2), null, E(1, 1), E(2, 1)));
+            store.Save(Write(null, null, E(3, 2, "the last one")));
+        }
+        FlipBitIn(dir.Path, "the last one");
+        using var reopened = RaftLogStore.Open(dir.Path);
+        var state = reopened.Load()!;
+        AssertEntries([E(1, 1), E(2, 1)], state.Entries);
+        Assert.Equal(0UL, state.RepairFloor); // an unsynced write cut short looks the same, and was never acknowledged
+    }
+
+    [Fact]
+    public void A_damaged_snapshot_starts_the_member_over_repairing()
+    {
+        using var dir = new TempDirectory();
+        using (var store = RaftLogStore.Open(dir.Path))
+        {
+            store.Save(Write(new HardState(3, 2, 6), null, E(1, 1), E(2, 1), E(3, 2), E(4, 2), E(5, 2), E(6, 2)));
+            store.SaveSnapshot(new Snapshot(new SnapshotMeta(4, 2, new Configuration([1, 2, 3], [])), System.Text.Encoding.UTF8.GetBytes("image of the state")));
+        }
+        FlipBitIn(dir.Path, "image of the state", "snapshot");
+        using (var store = RaftLogStore.Open(dir.Path))
+        {
+            var state = store.Load()!;
+            Assert.Null(state.Snapshot);
+            Assert.Empty(state.Entries);
+            Assert.Equal(6UL, state.RepairFloor);
+            Assert.Equal(new HardState(3, 2, 0), state.HardState); // its term and vote stay: it must not vote twice in term 3
+            var raft = new RaftNode(1, new RaftOptions(), state);
+            Assert.Equal(0UL, raft.LastIndex);
+            Assert.Equal(6UL, raft.RepairFloor);
+        }
+        using var again = RaftLogStore.Open(dir.Path);
+        Assert.Equal(6UL, again.Load()!.RepairFloor);
+    }
+
     [Fact]
     public void A_torn_hard_state_write_leaves_the_previous_one()
     {

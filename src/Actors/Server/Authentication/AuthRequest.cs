@@ -8,9 +8,12 @@ namespace Courier.Actors.Server.Authentication;
 /// over WebSocket, the nonce its INFO carried (nkey and JWT users sign it) and its address (a user
 /// JWT's source networks).
 /// </summary>
-internal readonly record struct AuthRequest(ConnectOptions Connect, X509Certificate2? Certificate, bool WebSocket, byte[]? Nonce, string? RemoteIp)
+internal readonly record struct AuthRequest(ConnectOptions Connect, X509Certificate2? Certificate, bool WebSocket, byte[]? Nonce, string? RemoteIp, bool Mqtt = false)
 {
-    /// <summary>No credentials at all: the case <c>no_auth_user</c> answers.</summary>
+    /// <summary>The connection type a user JWT's <c>allowed_connection_types</c> is checked against (the jwt library's names).</summary>
+    public string ConnectionType => Mqtt ? (WebSocket ? "MQTT_WS" : "MQTT") : WebSocket ? "WEBSOCKET" : "STANDARD";
+
+    /// <summary>No credentials at all: the case <c>no_auth_user</c> answers (an MQTT password doubles as token and JWT).</summary>
     public bool HasNoCredentials =>
         string.IsNullOrEmpty(Connect.User) && string.IsNullOrEmpty(Connect.Pass) && string.IsNullOrEmpty(Connect.AuthToken)
         && string.IsNullOrEmpty(Connect.Nkey) && string.IsNullOrEmpty(Connect.Jwt);

@@ -65,7 +65,11 @@ internal sealed class Authenticator
     /// client certificate's user; else <c>mqtt.no_auth_user</c> for a client
     /// without a user name; else the server's own users, user or token (the password doubling as the token).
     /// </summary>
-    public AuthResult AuthenticateMqtt(string? user, string? password, X509Certificate2? certificate = null)
+    /// <remarks>
+    /// In operator mode the password carries the user JWT (nats-server's mqttParseConnect sets it as
+    /// JWT, token and password): a bearer JWT, as there is no nonce to sign.
+    /// </remarks>
+    public AuthResult AuthenticateMqtt(string? user, string? password, X509Certificate2? certificate = null, string? remoteIp = null, bool webSocket = false)
     {
         var snapshot = Volatile.Read(ref _snapshot);
         if (_mqtt?.Username is { } mqttUser)
@@ -82,17 +86,23 @@ internal sealed class Authenticator
         {
             // mqtt.tls.verify_and_map: the certificate alone names the user, as for NATS clients.
             return certificate is not null && CertificateUserMap.Find(certificate, snapshot.Users) is { } mapped
-                ? new AuthResult(true, mapped.User, mapped.Permissions ?? snapshot.DefaultPermissions)
+                ? Success(mapped, snapshot.DefaultPermissions, _accounts)
                 : AuthResult.Denied;
         }
 
         if (user is null && _mqtt?.NoAuthUser is { } noAuthUser)
         {
             var entry = Array.Find(snapshot.Users, u => u.User == noAuthUser);
-            return entry is null ? AuthResult.Denied : new AuthResult(true, entry.User, entry.Permissions ?? snapshot.DefaultPermissions);
+            return entry is null ? AuthResult.Denied : Success(entry, snapshot.DefaultPermissions, _accounts);
         }
 
-        return Authenticate(new ConnectOptions { User = user, Pass = password, AuthToken = password });
+        if (!snapshot.AuthRequired)
+        {
+            return new AuthResult(true, null, null);
+        }
+
+        var request = new AuthRequest(new ConnectOptions { User = user, Pass = password, AuthToken = password, Jwt = password }, null, webSocket, null, remoteIp, Mqtt: true);
+        return First(snapshot.Schemes, request);
     }
 
     /// <summary>

@@ -11,7 +11,7 @@ internal sealed class JwtScheme(OperatorTrust trust, Func<string, Account> accou
 {
     public AuthResult? Authenticate(in AuthRequest request)
     {
-        var result = trust.Authenticate(request.Connect, request.Nonce, request.WebSocket ? "WEBSOCKET" : "STANDARD", request.RemoteIp, DateTimeOffset.UtcNow.ToUnixTimeSeconds());
+        var result = trust.Authenticate(request.Connect, request.Nonce, request.ConnectionType, request.RemoteIp, DateTimeOffset.UtcNow.ToUnixTimeSeconds());
         return result is { Succeeded: true, AccountKey: { } key } ? result with { Account = accounts(key) } : result;
     }
 }
