@@ -87,3 +87,43 @@ public sealed class LeafMonitoringTests
         Assert.True(detected, $"{a.Diagnostics(60)}\n\n{b.Diagnostics(60)}");
     }
 }
+
+/// <summary>The system account's per-account statistics count a hub's leaf links in their account, as nats-server's AccountStatz.</summary>
+public sealed class LeafAccountStatzTests
+{
+    [Theory]
+    [InlineData(ServerKind.Courier)]
+    [InlineData(ServerKind.NatsServer)]
+    public async Task Account_statz_counts_the_leaf_link_in_its_account(ServerKind hubKind)
+    {
+        var leafPort = LoopbackPorts.Next();
+        var config = $$"""
+            system_account: SYS
+            accounts {
+              SYS { users [ { user: sys, password: sys } ] }
+              A { users [ { user: a, password: a } ] }
+            }
+            leafnodes {
+              listen: "127.0.0.1:{{leafPort}}"
+              authorization { users [ { user: leaf, password: leaf, account: A } ] }
+            }
+            """;
+        await using var hub = await ServerProcess.StartAsync(hubKind, config);
+        await using var leaf = await ServerProcess.StartAsync(ServerKind.Courier, LeafTopology.LeafConfig(leafPort));
+        await using var sys = new NATS.Client.Core.NatsConnection(new NATS.Client.Core.NatsOpts { Url = hub.Url, AuthOpts = new NATS.Client.Core.NatsAuthOpts { Username = "sys", Password = "sys" }, MaxReconnectRetry = 0 });
+        await sys.ConnectAsync();
+
+        var leafnodes = -1;
+        var counted = await Poll.UntilAsync(
+            async () =>
+            {
+                var reply = await sys.RequestAsync<string, string>("$SYS.REQ.ACCOUNT.A.STATZ", "{\"include_unused\":true}");
+                using var json = JsonDocument.Parse(reply.Data!);
+                var stat = json.RootElement.GetProperty("data").GetProperty("account_statz").EnumerateArray().Single();
+                leafnodes = stat.GetProperty("leafnodes").GetInt32();
+                return leafnodes == 1;
+            },
+            LeafTopology.ConvergeTimeout);
+        Assert.True(counted, $"leafnodes {leafnodes}\n{hub.Diagnostics(40)}");
+    }
+}
