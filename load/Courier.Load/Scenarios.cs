@@ -81,6 +81,7 @@ internal static class Scenarios
             .. PubSub(s, 16, 4_000_000, publishers: 1, subscribers: 1, publisher: "a", subscriber: "b").Take(1).Select(m => m with { Name = "imported delivered msgs/s" }),
         ], () => AccountsConfig),
         new("route", "a cluster of three nodes (cluster {} routes, full mesh): publisher on one node, subscriber on another, 1:1 16 B", _ => [], Cold: (kind, root) => Route(kind, root, 16, 4_000_000)),
+        new("leaf", "a hub and a leaf (leafnodes { listen } / leafnodes { remotes }): publisher on the leaf, subscriber on the hub, 1:1 16 B across the leaf link", _ => [], Cold: (kind, root) => Leaf(kind, root, 16, 4_000_000)),
         new("storm", "connection storm: 8 threads open, handshake and close 4,000 connections (after 400 unmeasured)", s => ConnectionStorm(s, threads: 8, connections: 4_000)),
         new("coldstart", "a fresh server: start to ports file, then the first of each (no-responders reply, stream create, consumer create, push delivery, KV purge); 8 servers started at once", _ => [], Cold: ColdStart),
     ];
@@ -188,6 +189,14 @@ internal static class Scenarios
         }
     }
 
+    /// <summary>The leaf row: a hub and a leaf of one kind on loopback; the publisher on the leaf, the subscriber on the hub.</summary>
+    private static IReadOnlyList<Metric> Leaf(string kind, string root, int size, int messages)
+    {
+        var leafPort = LoopbackPorts.Next();
+        using var hub = ServerProcess.Start(kind, root, $"server_name: hub\nleafnodes {{ listen: \"127.0.0.1:{leafPort}\" }}\n", jetStream: false);
+        using var leaf = ServerProcess.Start(kind, root, $"server_name: leaf\nleafnodes {{ remotes: [ {{ url: \"nats-leaf://127.0.0.1:{leafPort}\" }} ] }}\n", jetStream: false);
+        return PubSub(hub, size, messages, publishers: 1, subscribers: 1, publisherPort: leaf.Port);
+    }
 
     /// <summary>
     /// Subscribers on <paramref name="server"/>; publishers there too, or on <paramref name="publisherPort"/>
@@ -261,7 +270,7 @@ internal static class Scenarios
         {
             if (clock.Elapsed > RunLimit)
             {
-                throw new TimeoutException("the route never carried the subscription's interest");
+                throw new TimeoutException("the route (or leaf link) never carried the subscription's interest");
             }
 
             pubs.ForEach(p => p.Send("PUB bench.probe 0\r\n\r\n"));

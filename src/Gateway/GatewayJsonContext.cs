@@ -9,6 +9,7 @@ namespace Courier.Gateway;
 [JsonSerializable(typeof(Connz))]
 [JsonSerializable(typeof(Accountz))]
 [JsonSerializable(typeof(Routez))]
+[JsonSerializable(typeof(Leafz))]
 [JsonSerializable(typeof(Raftz))]
 [JsonSerializable(typeof(Subsz))]
 [JsonSerializable(typeof(SublistStats))]

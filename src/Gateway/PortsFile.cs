@@ -24,6 +24,10 @@ internal sealed class PortsFile
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public IReadOnlyList<string>? Cluster { get; init; }
 
+    [JsonPropertyName("leafnodes")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public IReadOnlyList<string>? LeafNodes { get; init; }
+
     /// <summary>Writes the file and returns its path.</summary>
     public string Write(string directory)
     {

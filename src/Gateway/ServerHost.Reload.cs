@@ -130,6 +130,12 @@ internal sealed partial class ServerHost
             return $"config reload not supported for StoreDir: old={old.StoreDir}, new={now.StoreDir}";
         }
 
+        // Leaf node links are made at the start (nats-server refuses a changed leafnodes block too, but for TLS files).
+        if (!old.LeafNodes.SameAs(now.LeafNodes))
+        {
+            return "config reload not supported for LeafNode";
+        }
+
         // nats-server refuses these too (its default case); its message prints both values, which for a key
         // would write the secret into the log, so Courier names the option only.
         if (old.JetStreamKey != now.JetStreamKey)

@@ -20,6 +20,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
     private WebSocketListener? _webSocket;
     private NatsListener? _mqttListener;
     private TcpAcceptor? _routeListener;
+    private TcpAcceptor? _leafListener;
     private MonitoringServer? _monitoring;
     private SystemAccountService? _systemAccount;
     private string? _portsFile;
@@ -46,6 +47,9 @@ internal sealed partial class ServerHost : IAsyncDisposable
 
     /// <summary>The route port actually bound, or 0 without a cluster.</summary>
     public int ClusterPort => _routeListener?.LocalEndPoint.Port ?? 0;
+
+    /// <summary>The leaf node port actually listened on (0 without one).</summary>
+    public int LeafNodePort => _leafListener?.LocalEndPoint.Port ?? 0;
 
     /// <summary>The monitoring port actually bound, or 0.</summary>
     public int MonitorPort => _monitoring?.LocalEndPoint?.Port ?? 0;
@@ -77,6 +81,12 @@ internal sealed partial class ServerHost : IAsyncDisposable
             // Bound (not yet accepting) before the actor system starts: its Akka.Cluster roles name the route port.
             _routeListener = new TcpAcceptor(_options.Cluster.Host, _options.Cluster.Port, Broker.AcceptRoute, error => Log.RouteAcceptError(_log, error));
             Broker.ClusterView.SetRoutePort(_routeListener.LocalEndPoint.Port);
+        }
+
+        if (_options.LeafNodes.Enabled)
+        {
+            _leafListener = new TcpAcceptor(_options.LeafNodes.Host, _options.LeafNodes.Port, Broker.AcceptLeaf, error => Log.LeafAcceptError(_log, error));
+            _pages.LeafListenPort = _leafListener.LocalEndPoint.Port;
         }
 
         // Cheap wake-ups for latency-bound traffic (request/reply, synchronous JetStream publishes); see IdlePoll.
@@ -141,6 +151,14 @@ internal sealed partial class ServerHost : IAsyncDisposable
             Broker.StartRouting(_routeListener.LocalEndPoint.Port);
         }
 
+        if (_leafListener is not null)
+        {
+            _leafListener.Start();
+            Log.LeafListening(_log, _leafListener.LocalEndPoint.ToString());
+        }
+
+        Broker.StartLeafNodes();
+
         if (_options.PidFile is { } pidFile)
         {
             await File.WriteAllTextAsync(pidFile, Environment.ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture)).ConfigureAwait(false);
@@ -154,6 +172,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
                 Monitoring = _monitoring?.LocalEndPoint is { } m ? ListenAddress.Urls(_options.HttpPort == 0 ? "https" : "http", m) : null,
                 WebSocket = _webSocket is { } ws ? ListenAddress.Urls(_options.WebSocket?.Tls is null ? "ws" : "wss", ws.LocalEndPoint) : null,
                 Cluster = _routeListener is { } routes ? ListenAddress.Urls("nats", routes.LocalEndPoint) : null,
+                LeafNodes = _leafListener is { } leafs ? ListenAddress.Urls("nats", leafs.LocalEndPoint) : null,
             }.Write(dir);
         }
 
@@ -180,6 +199,11 @@ internal sealed partial class ServerHost : IAsyncDisposable
         if (_routeListener is not null)
         {
             await _routeListener.DisposeAsync().ConfigureAwait(false);
+        }
+
+        if (_leafListener is not null)
+        {
+            await _leafListener.DisposeAsync().ConfigureAwait(false);
         }
 
         if (_monitoring is not null)
@@ -240,6 +264,12 @@ internal sealed partial class ServerHost : IAsyncDisposable
 
         [LoggerMessage(Level = LogLevel.Error, Message = "Error accepting route connection: {Error}")]
         public static partial void RouteAcceptError(ILogger logger, string error);
+
+        [LoggerMessage(Level = LogLevel.Information, Message = "Listening for leafnode connections on {EndPoint}")]
+        public static partial void LeafListening(ILogger logger, string endPoint);
+
+        [LoggerMessage(Level = LogLevel.Error, Message = "Error accepting leafnode connection: {Error}")]
+        public static partial void LeafAcceptError(ILogger logger, string error);
 
         [LoggerMessage(Level = LogLevel.Information, Message = "Server is ready")]
         public static partial void Ready(ILogger logger);

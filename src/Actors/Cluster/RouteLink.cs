@@ -61,6 +61,9 @@ internal sealed class RouteLink
     /// <summary>The peer accepts HMSG.</summary>
     public bool Headers { get; set; } = true;
 
+    /// <summary>The peer reads nats-server's lnoc forms (LS+ and LMSG with the origin cluster of a leaf link).</summary>
+    public bool Lnoc { get; set; }
+
     /// <summary>For /routez: the peer's client URLs it advertised.</summary>
     public IReadOnlyList<string> ConnectUrls => RemoteInfo?.ConnectUrls ?? [];
 

@@ -191,7 +191,11 @@ internal sealed class RouteTable
                         continue;
                     }
 
-                    interest = new Interest(sub.Account.NameUtf8, Encoding.UTF8.GetBytes(sub.Subject), sub.Queue is null ? [] : Encoding.UTF8.GetBytes(sub.Queue));
+                    interest = new Interest(sub.Account.NameUtf8, Encoding.UTF8.GetBytes(sub.Subject), sub.Queue is null ? [] : Encoding.UTF8.GetBytes(sub.Queue))
+                    {
+                        // Interest a leaf link of a named cluster brought: told with that origin (nats-server's lnoc LS+).
+                        Origin = sub.Client is LeafConnection { Link.RemoteClusterUtf8: { Length: > 0 } origin } ? origin : [],
+                    };
                     _interest.Add(key, interest);
                 }
 
@@ -224,15 +228,19 @@ internal sealed class RouteTable
     // RS+ <account> <subject>[ <queue> <weight>]\r\n  or  RS- <account> <subject>[ <queue>]\r\n   (caller holds _lock)
     private void WriteInterest(RouteConnection link, Interest interest, bool add)
     {
-        var needed = interest.Account.Length + interest.Subject.Length + interest.Queue.Length + 32;
+        var needed = interest.Origin.Length + interest.Account.Length + interest.Subject.Length + interest.Queue.Length + 32;
         if (_scratch.Length < needed)
         {
             _scratch = new byte[needed * 2];
         }
 
-        var n = add
-            ? RouteWriter.WriteSub(_scratch, interest.Account, interest.Subject, interest.Queue, interest.Count)
-            : RouteWriter.WriteUnsub(_scratch, interest.Account, interest.Subject, interest.Queue);
+        var n = interest.Origin.Length > 0 && link.Link.Lnoc
+            ? add
+                ? RouteWriter.WriteOriginSub(_scratch, interest.Origin, interest.Account, interest.Subject, interest.Queue, interest.Count)
+                : RouteWriter.WriteOriginUnsub(_scratch, interest.Account, interest.Subject, interest.Queue)
+            : add
+                ? RouteWriter.WriteSub(_scratch, interest.Account, interest.Subject, interest.Queue, interest.Count)
+                : RouteWriter.WriteUnsub(_scratch, interest.Account, interest.Subject, interest.Queue);
         link.Outbound.Write(_scratch.AsSpan(0, n));
     }
 
@@ -257,6 +265,9 @@ internal sealed class RouteTable
         public byte[] Subject { get; } = subject;
 
         public byte[] Queue { get; } = queue;
+
+        /// <summary>The cluster of the leaf link whose subscription made this interest; empty for any other.</summary>
+        public byte[] Origin { get; init; } = [];
 
         public int Count { get; set; }
     }

@@ -21,6 +21,9 @@ internal enum ConnectionKind
 
     /// <summary>One of Courier's own services (<see cref="InProcessConnection"/>).</summary>
     InProcess,
+
+    /// <summary>A leaf node link to a hub or from a leaf (<see cref="LeafConnection"/>).</summary>
+    Leaf,
 }
 
 /// <summary>
@@ -78,6 +81,12 @@ internal abstract partial class Connection
 
     /// <summary>A route link to a peer server.</summary>
     public bool IsRoute => Kind == ConnectionKind.Route;
+
+    /// <summary>A leaf node link (this node the hub or the leaf).</summary>
+    public bool IsLeaf => Kind == ConnectionKind.Leaf;
+
+    /// <summary>A link to another server (a route or a leaf node link), not a client.</summary>
+    public bool IsServerLink => Kind is ConnectionKind.Route or ConnectionKind.Leaf;
 
     /// <summary>An in-process connection of one of Courier's own services.</summary>
     public bool IsInternal => Kind == ConnectionKind.InProcess;

@@ -52,6 +52,9 @@ internal sealed partial class Publisher
         var size = (int)payload.Length;
         var targets = _routeTargets!;
         var groups = _routedGroups ?? NoRoutedGroups;
+
+        // A message from a leaf link of a named cluster goes with that origin to routes that read it (nats-server's lnoc LMSG).
+        var origin = _source is LeafConnection leaf ? leaf.Link.RemoteClusterUtf8 : [];
         foreach (var route in targets)
         {
             if (headerSize >= 0 && !route.Link.Headers)
@@ -69,7 +72,7 @@ internal sealed partial class Publisher
                 }
             }
 
-            var needed = subject.Length + replyTo.Length + queuesLength + 64;
+            var needed = origin.Length + subject.Length + replyTo.Length + queuesLength + 64;
             if (line.Length < needed * 2)
             {
                 _threadRouteLine = line = new byte[needed * 2];
@@ -92,7 +95,7 @@ internal sealed partial class Publisher
                 }
             }
 
-            var n = RouteWriter.WriteMsgLine(line.AsSpan(0, queuesAt), _account.NameUtf8, subject, replyTo, line.AsSpan(queuesAt, q - queuesAt), headerSize, size);
+            var n = RouteWriter.WriteMsgLine(line.AsSpan(0, queuesAt), route.Link.Lnoc ? origin : default, _account.NameUtf8, subject, replyTo, line.AsSpan(queuesAt, q - queuesAt), headerSize, size);
             if (n > 0 && route.Outbound.WriteMsg(line.AsSpan(0, n), default, default, payload))
             {
                 Touch(route.Outbound);

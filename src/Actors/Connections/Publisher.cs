@@ -21,6 +21,13 @@ internal enum PublisherKind
 
     /// <summary>One of Courier's own services: its batches are written and completed on its thread. Never stalled.</summary>
     Service,
+
+    /// <summary>
+    /// A leaf node link: its messages go to local subscribers, to routes (unless this node is the leaf
+    /// of that link) and to other leaf links, never back to the link; to a queue group only when the
+    /// other side chose this node for it. Never stalled.
+    /// </summary>
+    Leaf,
 }
 
 /// <summary>
@@ -72,7 +79,14 @@ internal sealed partial class Publisher
         _kind = kind;
         _account = account;
         _msgTemplateSize = (maxControlLine * 2) + 64; // two control lines' worth of subject and reply
+        ToRoutes = kind != PublisherKind.Peer;
     }
+
+    /// <summary>
+    /// Whether this source's messages go on to routes: not a route's (one hop), nor those a leaf gets
+    /// from its hub (the cluster's other nodes have their own links to the hub).
+    /// </summary>
+    public bool ToRoutes { get; set; }
 
     /// <summary>The account published into now: the connection's, another's during an import or a route's RMSG.</summary>
     public Account Account => _account;
@@ -188,7 +202,7 @@ internal sealed partial class Publisher
 
         // Routes get a message once each, whatever number of their subscriptions match; never one
         // that came from a route (one hop).
-        var toRoutes = _kind != PublisherKind.Peer;
+        var toRoutes = ToRoutes;
         foreach (var sub in match.Plain)
         {
             if (sub.Client is RouteConnection route)
@@ -196,6 +210,16 @@ internal sealed partial class Publisher
                 if (toRoutes)
                 {
                     AddRouteTarget(route, null);
+                }
+
+                continue;
+            }
+
+            if (sub.Client is LeafConnection leaf)
+            {
+                if (ToLeaf(leaf))
+                {
+                    AddLeafTarget(leaf, null);
                 }
 
                 continue;
@@ -211,7 +235,7 @@ internal sealed partial class Publisher
 
         foreach (var group in match.Queues)
         {
-            if (_kind == PublisherKind.Peer && _importDepth == 0 && !RoutedQueuesContain(routedQueues, group.NameUtf8))
+            if (_kind is PublisherKind.Peer or PublisherKind.Leaf && _importDepth == 0 && !RoutedQueuesContain(routedQueues, group.NameUtf8))
             {
                 continue;
             }
@@ -226,6 +250,13 @@ internal sealed partial class Publisher
             delivered |= messageSubject == subject || replyTo.IsEmpty
                 ? SendToRoutes(subject, replyTo, headerSize, payload)
                 : SendToRoutes(subject, JetStreamRouteReply(replyTo, messageSubject), headerSize, payload);
+        }
+
+        if (_leafTargets is { Count: > 0 })
+        {
+            delivered |= messageSubject == subject || replyTo.IsEmpty
+                ? SendToLeafs(subject, replyTo, headerSize, payload)
+                : SendToLeafs(subject, JetStreamRouteReply(replyTo, messageSubject), headerSize, payload);
         }
 
         if (_importHits is { Count: > 0 })
@@ -243,31 +274,30 @@ internal sealed partial class Publisher
         // that accepts: a local member that can take it (echo, auto-unsubscribe and closed members are
         // passed over), or a route, which then carries the message for this group. So each message
         // reaches exactly one member cluster-wide. A message from a route goes to local members only.
+        // A leaf link's member is the last resort: taken only when no local member or route took it.
         var members = group.Members;
         _queuePick = (_queuePick * 1664525) + 1013904223; // LCG step (Numerical Recipes constants).
         var total = 0;
         foreach (var member in members)
         {
-            total += member.Client is not RouteConnection ? 1 : (toRoutes ? member.Weight : 0);
+            total += Share(member, toRoutes);
         }
 
-        if (total == 0)
-        {
-            return false;
-        }
-
-        var pick = (int)((_queuePick >> 8) % (uint)total);
         var start = 0;
-        for (; start < members.Length - 1; start++)
+        if (total > 0)
         {
-            var member = members[start];
-            pick -= member.Client is not RouteConnection ? 1 : (toRoutes ? member.Weight : 0);
-            if (pick < 0)
+            var pick = (int)((_queuePick >> 8) % (uint)total);
+            for (; start < members.Length - 1; start++)
             {
-                break;
+                pick -= Share(members[start], toRoutes);
+                if (pick < 0)
+                {
+                    break;
+                }
             }
         }
 
+        LeafConnection? lastResort = null;
         for (var i = 0; i < members.Length; i++)
         {
             var sub = members[(start + i) % members.Length];
@@ -277,6 +307,16 @@ internal sealed partial class Publisher
                 {
                     AddRouteTarget(route, group);
                     return false; // delivered once SendToRoutes has queued it
+                }
+
+                continue;
+            }
+
+            if (sub.Client is LeafConnection leaf)
+            {
+                if (lastResort is null && ToLeaf(leaf))
+                {
+                    lastResort = leaf;
                 }
 
                 continue;
@@ -293,8 +333,21 @@ internal sealed partial class Publisher
             }
         }
 
+        if (lastResort is not null)
+        {
+            AddLeafTarget(lastResort, group);
+        }
+
         return false;
     }
+
+    // A member's share of the pick: a local member 1, a route's member its weight, a leaf link's none (the last resort).
+    private static int Share(Subscription member, bool toRoutes) => member.Client switch
+    {
+        RouteConnection => toRoutes ? member.Weight : 0,
+        LeafConnection => 0,
+        _ => 1,
+    };
 
     private bool Deliver(Subscription sub, ref MsgTemplates templates, in ReadOnlySequence<byte> payload)
     {

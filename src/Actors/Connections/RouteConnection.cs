@@ -23,6 +23,8 @@ internal sealed partial class RouteConnection : Connection
 {
     private readonly RouteLinkContext _context;
     private readonly RouteParser _parser;
+    private string? _lastOrigin;
+    private byte[] _lastOriginUtf8 = [];
 
     public RouteConnection(RouteLinkContext context, Stream stream, Socket socket, ulong id, IActorRef owner, RouteLink link)
         : base(context.Node, new Transport(stream, socket), id, owner, PublisherKind.Peer)
@@ -176,12 +178,13 @@ internal sealed partial class RouteConnection : Connection
                             reply = reply[..at];
                         }
 
+                        Publisher.Origin = OriginOf(command.Origin);
                         Publisher.Publish(command.Subject, messageSubject, reply, command.HeaderSize, command.Payload, command.Queues);
                     }
 
                     break;
                 case RouteOp.Sub:
-                    ProcessRemoteSub(command.Account, command.Subject, command.Queue, command.Weight);
+                    ProcessRemoteSub(command.Account, command.Subject, command.Queue, command.Weight, command.Origin);
                     break;
                 case RouteOp.Unsub:
                     ProcessRemoteUnsub(command.Account, command.Subject, command.Queue);
@@ -253,6 +256,7 @@ internal sealed partial class RouteConnection : Connection
 
         route.RemoteId = connect.Name;
         route.Headers = connect.Headers;
+        route.Lnoc = connect.Lnoc;
         route.ConnectReceived = true;
         Owner.Tell(ConnectionActor.Protocol.Connected.Instance);
         return ReadOutcome.Continue;
@@ -312,6 +316,7 @@ internal sealed partial class RouteConnection : Connection
 
         route.RemoteId = info.ServerId;
         route.Headers = info.Headers;
+        route.Lnoc = info.Lnoc;
         route.RemoteInfo = info;
         if (!table.TryRegister(this, out var routeCount))
         {
@@ -332,6 +337,23 @@ internal sealed partial class RouteConnection : Connection
         return ReadOutcome.Continue;
     }
 
+    // The origin cluster of an LMSG as a string, made once while it repeats (a leaf cluster's messages keep coming from it).
+    private string? OriginOf(ReadOnlySpan<byte> origin)
+    {
+        if (origin.IsEmpty)
+        {
+            return null;
+        }
+
+        if (_lastOrigin is null || !origin.SequenceEqual(_lastOriginUtf8))
+        {
+            _lastOriginUtf8 = origin.ToArray();
+            _lastOrigin = Encoding.UTF8.GetString(origin);
+        }
+
+        return _lastOrigin;
+    }
+
     private static string FormatHost(string ip) => ip.Contains(':') ? $"[{ip}]" : ip;
 
     /// <summary>Makes the account a route line names this link's current one; null (and unchanged) when this node does not know it.</summary>
@@ -347,7 +369,7 @@ internal sealed partial class RouteConnection : Connection
     }
 
     // RS+ <account> <subject> [<queue> <weight>]
-    private void ProcessRemoteSub(ReadOnlySpan<byte> accountName, ReadOnlySpan<byte> subjectBytes, ReadOnlySpan<byte> queueBytes, int weight)
+    private void ProcessRemoteSub(ReadOnlySpan<byte> accountName, ReadOnlySpan<byte> subjectBytes, ReadOnlySpan<byte> queueBytes, int weight, ReadOnlySpan<byte> origin)
     {
         if (_context.Node.Accounts.Find(accountName) is not { } account || !SubjectRules.IsValidSubject(subjectBytes))
         {
@@ -368,6 +390,7 @@ internal sealed partial class RouteConnection : Connection
         var sub = new Subscription(this, account, subject, queueBytes.IsEmpty ? null : Encoding.UTF8.GetString(queueBytes), Encoding.UTF8.GetBytes(key), account.Space.ShardForSubscription(subjectBytes))
         {
             Weight = queueBytes.IsEmpty ? 1 : Math.Max(weight, 1),
+            Origin = origin.IsEmpty ? null : Encoding.UTF8.GetString(origin),
         };
         lock (_subsLock)
         {

@@ -175,11 +175,17 @@ internal sealed class SystemEvents : IAsyncDisposable
     /// <summary>The account's connections on this server (nats-server's AccountNumConns).</summary>
     public AccountConnections AccountConnections(Account account)
     {
-        int conns = 0;
+        int conns = 0, leafs = 0;
         long inMsgs = 0, inBytes = 0, outMsgs = 0, outBytes = 0;
         foreach (var c in _context.Registry.Clients)
         {
-            if (c.IsInternal || c.IsRoute || c.IsClosed || c.ConnectOptions is null || !ReferenceEquals(c.Account, account))
+            if (c.IsLeaf && !c.IsClosed && ReferenceEquals(c.Account, account))
+            {
+                leafs++; // nats-server's numLocalLeafNodes: counted apart, and in the total
+                continue;
+            }
+
+            if (c.IsInternal || c.IsServerLink || c.IsClosed || c.ConnectOptions is null || !ReferenceEquals(c.Account, account))
             {
                 continue;
             }
@@ -198,7 +204,8 @@ internal sealed class SystemEvents : IAsyncDisposable
             Server = NextServer(),
             Account = account.Name,
             Connections = conns,
-            TotalConnections = conns,
+            LeafNodes = leafs,
+            TotalConnections = conns + leafs,
             Received = new DataStats { Msgs = inMsgs, Bytes = inBytes },
             Sent = new DataStats { Msgs = outMsgs, Bytes = outBytes },
         };

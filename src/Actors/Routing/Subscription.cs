@@ -14,6 +14,7 @@ internal sealed class Subscription
     private long _max;
     private int _weight = 1;
     private int _countedForRoutes;
+    private int _countedForLeafs;
 
     public Subscription(Connection client, Account account, string subject, string? queue, byte[] sid, int shard)
     {
@@ -48,6 +49,12 @@ internal sealed class Subscription
     public byte MqttQoS { get; init; }
 
     /// <summary>
+    /// A route's subscription that a peer told with nats-server's LS+ (lnoc): the cluster of the leaf link
+    /// it came from there. Never told to a leaf link of that cluster (no echo into it). Null otherwise.
+    /// </summary>
+    public string? Origin { get; init; }
+
+    /// <summary>
     /// A route's queue subscription: how many members the peer has in the group (RS+ weight), so a
     /// remote group is picked in proportion to its size. 1 for local subscriptions.
     /// </summary>
@@ -62,6 +69,12 @@ internal sealed class Subscription
 
     /// <summary>Clears the mark of <see cref="MarkCountedForRoutes"/>; true when it was set.</summary>
     public bool UnmarkCountedForRoutes() => Interlocked.Exchange(ref _countedForRoutes, 0) == 1;
+
+    /// <summary>Marks the subscription as counted in the node's leaf node interest; true the first time only.</summary>
+    public bool MarkCountedForLeafs() => Interlocked.Exchange(ref _countedForLeafs, 1) == 0;
+
+    /// <summary>Clears the mark of <see cref="MarkCountedForLeafs"/>; true when it was set.</summary>
+    public bool UnmarkCountedForLeafs() => Interlocked.Exchange(ref _countedForLeafs, 0) == 1;
 
     /// <summary>
     /// An MQTT subscription at QoS 1/2 of a persistent session: messages published at QoS 1/2 reach

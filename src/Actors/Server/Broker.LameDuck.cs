@@ -24,7 +24,7 @@ public sealed partial class Broker
         var clients = new List<Connection>();
         foreach (var client in Clients)
         {
-            if (client.IsClosed || client.IsRoute)
+            if (client.IsClosed || client.IsServerLink)
             {
                 continue;
             }

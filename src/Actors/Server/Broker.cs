@@ -39,6 +39,8 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     private MqttContext? _mqttClients;
     private RouteRaftTransport? _raftTransport;
     private RouteLinkContext? _routeLinks;
+    private LeafLinkContext? _leafLinks;
+    private IActorRef _leafManager = ActorRefs.Nobody;
     private bool _ownsSystem;
 
     public Broker(ServerOptions options, ILoggerFactory? loggerFactory = null, int literalShards = DefaultLiteralShards)
@@ -77,7 +79,8 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             JetStream = options.JetStream,
         }, options.WebSocket);
         Routes = options.Cluster.Enabled ? new RouteTable(ServerId, options.Cluster.Name) : null;
-        Subscriptions = new SubscriptionChanges(Routes);
+        Leafs = options.LeafNodes.Enabled || options.LeafNodes.Remotes.Count > 0 ? new Leaf.LeafTable() : null;
+        Subscriptions = new SubscriptionChanges(Routes, Leafs);
         ClusterView = new ClusterView(options, ServerId, ServerName, Routes, Info, Registry);
         if (Routes is not null)
         {
@@ -153,6 +156,13 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             }
 
             ClusterView.Started(routeManager, clusterNode, akkaAddress);
+        }
+
+        if (Leafs is not null)
+        {
+            _leafLinks = new LeafLinkContext(Connections, Leafs, ServerId, ServerName, () => Routes?.ClusterName, Authentication);
+            var leafContext = new Leaf.LeafContext(Options, Accounts, Registry, CreateLeaf, Logger);
+            _leafManager = System.ActorOf(Leaf.LeafManager.Props(leafContext), "leafnodes");
         }
     }
 
@@ -435,6 +445,23 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     private RouteConnection CreateRoute(Stream stream, Socket socket, ulong id, IActorRef owner, RouteLink link) =>
         new(_routeLinks!, stream, socket, id, owner, link);
 
+    /// <summary>Dials the remotes of <c>leafnodes.remotes</c> (once the listeners accept: the node serves its clients meanwhile).</summary>
+    public void StartLeafNodes() => _leafManager.Tell(Leaf.LeafManager.Protocol.Start.Instance);
+
+    /// <summary>Takes ownership of a socket accepted on the leaf node port.</summary>
+    public void AcceptLeaf(Socket socket)
+    {
+        socket.NoDelay = true;
+        _leafManager.Tell(new Leaf.LeafManager.Protocol.Accepted(socket));
+    }
+
+    /// <summary>Creates the data path of a leaf node link (<see cref="Leaf.LeafActor"/>): the <see cref="Leaf.LeafContext"/>'s factory.</summary>
+    private LeafConnection CreateLeaf(Socket socket, ulong id, IActorRef owner, Leaf.LeafLink link, Accounts.Account account) =>
+        new(_leafLinks!, new NetworkStream(socket, ownsSocket: false), socket, id, owner, link, account);
+
+    /// <summary>The node's leaf node links and the interest told to them; null without <c>leafnodes { }</c>.</summary>
+    internal Leaf.LeafTable? Leafs { get; }
+
     /// <summary>The client port actually listened on.</summary>
     public int ListenPort => Info.Port;
 
@@ -462,6 +489,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             await events.DisposeAsync().ConfigureAwait(false);
         }
 
+        _leafManager.Tell(Leaf.LeafManager.Protocol.Stop.Instance);
         if (_raftTransport is { } raft)
         {
             await raft.DisposeAsync().ConfigureAwait(false);
@@ -475,7 +503,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
         // A host's system (a test's) outlives the broker: stop just the broker's actors, children first.
         var jetStreams = Accounts.All.Select(a => a.JetStream).Where(j => j is not null && !ReferenceEquals(j, JetStream));
-        foreach (var actor in new[] { JetStream }.Concat(jetStreams).Concat([JetStreamCluster?.RaftHost, ClusterView.ClusterNode, ClusterView.RouteManager, _connections]).Concat(Accounts.Supervisors))
+        foreach (var actor in new[] { JetStream }.Concat(jetStreams).Concat([JetStreamCluster?.RaftHost, ClusterView.ClusterNode, ClusterView.RouteManager, _leafManager, _connections]).Concat(Accounts.Supervisors))
         {
             if (actor is not null && !actor.IsNobody())
             {

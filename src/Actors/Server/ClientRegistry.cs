@@ -41,7 +41,7 @@ internal sealed class ClientRegistry
         if (_clients.TryRemove(client.Id, out _))
         {
             _stats.AddClosed(client.InMsgs, client.InBytes, client.Outbound.OutMsgs, client.Outbound.OutBytes);
-            if (!client.IsInternal && !client.IsRoute)
+            if (!client.IsInternal && !client.IsServerLink)
             {
                 _closed.Enqueue(Describe(client, subscriptions, DateTime.UtcNow));
             }

@@ -356,7 +356,7 @@ internal sealed class ClusterView(ServerOptions options, string serverId, string
         Span<byte> line = stackalloc byte[4096]; // bytes: an INFO with a few dozen URLs
         foreach (var client in _registry.Clients)
         {
-            if (client.IsRoute || client.IsInternal || client.IsWebSocket || client.IsMqtt || client.ConnectOptions is not { Protocol: >= 1 })
+            if (client.IsServerLink || client.IsInternal || client.IsWebSocket || client.IsMqtt || client.ConnectOptions is not { Protocol: >= 1 })
             {
                 continue;
             }

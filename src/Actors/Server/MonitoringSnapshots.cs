@@ -26,7 +26,7 @@ internal sealed class MonitoringSnapshots(ClientRegistry registry, AccountRegist
             var n = 0;
             foreach (var c in _registry.Clients)
             {
-                n += c.IsInternal || c.IsRoute ? 0 : 1;
+                n += c.IsInternal || c.IsServerLink ? 0 : 1;
             }
 
             return n;
@@ -65,7 +65,7 @@ internal sealed class MonitoringSnapshots(ClientRegistry registry, AccountRegist
         {
             foreach (var c in _registry.Clients)
             {
-                if (!c.IsInternal && !c.IsRoute && (account is null || c.Account.Name == account))
+                if (!c.IsInternal && !c.IsServerLink && (account is null || c.Account.Name == account))
                 {
                     list.Add(ClientRegistry.Describe(c, subscriptions: c.SubscriptionsSnapshot(), stop: null));
                 }
@@ -81,7 +81,7 @@ internal sealed class MonitoringSnapshots(ClientRegistry registry, AccountRegist
     {
         foreach (var c in _registry.Clients)
         {
-            if (c.Id == cid && !c.IsInternal && !c.IsRoute)
+            if (c.Id == cid && !c.IsInternal && !c.IsServerLink)
             {
                 return ClientRegistry.Describe(c, subscriptions: c.SubscriptionsSnapshot(), stop: null);
             }
@@ -102,7 +102,7 @@ internal sealed class MonitoringSnapshots(ClientRegistry registry, AccountRegist
         var clients = new List<Connection>();
         foreach (var c in _registry.Clients)
         {
-            if (!c.IsRoute)
+            if (!c.IsServerLink)
             {
                 clients.Add(c);
             }
@@ -151,7 +151,7 @@ internal sealed class MonitoringSnapshots(ClientRegistry registry, AccountRegist
         var clients = 0;
         foreach (var c in _registry.Clients)
         {
-            clients += !c.IsInternal && !c.IsRoute && ReferenceEquals(c.Account, account) ? 1 : 0;
+            clients += !c.IsInternal && !c.IsServerLink && ReferenceEquals(c.Account, account) ? 1 : 0;
         }
 
         var options = account.Options;

@@ -202,6 +202,9 @@ public sealed class ServerOptions
 
     /// <summary>The <c>cluster { }</c> block (route listener and routes); <see cref="ClusterOptions.Enabled"/> false without one.</summary>
     public ClusterOptions Cluster { get; } = new();
+
+    /// <summary><c>leafnodes { }</c>: the leaf node listener (this node as a hub) and the remotes it dials (this node as a leaf).</summary>
+    public LeafNodeOptions LeafNodes { get; } = new();
 }
 
 /// <summary>

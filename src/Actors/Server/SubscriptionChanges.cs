@@ -7,13 +7,14 @@ using Courier.Actors.Routing;
 namespace Courier.Actors.Server;
 
 /// <summary>
-/// Puts SUB/UNSUB batches in effect: told to the routes first (so an RS+ is queued ahead of any later
+/// Puts SUB/UNSUB batches in effect: told to the routes and leaf node links first (so an RS+ is queued ahead of any later
 /// message of the client), then applied by the account's router shards, which acknowledge once their
 /// snapshot is published (invariant 2).
 /// </summary>
-internal sealed class SubscriptionChanges(RouteTable? routes)
+internal sealed class SubscriptionChanges(RouteTable? routes, Leaf.LeafTable? leafs = null)
 {
     private readonly RouteTable? _routes = routes;
+    private readonly Leaf.LeafTable? _leafs = leafs;
 
     /// <summary>Makes a batch of subscription changes effective; completes when every shard involved has published it.</summary>
     public Task ApplyAsync(IReadOnlyList<SubChange> changes)
@@ -25,6 +26,7 @@ internal sealed class SubscriptionChanges(RouteTable? routes)
 
         // Routes first: an RS+ is queued ahead of any message this client publishes after the SUB.
         _routes?.OnLocalChanges(changes);
+        _leafs?.OnChanges(changes);
 
         var account = changes[0].Sub.Account;
         var first = changes[0].Sub.Shard;
@@ -67,6 +69,7 @@ internal sealed class SubscriptionChanges(RouteTable? routes)
     public void ApplyWithoutWaiting(IReadOnlyList<SubChange> changes)
     {
         _routes?.OnLocalChanges(changes);
+        _leafs?.OnChanges(changes);
         var seen = new HashSet<(Account, int)>();
         foreach (var change in changes)
         {

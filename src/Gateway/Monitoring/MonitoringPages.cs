@@ -19,6 +19,9 @@ internal sealed partial class MonitoringPages
     /// <summary>The HTTP monitoring port bound, once it is (varz <c>http_port</c>).</summary>
     public int? HttpListenPort { get; set; }
 
+    /// <summary>The leaf node port actually listened on, once known (a configured -1 picks one).</summary>
+    public int? LeafListenPort { get; set; }
+
     /// <summary>Whether monitoring is served over HTTPS (varz then shows no <c>http_port</c>).</summary>
     public bool Https { get; set; }
 
@@ -138,7 +141,9 @@ internal sealed partial class MonitoringPages
                 }
                 : new VarzCluster(),
             ConnectUrls = _broker.Routes is null || o.Cluster.NoAdvertise ? null : _broker.ClusterView.ConnectUrls,
+            Leaf = LeafVarz(o),
             Routes = _broker.Routes?.Routes.Length ?? 0,
+            Leafnodes = _broker.Leafs?.Links.Length ?? 0,
             JetStream = o.JetStream
                 ? new VarzJetStream { Config = VarzJetStreamConfig.From(o, o.StoreDir ?? "") }
                 : null,

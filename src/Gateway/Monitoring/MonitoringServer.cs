@@ -52,12 +52,13 @@ internal sealed class MonitoringServer : IAsyncDisposable
             }
         }));
         _app = builder.Build();
-        _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /routez /subsz /accountz /jsz /raftz /healthz /metrics\n"));
+        _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /routez /leafz /subsz /accountz /jsz /raftz /healthz /metrics\n"));
         _app.MapGet("/healthz", Healthz);
         _app.MapGet("/varz", (HttpContext _) => Json(_pages.Varz(), GatewayJsonContext.Default.Varz));
         _app.MapGet("/connz", (HttpContext http) => Connz(http.Request.Query));
         _app.MapGet("/accountz", (HttpContext http) => Accountz(http.Request.Query["acc"].ToString()));
         _app.MapGet("/routez", (HttpContext _) => Json(_pages.Routez(), GatewayJsonContext.Default.Routez));
+        _app.MapGet("/leafz", (HttpContext http) => Leafz(http.Request.Query));
         _app.MapGet("/subsz", (HttpContext http) => Subsz(http.Request.Query));
         _app.MapGet("/jsz", (Func<HttpContext, Task<IResult>>)(http => JszAsync(http.Request.Query)));
         _app.MapGet("/raftz", (Func<HttpContext, Task<IResult>>)(async http => Json(await _pages.RaftzAsync(http.Request.Query["acc"].ToString(), http.Request.Query["group"].ToString()).ConfigureAwait(false), GatewayJsonContext.Default.Raftz)));
@@ -294,6 +295,11 @@ internal sealed class MonitoringServer : IAsyncDisposable
     /// order (a bad one is a 400), <c>test</c> must be a literal subject, and <c>acc</c> filters. With no
     /// subscription in the page only the counts are written, as nats-server does.
     /// </summary>
+    private IResult Leafz(IQueryCollection query) =>
+        TryGoBool(query, "subs", out var subs, out var error)
+            ? Json(_pages.Leafz(subs), GatewayJsonContext.Default.Leafz)
+            : BadRequest(error);
+
     private IResult Subsz(IQueryCollection query)
     {
         if (!TryGoBool(query, "subs", out var subs, out var error)

@@ -281,7 +281,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
         var details = new List<SubszDetail>();
         foreach (var c in _broker.Clients)
         {
-            if (c.IsInternal || c.IsRoute || c.Account.Name != accountName)
+            if (c.IsInternal || c.IsServerLink || c.Account.Name != accountName)
             {
                 continue;
             }
@@ -323,7 +323,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
             }
 
             var conns = _events.AccountConnections(account);
-            if (conns.Connections == 0 && !includeUnused)
+            if (conns.Connections == 0 && !includeUnused) // as nats-server: leaf links alone do not make an account used
             {
                 continue;
             }
@@ -332,6 +332,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
             {
                 Account = account.Name,
                 Connections = conns.Connections,
+                LeafNodes = conns.LeafNodes,
                 TotalConnections = conns.TotalConnections,
                 Sent = new StatszData { Msgs = conns.Sent.Msgs, Bytes = conns.Sent.Bytes },
                 Received = new StatszData { Msgs = conns.Received.Msgs, Bytes = conns.Received.Bytes },
@@ -382,7 +383,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
         var active = new HashSet<string>(StringComparer.Ordinal);
         foreach (var c in _broker.Clients)
         {
-            if (!c.IsInternal && !c.IsRoute)
+            if (!c.IsInternal && !c.IsServerLink)
             {
                 active.Add(c.Account.Name);
             }

@@ -12,4 +12,6 @@ namespace Courier.Protocols.Nats;
 [JsonSerializable(typeof(ConnectOptions))]
 [JsonSerializable(typeof(RouteInfo))]
 [JsonSerializable(typeof(RouteConnect))]
+[JsonSerializable(typeof(LeafInfo))]
+[JsonSerializable(typeof(LeafConnect))]
 public sealed partial class NatsJsonContext : JsonSerializerContext;

@@ -36,6 +36,12 @@ public ref struct RouteCommand
     /// <summary>The operation.</summary>
     public RouteOp Op;
 
+    /// <summary>
+    /// A route's LS+/LMSG (nats-server's lnoc forms): the cluster of the leaf link the interest or message
+    /// came from, so it is never sent back into that cluster; empty otherwise.
+    /// </summary>
+    public ReadOnlySpan<byte> Origin;
+
     /// <summary>RS+/RS-/RMSG: the account the interest or message belongs to.</summary>
     public ReadOnlySpan<byte> Account;
 

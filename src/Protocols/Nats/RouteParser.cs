@@ -23,13 +23,20 @@ public sealed class RouteParser
     private const int OpSlack = 9;
 
     private readonly int _maxLine;
+    private readonly bool _leaf;
     private byte[]? _lineBuffer;
 
     /// <summary>Creates a route parser.</summary>
     /// <param name="maxControlLine">Bytes allowed in a control line's arguments.</param>
     /// <param name="maxPayload">Bytes allowed in one routed message (headers included).</param>
-    public RouteParser(int maxControlLine = 4096, int maxPayload = DefaultMaxPayload)
+    /// <param name="leaf">
+    /// Parse the leaf node protocol instead: <c>LS+ &lt;subject&gt; [&lt;queue&gt; &lt;weight&gt;]</c>,
+    /// <c>LS- &lt;subject&gt; [&lt;queue&gt;]</c>, <c>LMSG</c> and <c>HMSG</c>, none with an account (a leaf
+    /// link is bound to one account), into the same <see cref="RouteCommand"/>s with an empty account.
+    /// </param>
+    public RouteParser(int maxControlLine = 4096, int maxPayload = DefaultMaxPayload, bool leaf = false)
     {
+        _leaf = leaf;
         ArgumentOutOfRangeException.ThrowIfLessThan(maxControlLine, 32);
         ArgumentOutOfRangeException.ThrowIfNegative(maxPayload);
         MaxControlLine = maxControlLine;
@@ -107,7 +114,44 @@ public sealed class RouteParser
 
         switch (line[0] | 0x20)
         {
-            case 'r':
+            case 'l' when _leaf:
+                if (NatsParser.StartsWithOp(line, "LMSG"u8))
+                {
+                    return ParseMsg(RouteOp.Msg, line[4..], ref reader, ref command, out error);
+                }
+
+                if (NatsParser.StartsWithOp(line, "LS+"u8))
+                {
+                    return ParseSub(line[3..], ref command, out error);
+                }
+
+                if (NatsParser.StartsWithOp(line, "LS-"u8))
+                {
+                    return ParseUnsub(line[3..], ref command, out error);
+                }
+
+                break;
+            case 'l':
+                // On a route, nats-server 2.9 (lnoc) sends interest and messages of leaf links in a named
+                // cluster with that origin cluster: LS+ <origin> <account> ..., LS- <account> ...,
+                // LMSG <origin> <account> ... <#header bytes> <size> (always with the header size).
+                if (NatsParser.StartsWithOp(line, "LMSG"u8))
+                {
+                    return ParseMsg(RouteOp.HMsg, line[4..], ref reader, ref command, out error, origin: true);
+                }
+
+                if (NatsParser.StartsWithOp(line, "LS+"u8))
+                {
+                    return ParseSub(line[3..], ref command, out error, origin: true);
+                }
+
+                if (NatsParser.StartsWithOp(line, "LS-"u8))
+                {
+                    return ParseUnsub(line[3..], ref command, out error);
+                }
+
+                break;
+            case 'r' when !_leaf:
                 if (NatsParser.StartsWithOp(line, "RMSG"u8))
                 {
                     return ParseMsg(RouteOp.Msg, line[4..], ref reader, ref command, out error);
@@ -132,7 +176,7 @@ public sealed class RouteParser
                     return ParseMsg(RouteOp.HMsg, line[4..], ref reader, ref command, out error);
                 }
 
-                if (NatsParser.StartsWithOp(line, "HRMSG"u8))
+                if (!_leaf && NatsParser.StartsWithOp(line, "HRMSG"u8))
                 {
                     return ParseMsg(RouteOp.HMsg, line[5..], ref reader, ref command, out error);
                 }
@@ -201,52 +245,55 @@ public sealed class RouteParser
     }
 
     // RS+ <account> <subject>\r\n or RS+ <account> <subject> <queue> <weight>\r\n
-    private ParseStatus ParseSub(ReadOnlySpan<byte> args, scoped ref RouteCommand command, out ParseError error)
+    // LS+ <subject>\r\n or LS+ <subject> <queue> <weight>\r\n   (a leaf link)
+    // LS+ <origin> <account> <subject> [<queue> <weight>]\r\n   (a route, with the origin cluster)
+    private ParseStatus ParseSub(ReadOnlySpan<byte> args, scoped ref RouteCommand command, out ParseError error, bool origin = false)
     {
-        Span<Range> ranges = stackalloc Range[5];
-        switch (NatsParser.SplitArgs(args, ranges))
+        Span<Range> ranges = stackalloc Range[6];
+        var a = (_leaf ? 0 : 1) + (origin ? 1 : 0); // arguments before the subject
+        var count = NatsParser.SplitArgs(args, ranges);
+        if (count == a + 3)
         {
-            case 2:
-                break;
-            case 4:
-                var weight = NatsParser.ParseSize(args[ranges[3]]);
-                if (weight < 0 || weight > int.MaxValue)
-                {
-                    return NatsParser.Fail(ParseError.InvalidArguments, out error);
-                }
-
-                command.Queue = args[ranges[2]];
-                command.Weight = (int)weight;
-                break;
-            default:
+            var weight = NatsParser.ParseSize(args[ranges[a + 2]]);
+            if (weight < 0 || weight > int.MaxValue)
+            {
                 return NatsParser.Fail(ParseError.InvalidArguments, out error);
+            }
+
+            command.Queue = args[ranges[a + 1]];
+            command.Weight = (int)weight;
+        }
+        else if (count != a + 1)
+        {
+            return NatsParser.Fail(ParseError.InvalidArguments, out error);
         }
 
         command.Op = RouteOp.Sub;
-        command.Account = args[ranges[0]];
-        command.Subject = args[ranges[1]];
+        command.Origin = origin ? args[ranges[0]] : default;
+        command.Account = _leaf ? default : args[ranges[a - 1]];
+        command.Subject = args[ranges[a]];
         error = ParseError.None;
         return ParseStatus.Command;
     }
 
-    // RS- <account> <subject> [queue]\r\n
+    // RS- <account> <subject> [queue]\r\n   or   LS- <subject> [queue]\r\n
     private ParseStatus ParseUnsub(ReadOnlySpan<byte> args, scoped ref RouteCommand command, out ParseError error)
     {
         Span<Range> ranges = stackalloc Range[4];
-        switch (NatsParser.SplitArgs(args, ranges))
+        var a = _leaf ? 0 : 1; // arguments before the subject
+        var count = NatsParser.SplitArgs(args, ranges);
+        if (count == a + 2)
         {
-            case 2:
-                break;
-            case 3:
-                command.Queue = args[ranges[2]];
-                break;
-            default:
-                return NatsParser.Fail(ParseError.InvalidArguments, out error);
+            command.Queue = args[ranges[a + 1]];
+        }
+        else if (count != a + 1)
+        {
+            return NatsParser.Fail(ParseError.InvalidArguments, out error);
         }
 
         command.Op = RouteOp.Unsub;
-        command.Account = args[ranges[0]];
-        command.Subject = args[ranges[1]];
+        command.Account = _leaf ? default : args[ranges[0]];
+        command.Subject = args[ranges[a]];
         error = ParseError.None;
         return ParseStatus.Command;
     }
@@ -254,7 +301,8 @@ public sealed class RouteParser
     // RMSG <account> <subject> [reply] <size>
     // RMSG <account> <subject> + <reply> <queue>... <size>   (or | instead of "+ <reply>": no reply)
     // HRMSG: the same with <#header bytes> before <size>.
-    private ParseStatus ParseMsg(RouteOp op, ReadOnlySpan<byte> args, ref SequenceReader<byte> reader, scoped ref RouteCommand command, out ParseError error)
+    // LMSG <origin> <account> <subject> ... <#header bytes> <size>   (a route, with the origin cluster)
+    private ParseStatus ParseMsg(RouteOp op, ReadOnlySpan<byte> args, ref SequenceReader<byte> reader, scoped ref RouteCommand command, out ParseError error, bool origin = false)
     {
         args = NatsParser.TrimStart(args);
         if (args.Length > MaxControlLine)
@@ -264,7 +312,7 @@ public sealed class RouteParser
 
         // The leading arguments and the trailing sizes, then whatever lies between is the queue list.
         var sizes = op == RouteOp.HMsg ? 2 : 1;
-        Span<Range> head = stackalloc Range[5];
+        Span<Range> head = stackalloc Range[6];
         Span<Range> tail = stackalloc Range[2];
         var count = 0;
         var start = -1;
@@ -298,37 +346,39 @@ public sealed class RouteParser
             start = -1;
         }
 
-        if (count < 2 + sizes)
+        var a = (_leaf ? 0 : 1) + (origin ? 1 : 0); // arguments before the subject: [origin] account on a route, none on a leaf link
+        if (count < a + 1 + sizes)
         {
             return NatsParser.Fail(ParseError.InvalidArguments, out error);
         }
 
-        command.Account = args[head[0]];
-        command.Subject = args[head[1]];
-        var rest = count - 2 - sizes; // between the subject and the sizes
+        command.Origin = origin ? args[head[0]] : default;
+        command.Account = _leaf ? default : args[head[a - 1]];
+        command.Subject = args[head[a]];
+        var rest = count - a - 1 - sizes; // between the subject and the sizes
         if (rest == 1)
         {
-            command.ReplyTo = args[head[2]];
+            command.ReplyTo = args[head[a + 1]];
         }
         else if (rest > 1)
         {
-            var indicator = args[head[2]];
+            var indicator = args[head[a + 1]];
             int firstQueue;
             if (indicator.Length == 1 && indicator[0] == (byte)'+')
             {
-                command.ReplyTo = args[head[3]];
-                firstQueue = 4;
+                command.ReplyTo = args[head[a + 2]];
+                firstQueue = a + 3;
             }
             else if (indicator.Length == 1 && indicator[0] == (byte)'|')
             {
-                firstQueue = 3;
+                firstQueue = a + 2;
             }
             else
             {
                 return NatsParser.Fail(ParseError.InvalidArguments, out error);
             }
 
-            if (rest > firstQueue - 2)
+            if (rest > firstQueue - a - 1)
             {
                 // The names run from the first queue to the token before the sizes.
                 var firstSize = sizes == 2 ? tail[0] : tail[1];

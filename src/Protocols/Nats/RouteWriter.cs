@@ -26,6 +26,41 @@ public static class RouteWriter
         return w.Written;
     }
 
+    /// <summary>
+    /// nats-server's lnoc form of RS+ for interest from a leaf link in a named cluster:
+    /// <c>LS+ &lt;origin&gt; &lt;account&gt; &lt;subject&gt;[ &lt;queue&gt; &lt;weight&gt;]\r\n</c> (its removal is
+    /// <c>LS- &lt;account&gt; &lt;subject&gt;[ &lt;queue&gt;]\r\n</c>, <see cref="WriteOriginUnsub"/>).
+    /// </summary>
+    public static int WriteOriginSub(Span<byte> into, ReadOnlySpan<byte> origin, ReadOnlySpan<byte> account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, int weight)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(weight);
+        var w = new LineWriter(into);
+        w.Put("LS+ "u8);
+        w.Put(origin);
+        w.Put((byte)' ');
+        w.Put(account);
+        w.Put((byte)' ');
+        w.Put(subject);
+        if (!queue.IsEmpty)
+        {
+            w.Put((byte)' ');
+            w.Put(queue);
+            w.Put((byte)' ');
+            w.Put(weight);
+        }
+
+        w.Put("\r\n"u8);
+        return w.Written;
+    }
+
+    /// <summary><c>LS- &lt;account&gt; &lt;subject&gt;[ &lt;queue&gt;]\r\n</c>: the removal of interest told with <see cref="WriteOriginSub"/>.</summary>
+    public static int WriteOriginUnsub(Span<byte> into, ReadOnlySpan<byte> account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue)
+    {
+        var w = Interest(into, "LS- "u8, account, subject, queue);
+        w.Put("\r\n"u8);
+        return w.Written;
+    }
+
     /// <summary><c>RS- &lt;account&gt; &lt;subject&gt;[ &lt;queue&gt;]\r\n</c>.</summary>
     public static int WriteUnsub(Span<byte> into, ReadOnlySpan<byte> account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue)
     {
@@ -57,11 +92,30 @@ public static class RouteWriter
     /// (<c>| &lt;queues&gt;</c> without a reply). With <paramref name="headerSize"/> at or above 0 it is HMSG (nats-server's route form)
     /// with the header size before the total. <paramref name="queues"/> is the names separated by single spaces.
     /// </summary>
-    public static int WriteMsgLine(Span<byte> into, ReadOnlySpan<byte> account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, ReadOnlySpan<byte> queues, int headerSize, int totalSize)
+    public static int WriteMsgLine(Span<byte> into, ReadOnlySpan<byte> account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, ReadOnlySpan<byte> queues, int headerSize, int totalSize) =>
+        WriteMsgLine(into, default, account, subject, replyTo, queues, headerSize, totalSize);
+
+    /// <summary>
+    /// As <see cref="WriteMsgLine(Span{byte}, ReadOnlySpan{byte}, ReadOnlySpan{byte}, ReadOnlySpan{byte}, ReadOnlySpan{byte}, int, int)"/>;
+    /// with an <paramref name="origin"/> (the cluster of the leaf link the message came from), nats-server's lnoc
+    /// form <c>LMSG &lt;origin&gt; &lt;account&gt; &lt;subject&gt; ... &lt;header size&gt; &lt;size&gt;</c>, the header size always there (0 without headers).
+    /// </summary>
+    public static int WriteMsgLine(Span<byte> into, ReadOnlySpan<byte> origin, ReadOnlySpan<byte> account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, ReadOnlySpan<byte> queues, int headerSize, int totalSize)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(totalSize);
         var w = new LineWriter(into);
-        w.Put(headerSize >= 0 ? "HMSG "u8 : "RMSG "u8); // on routes nats-server 2.9 parses HMSG, not HRMSG
+        if (!origin.IsEmpty)
+        {
+            w.Put("LMSG "u8);
+            w.Put(origin);
+            w.Put((byte)' ');
+            headerSize = Math.Max(headerSize, 0);
+        }
+        else
+        {
+            w.Put(headerSize >= 0 ? "HMSG "u8 : "RMSG "u8); // on routes nats-server 2.9 parses HMSG, not HRMSG
+        }
+
         w.Put(account);
         w.Put((byte)' ');
         w.Put(subject);
@@ -99,7 +153,7 @@ public static class RouteWriter
     }
 
     // Appends into a span; once something does not fit, Written is -1 and stays so.
-    private ref struct LineWriter(Span<byte> into)
+    internal ref struct LineWriter(Span<byte> into)
     {
         private readonly Span<byte> _into = into;
         private int _at;

@@ -157,19 +157,88 @@ public sealed class RouteParserTests
         Assert.Equal(["a", "bb", "c"], names);
     }
 
-    private static List<string> AssertEveryFeeding(string input)
+    // The leaf node protocol (leafnode.go's processLeafSub, processLeafUnsub, processLeafMsgArgs and
+    // processLeafHeaderMsgArgs): the route forms without an account.
+    [Fact]
+    public void Ls_plus_and_ls_minus_name_the_subject_and_queue_without_an_account()
+    {
+        var parsed = AssertEveryFeeding("LS+ foo.*\r\nls+ orders.>\tworkers 3\r\nLS- foo.*\r\nLS- orders.> workers\r\n", leaf: true);
+        Assert.Equal(
+        [
+            "Sub acc= subj=foo.* queue= weight=0",
+            "Sub acc= subj=orders.> queue=workers weight=3",
+            "Unsub acc= subj=foo.* queue=",
+            "Unsub acc= subj=orders.> queue=workers",
+        ],
+            parsed);
+    }
+
+    [Fact]
+    public void Lmsg_and_a_leafs_hmsg_carry_the_reply_and_queue_groups_without_an_account()
+    {
+        const string Headers = "NATS/1.0\r\n\r\n";
+        var total = Headers.Length + 2;
+        var parsed = AssertEveryFeeding(
+            "LMSG foo 5\r\nhello\r\nLMSG foo _INBOX.1 2\r\nhi\r\nLMSG foo + _INBOX.7 q1 q2 3\r\nabc\r\nLMSG foo | q1 1\r\nx\r\n" +
+            $"HMSG foo reply {Headers.Length} {total}\r\n{Headers}hi\r\n",
+            leaf: true);
+        Assert.Equal(
+        [
+            "Msg acc= subj=foo reply= queues=[] hdr=-1 payload=hello",
+            "Msg acc= subj=foo reply=_INBOX.1 queues=[] hdr=-1 payload=hi",
+            "Msg acc= subj=foo reply=_INBOX.7 queues=[q1,q2] hdr=-1 payload=abc",
+            "Msg acc= subj=foo reply= queues=[q1] hdr=-1 payload=x",
+            $"HMsg acc= subj=foo reply=reply queues=[] hdr={Headers.Length} payload=NATS/1.0||hi",
+        ],
+            parsed);
+    }
+
+    [Theory]
+    [InlineData("RS+ $G foo\r\n")]
+    [InlineData("RMSG $G foo 1\r\nx\r\n")]
+    [InlineData("LS+ foo q\r\n")]
+    [InlineData("LMSG foo\r\n")]
+    public void A_leaf_link_refuses_route_ops_and_malformed_leaf_lines(string input) =>
+        Assert.NotEqual(ParseError.None, Fails(input, leaf: true));
+
+    [Fact]
+    public void A_route_refuses_leaf_link_forms_without_origin_and_account() =>
+        Assert.NotEqual(ParseError.None, Fails("LS+ foo\r\n"));
+
+    // nats-server 2.9's lnoc forms on a route: interest and messages of a leaf link in a named cluster.
+    [Fact]
+    public void A_routes_ls_plus_ls_minus_and_lmsg_carry_the_origin_cluster_and_account()
+    {
+        var parsed = AssertEveryFeeding("LS+ LC $G foo q 2\r\nLS+ LC $G bar\r\nLS- $G foo q\r\nLMSG LC $G foo + r q1 0 2\r\nhi\r\nLMSG LC $G foo 0 2\r\nhi\r\n");
+        Assert.Equal(
+        [
+            "Sub acc=$G subj=foo queue=q weight=2",
+            "Sub acc=$G subj=bar queue= weight=0",
+            "Unsub acc=$G subj=foo queue=q",
+            "HMsg acc=$G subj=foo reply=r queues=[q1] hdr=0 payload=hi",
+            "HMsg acc=$G subj=foo reply= queues=[] hdr=0 payload=hi",
+        ],
+            parsed);
+
+        var reader = new SequenceReader<byte>(new ReadOnlySequence<byte>(Encoding.ASCII.GetBytes("LMSG LC $G foo 0 2\r\nhi\r\n")));
+        var command = default(RouteCommand);
+        Assert.Equal(ParseStatus.Command, new RouteParser().TryRead(ref reader, ref command, out _));
+        Assert.Equal("LC", Encoding.ASCII.GetString(command.Origin));
+    }
+
+    private static List<string> AssertEveryFeeding(string input, bool leaf = false)
     {
         var bytes = Encoding.ASCII.GetBytes(input);
-        var whole = Run(new ReadOnlySequence<byte>(bytes), out var status);
+        var whole = Run(new ReadOnlySequence<byte>(bytes), out var status, leaf);
         Assert.Equal(ParseStatus.NeedMoreData, status);
-        Assert.Equal(whole, Run(Sequences.ByteByByte(bytes), out _));
+        Assert.Equal(whole, Run(Sequences.ByteByByte(bytes), out _, leaf));
         for (var i = 0; i <= bytes.Length; i++)
         {
-            Assert.Equal(whole, Run(Sequences.SplitAt(bytes, i), out _));
+            Assert.Equal(whole, Run(Sequences.SplitAt(bytes, i), out _, leaf));
         }
 
         // As a pipe delivers it: a byte more each round, the unconsumed rest kept.
-        var parser = new RouteParser();
+        var parser = new RouteParser(leaf: leaf);
         var incremental = new List<string>();
         var consumed = 0;
         for (var received = 1; received <= bytes.Length; received++)
@@ -183,10 +252,10 @@ public sealed class RouteParserTests
         return whole;
     }
 
-    private static List<string> Run(ReadOnlySequence<byte> buffer, out ParseStatus final)
+    private static List<string> Run(ReadOnlySequence<byte> buffer, out ParseStatus final, bool leaf = false)
     {
         var reader = new SequenceReader<byte>(buffer);
-        var parsed = Read(new RouteParser(), ref reader, out final);
+        var parsed = Read(new RouteParser(leaf: leaf), ref reader, out final);
         Assert.Equal(0, reader.Remaining);
         return parsed;
     }
@@ -211,11 +280,11 @@ public sealed class RouteParserTests
         }
     }
 
-    private static ParseError Fails(string input)
+    private static ParseError Fails(string input, bool leaf = false)
     {
         var reader = new SequenceReader<byte>(new ReadOnlySequence<byte>(Encoding.ASCII.GetBytes(input)));
         var command = default(RouteCommand);
-        var parser = new RouteParser();
+        var parser = new RouteParser(leaf: leaf);
         ParseStatus status;
         ParseError error;
         do

@@ -58,4 +58,27 @@ public sealed class RouteWriterTests
         Assert.Equal(-1, RouteWriter.WriteSub(into, "$G"u8, "a.long.subject"u8, default, 0));
         Assert.Equal(-1, RouteWriter.WriteMsgLine(into, "$G"u8, "foo"u8, default, default, -1, 123456));
     }
+
+    // nats-server 2.9's lnoc forms, for interest and messages of a leaf link in a named cluster.
+    [Theory]
+    [InlineData("", 0, "LS+ LC $G foo.>\r\n")]
+    [InlineData("workers", 3, "LS+ LC $G foo.> workers 3\r\n")]
+    public void Ls_plus_on_a_route_names_the_origin_cluster_before_the_account(string queue, int weight, string expected)
+    {
+        var into = new byte[64];
+        var n = RouteWriter.WriteOriginSub(into, "LC"u8, "$G"u8, "foo.>"u8, Encoding.ASCII.GetBytes(queue), weight);
+        Assert.Equal(expected, Encoding.ASCII.GetString(into, 0, n));
+        Assert.Equal("LS- $G foo.> workers\r\n", Encoding.ASCII.GetString(into, 0, RouteWriter.WriteOriginUnsub(into, "$G"u8, "foo.>"u8, "workers"u8)));
+    }
+
+    [Theory]
+    [InlineData("", "", -1, 5, "LMSG LC $G foo 0 5\r\n")]
+    [InlineData("r", "q1", -1, 5, "LMSG LC $G foo + r q1 0 5\r\n")]
+    [InlineData("r", "", 3, 5, "LMSG LC $G foo r 3 5\r\n")]
+    public void Lmsg_on_a_route_names_the_origin_and_always_the_header_size(string reply, string queues, int headerSize, int size, string expected)
+    {
+        var into = new byte[128];
+        var n = RouteWriter.WriteMsgLine(into, "LC"u8, "$G"u8, "foo"u8, Encoding.ASCII.GetBytes(reply), Encoding.ASCII.GetBytes(queues), headerSize, size);
+        Assert.Equal(expected, Encoding.ASCII.GetString(into, 0, n));
+    }
 }
