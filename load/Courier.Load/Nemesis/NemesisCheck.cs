@@ -5,10 +5,13 @@ namespace Courier.Load.Nemesis;
 /// <summary>What the checker found in one run.</summary>
 internal sealed record NemesisVerdict(
     int Ops, int Acked, int Unknown, int Lost, int Duplicated, int Misplaced, int Divergent, int Unverified,
-    int KvAcked, int KvLost, int KvLostUpdates, int KvStaleReads, int ConsumerSkipped, bool Drained, IReadOnlyList<string> Problems)
+    int KvAcked, int KvLost, int KvLostUpdates, int KvStaleReads, int ConsumerSkipped, bool Drained, IReadOnlyList<string> Problems, bool Error = false)
 {
+    /// <summary>A run that could not be set up or read back.</summary>
+    public static NemesisVerdict Failed(string why) => new(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, false, [why], Error: true);
+
     /// <summary>Nothing acknowledged lost, nothing doubled or moved, every replica the same, the bucket linearizable, no message skipped.</summary>
-    public bool Safe => Lost == 0 && Duplicated == 0 && Misplaced == 0 && Divergent == 0 && KvLost == 0 && KvLostUpdates == 0 && KvStaleReads == 0 && ConsumerSkipped == 0;
+    public bool Safe => !Error && Lost == 0 && Duplicated == 0 && Misplaced == 0 && Divergent == 0 && KvLost == 0 && KvLostUpdates == 0 && KvStaleReads == 0 && ConsumerSkipped == 0;
 }
 
 /// <summary>

@@ -89,7 +89,17 @@ internal static class NemesisRun
                 {
                     var name = string.Create(CultureInfo.InvariantCulture, $"{server}-{fault}-{seed}");
                     Console.WriteLine($"== {name}: {nodes} nodes, {seconds} s");
-                    var verdict = await OneAsync(server, fault, seed, root, outDir, name, nodes, seconds, publishers, kv, hold).ConfigureAwait(false);
+                    NemesisVerdict verdict;
+                    try
+                    {
+                        verdict = await OneAsync(server, fault, seed, root, outDir, name, nodes, seconds, publishers, kv, hold).ConfigureAwait(false);
+                    }
+                    catch (Exception e) when (e is not OutOfMemoryException)
+                    {
+                        // The run could not be set up or read back: no verdict on its data (and not safe: nothing was shown).
+                        verdict = NemesisVerdict.Failed($"run failed: {e.GetType().Name}: {e.Message}");
+                    }
+
                     rows.Add((server, fault, seed, verdict));
                     Console.WriteLine(Row(server, fault, seed, verdict));
                     foreach (var problem in verdict.Problems.Take(10))
@@ -202,7 +212,7 @@ internal static class NemesisRun
     }
 
     private static string Row(string server, string fault, int seed, NemesisVerdict v) => string.Create(CultureInfo.InvariantCulture,
-        $"| {server} | {fault} | {seed} | {v.Ops} | {v.Acked} | {v.Unknown} | {v.Lost} | {v.Duplicated} | {v.Misplaced} | {v.Divergent} | {v.Unverified} | {v.KvAcked} | {v.KvLost} | {v.KvLostUpdates} | {v.KvStaleReads} | {v.ConsumerSkipped} | {(v.Drained ? "yes" : "no")} | {(v.Safe ? "safe" : "**UNSAFE**")} |");
+        $"| {server} | {fault} | {seed} | {v.Ops} | {v.Acked} | {v.Unknown} | {v.Lost} | {v.Duplicated} | {v.Misplaced} | {v.Divergent} | {v.Unverified} | {v.KvAcked} | {v.KvLost} | {v.KvLostUpdates} | {v.KvStaleReads} | {v.ConsumerSkipped} | {(v.Drained ? "yes" : "no")} | {(v.Error ? "**error**" : v.Safe ? "safe" : "**UNSAFE**")} |");
 
     private const string Header = """
         | server | fault | seed | ops | acked | unknown | lost | dup | moved | divergent | unread | kv acked | kv lost | kv lost upd | kv stale | skipped | drained | verdict |

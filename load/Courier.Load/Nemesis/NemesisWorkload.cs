@@ -50,36 +50,40 @@ internal sealed class NemesisWorkload
         PingInterval = TimeSpan.FromSeconds(2),
     });
 
-    /// <summary>The stream, the bucket (its keys at 0) and the consumer, through node 1; every replica of each in place.</summary>
+    /// <summary>The stream, the bucket (its keys at 0) and the consumer, through node 1; each step retried (a loaded cluster may answer late).</summary>
     public async Task SetUpAsync()
     {
         await using var nats = Connect(_nodes, 0, "nemesis-setup");
         var js = new NatsJSContext(nats);
-        var deadline = DateTime.UtcNow.AddSeconds(60);
-        while (true)
-        {
-            try
-            {
-                await js.CreateStreamAsync(new StreamConfig(Stream, [Subject]) { Storage = StreamConfigStorage.File, NumReplicas = 3, DuplicateWindow = TimeSpan.FromMinutes(10) }).ConfigureAwait(false);
-                break;
-            }
-            catch (Exception e) when (DateTime.UtcNow < deadline && e is NatsJSApiException or NatsException or TimeoutException)
-            {
-                await Task.Delay(500).ConfigureAwait(false); // the meta group still forming
-            }
-        }
-
-        await js.CreateOrUpdateConsumerAsync(Stream, new ConsumerConfig(Durable)
+        await RetriedAsync(() => js.CreateStreamAsync(new StreamConfig(Stream, [Subject]) { Storage = StreamConfigStorage.File, NumReplicas = 3, DuplicateWindow = TimeSpan.FromMinutes(10) }).AsTask()).ConfigureAwait(false);
+        await RetriedAsync(() => js.CreateOrUpdateConsumerAsync(Stream, new ConsumerConfig(Durable)
         {
             AckPolicy = ConsumerConfigAckPolicy.Explicit,
             AckWait = TimeSpan.FromSeconds(5),
             MaxAckPending = 100_000,
-        }).ConfigureAwait(false);
+        }).AsTask()).ConfigureAwait(false);
         var kv = new NatsKVContext(js);
-        var store = await kv.CreateStoreAsync(new NatsKVConfig(Bucket) { NumberOfReplicas = 3, History = 64, Storage = NatsKVStorageType.File }).ConfigureAwait(false);
+        var store = await RetriedAsync(() => kv.CreateStoreAsync(new NatsKVConfig(Bucket) { NumberOfReplicas = 3, History = 64, Storage = NatsKVStorageType.File }).AsTask()).ConfigureAwait(false);
         for (var k = 0; k < Keys; k++)
         {
-            await store.CreateAsync($"k{k}", 0L).ConfigureAwait(false);
+            var key = $"k{k}";
+            await RetriedAsync(() => store.PutAsync(key, 0L).AsTask()).ConfigureAwait(false); // a put again after a lost answer is 0 again: nothing increments yet
+        }
+    }
+
+    private static async Task<T> RetriedAsync<T>(Func<Task<T>> step)
+    {
+        var deadline = DateTime.UtcNow.AddSeconds(90);
+        while (true)
+        {
+            try
+            {
+                return await step().ConfigureAwait(false);
+            }
+            catch (Exception e) when (DateTime.UtcNow < deadline && e is NatsJSApiException or NatsException or TimeoutException)
+            {
+                await Task.Delay(500).ConfigureAwait(false); // the meta state still forming, or no answer in time
+            }
         }
     }
 
