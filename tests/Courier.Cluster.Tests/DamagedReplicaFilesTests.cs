@@ -9,11 +9,12 @@ namespace Courier.Cluster.Tests;
 
 /// <summary>
 /// A follower's files damaged while it is down, as the nemesis bench does (issue 35): one bit flipped in its
-/// stream's member list and one in a record of its Raft log that other records follow. Before, the node started
+/// stream's member list, one in a record of its Raft log that other records follow, and one in a durable
+/// consumer's meta file (the node refused to start on that one). Before, the node started
 /// the stream as a stream of one copy beside its group (and acknowledged publishes the group never had), or cut
 /// its log and voted with it. Now it rejoins: its member list from its Raft log, the entries it lost from the
-/// leader (it neither campaigns nor votes for a shorter log meanwhile), and once it leads it serves every
-/// acknowledged message at the sequence its PubAck named.
+/// leader (it neither campaigns nor votes for a shorter log meanwhile), the consumer from the leader's copy, and
+/// once it leads it serves every acknowledged message at the sequence its PubAck named, and the consumer.
 /// </summary>
 public sealed class DamagedReplicaFilesTests
 {
@@ -23,6 +24,9 @@ public sealed class DamagedReplicaFilesTests
     public async Task A_follower_with_a_damaged_member_list_and_raft_log_rejoins_and_keeps_every_acknowledged_message()
     {
         var stores = Directory.CreateTempSubdirectory("courier-damaged-").FullName;
+        // Snapshots every 16 applied entries (the classes of this assembly run one at a time): the consumer's creation
+        // is compacted out of the log, so the repaired follower copies it from the leader.
+        Environment.SetEnvironmentVariable("COURIER_RAFT_COMPACT_EVERY", "16");
         try
         {
             await using var mesh = await Mesh.StartAsync(
@@ -57,17 +61,7 @@ public sealed class DamagedReplicaFilesTests
                 acked[ack.Seq] = $"dmg-msg-{i:D3}";
             }
 
-            await WaitCurrentAsync(js, mesh, 30);
-            var leader = (await js.GetStreamAsync("DMG")).Info.Cluster!.Leader!;
-            var follower = Enumerable.Range(1, 2).First(i => $"node-{i}" != leader); // never node 0, the client's
-            await mesh.Nodes[follower].DisposeAsync(); // SIGKILL
-            var store = Path.Combine(stores, $"node-{follower}");
-            FlipBit(Directory.GetFiles(store, "members", SearchOption.AllDirectories).Single(f => f.Contains("DMG", StringComparison.Ordinal)), "0", 0x40); // '0' becomes 'p'
-
-            var raftBlock = Directory.GetFiles(Path.Combine(store, "jetstream", "_raft"), "*.blk", SearchOption.AllDirectories)
-                .Single(f => File.ReadAllBytes(f).AsSpan().IndexOf("dmg-msg-010"u8) >= 0);
-            FlipBit(raftBlock, "dmg-msg-010", 0x02); // an entry in the middle of its log: twenty more follow it
-
+            await js.CreateOrUpdateConsumerAsync("DMG", new ConsumerConfig("keeper") { AckPolicy = ConsumerConfigAckPolicy.Explicit, Description = "kept" });
             for (var i = 30; i < 40; i++)
             {
                 var ack = await ClusterPublish.RetriedAsync(js, "dmg.x", $"dmg-msg-{i:D3}");
@@ -75,9 +69,28 @@ public sealed class DamagedReplicaFilesTests
                 acked[ack.Seq] = $"dmg-msg-{i:D3}";
             }
 
-            await mesh.RestartAsync(follower);
             await WaitCurrentAsync(js, mesh, 40);
+            var leader = (await js.GetStreamAsync("DMG")).Info.Cluster!.Leader!;
+            var follower = Enumerable.Range(1, 2).First(i => $"node-{i}" != leader); // never node 0, the client's
+            await mesh.Nodes[follower].DisposeAsync(); // SIGKILL
+            var store = Path.Combine(stores, $"node-{follower}");
+            FlipBit(Directory.GetFiles(store, "members", SearchOption.AllDirectories).Single(f => f.Contains("DMG", StringComparison.Ordinal)), "0", 0x40); // '0' becomes 'p'
+
+            var raftBlock = Directory.GetFiles(Path.Combine(store, "jetstream", "_raft"), "*.blk", SearchOption.AllDirectories)
+                .Single(f => File.ReadAllBytes(f).AsSpan().IndexOf("dmg-msg-036"u8) >= 0);
+            FlipBit(raftBlock, "dmg-msg-036", 0x02); // an entry after the last compaction, three more after it
+            FlipBit(Directory.GetFiles(store, "meta.json", SearchOption.AllDirectories).Single(f => f.Contains("keeper", StringComparison.Ordinal)), "kept", 0x01);
+
             for (var i = 40; i < 50; i++)
+            {
+                var ack = await ClusterPublish.RetriedAsync(js, "dmg.x", $"dmg-msg-{i:D3}");
+                ack.EnsureSuccess();
+                acked[ack.Seq] = $"dmg-msg-{i:D3}";
+            }
+
+            await mesh.RestartAsync(follower);
+            await WaitCurrentAsync(js, mesh, 50);
+            for (var i = 50; i < 60; i++)
             {
                 // Through the repaired node too: a replica that took itself for a stream of one copy would answer these.
                 await using var viaFollower = await mesh.ConnectAsync(follower, "damaged-r3-follower");
@@ -86,7 +99,7 @@ public sealed class DamagedReplicaFilesTests
                 acked[ack.Seq] = $"dmg-msg-{i:D3}";
             }
 
-            await WaitCurrentAsync(js, mesh, 50);
+            await WaitCurrentAsync(js, mesh, 60);
 
             // The repaired follower leads, and its store has every acknowledged message where its PubAck said.
             Assert.True(
@@ -119,11 +132,13 @@ public sealed class DamagedReplicaFilesTests
                 Assert.Equal(payload, Encoding.UTF8.GetString(stored.Message.Data.Span));
             }
 
-            Assert.Equal(50, acked.Count);
-            Assert.Equal(50, (await js.GetStreamAsync("DMG")).Info.State.Messages);
+            Assert.Equal("kept", (await js.GetConsumerAsync("DMG", "keeper")).Info.Config.Description); // its leader's copy
+            Assert.Equal(60, acked.Count);
+            Assert.Equal(60, (await js.GetStreamAsync("DMG")).Info.State.Messages);
         }
         finally
         {
+            Environment.SetEnvironmentVariable("COURIER_RAFT_COMPACT_EVERY", null);
             Directory.Delete(stores, recursive: true);
         }
     }

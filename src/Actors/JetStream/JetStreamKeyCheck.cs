@@ -59,6 +59,20 @@ internal static class JetStreamKeyCheck
         }
     }
 
+    /// <summary>False when the file is damaged (its checksum fails): not a key problem, so not a reason to refuse the start.</summary>
+    private static bool Readable(Func<byte[]> read)
+    {
+        try
+        {
+            _ = read();
+            return true;
+        }
+        catch (InvalidDataException)
+        {
+            return false;
+        }
+    }
+
     private static void VerifyStream(MetaFiles meta, string directory)
     {
         var stream = Path.GetFileName(directory);
@@ -70,7 +84,11 @@ internal static class JetStreamKeyCheck
 
         // A stream written without a key is encrypted now, as nats-server does ("Encrypting stream"): its meta
         // file here, its blocks when its store opens.
-        _ = meta.Read(file, meta.StreamContext(stream), "stream");
+        if (!Readable(() => meta.Read(file, meta.StreamContext(stream), "stream")))
+        {
+            return; // damaged: the stream's recovery skips it with nats-server's warning
+        }
+
         StreamStores.VerifyKey(directory, meta.Encryption, meta.StreamContext(stream));
         var consumers = Path.Combine(directory, "obs");
         if (!Directory.Exists(consumers))
@@ -83,7 +101,7 @@ internal static class JetStreamKeyCheck
             var consumerMeta = Path.Combine(consumer, MetaFileName);
             if (File.Exists(consumerMeta))
             {
-                _ = meta.Read(consumerMeta, meta.ConsumerContext(stream, Path.GetFileName(consumer)), "consumer");
+                _ = Readable(() => meta.Read(consumerMeta, meta.ConsumerContext(stream, Path.GetFileName(consumer)), "consumer")); // damaged: its recovery skips it
             }
         }
     }

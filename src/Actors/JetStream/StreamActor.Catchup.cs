@@ -68,6 +68,9 @@ internal sealed partial class StreamActor
     }
 
     /// <summary>The host started this replica's member: from nothing (the store is rebuilt from the log), or from its last snapshot.</summary>
+    /// <summary>A durable consumer's meta file was damaged when the stream started (it was not started).</summary>
+    private bool _consumerFilesDamaged;
+
     private void OnRecovered(RaftHost.Protocol.Recovered recovered)
     {
         if (_members.Length == 0 && recovered.Voters.Length > 0)
@@ -103,13 +106,22 @@ internal sealed partial class StreamActor
             CutTo(image.LastSeq);
         }
 
-        if (Matches(_store.State(), image))
+        if (Matches(_store.State(), image) && !_consumerFilesDamaged)
         {
             return; // the log's tail is applied on this store
         }
 
-        _log.Warning("stream {0}: the store ({1}) does not match the replica's snapshot at index {2} (first {3}, last {4}, {5} messages); catching up from the leader",
-            _config.Name, _store.State(), snapshot.Meta.Index, image.FirstSeq, image.LastSeq, image.Msgs);
+        if (_consumerFilesDamaged)
+        {
+            // A durable's definition is gone here and its creation compacted out of the log: the leader's copy.
+            _log.Warning("stream {0}: a consumer's files are damaged; catching up from the leader", _config.Name);
+        }
+        else
+        {
+            _log.Warning("stream {0}: the store ({1}) does not match the replica's snapshot at index {2} (first {3}, last {4}, {5} messages); catching up from the leader",
+                _config.Name, _store.State(), snapshot.Meta.Index, image.FirstSeq, image.LastSeq, image.Msgs);
+        }
+
         StartCatchup(snapshot.Meta.Index, restart: true);
     }
 

@@ -36,7 +36,20 @@ internal sealed partial class StreamActor
             }
 
             // The definition from its meta file; the consumer recovers its progress from the journal.
-            var meta = JsonSerializer.Deserialize(_meta.Read(file, _meta.ConsumerContext(_config.Name, Path.GetFileName(consumerDirectory)), "consumer"), ConsumerJsonContext.Default.ConsumerMetaFile);
+            ConsumerMetaFile? meta;
+            try
+            {
+                meta = JsonSerializer.Deserialize(_meta.Read(file, _meta.ConsumerContext(_config.Name, Path.GetFileName(consumerDirectory)), "consumer"), ConsumerJsonContext.Default.ConsumerMetaFile);
+            }
+            catch (Exception e) when (e is JsonException or InvalidDataException)
+            {
+                // nats-server logs "Error adding consumer" and goes on without it; a replica copies it from its
+                // leader (StreamActor.Catchup.cs: a replica that lost a consumer's definition catches up).
+                _log.Warning("Error recreating consumer {0} of stream {1}: {2}", Path.GetFileName(consumerDirectory), _config.Name, e.Message);
+                _consumerFilesDamaged = true;
+                continue;
+            }
+
             if (meta is not null)
             {
                 ConsumerConfigRules.ApplyDefaults(meta.Config); // a file written before ack_wait's default moved here has 0
