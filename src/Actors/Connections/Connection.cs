@@ -24,6 +24,9 @@ internal enum ConnectionKind
 
     /// <summary>A leaf node link to a hub or from a leaf (<see cref="LeafConnection"/>).</summary>
     Leaf,
+
+    /// <summary>A gateway link to or from another cluster of a super-cluster (<see cref="GatewayConnection"/>).</summary>
+    Gateway,
 }
 
 /// <summary>
@@ -59,7 +62,7 @@ internal abstract partial class Connection
         // A service's outbound, or one with no socket under it (tests, benchmarks), is written where it is signalled.
         Outbound = new Outbound(options.MaxPending, inProcess: kind == PublisherKind.Service || transport.Socket is null);
         Outbound.SlowConsumerDetected = OnSlowConsumer;
-        Publisher = new Publisher(this, kind, _account, options.MaxControlLine);
+        Publisher = new Publisher(this, kind, _account, options.MaxControlLine) { Gateways = node.Gateways };
         Started = DateTime.UtcNow;
         _startedTick = Environment.TickCount64;
         _lastActivityTick = _startedTick;

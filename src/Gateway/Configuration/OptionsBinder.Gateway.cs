@@ -96,11 +96,7 @@ internal sealed partial class OptionsBinder
         if (gateway.Name is null)
         {
             Error(entry, "gateway has no name"); // nats-server's validateGatewayOptions: "gateway has no name"
-            return;
         }
-
-        // The links are not there yet: a super-cluster that silently does not form would pretend (DESIGN.md §7).
-        Error(entry, $"gateway \"{gateway.Name}\": gateway links are not implemented by Courier yet (the block is valid; remove it to start)");
     }
 
     /// <summary><c>gateway.authorization { user, password, timeout }</c>, as nats-server's parseGateway (no token, no users).</summary>
