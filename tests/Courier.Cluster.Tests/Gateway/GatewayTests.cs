@@ -1,3 +1,4 @@
+using System.Text.Json;
 using Courier.Cluster.Tests.Infrastructure;
 using Courier.Integration.Tests.Infrastructure;
 using NATS.Client.Core;
@@ -208,6 +209,38 @@ public abstract class GatewayTests(GatewayTopologyFixture fixture)
 
         Assert.False(serving.IsFaulted);
     }
+
+    [Theory]
+    [InlineData(Side.East)]
+    [InlineData(Side.West)]
+    public async Task Gatewayz_and_varz_show_both_links_and_the_gateway_config(Side side)
+    {
+        var (server, name, port, other) = side == Side.East
+            ? (_topology.East, "east", _topology.EastGatewayPort, "west")
+            : (_topology.West, "west", _topology.WestGatewayPort, "east");
+
+        using var gatewayz = JsonDocument.Parse(await Http.GetStringAsync(new Uri(server.MonitorUri, "gatewayz")));
+        var root = gatewayz.RootElement;
+        Assert.Equal(name, root.GetProperty("name").GetString());
+        Assert.Equal(port, root.GetProperty("port").GetInt32());
+        var outbound = root.GetProperty("outbound_gateways").GetProperty(other);
+        Assert.True(outbound.GetProperty("configured").GetBoolean());
+        Assert.Equal("127.0.0.1", outbound.GetProperty("connection").GetProperty("ip").GetString());
+        Assert.Equal(port == _topology.EastGatewayPort ? _topology.WestGatewayPort : _topology.EastGatewayPort, outbound.GetProperty("connection").GetProperty("port").GetInt32());
+        var inbound = Assert.Single(root.GetProperty("inbound_gateways").GetProperty(other).EnumerateArray());
+        Assert.False(inbound.GetProperty("configured").GetBoolean()); // as nats-server: only outbound links are
+        Assert.True(inbound.TryGetProperty("connection", out _));
+
+        using var varz = JsonDocument.Parse(await Http.GetStringAsync(new Uri(server.MonitorUri, "varz")));
+        var gateway = varz.RootElement.GetProperty("gateway");
+        Assert.Equal(name, gateway.GetProperty("name").GetString());
+        Assert.Equal(port, gateway.GetProperty("port").GetInt32());
+        var remote = Assert.Single(gateway.GetProperty("gateways").EnumerateArray());
+        Assert.Equal(other, remote.GetProperty("name").GetString());
+        Assert.Equal([$"127.0.0.1:{(side == Side.East ? _topology.WestGatewayPort : _topology.EastGatewayPort)}"], remote.GetProperty("urls").EnumerateArray().Select(u => u.GetString()));
+    }
+
+    private static readonly HttpClient Http = new() { Timeout = TimeSpan.FromSeconds(10) };
 
     private static string Prefix() => $"gw{Guid.NewGuid():N}";
 

@@ -15,11 +15,19 @@ public sealed class GatewayTopology : IAsyncDisposable
     /// <summary>How long the links may take to form, and interest to cross them, on a loaded machine.</summary>
     public static readonly TimeSpan ConvergeTimeout = TimeSpan.FromSeconds(20);
 
-    private GatewayTopology(ServerProcess east, ServerProcess west)
+    private GatewayTopology(ServerProcess east, ServerProcess west, int eastPort, int westPort)
     {
         East = east;
         West = west;
+        EastGatewayPort = eastPort;
+        WestGatewayPort = westPort;
     }
+
+    /// <summary>East's gateway port.</summary>
+    public int EastGatewayPort { get; }
+
+    /// <summary>West's gateway port.</summary>
+    public int WestGatewayPort { get; }
 
     public ServerProcess East { get; }
 
@@ -42,7 +50,7 @@ public sealed class GatewayTopology : IAsyncDisposable
         try
         {
             west = await ServerProcess.StartAsync(westKind, Config("west", westPort, "east", eastPort), "-n", "west1");
-            var topology = new GatewayTopology(east, west);
+            var topology = new GatewayTopology(east, west, eastPort, westPort);
             await topology.WaitForLinksAsync();
             return topology;
         }
