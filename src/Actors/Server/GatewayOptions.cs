@@ -3,8 +3,7 @@ namespace Courier.Actors.Server;
 /// <summary>
 /// nats-server's <c>gateway { name, listen | host/port, gateways [ { name, url | urls } ], authorization
 /// { user, password, timeout }, reject_unknown_cluster, connect_retries }</c>: this cluster's place in a
-/// super-cluster. Bound and validated; the gateway links themselves are not implemented yet, so a config
-/// with a <c>gateway</c> block stops the start (DESIGN.md §7).
+/// super-cluster. A reload that changes it is refused.
 /// </summary>
 public sealed class GatewayOptions
 {
@@ -37,6 +36,20 @@ public sealed class GatewayOptions
 
     /// <summary>True when the config has a <c>gateway</c> block with a name.</summary>
     public bool Enabled => Name is not null;
+
+    /// <summary>Whether <paramref name="other"/> configures the same gateway (a reload that changes it is refused).</summary>
+    public bool SameAs(GatewayOptions other)
+    {
+        var same = Name == other.Name && Host == other.Host && Port == other.Port && Username == other.Username
+            && Password == other.Password && AuthTimeout == other.AuthTimeout && RejectUnknown == other.RejectUnknown
+            && ConnectRetries == other.ConnectRetries && Remotes.Count == other.Remotes.Count;
+        for (var i = 0; same && i < Remotes.Count; i++)
+        {
+            same = Remotes[i].Name == other.Remotes[i].Name && Remotes[i].Urls.SequenceEqual(other.Remotes[i].Urls);
+        }
+
+        return same;
+    }
 }
 
 /// <summary>One entry of <c>gateway.gateways</c>: another cluster's gateway name and the URLs of its gateway listeners.</summary>
