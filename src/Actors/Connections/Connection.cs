@@ -88,8 +88,8 @@ internal abstract partial class Connection
     /// <summary>A leaf node link (this node the hub or the leaf).</summary>
     public bool IsLeaf => Kind == ConnectionKind.Leaf;
 
-    /// <summary>A link to another server (a route or a leaf node link), not a client.</summary>
-    public bool IsServerLink => Kind is ConnectionKind.Route or ConnectionKind.Leaf;
+    /// <summary>A link to another server (a route, a leaf node link or a gateway link), not a client.</summary>
+    public bool IsServerLink => Kind is ConnectionKind.Route or ConnectionKind.Leaf or ConnectionKind.Gateway;
 
     /// <summary>An in-process connection of one of Courier's own services.</summary>
     public bool IsInternal => Kind == ConnectionKind.InProcess;

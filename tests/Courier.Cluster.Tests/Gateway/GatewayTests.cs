@@ -231,6 +231,12 @@ public abstract class GatewayTests(GatewayTopologyFixture fixture)
         Assert.False(inbound.GetProperty("configured").GetBoolean()); // as nats-server: only outbound links are
         Assert.True(inbound.TryGetProperty("connection", out _));
 
+        // Gateway links are not clients: /connz does not list them (as nats-server).
+        var linkIds = new[] { outbound, inbound }.Select(l => l.GetProperty("connection").GetProperty("cid").GetUInt64()).ToArray();
+        using var connz = JsonDocument.Parse(await Http.GetStringAsync(new Uri(server.MonitorUri, "connz")));
+        var clientIds = connz.RootElement.GetProperty("connections").EnumerateArray().Select(c => c.GetProperty("cid").GetUInt64());
+        Assert.Empty(clientIds.Intersect(linkIds));
+
         using var varz = JsonDocument.Parse(await Http.GetStringAsync(new Uri(server.MonitorUri, "varz")));
         var gateway = varz.RootElement.GetProperty("gateway");
         Assert.Equal(name, gateway.GetProperty("name").GetString());
