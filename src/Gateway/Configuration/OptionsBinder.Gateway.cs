@@ -26,6 +26,7 @@ internal sealed partial class OptionsBinder
             return;
         }
 
+        _gatewayEntry = entry;
         var gateway = _options.Gateway;
         foreach (var e in block.Entries)
         {
@@ -96,6 +97,27 @@ internal sealed partial class OptionsBinder
         if (gateway.Name is null)
         {
             Error(entry, "gateway has no name"); // nats-server's validateGatewayOptions: "gateway has no name"
+        }
+    }
+
+    /// <summary>
+    /// nats-server's validateOptions: a cluster's name must be its gateway's name (without one, the cluster
+    /// takes the gateway's name, as nats-server does).
+    /// </summary>
+    private void ValidateGateway()
+    {
+        if (_gatewayEntry is not { } entry || _options.Gateway.Name is not { } name)
+        {
+            return;
+        }
+
+        if (_options.Cluster.Name is { Length: > 0 } cluster && cluster != name)
+        {
+            Error(entry, "cluster name conflicts between cluster and gateway definitions"); // nats-server's ErrClusterNameConfigConflict
+        }
+        else if (_options.Cluster.Enabled)
+        {
+            _options.Cluster.Name = name;
         }
     }
 

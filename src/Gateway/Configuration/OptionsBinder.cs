@@ -53,6 +53,7 @@ internal sealed partial class OptionsBinder
     private readonly List<ConfigException> _errors = [];
     private bool _storeDirSet;
     private ConfigEntry? _webSocketEntry;
+    private ConfigEntry? _gatewayEntry;
 
     private OptionsBinder(ServerOptions options) => _options = options;
 
@@ -77,6 +78,7 @@ internal sealed partial class OptionsBinder
         binder.ValidateWebSocket();
         binder.ValidateOperator();
         binder.ValidateAccounts();
+        binder.ValidateGateway();
 
         return binder._errors.Count > 0 ? throw new ConfigException(binder._errors) : binder._warnings;
     }

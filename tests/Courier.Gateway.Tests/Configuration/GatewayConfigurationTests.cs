@@ -61,6 +61,16 @@ public sealed class GatewayConfigurationTests
         Assert.True(options.Gateway.RejectUnknown);
     }
 
+    [Fact]
+    public void A_cluster_takes_the_gateway_name_and_a_different_cluster_name_is_refused_as_nats_server()
+    {
+        var options = Bind("cluster { port: 6222 }\ngateway { name: east, port: 7222 }");
+        Assert.Equal("east", options.Cluster.Name);
+
+        var (_, error) = BindFails("gateway { name: east, port: 7222 }\ncluster { name: west, port: 6222 }");
+        Assert.Contains(error.Errors, text => text.Contains("cluster name conflicts between cluster and gateway definitions", StringComparison.Ordinal));
+    }
+
     [Theory]
     [InlineData("gateway { name: g, port: 7222, tls { cert_file: a } }", "field \"tls\" is not implemented by Courier")]
     [InlineData("gateway { name: g, port: 7222, advertise: \"x:1\" }", "field \"advertise\" is not implemented by Courier")]
