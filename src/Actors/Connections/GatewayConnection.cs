@@ -333,6 +333,15 @@ internal sealed partial class GatewayConnection : Connection
             return ReadOutcome.Continue;
         }
 
+        if (!info.InterestOnlyMode)
+        {
+            // A peer before nats-server 2.9 starts every account in optimistic mode, which this side does not
+            // speak: it would send nothing until that peer's RS+ came. Refused rather than half working.
+            var text = $"gateway \"{info.Gateway}\" does not use interest-only mode (nats-server 2.9 or later is required)";
+            Log.GatewayError(_log, Id, text);
+            return Fatal(text, "Wrong Gateway");
+        }
+
         link.RemoteId = info.ServerId;
         link.Headers = info.Headers;
         link.ClusterHash = Encoding.ASCII.GetBytes(GatewayReply.Hash(info.Gateway));
