@@ -82,6 +82,7 @@ internal static class Scenarios
         ], () => AccountsConfig),
         new("route", "a cluster of three nodes (cluster {} routes, full mesh): publisher on one node, subscriber on another, 1:1 16 B", _ => [], Cold: (kind, root) => Route(kind, root, 16, 4_000_000)),
         new("leaf", "a hub and a leaf (leafnodes { listen } / leafnodes { remotes }): publisher on the leaf, subscriber on the hub, 1:1 16 B across the leaf link", _ => [], Cold: (kind, root) => Leaf(kind, root, 16, 4_000_000)),
+        new("gateway", "a two-region super-cluster (gateway { name, listen, gateways }), one server per region: publisher in one, subscriber in the other, 1:1 16 B across the gateway", _ => [], Cold: (kind, root) => Gateway(kind, root, 16, Count(4_000_000))),
         new("storm", "connection storm: 8 threads open, handshake and close 4,000 connections (after 400 unmeasured)", s => ConnectionStorm(s, threads: 8, connections: 4_000)),
         new("coldstart", "a fresh server: start to ports file, then the first of each (no-responders reply, stream create, consumer create, push delivery, KV purge); 8 servers started at once", _ => [], Cold: ColdStart),
     ];
@@ -188,6 +189,18 @@ internal static class Scenarios
             nodes.ForEach(n => n.Dispose());
         }
     }
+
+    /// <summary>The gateway row: two one-server clusters of one kind on loopback, each listing the other; the publisher in east, the subscriber in west.</summary>
+    private static IReadOnlyList<Metric> Gateway(string kind, string root, int size, int messages)
+    {
+        var (eastPort, westPort) = (LoopbackPorts.Next(), LoopbackPorts.Next());
+        using var east = ServerProcess.Start(kind, root, GatewayConfig("east", eastPort, "west", westPort), jetStream: false);
+        using var west = ServerProcess.Start(kind, root, GatewayConfig("west", westPort, "east", eastPort), jetStream: false);
+        return PubSub(west, size, messages, publishers: 1, subscribers: 1, publisherPort: east.Port);
+    }
+
+    private static string GatewayConfig(string name, int port, string other, int otherPort) =>
+        $"server_name: {name}\ngateway {{ name: \"{name}\", listen: \"127.0.0.1:{port}\", gateways: [ {{ name: \"{other}\", url: \"nats://127.0.0.1:{otherPort}\" }} ] }}\n";
 
     /// <summary>The leaf row: a hub and a leaf of one kind on loopback; the publisher on the leaf, the subscriber on the hub.</summary>
     private static IReadOnlyList<Metric> Leaf(string kind, string root, int size, int messages)

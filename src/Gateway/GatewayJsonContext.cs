@@ -10,6 +10,7 @@ namespace Courier.Gateway;
 [JsonSerializable(typeof(Accountz))]
 [JsonSerializable(typeof(Routez))]
 [JsonSerializable(typeof(Leafz))]
+[JsonSerializable(typeof(Gatewayz))]
 [JsonSerializable(typeof(Raftz))]
 [JsonSerializable(typeof(Subsz))]
 [JsonSerializable(typeof(SublistStats))]

@@ -136,6 +136,12 @@ internal sealed partial class ServerHost
             return "config reload not supported for LeafNode";
         }
 
+        // Gateway links are made at the start, as nats-server (it refuses a changed gateway block but for TLS files).
+        if (!old.Gateway.SameAs(now.Gateway))
+        {
+            return "config reload not supported for Gateway";
+        }
+
         // nats-server refuses these too (its default case); its message prints both values, which for a key
         // would write the secret into the log, so Courier names the option only.
         if (old.JetStreamKey != now.JetStreamKey)

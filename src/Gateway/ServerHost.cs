@@ -21,6 +21,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
     private NatsListener? _mqttListener;
     private TcpAcceptor? _routeListener;
     private TcpAcceptor? _leafListener;
+    private TcpAcceptor? _gatewayListener;
     private MonitoringServer? _monitoring;
     private SystemAccountService? _systemAccount;
     private string? _portsFile;
@@ -50,6 +51,9 @@ internal sealed partial class ServerHost : IAsyncDisposable
 
     /// <summary>The leaf node port actually listened on (0 without one).</summary>
     public int LeafNodePort => _leafListener?.LocalEndPoint.Port ?? 0;
+
+    /// <summary>The gateway port listened on (0 without <c>gateway { }</c> or a port).</summary>
+    public int GatewayPort => _gatewayListener?.LocalEndPoint.Port ?? 0;
 
     /// <summary>The monitoring port actually bound, or 0.</summary>
     public int MonitorPort => _monitoring?.LocalEndPoint?.Port ?? 0;
@@ -87,6 +91,12 @@ internal sealed partial class ServerHost : IAsyncDisposable
         {
             _leafListener = new TcpAcceptor(_options.LeafNodes.Host, _options.LeafNodes.Port, Broker.AcceptLeaf, error => Log.LeafAcceptError(_log, error));
             _pages.LeafListenPort = _leafListener.LocalEndPoint.Port;
+        }
+
+        if (_options.Gateway.Enabled && _options.Gateway.Port != 0)
+        {
+            _gatewayListener = new TcpAcceptor(_options.Gateway.Host, _options.Gateway.Port, Broker.AcceptGateway, error => Log.GatewayAcceptError(_log, error));
+            Broker.Gateways!.ListenPort = _gatewayListener.LocalEndPoint.Port;
         }
 
         // Cheap wake-ups for latency-bound traffic (request/reply, synchronous JetStream publishes); see IdlePoll.
@@ -159,6 +169,14 @@ internal sealed partial class ServerHost : IAsyncDisposable
 
         Broker.StartLeafNodes();
 
+        if (_gatewayListener is not null)
+        {
+            _gatewayListener.Start();
+            Log.GatewayListening(_log, _gatewayListener.LocalEndPoint.ToString());
+        }
+
+        Broker.StartGateways();
+
         if (_options.PidFile is { } pidFile)
         {
             await File.WriteAllTextAsync(pidFile, Environment.ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture)).ConfigureAwait(false);
@@ -204,6 +222,11 @@ internal sealed partial class ServerHost : IAsyncDisposable
         if (_leafListener is not null)
         {
             await _leafListener.DisposeAsync().ConfigureAwait(false);
+        }
+
+        if (_gatewayListener is not null)
+        {
+            await _gatewayListener.DisposeAsync().ConfigureAwait(false);
         }
 
         if (_monitoring is not null)
@@ -270,6 +293,12 @@ internal sealed partial class ServerHost : IAsyncDisposable
 
         [LoggerMessage(Level = LogLevel.Error, Message = "Error accepting leafnode connection: {Error}")]
         public static partial void LeafAcceptError(ILogger logger, string error);
+
+        [LoggerMessage(Level = LogLevel.Information, Message = "Listening for gateway connections on {EndPoint}")]
+        public static partial void GatewayListening(ILogger logger, string endPoint);
+
+        [LoggerMessage(Level = LogLevel.Error, Message = "Error accepting gateway connection: {Error}")]
+        public static partial void GatewayAcceptError(ILogger logger, string error);
 
         [LoggerMessage(Level = LogLevel.Information, Message = "Server is ready")]
         public static partial void Ready(ILogger logger);

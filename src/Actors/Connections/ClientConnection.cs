@@ -256,8 +256,17 @@ internal sealed partial class ClientConnection : Connection
             WriteOwn(ProtocolWriter.Ok);
         }
 
-        var match = publisher.Match(subject);
-        var delivered = !match.IsEmpty && publisher.Deliver(match, subject, subject, command.ReplyTo, command.HeaderSize, command.Payload, default);
+        bool delivered;
+        if (publisher.IsGatewayReply(subject))
+        {
+            delivered = publisher.SendMappedReply(subject, command.ReplyTo, command.HeaderSize, command.Payload);
+        }
+        else
+        {
+            var match = publisher.Match(subject);
+            delivered = !match.IsEmpty && publisher.Deliver(match, subject, subject, command.ReplyTo, command.HeaderSize, command.Payload, default);
+        }
+
         if (!delivered && _noResponders && !command.ReplyTo.IsEmpty)
         {
             SendNoResponders(command.ReplyTo);

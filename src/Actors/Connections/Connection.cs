@@ -24,6 +24,9 @@ internal enum ConnectionKind
 
     /// <summary>A leaf node link to a hub or from a leaf (<see cref="LeafConnection"/>).</summary>
     Leaf,
+
+    /// <summary>A gateway link to or from another cluster of a super-cluster (<see cref="GatewayConnection"/>).</summary>
+    Gateway,
 }
 
 /// <summary>
@@ -59,7 +62,7 @@ internal abstract partial class Connection
         // A service's outbound, or one with no socket under it (tests, benchmarks), is written where it is signalled.
         Outbound = new Outbound(options.MaxPending, inProcess: kind == PublisherKind.Service || transport.Socket is null);
         Outbound.SlowConsumerDetected = OnSlowConsumer;
-        Publisher = new Publisher(this, kind, _account, options.MaxControlLine);
+        Publisher = new Publisher(this, kind, _account, options.MaxControlLine) { Gateways = node.Gateways };
         Started = DateTime.UtcNow;
         _startedTick = Environment.TickCount64;
         _lastActivityTick = _startedTick;
@@ -85,8 +88,8 @@ internal abstract partial class Connection
     /// <summary>A leaf node link (this node the hub or the leaf).</summary>
     public bool IsLeaf => Kind == ConnectionKind.Leaf;
 
-    /// <summary>A link to another server (a route or a leaf node link), not a client.</summary>
-    public bool IsServerLink => Kind is ConnectionKind.Route or ConnectionKind.Leaf;
+    /// <summary>A link to another server (a route, a leaf node link or a gateway link), not a client.</summary>
+    public bool IsServerLink => Kind is ConnectionKind.Route or ConnectionKind.Leaf or ConnectionKind.Gateway;
 
     /// <summary>An in-process connection of one of Courier's own services.</summary>
     public bool IsInternal => Kind == ConnectionKind.InProcess;

@@ -17,4 +17,8 @@ internal sealed record ConnectionContext(
     AccountRegistry Accounts,
     ClientRegistry Registry,
     SubscriptionChanges Subscriptions,
-    ServerStats Stats);
+    ServerStats Stats)
+{
+    /// <summary>The node's gateway links (null without <c>gateway { }</c>): the publish path sends to them.</summary>
+    public Gateway.GatewayTable? Gateways { get; init; }
+}

@@ -28,6 +28,13 @@ internal enum PublisherKind
     /// other side chose this node for it. Never stalled.
     /// </summary>
     Leaf,
+
+    /// <summary>
+    /// An inbound gateway link: its messages came from another cluster, so they go to local subscribers,
+    /// routes and leaf links, never to a gateway; to a queue group only when the other cluster chose this one
+    /// for it. Never stalled.
+    /// </summary>
+    Gateway,
 }
 
 /// <summary>
@@ -145,6 +152,11 @@ internal sealed partial class Publisher
     public bool Publish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> messageSubject, ReadOnlySpan<byte> replyTo, int headerSize, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte> routedQueues = default)
     {
         Count((int)payload.Length);
+        if (IsGatewayReply(subject))
+        {
+            return SendMappedReply(subject, replyTo, headerSize, payload);
+        }
+
         var match = Match(subject);
         return !match.IsEmpty && Deliver(match, subject, messageSubject, replyTo, headerSize, payload, routedQueues);
     }
@@ -225,6 +237,16 @@ internal sealed partial class Publisher
                 continue;
             }
 
+            if (sub.Client is GatewayConnection gateway)
+            {
+                if (ToGateways)
+                {
+                    AddGatewayTarget(gateway, null);
+                }
+
+                continue;
+            }
+
             if (!Echo && ReferenceEquals(sub.Client, _source))
             {
                 continue;
@@ -235,7 +257,7 @@ internal sealed partial class Publisher
 
         foreach (var group in match.Queues)
         {
-            if (_kind is PublisherKind.Peer or PublisherKind.Leaf && _importDepth == 0 && !RoutedQueuesContain(routedQueues, group.NameUtf8))
+            if (_kind is PublisherKind.Peer or PublisherKind.Leaf or PublisherKind.Gateway && _importDepth == 0 && !RoutedQueuesContain(routedQueues, group.NameUtf8))
             {
                 continue;
             }
@@ -257,6 +279,11 @@ internal sealed partial class Publisher
             delivered |= messageSubject == subject || replyTo.IsEmpty
                 ? SendToLeafs(subject, replyTo, headerSize, payload)
                 : SendToLeafs(subject, JetStreamRouteReply(replyTo, messageSubject), headerSize, payload);
+        }
+
+        if (_gatewayTargets is { Count: > 0 })
+        {
+            delivered |= SendToGateways(subject, replyTo, headerSize, payload);
         }
 
         if (_importHits is { Count: > 0 })
@@ -298,6 +325,7 @@ internal sealed partial class Publisher
         }
 
         LeafConnection? lastResort = null;
+        GatewayConnection? otherCluster = null;
         for (var i = 0; i < members.Length; i++)
         {
             var sub = members[(start + i) % members.Length];
@@ -322,6 +350,16 @@ internal sealed partial class Publisher
                 continue;
             }
 
+            if (sub.Client is GatewayConnection gateway)
+            {
+                if (otherCluster is null && ToGateways)
+                {
+                    otherCluster = gateway;
+                }
+
+                continue;
+            }
+
             if (!Echo && ReferenceEquals(sub.Client, _source))
             {
                 continue;
@@ -337,6 +375,11 @@ internal sealed partial class Publisher
         {
             AddLeafTarget(lastResort, group);
         }
+        else if (otherCluster is not null)
+        {
+            // No member in this cluster took it: another cluster's (nats-server's sendMsgToGateways after processMsgResults).
+            AddGatewayTarget(otherCluster, group);
+        }
 
         return false;
     }
@@ -346,6 +389,7 @@ internal sealed partial class Publisher
     {
         RouteConnection => toRoutes ? member.Weight : 0,
         LeafConnection => 0,
+        GatewayConnection => 0,
         _ => 1,
     };
 

@@ -217,6 +217,11 @@ internal sealed class LeafTable
                 continue; // a link's own interest is never told back to it
             }
 
+            if (source is GatewayConnection)
+            {
+                continue; // another cluster's interest stays with its gateway link
+            }
+
             if (source is LeafConnection from)
             {
                 // Never back into the cluster it came from (but a loop detection subject always goes on).

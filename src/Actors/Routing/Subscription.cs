@@ -15,6 +15,7 @@ internal sealed class Subscription
     private int _weight = 1;
     private int _countedForRoutes;
     private int _countedForLeafs;
+    private int _countedForGateways;
 
     public Subscription(Connection client, Account account, string subject, string? queue, byte[] sid, int shard)
     {
@@ -75,6 +76,12 @@ internal sealed class Subscription
 
     /// <summary>Clears the mark of <see cref="MarkCountedForLeafs"/>; true when it was set.</summary>
     public bool UnmarkCountedForLeafs() => Interlocked.Exchange(ref _countedForLeafs, 0) == 1;
+
+    /// <summary>Marks the subscription as counted in the node's gateway interest; true the first time only.</summary>
+    public bool MarkCountedForGateways() => Interlocked.Exchange(ref _countedForGateways, 1) == 0;
+
+    /// <summary>Clears the mark of <see cref="MarkCountedForGateways"/>; true when it was set.</summary>
+    public bool UnmarkCountedForGateways() => Interlocked.Exchange(ref _countedForGateways, 0) == 1;
 
     /// <summary>
     /// An MQTT subscription at QoS 1/2 of a persistent session: messages published at QoS 1/2 reach

@@ -41,6 +41,8 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     private RouteLinkContext? _routeLinks;
     private LeafLinkContext? _leafLinks;
     private IActorRef _leafManager = ActorRefs.Nobody;
+    private IActorRef _gatewayManager = ActorRefs.Nobody;
+    private GatewayLinkContext? _gatewayLinks;
     private bool _ownsSystem;
 
     public Broker(ServerOptions options, ILoggerFactory? loggerFactory = null, int literalShards = DefaultLiteralShards)
@@ -80,14 +82,15 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         }, options.WebSocket);
         Routes = options.Cluster.Enabled ? new RouteTable(ServerId, options.Cluster.Name) : null;
         Leafs = options.LeafNodes.Enabled || options.LeafNodes.Remotes.Count > 0 ? new Leaf.LeafTable() : null;
-        Subscriptions = new SubscriptionChanges(Routes, Leafs);
+        Gateways = options.Gateway.Enabled ? new Gateway.GatewayTable(options.Gateway.Name!, ServerId) : null;
+        Subscriptions = new SubscriptionChanges(Routes, Leafs, Gateways);
         ClusterView = new ClusterView(options, ServerId, ServerName, Routes, Info, Registry);
         if (Routes is not null)
         {
             Routes.Changed += ClusterView.OnRoutesChanged;
         }
         Monitoring = new MonitoringSnapshots(Registry, Accounts, Routes, Stats, () => JetStream);
-        Connections = new ConnectionContext(options, Logger, Accounts, Registry, Subscriptions, Stats);
+        Connections = new ConnectionContext(options, Logger, Accounts, Registry, Subscriptions, Stats) { Gateways = Gateways };
     }
 
     /// <summary>
@@ -163,6 +166,14 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             _leafLinks = new LeafLinkContext(Connections, Leafs, ServerId, ServerName, () => Routes?.ClusterName, Authentication);
             var leafContext = new Leaf.LeafContext(Options, Accounts, Registry, CreateLeaf, Logger);
             _leafManager = System.ActorOf(Leaf.LeafManager.Props(leafContext), "leafnodes");
+        }
+
+        if (Gateways is not null)
+        {
+            var gatewayContext = new Gateway.GatewayContext(Options, Gateways, Registry, CreateGateway, Logger);
+            var manager = System.ActorOf(Gateway.GatewayManager.Props(gatewayContext), "gateways");
+            _gatewayManager = manager;
+            _gatewayLinks = new GatewayLinkContext(Connections, Gateways, ServerId, ServerName, (name, urls) => manager.Tell(new Gateway.GatewayManager.Protocol.Implicit(name, urls)));
         }
     }
 
@@ -459,6 +470,23 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     private LeafConnection CreateLeaf(Socket socket, ulong id, IActorRef owner, Leaf.LeafLink link, Accounts.Account account) =>
         new(_leafLinks!, new NetworkStream(socket, ownsSocket: false), socket, id, owner, link, account);
 
+    /// <summary>Dials the remote gateways of <c>gateway.gateways</c> (once the listeners accept).</summary>
+    public void StartGateways() => _gatewayManager.Tell(Gateway.GatewayManager.Protocol.Start.Instance);
+
+    /// <summary>Takes ownership of a socket accepted on the gateway port.</summary>
+    public void AcceptGateway(Socket socket)
+    {
+        socket.NoDelay = true;
+        _gatewayManager.Tell(new Gateway.GatewayManager.Protocol.Accepted(socket));
+    }
+
+    /// <summary>Creates the data path of a gateway link (<see cref="Gateway.GatewayActor"/>): the <see cref="Gateway.GatewayContext"/>'s factory.</summary>
+    private GatewayConnection CreateGateway(Socket socket, ulong id, IActorRef owner, Gateway.GatewayLink link) =>
+        new(_gatewayLinks!, new NetworkStream(socket, ownsSocket: false), socket, id, owner, link);
+
+    /// <summary>The node's gateway links and the interest told over them; null without <c>gateway { }</c>.</summary>
+    internal Gateway.GatewayTable? Gateways { get; }
+
     /// <summary>The node's leaf node links and the interest told to them; null without <c>leafnodes { }</c>.</summary>
     internal Leaf.LeafTable? Leafs { get; }
 
@@ -490,6 +518,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         }
 
         _leafManager.Tell(Leaf.LeafManager.Protocol.Stop.Instance);
+        _gatewayManager.Tell(Gateway.GatewayManager.Protocol.Stop.Instance);
         if (_raftTransport is { } raft)
         {
             await raft.DisposeAsync().ConfigureAwait(false);
@@ -503,7 +532,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
         // A host's system (a test's) outlives the broker: stop just the broker's actors, children first.
         var jetStreams = Accounts.All.Select(a => a.JetStream).Where(j => j is not null && !ReferenceEquals(j, JetStream));
-        foreach (var actor in new[] { JetStream }.Concat(jetStreams).Concat([JetStreamCluster?.RaftHost, ClusterView.ClusterNode, ClusterView.RouteManager, _leafManager, _connections]).Concat(Accounts.Supervisors))
+        foreach (var actor in new[] { JetStream }.Concat(jetStreams).Concat([JetStreamCluster?.RaftHost, ClusterView.ClusterNode, ClusterView.RouteManager, _leafManager, _gatewayManager, _connections]).Concat(Accounts.Supervisors))
         {
             if (actor is not null && !actor.IsNobody())
             {

@@ -205,6 +205,9 @@ public sealed class ServerOptions
 
     /// <summary><c>leafnodes { }</c>: the leaf node listener (this node as a hub) and the remotes it dials (this node as a leaf).</summary>
     public LeafNodeOptions LeafNodes { get; } = new();
+
+    /// <summary><c>gateway { }</c>: this cluster's gateway name, listener and the remote gateways it dials (bound; links not implemented yet).</summary>
+    public GatewayOptions Gateway { get; } = new();
 }
 
 /// <summary>

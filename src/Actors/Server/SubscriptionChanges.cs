@@ -11,8 +11,9 @@ namespace Courier.Actors.Server;
 /// message of the client), then applied by the account's router shards, which acknowledge once their
 /// snapshot is published (invariant 2).
 /// </summary>
-internal sealed class SubscriptionChanges(RouteTable? routes, Leaf.LeafTable? leafs = null)
+internal sealed class SubscriptionChanges(RouteTable? routes, Leaf.LeafTable? leafs = null, Gateway.GatewayTable? gateways = null)
 {
+    private readonly Gateway.GatewayTable? _gateways = gateways;
     private readonly RouteTable? _routes = routes;
     private readonly Leaf.LeafTable? _leafs = leafs;
 
@@ -27,6 +28,7 @@ internal sealed class SubscriptionChanges(RouteTable? routes, Leaf.LeafTable? le
         // Routes first: an RS+ is queued ahead of any message this client publishes after the SUB.
         _routes?.OnLocalChanges(changes);
         _leafs?.OnChanges(changes);
+        _gateways?.OnChanges(changes);
 
         var account = changes[0].Sub.Account;
         var first = changes[0].Sub.Shard;
@@ -70,6 +72,7 @@ internal sealed class SubscriptionChanges(RouteTable? routes, Leaf.LeafTable? le
     {
         _routes?.OnLocalChanges(changes);
         _leafs?.OnChanges(changes);
+        _gateways?.OnChanges(changes);
         var seen = new HashSet<(Account, int)>();
         foreach (var change in changes)
         {

@@ -23,7 +23,7 @@ internal sealed partial class OptionsBinder
         warned:
         [
             "client_advertise", "trace_headers", "logtime_utc", "mappings", "maps", "disable_sublist_cache",
-            "no_sublist_cache", "https", "http_base_path", "gateway", "logfile_max_num",
+            "no_sublist_cache", "https", "http_base_path", "logfile_max_num",
             "log_max_num", "syslog", "remote_syslog", "prof_port", "prof_block_rate", "proxy_protocol",
             "max_traced_msg_len", "max_sub_tokens", "max_subscription_tokens", "write_timeout",
             "no_header_support", "connect_error_reports", "reconnect_error_reports",
@@ -53,6 +53,7 @@ internal sealed partial class OptionsBinder
     private readonly List<ConfigException> _errors = [];
     private bool _storeDirSet;
     private ConfigEntry? _webSocketEntry;
+    private ConfigEntry? _gatewayEntry;
 
     private OptionsBinder(ServerOptions options) => _options = options;
 
@@ -77,6 +78,7 @@ internal sealed partial class OptionsBinder
         binder.ValidateWebSocket();
         binder.ValidateOperator();
         binder.ValidateAccounts();
+        binder.ValidateGateway();
 
         return binder._errors.Count > 0 ? throw new ConfigException(binder._errors) : binder._warnings;
     }
@@ -313,6 +315,9 @@ internal sealed partial class OptionsBinder
                 break;
             case "leafnodes" or "leaf":
                 BindLeafNodes(entry);
+                break;
+            case "gateway":
+                BindGateway(entry);
                 break;
             case "nats_server_version":
                 if (TryString(entry, out s))

@@ -33,6 +33,7 @@ internal sealed class Varz
     [JsonPropertyName("write_deadline")] public long WriteDeadline { get; init; }
     [JsonPropertyName("cluster")] public VarzCluster Cluster { get; init; } = new();
     [JsonPropertyName("leaf")] public VarzLeaf Leaf { get; init; } = new();
+    [JsonPropertyName("gateway")] public VarzGateway Gateway { get; init; } = new();
     [JsonPropertyName("connect_urls")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<string>? ConnectUrls { get; init; }
     [JsonPropertyName("jetstream")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public VarzJetStream? JetStream { get; init; }
     [JsonPropertyName("start")] public DateTime Start { get; init; }

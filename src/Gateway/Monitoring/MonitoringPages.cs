@@ -142,6 +142,7 @@ internal sealed partial class MonitoringPages
                 : new VarzCluster(),
             ConnectUrls = _broker.Routes is null || o.Cluster.NoAdvertise ? null : _broker.ClusterView.ConnectUrls,
             Leaf = LeafVarz(o),
+            Gateway = GatewayVarz(o),
             Routes = _broker.Routes?.Routes.Length ?? 0,
             Leafnodes = _broker.Leafs?.Links.Length ?? 0,
             JetStream = o.JetStream

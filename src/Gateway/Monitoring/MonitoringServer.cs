@@ -52,13 +52,14 @@ internal sealed class MonitoringServer : IAsyncDisposable
             }
         }));
         _app = builder.Build();
-        _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /routez /leafz /subsz /accountz /jsz /raftz /healthz /metrics\n"));
+        _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /routez /leafz /gatewayz /subsz /accountz /jsz /raftz /healthz /metrics\n"));
         _app.MapGet("/healthz", Healthz);
         _app.MapGet("/varz", (HttpContext _) => Json(_pages.Varz(), GatewayJsonContext.Default.Varz));
         _app.MapGet("/connz", (HttpContext http) => Connz(http.Request.Query));
         _app.MapGet("/accountz", (HttpContext http) => Accountz(http.Request.Query["acc"].ToString()));
         _app.MapGet("/routez", (HttpContext _) => Json(_pages.Routez(), GatewayJsonContext.Default.Routez));
         _app.MapGet("/leafz", (HttpContext http) => Leafz(http.Request.Query));
+        _app.MapGet("/gatewayz", () => Json(_pages.Gatewayz(), GatewayJsonContext.Default.Gatewayz));
         _app.MapGet("/subsz", (HttpContext http) => Subsz(http.Request.Query));
         _app.MapGet("/jsz", (Func<HttpContext, Task<IResult>>)(http => JszAsync(http.Request.Query)));
         _app.MapGet("/raftz", (Func<HttpContext, Task<IResult>>)(async http => Json(await _pages.RaftzAsync(http.Request.Query["acc"].ToString(), http.Request.Query["group"].ToString()).ConfigureAwait(false), GatewayJsonContext.Default.Raftz)));

@@ -14,4 +14,6 @@ namespace Courier.Protocols.Nats;
 [JsonSerializable(typeof(RouteConnect))]
 [JsonSerializable(typeof(LeafInfo))]
 [JsonSerializable(typeof(LeafConnect))]
+[JsonSerializable(typeof(GatewayInfo))]
+[JsonSerializable(typeof(GatewayConnect))]
 public sealed partial class NatsJsonContext : JsonSerializerContext;

@@ -248,11 +248,11 @@ public sealed class OptionsBinderTests
     [Fact]
     public void Nats_server_keys_courier_does_not_implement_are_reported_as_unsupported()
     {
-        var (_, warnings) = Bind("gateway { port: 7222 }\nsyslog: true\njetstream { strict: true }\n");
+        var (_, warnings) = Bind("logfile_max_num: 3\nsyslog: true\njetstream { strict: true }\n");
 
         Assert.Equal(3, warnings.Count);
         Assert.All(warnings, w => Assert.Contains("is not supported by Courier and is ignored", w));
-        Assert.StartsWith("test.conf:1:0: field \"gateway\"", warnings[0]);
+        Assert.StartsWith("test.conf:1:0: field \"logfile_max_num\"", warnings[0]);
     }
 
     [Fact]

@@ -1,0 +1,16 @@
+using Courier.Actors.Gateway;
+
+namespace Courier.Actors.Connections;
+
+/// <summary>What a gateway link (<see cref="GatewayConnection"/>) uses beyond <see cref="ConnectionContext"/>.</summary>
+/// <param name="Node">What every connection uses.</param>
+/// <param name="Gateways">The node's gateway links and the interest told to the inbound ones.</param>
+/// <param name="ServerId">This node's server id (INFO, CONNECT).</param>
+/// <param name="ServerName">This node's name.</param>
+/// <param name="Implicit">Asks for an outbound link to a gateway learnt from an INFO (an inbound link's, or gossip): its name and URLs.</param>
+internal sealed record GatewayLinkContext(
+    ConnectionContext Node,
+    GatewayTable Gateways,
+    string ServerId,
+    string ServerName,
+    Action<string, string[]> Implicit);
