@@ -11,10 +11,10 @@ namespace Courier.Cluster.Tests;
 /// </summary>
 public sealed class NemesisShortRunTests
 {
-    private static readonly TimeSpan Limit = TimeSpan.FromMinutes(12); // five runs of 15 s, each with start, healing and reading
+    private static readonly TimeSpan Limit = TimeSpan.FromMinutes(10); // four runs of 15 s, each with start, healing and reading
 
     [Fact]
-    public async Task Courier_loses_and_diverges_nothing_under_partitions_kills_pauses_power_cuts_and_bit_flips()
+    public async Task Courier_loses_and_diverges_nothing_under_partitions_kills_power_cuts_and_bit_flips()
     {
         var root = AppContext.BaseDirectory;
         while (!File.Exists(Path.Combine(root, "Courier.slnx")))
@@ -24,7 +24,7 @@ public sealed class NemesisShortRunTests
 
         var output = Directory.CreateTempSubdirectory("courier-nemesis-").FullName;
         var psi = new ProcessStartInfo(Path.Combine(root, "load/nemesis.sh"),
-            $"--servers courier --faults partition-half,kill-leader,pause-leader,power-all,corrupt-bit --seeds 1 --seconds 15 --net-id 9 --out {output}")
+            $"--servers courier --faults partition-half,kill-leader,power-all,corrupt-bit --seeds 1 --seconds 15 --net-id 9 --out {output}")
         {
             RedirectStandardOutput = true,
             RedirectStandardError = true,
@@ -47,7 +47,7 @@ public sealed class NemesisShortRunTests
         var text = $"{await stdout}\n{await stderr}\n{report}";
         Assert.True(process.ExitCode == 0, text);
         var rows = report.Split('\n').Where(l => l.StartsWith("| courier |", StringComparison.Ordinal)).ToList();
-        Assert.Equal(5, rows.Count);
+        Assert.Equal(4, rows.Count);
         Assert.All(rows, row => Assert.EndsWith("| yes | safe |", row.TrimEnd()));
         Directory.Delete(output, recursive: true);
     }
