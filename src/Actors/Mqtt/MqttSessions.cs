@@ -160,8 +160,10 @@ internal sealed class MqttSessions : ReceivePersistentActor
         if (!_sessions.TryGetValue(key, out var session))
         {
             // Client ids are any UTF-8: actor names are a counter, the map holds the key.
-            var account = MqttAccountScope.Split(key).Account;
-            session = Context.ActorOf(MqttSessionActor.Props(key, () => CaptureClient(account), _ledger), $"session-{++_created}");
+            // The account's capture client is made here, on this actor's thread: the session actors run on
+            // others, and two of them making it at once corrupted the map (a null client in a readiness flush).
+            var client = CaptureClient(MqttAccountScope.Split(key).Account);
+            session = Context.ActorOf(MqttSessionActor.Props(key, () => client, _ledger), $"session-{++_created}");
             Context.Watch(session);
             _sessions.Add(key, session);
             _ids.Add(session, key);
