@@ -94,10 +94,11 @@ public abstract class MeshBehaviourTests
         await a.PingAsync();
         await b.PingAsync();
         var remote = memberA1.Messages.Concat(memberA2.Messages).Concat(memberB.Messages).Select(m => m.Data).ToList();
-        Assert.Equal(Remote, remote.Count);
-        Assert.Equal(Remote, remote.Distinct().Count());
-        Assert.True(memberA1.Messages.Count + memberA2.Messages.Count > 0 && !memberB.Messages.IsEmpty, "both nodes' members got a share");
-        Assert.Equal(Remote, plainB.Messages.Count); // a plain subscriber beside the group gets everything
+        string Shares() => $"a1 {memberA1.Messages.Count}, a2 {memberA2.Messages.Count}, b {memberB.Messages.Count}, plain b {plainB.Messages.Count}, "
+            + $"missing [{string.Join(',', Enumerable.Range(0, Remote).Select(i => $"r{i}").Except(remote).Take(20))}]\n{_mesh.Diagnostics()}";
+        Assert.True(remote.Count == Remote && remote.Distinct().Count() == Remote, "each message once: " + Shares());
+        Assert.True(memberA1.Messages.Count + memberA2.Messages.Count > 0 && !memberB.Messages.IsEmpty, "both nodes' members got a share: " + Shares());
+        Assert.True(plainB.Messages.Count == Remote, "a plain subscriber beside the group gets everything: " + Shares());
 
         // A member on the publisher's node joins the draw (nats-server 2.9 picks among local members and
         // routes alike for a client's message; a route's weight is its member count).
