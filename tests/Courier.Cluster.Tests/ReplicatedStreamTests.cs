@@ -1,4 +1,5 @@
 using System.Net;
+using System.Text.Json.Nodes;
 using Courier.Cluster.Tests.Infrastructure;
 using Courier.Integration.Tests.Infrastructure;
 using NATS.Client.Core;
@@ -345,6 +346,117 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
         var restarted = await mesh.RestartAsync(leader);
         using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
         Assert.True(await NodeMonitor.HealthAsync(http, restarted, HttpStatusCode.OK, Timeout), $"the restarted node never became healthy\n{mesh.Diagnostics()}");
+    }
+
+    /// <summary>
+    /// CONSUMER.LEADER.STEPDOWN of a durable on an R3 stream: answered with success, the consumer's info names another
+    /// leader afterwards (each node leads it in turn, asked again until it does), and the consumer goes on from its ack
+    /// floor; an unknown consumer, an unknown stream and a request with a body get nats-server's errors.
+    /// </summary>
+    [Fact]
+    public async Task A_consumer_leader_stepdown_moves_the_consumer_to_another_replica_which_goes_on_from_its_ack_floor()
+    {
+        await JetStreamMeshReadyAsync(MeshOf());
+        await using var client = await mesh.ConnectAsync(1, "consumer-stepdown");
+        var js = new NatsJSContext(client);
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    try
+                    {
+                        await js.CreateStreamAsync(new StreamConfig("CSD", ["csd.>"]) { NumReplicas = 3 });
+                        return true;
+                    }
+                    catch (NatsJSApiException e) when (e.Error.Code == 503 || e.Error.ErrCode == 10005)
+                    {
+                        return false;
+                    }
+                },
+                Timeout),
+            $"the R3 stream was never created\n{mesh.Diagnostics()}");
+        for (var i = 1; i <= 30; i++)
+        {
+            (await ClusterPublish.RetriedAsync(js, "csd.x", $"m{i}")).EnsureSuccess();
+        }
+
+        var consumer = await js.CreateOrUpdateConsumerAsync("CSD", new ConsumerConfig("sd") { AckPolicy = ConsumerConfigAckPolicy.Explicit });
+        var got = new List<string?>();
+        await foreach (var msg in consumer.FetchAsync<string>(new NatsJSFetchOpts { MaxMsgs = 10, Expires = TimeSpan.FromSeconds(5) }))
+        {
+            got.Add(msg.Data);
+            await msg.AckAsync(new AckOpts { DoubleAck = true });
+        }
+
+        Assert.Equal(Enumerable.Range(1, 10).Select(i => $"m{i}"), got);
+
+        async Task<JsonNode?> StepDownAsync(string subject, string? body = null)
+        {
+            var answer = await client.RequestAsync<string, string>(subject, body);
+            return JsonNode.Parse(answer.Data!);
+        }
+
+        // Errors first, in nats-server's order: the stream, then the consumer, then the body.
+        Assert.Equal(10059, (int?)(await StepDownAsync("$JS.API.CONSUMER.LEADER.STEPDOWN.NOSUCH.sd"))?["error"]?["err_code"]);
+        Assert.Equal(10014, (int?)(await StepDownAsync("$JS.API.CONSUMER.LEADER.STEPDOWN.CSD.nosuch"))?["error"]?["err_code"]);
+        Assert.Equal(10003, (int?)(await StepDownAsync("$JS.API.CONSUMER.LEADER.STEPDOWN.CSD.sd", """{"placement":{}}"""))?["error"]?["err_code"]);
+
+        // Each node leads the consumer in turn; every leader goes on from the ack floor, ten messages at a time.
+        var led = new HashSet<string>();
+        var next = 11;
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    ConsumerInfo info;
+                    try
+                    {
+                        info = (await js.GetConsumerAsync("CSD", "sd")).Info;
+                    }
+                    catch (NatsJSApiException)
+                    {
+                        return false; // between two leaders
+                    }
+
+                    if (info.Cluster?.Leader is { } leader && led.Add(leader))
+                    {
+                        Assert.Equal((ulong)(next - 1), info.AckFloor.StreamSeq);
+                        var batch = new List<string?>();
+                        var deadline = DateTime.UtcNow + Timeout;
+                        while (batch.Count < 5 && DateTime.UtcNow < deadline)
+                        {
+                            try
+                            {
+                                var current = await js.GetConsumerAsync("CSD", "sd");
+                                await foreach (var msg in current.FetchAsync<string>(new NatsJSFetchOpts { MaxMsgs = 5 - batch.Count, Expires = TimeSpan.FromSeconds(2) }))
+                                {
+                                    batch.Add(msg.Data);
+                                    await msg.AckAsync(new AckOpts { DoubleAck = true });
+                                }
+                            }
+                            catch (Exception e) when (e is NatsJSApiException or NatsException or TimeoutException)
+                            {
+                                await Task.Delay(250);
+                            }
+                        }
+
+                        Assert.Equal(Enumerable.Range(next, 5).Select(i => $"m{i}"), batch);
+                        next += 5;
+                    }
+
+                    if (led.Count == 3)
+                    {
+                        return true;
+                    }
+
+                    var answer = await StepDownAsync("$JS.API.CONSUMER.LEADER.STEPDOWN.CSD.sd", led.Count == 1 ? "{}" : null); // "{}" is no body
+                    Assert.True(answer?["success"]?.GetValue<bool>() == true || answer?["error"]?["code"]?.GetValue<int>() == 503, answer?.ToJsonString());
+                    await Task.Delay(500);
+                    return false;
+                },
+                Timeout),
+            $"only {string.Join(',', led)} led the consumer\n{mesh.Diagnostics()}");
+        await js.DeleteStreamAsync("CSD");
     }
 
     [Fact]

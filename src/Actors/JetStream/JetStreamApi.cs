@@ -333,7 +333,7 @@ internal sealed partial class JetStreamApi : ReceiveActor, IWithTimers
                 Delete(name, reply);
                 return;
             case "STREAM.LEADER.STEPDOWN":
-                if (request.Payload.Length > 0)
+                if (!ApiRequests.IsEmpty(request.Payload))
                 {
                     Reply(reply, new ErrorResponse { Type = ResponseType(operation), Error = ApiError.BadRequest }, JetStreamJsonContext.Default.ErrorResponse);
                     return;
@@ -430,6 +430,10 @@ internal sealed partial class JetStreamApi : ReceiveActor, IWithTimers
         else if (tokens.Length > 2 && tokens[1] == "MSG" && tokens[2] == "NEXT")
         {
             (operation, streamAt) = ("MSG.NEXT", 3);
+        }
+        else if (tokens.Length > 2 && tokens[1] == "LEADER" && tokens[2] == "STEPDOWN")
+        {
+            (operation, streamAt) = ("LEADER.STEPDOWN", 3);
         }
         else
         {

@@ -84,11 +84,29 @@ internal sealed partial class StreamActor
     private void OnConsumerInfoAnswer(ConsumerInfoAnswer answer)
     {
         answer.Info.Type = answer.Type;
+        answer.Info.Cluster = ConsumerClusterInfo();
         Reply(answer.ReplyTo, answer.Info, ConsumerJsonContext.Default.ConsumerInfoResponse);
     }
 
-    private void OnConsumerListAnswer(ConsumerListAnswer answer) =>
+    private void OnConsumerListAnswer(ConsumerListAnswer answer)
+    {
+        foreach (var info in answer.Response.Consumers)
+        {
+            info.Cluster = ConsumerClusterInfo();
+        }
+
         Reply(answer.ReplyTo, answer.Response, ConsumerJsonContext.Default.ConsumerListResponse);
+    }
+
+    /// <summary>
+    /// A consumer's <c>cluster</c> block, as nats-server's consumer info carries in a cluster: the cluster's name
+    /// and the leader, which for a replicated stream's consumer is the stream's leader (its state goes through the
+    /// stream's log and it runs where the stream leads). Replicas are not listed (STREAM.INFO lists the group's).
+    /// </summary>
+    private ClusterInfo? ConsumerClusterInfo() =>
+        _replication is { } replication ? new ClusterInfo { Name = replication.ClusterName, Leader = _leader == 0 ? null : replication.NameOf(_leader) }
+        : _clusterMember is { } member ? new ClusterInfo { Name = member.Cluster, Leader = member.Server }
+        : null;
 
     // The requester times out, as it did when the stream waited for the consumer in its turn.
     private void OnConsumerUnanswered(ConsumerUnanswered unanswered) =>

@@ -243,6 +243,22 @@ internal sealed partial class StreamActor
                 }
 
                 break;
+            case "LEADER.STEPDOWN":
+                // As nats-server's jsConsumerLeaderStepDownRequest: an unknown consumer, then a body, are errors.
+                if (!_consumers.TryGetValue(request.Consumer, out _))
+                {
+                    ConsumerNotFound(request.ReplyTo, "io.nats.jetstream.api.v1.consumer_leader_stepdown_response");
+                }
+                else if (!ApiRequests.IsEmpty(request.Payload))
+                {
+                    Reply(request.ReplyTo, new ErrorResponse { Type = "io.nats.jetstream.api.v1.consumer_leader_stepdown_response", Error = ApiError.BadRequest }, JetStreamJsonContext.Default.ErrorResponse);
+                }
+                else
+                {
+                    StepDown(request.ReplyTo, "io.nats.jetstream.api.v1.consumer_leader_stepdown_response");
+                }
+
+                break;
             case "PAUSE":
                 PauseConsumer(request);
                 break;

@@ -89,7 +89,7 @@ internal sealed partial class StreamActor
 
         if (request.Operation == "LEADER.STEPDOWN")
         {
-            StepDown(request);
+            StepDown(request.ReplyTo, "io.nats.jetstream.api.v1.stream_leader_stepdown_response");
             return;
         }
 

@@ -63,6 +63,9 @@ internal sealed partial class StreamActor
     private const byte ConsumerDeletedEntry = 5;
     private const byte ConsumerStateEntry = 6;
 
+    /// <summary>A stepdown's handover: once committed, the leader hands leadership to the successor it names.</summary>
+    private const byte HandoverEntry = 8;
+
     /// <summary>How often the leader replicates its durable consumers' states (those that changed).</summary>
     private static readonly TimeSpan ConsumerStateInterval = TimeSpan.FromSeconds(1);
 
@@ -117,6 +120,7 @@ internal sealed partial class StreamActor
         Receive<RaftHost.Protocol.GroupStatus>(OnGroupStatus);
         Receive<Protocol.LeaderWaitOver>(_ => AnswerAwaitingLeader());
         Receive<Protocol.StepDownWith>(OnStepDownWith);
+        Receive<Protocol.HandOver>(OnHandOver);
         Receive<Protocol.ReplicateConsumerStates>(_ => ReplicateConsumerStates());
         Receive<Protocol.ConsumerStateTaken>(OnConsumerStateTaken);
     }
@@ -268,6 +272,9 @@ internal sealed partial class StreamActor
                         break;
                     case ConsumerStateEntry:
                         ApplyConsumerState(data[1..]);
+                        break;
+                    case HandoverEntry:
+                        ApplyHandover(data[1..]);
                         break;
                     case ExpiredEntry:
                         ApplyExpired(data[1..]);
@@ -611,24 +618,24 @@ internal sealed partial class StreamActor
     /// STREAM.LEADER.STEPDOWN: the leader hands leadership to the most caught-up replica heard from
     /// lately (Raft's leadership transfer) and answers success, as nats-server; an R1 stream's single
     /// member stays its leader, as nats-server's one-member group re-elects itself.
+    /// CONSUMER.LEADER.STEPDOWN comes here too: a replicated stream's consumers live on its leader
+    /// (their state goes through the stream's log), so the consumer's leader moves with the stream's.
     /// </summary>
-    private void StepDown(Protocol.Request request)
+    private void StepDown(string? replyTo, string type)
     {
-        const string Type = "io.nats.jetstream.api.v1.stream_leader_stepdown_response";
         if (_replication is not { } replication)
         {
-            Reply(request.ReplyTo, new SuccessResponse { Type = Type, Success = true }, JetStreamJsonContext.Default.SuccessResponse);
+            Reply(replyTo, new SuccessResponse { Type = type, Success = true }, JetStreamJsonContext.Default.SuccessResponse);
             return;
         }
 
         var self = Self;
         replication.Host.Ask<RaftHost.Protocol.GroupStatus>(new RaftHost.Protocol.GetGroupStatus(replication.Group), TimeSpan.FromSeconds(5))
-            .PipeTo(self, success: status => new Protocol.StepDownWith(request, status), failure: _ => new Protocol.StepDownWith(request, null));
+            .PipeTo(self, success: status => new Protocol.StepDownWith(replyTo, type, status), failure: _ => new Protocol.StepDownWith(replyTo, type, null));
     }
 
     private void OnStepDownWith(Protocol.StepDownWith m)
     {
-        const string Type = "io.nats.jetstream.api.v1.stream_leader_stepdown_response";
         // One of the most caught-up voters heard from lately, chosen at random (nats-server picks at random too).
         var candidates = m.Status?.Status is { Role: RaftRole.Leader } raft
             ? raft.Peers.Where(p => p.Id != raft.Id && p.RecentActive && !p.IsLearner).ToList()
@@ -639,12 +646,72 @@ internal sealed partial class StreamActor
         if (successor is null)
         {
             // Not leading now, or nobody to take over: nats-server's "JetStream system temporarily unavailable".
-            Reply(m.Request.ReplyTo, new ErrorResponse { Type = Type, Error = ApiError.ClusterNotAvailable }, JetStreamJsonContext.Default.ErrorResponse);
+            Reply(m.ReplyTo, new ErrorResponse { Type = m.Type, Error = ApiError.ClusterNotAvailable }, JetStreamJsonContext.Default.ErrorResponse);
             return;
         }
 
-        _replication!.Host.Tell(new RaftHost.Protocol.TransferLeadership(_replication.Group, successor.Id));
-        Reply(m.Request.ReplyTo, new SuccessResponse { Type = Type, Success = true }, JetStreamJsonContext.Default.SuccessResponse);
+        Reply(m.ReplyTo, new SuccessResponse { Type = m.Type, Success = true }, JetStreamJsonContext.Default.SuccessResponse);
+        if (_consumerStarts.Count == 0)
+        {
+            _replication!.Host.Tell(new RaftHost.Protocol.TransferLeadership(_replication.Group, successor.Id));
+            return;
+        }
+
+        // The durable consumers' states go through the log first (the timer replicates them only every second),
+        // so the successor's consumers go on from every ack made here: a handover redelivers nothing acknowledged.
+        _ = TakeStatesForHandoverAsync(Self, successor.Id, [.. _consumerStarts.Keys.Select(name => (name, _consumers.TryGetValue(name, out var actor) ? actor : null))]);
+    }
+
+    private static async Task TakeStatesForHandoverAsync(IActorRef self, ulong successor, (string Name, IActorRef? Actor)[] consumers)
+    {
+        var states = new Protocol.ConsumerStateTaken[consumers.Length];
+        for (var i = 0; i < consumers.Length; i++)
+        {
+            ConsumerSnapshot? state = null;
+            if (consumers[i].Actor is { } actor)
+            {
+                try
+                {
+                    state = await actor.Ask<ConsumerSnapshot>(ConsumerActor.Protocol.GetState.Instance, TimeSpan.FromSeconds(5)).ConfigureAwait(false);
+                }
+                catch (Exception e) when (e is AskTimeoutException or TaskCanceledException)
+                {
+                    // handed over with the state last replicated for it
+                }
+            }
+
+            states[i] = new Protocol.ConsumerStateTaken(consumers[i].Name, state);
+        }
+
+        self.Tell(new Protocol.HandOver(successor, states));
+    }
+
+    private void OnHandOver(Protocol.HandOver handOver)
+    {
+        if (!_leading)
+        {
+            return; // leadership moved on meanwhile
+        }
+
+        foreach (var taken in handOver.States)
+        {
+            ProposeConsumerState(taken, force: true);
+        }
+
+        var entry = new byte[1 + 8];
+        entry[0] = HandoverEntry;
+        BinaryPrimitives.WriteUInt64LittleEndian(entry.AsSpan(1), handOver.Successor);
+        Propose(entry);
+    }
+
+    // Committed after the states proposed before it: the successor has them in its log and hears of their commit
+    // (a commit is broadcast at once) before the leadership transfer reaches it, so it applies them before it leads.
+    private void ApplyHandover(ReadOnlySpan<byte> data)
+    {
+        if (_leading)
+        {
+            _replication!.Host.Tell(new RaftHost.Protocol.TransferLeadership(_replication.Group, BinaryPrimitives.ReadUInt64LittleEndian(data)));
+        }
     }
 
     /// <summary>A durable consumer of a replicated stream: its definition goes through the log, so every replica knows it.</summary>
@@ -782,7 +849,10 @@ internal sealed partial class StreamActor
         }
     }
 
-    private void OnConsumerStateTaken(Protocol.ConsumerStateTaken taken)
+    private void OnConsumerStateTaken(Protocol.ConsumerStateTaken taken) => ProposeConsumerState(taken, force: false);
+
+    // A durable consumer's state, into the log when it changed since last proposed (or always, when forced).
+    private void ProposeConsumerState(Protocol.ConsumerStateTaken taken, bool force)
     {
         if (!_leading || taken.State is null || !_consumerStarts.ContainsKey(taken.Name))
         {
@@ -791,7 +861,7 @@ internal sealed partial class StreamActor
 
         var serializer = (Akka.Serialization.SerializerWithStringManifest)Context.System.Serialization.FindSerializerForType(typeof(ConsumerSnapshot));
         var state = serializer.ToBinary(taken.State);
-        if (_replicatedStates.TryGetValue(taken.Name, out var last) && last.AsSpan().SequenceEqual(state))
+        if (!force && _replicatedStates.TryGetValue(taken.Name, out var last) && last.AsSpan().SequenceEqual(state))
         {
             return;
         }

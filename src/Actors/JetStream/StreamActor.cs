@@ -504,7 +504,6 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         /// <summary>A durable consumer's state, taken for replication (null: it did not answer).</summary>
         public sealed record ConsumerStateTaken(string Name, ConsumerSnapshot? State);
 
-        /// <summary>A leader stepdown with its group's status, to pick the successor.</summary>
         /// <summary>Replicas catching up ask the leader for messages (StreamActor.Catchup.cs).</summary>
         public sealed record CatchupRequest(IReadOnlyList<InternalMessage> Messages);
 
@@ -513,7 +512,11 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
 
         public sealed record CatchupTimeout(ulong RequestId);
 
-        public sealed record StepDownWith(Request Request, Raft.RaftHost.Protocol.GroupStatus? Status);
+        /// <summary>A leader stepdown with its group's status, to pick the successor.</summary>
+        public sealed record StepDownWith(string? ReplyTo, string Type, Raft.RaftHost.Protocol.GroupStatus? Status);
+
+        /// <summary>A stepdown's successor, with the durable consumers' states taken to replicate before the handover.</summary>
+        public sealed record HandOver(ulong Successor, ConsumerStateTaken[] States);
 
         /// <summary>A new replicated stream's wait for its first leader is over: answer its creator anyway.</summary>
         public sealed class LeaderWaitOver

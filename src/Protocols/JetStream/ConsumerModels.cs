@@ -69,6 +69,9 @@ public sealed class ConsumerInfoResponse : ApiResponse
     [JsonPropertyName("num_redelivered")] public long NumRedelivered { get; set; }
     [JsonPropertyName("num_waiting")] public int NumWaiting { get; set; }
     [JsonPropertyName("num_pending")] public ulong NumPending { get; set; }
+
+    /// <summary>In a cluster: the cluster's name and the consumer's leader (a replicated stream's consumers live on its leader).</summary>
+    [JsonPropertyName("cluster")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public ClusterInfo? Cluster { get; set; }
     [JsonPropertyName("push_bound")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool PushBound { get; set; }
 
     /// <summary>The consumer is paused now (<see cref="ConsumerConfig.PauseUntil"/> is ahead).</summary>
