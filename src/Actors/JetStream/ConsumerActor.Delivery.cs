@@ -51,6 +51,7 @@ internal sealed partial class ConsumerActor
         _deliveryPass++;
         var maxAckPending = _config.MaxAckPending > 0 ? _config.MaxAckPending : long.MaxValue;
         var atAckLimit = false;
+        var held = false;
 
         // A push consumer delivers only while someone subscribes to its deliver subject, as nats-server:
         // messages wait in the stream meanwhile (the tick looks again).
@@ -100,9 +101,10 @@ internal sealed partial class ConsumerActor
                 break;
             }
 
-            if (!Send(message, redelivery, lastPerSubject))
+            held = Held(message);
+            if (held || !Send(message, redelivery, lastPerSubject))
             {
-                // No pull request could take it (max_bytes ended them): it goes first next time.
+                // Not due yet (paced), or no pull request could take it (max_bytes ended them): it goes first next time.
                 if (redelivery)
                 {
                     _redeliver.Add(message.Sequence);
@@ -114,9 +116,12 @@ internal sealed partial class ConsumerActor
 
                 break;
             }
+
+            Sent(message);
         }
 
-        if (!IsPush && !atAckLimit && !paused)
+        EndReplayWhenCaughtUp();
+        if (!IsPush && !atAckLimit && !paused && !held)
         {
             EndNoWaitRequests();
         }

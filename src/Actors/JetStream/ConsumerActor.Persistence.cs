@@ -40,6 +40,7 @@ internal sealed partial class ConsumerActor
         }
 
         StartFlowControl();
+        StartPacing();
         _context.Interest?.Begin(_ackFloorStream, _deliveredStream, _pending.ContainsKey);
         if (!_recovered)
         {

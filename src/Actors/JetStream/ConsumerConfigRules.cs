@@ -135,6 +135,11 @@ internal static class ConsumerConfigRules
                 return ApiError.ConsumerPullRequiresAck;
             }
 
+            if (config.RateLimit > 0)
+            {
+                return ApiError.ConsumerPullWithRateLimit;
+            }
+
             if (config.MaxWaiting < 0)
             {
                 return ApiError.ConsumerMaxWaitingNegative;

@@ -372,15 +372,6 @@ internal sealed partial class StreamActor
             return;
         }
 
-        // replay_policy "original" (delivery paced by the stored gaps) is not implemented: a new consumer with it
-        // is refused, never delivered instantly under a configuration that says otherwise (an update to it is
-        // refused above, as nats-server refuses a changed replay policy).
-        if (config.ReplayPolicy != ReplayPolicy.Instant)
-        {
-            Reply(request.ReplyTo, new ErrorResponse { Type = Type, Error = ApiError.ConsumerReplayPolicyInvalid }, JetStreamJsonContext.Default.ErrorResponse);
-            return;
-        }
-
         // nats-server (addConsumerWithAssignment): the stream's max_consumers, or the account's when the stream
         // has none or the account's is lower, counts every consumer the stream has.
         var maxConsumers = _config.MaxConsumers;

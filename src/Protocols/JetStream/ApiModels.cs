@@ -24,9 +24,6 @@ public sealed record ApiError(
     /// <summary>num_replicas above 1 on a single server (JSStreamReplicasNotSupportedErr).</summary>
     public static ApiError StreamReplicasNotSupported => new(500, 10074, "replicas > 1 not supported in non-clustered mode");
 
-    /// <summary>A replay policy the server does not deliver (JSConsumerReplayPolicyInvalidErr).</summary>
-    public static ApiError ConsumerReplayPolicyInvalid => new(400, 10182, "consumer replay policy invalid");
-
     /// <summary>A stream's max_consumers is reached (JSMaximumConsumersLimitErr).</summary>
     public static ApiError MaximumConsumersReached => new(400, 10026, "maximum consumers limit reached");
     public static ApiError StreamNotFound => new(404, 10059, "stream not found");
@@ -64,6 +61,9 @@ public sealed record ApiError(
     public static ApiError ConsumerMaxPendingAckPolicyRequired => new(400, 10082, "consumer requires ack policy for max ack pending");
     public static ApiError ConsumerSmallHeartbeat => new(400, 10083, "consumer idle heartbeat needs to be >= 100ms");
     public static ApiError ConsumerPullRequiresAck => new(400, 10084, "consumer in pull mode requires ack policy");
+
+    /// <summary>JSConsumerPullWithRateLimitErr.</summary>
+    public static ApiError ConsumerPullWithRateLimit => new(400, 10086, "consumer in pull mode can not have rate limit set");
     public static ApiError ConsumerMaxWaitingNegative => new(400, 10087, "consumer max waiting needs to be positive");
     public static ApiError ConsumerHeartbeatRequiresPush => new(400, 10088, "consumer idle heartbeat requires a push based consumer");
     public static ApiError ConsumerFlowControlRequiresPush => new(400, 10089, "consumer flow control requires a push based consumer");

@@ -18,6 +18,9 @@ public sealed class ConsumerConfig
     [JsonPropertyName("filter_subject")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? FilterSubject { get; set; }
     [JsonPropertyName("filter_subjects")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? FilterSubjects { get; set; }
     [JsonPropertyName("replay_policy")] public ReplayPolicy ReplayPolicy { get; set; } = ReplayPolicy.Instant;
+
+    /// <summary>A push consumer's delivery limit in bits a second (nats-server's rate_limit_bps); 0: none.</summary>
+    [JsonPropertyName("rate_limit_bps")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public ulong RateLimit { get; set; }
     [JsonPropertyName("max_waiting")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int MaxWaiting { get; set; }
     [JsonPropertyName("max_ack_pending")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long MaxAckPending { get; set; }
     [JsonPropertyName("deliver_subject")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? DeliverSubject { get; set; }
