@@ -32,6 +32,7 @@ internal sealed partial class ConsumerActor
             switch (ack.Kind)
             {
                 case AckKind.Ack:
+                    SampleAck(seq);
                     Acknowledge(seq);
                     break;
                 case AckKind.Nak:
@@ -59,6 +60,7 @@ internal sealed partial class ConsumerActor
                     Acknowledge(seq); // as nats-server: no redelivery, and retention counts it as acknowledged
                     break;
                 case AckKind.Next:
+                    SampleAck(seq);
                     Acknowledge(seq);
                     if (ack.Reply is { } reply)
                     {
@@ -83,6 +85,36 @@ internal sealed partial class ConsumerActor
         _positionsChanged = true;
         Checkpoint(confirmations);
         Deliver();
+    }
+
+    /// <summary>
+    /// sample_freq: an explicit ack of a pending delivery is published as nats-server's consumer_ack metric when the
+    /// sample picks it (every one at 100%, else as nats-server: a draw of 0-99 at most the percentage).
+    /// </summary>
+    private void SampleAck(ulong seq)
+    {
+        if (_samplePercent <= 0 || _config.AckPolicy != AckPolicy.Explicit || !_pending.TryGetValue(seq, out var pending)
+            || (_samplePercent < 100 && Random.Shared.Next(100) > _samplePercent))
+        {
+            return;
+        }
+
+        // Delivered (or last told of progress) one ack wait before its deadline: nats-server's pending timestamp.
+        var now = DateTime.UtcNow;
+        var since = pending.DeadlineTicks is 0 or long.MaxValue ? 0 : now.Ticks - (pending.DeadlineTicks - (AckWaitFor(pending.Deliveries) / 100));
+        var metric = new ConsumerAckMetric
+        {
+            Id = Guid.NewGuid().ToString("N"),
+            Timestamp = now,
+            Stream = _stream,
+            Consumer = _name,
+            ConsumerSeq = pending.ConsumerSeq,
+            StreamSeq = seq,
+            AckTime = Math.Max(since, 0) * 100,
+            Deliveries = pending.Deliveries,
+            Domain = _context.Domain,
+        };
+        _advisories.Publish($"$JS.EVENT.METRIC.CONSUMER.ACK.{_stream}.{_name}", null, default, System.Text.Json.JsonSerializer.SerializeToUtf8Bytes(metric, ConsumerJsonContext.Default.ConsumerAckMetric));
     }
 
     private void SetPending(ulong seq, Pending pending)

@@ -41,6 +41,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     private readonly string _stream;
     private readonly string _name;
     private ConsumerConfig _config; // replaced whole by an update (Protocol.UpdateConfig), never changed in place
+    private int _samplePercent; // sample_freq, parsed
     private readonly DateTime _created;
     private readonly string? _persistenceId;
     private readonly ConsumerContext _context;
@@ -81,6 +82,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         _store = store;
         _stream = stream;
         _config = config;
+        _samplePercent = ConsumerConfigRules.SamplePercent(config.SampleFrequency).Percent;
         _name = config.DurableName ?? config.Name!;
         _created = created;
         _persistenceId = persistenceId;
@@ -265,6 +267,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     {
         var previous = _config;
         _config = config;
+        _samplePercent = ConsumerConfigRules.SamplePercent(config.SampleFrequency).Percent;
         if (previous.PauseUntil != config.PauseUntil)
         {
             OnPauseChanged(announce: true);

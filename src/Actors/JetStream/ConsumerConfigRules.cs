@@ -166,6 +166,11 @@ internal static class ConsumerConfigRules
             }
         }
 
+        if (config.SampleFrequency is { Length: > 0 } && SamplePercent(config.SampleFrequency) is { Error: { } sampling })
+        {
+            return new ApiError(400, 10095, $"failed to parse consumer sampling configuration: {sampling}");
+        }
+
         if (config.FlowControl && config.IdleHeartbeat == 0)
         {
             return ApiError.ConsumerFlowControlNeedsHeartbeats;
@@ -173,6 +178,34 @@ internal static class ConsumerConfigRules
 
         return null;
     }
+
+    /// <summary>
+    /// sample_freq as nats-server reads it (strconv.Atoi of the value without a trailing "%"): the percentage, or
+    /// the error its answer names, Go's words (a negative number is refused with a nil error, printed "&lt;nil&gt;").
+    /// </summary>
+    public static (int Percent, string? Error) SamplePercent(string? frequency)
+    {
+        if (string.IsNullOrEmpty(frequency))
+        {
+            return (0, null);
+        }
+
+        var digits = frequency.EndsWith('%') ? frequency[..^1] : frequency;
+        var body = digits.StartsWith('+') || digits.StartsWith('-') ? digits[1..] : digits;
+        if (body.Length == 0 || !body.All(char.IsAsciiDigit))
+        {
+            return (0, $"strconv.Atoi: parsing {GoQuote(digits)}: invalid syntax");
+        }
+
+        if (!long.TryParse(digits, System.Globalization.NumberStyles.AllowLeadingSign, System.Globalization.CultureInfo.InvariantCulture, out var value))
+        {
+            return (0, $"strconv.Atoi: parsing {GoQuote(digits)}: value out of range");
+        }
+
+        return value < 0 ? (0, "<nil>") : ((int)Math.Min(value, 100), null);
+    }
+
+    private static string GoQuote(string value) => System.Text.Json.JsonSerializer.Serialize(value);
 
     /// <summary>A <c>pause_until</c> as kept: in UTC, and none for Go's zero time (nats-server stores it so, and the zero time resumes).</summary>
     public static DateTime? PauseTime(DateTime? until) =>

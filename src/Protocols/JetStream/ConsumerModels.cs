@@ -19,6 +19,9 @@ public sealed class ConsumerConfig
     [JsonPropertyName("filter_subjects")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? FilterSubjects { get; set; }
     [JsonPropertyName("replay_policy")] public ReplayPolicy ReplayPolicy { get; set; } = ReplayPolicy.Instant;
 
+    /// <summary>The share of acks sampled as metrics, "0" to "100" with or without "%" (nats-server's sample_freq).</summary>
+    [JsonPropertyName("sample_freq")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? SampleFrequency { get; set; }
+
     /// <summary>A push consumer's delivery limit in bits a second (nats-server's rate_limit_bps); 0: none.</summary>
     [JsonPropertyName("rate_limit_bps")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public ulong RateLimit { get; set; }
     [JsonPropertyName("max_waiting")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int MaxWaiting { get; set; }
@@ -178,6 +181,25 @@ public sealed class MaxDeliveriesAdvisory
 }
 
 /// <summary>
+/// nats-server's <c>io.nats.jetstream.metric.v1.consumer_ack</c>, on <c>$JS.EVENT.METRIC.CONSUMER.ACK.&lt;stream&gt;.&lt;consumer&gt;</c>
+/// for the acks a consumer's sample_freq samples: <c>ack_time</c> is nanoseconds from the delivery (or the last
+/// progress ack) to the ack.
+/// </summary>
+public sealed class ConsumerAckMetric
+{
+    [JsonPropertyName("type")] public string Type { get; set; } = "io.nats.jetstream.metric.v1.consumer_ack";
+    [JsonPropertyName("id")] public string Id { get; set; } = "";
+    [JsonPropertyName("timestamp")] public DateTime Timestamp { get; set; }
+    [JsonPropertyName("stream")] public string Stream { get; set; } = "";
+    [JsonPropertyName("consumer")] public string Consumer { get; set; } = "";
+    [JsonPropertyName("consumer_seq")] public ulong ConsumerSeq { get; set; }
+    [JsonPropertyName("stream_seq")] public ulong StreamSeq { get; set; }
+    [JsonPropertyName("ack_time")] public long AckTime { get; set; }
+    [JsonPropertyName("deliveries")] public long Deliveries { get; set; }
+    [JsonPropertyName("domain")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Domain { get; set; }
+}
+
+/// <summary>
 /// nats-server's <c>io.nats.jetstream.advisory.v1.stream_action</c>, on
 /// <c>$JS.EVENT.ADVISORY.STREAM.{CREATED,UPDATED,DELETED}.&lt;stream&gt;</c>: action create, modify or delete.
 /// </summary>
@@ -215,6 +237,7 @@ public sealed class ConsumerActionAdvisory
 [JsonSerializable(typeof(NextRequest))]
 [JsonSerializable(typeof(ConsumerMetaFile))]
 [JsonSerializable(typeof(MaxDeliveriesAdvisory))]
+[JsonSerializable(typeof(ConsumerAckMetric))]
 [JsonSerializable(typeof(StreamActionAdvisory))]
 [JsonSerializable(typeof(ConsumerActionAdvisory))]
 [JsonSerializable(typeof(ConsumerPauseRequest))]

@@ -12,7 +12,7 @@ namespace Courier.Protocols.JetStream;
 /// <remarks>
 /// Fields newer than the advertised 2.10.22 (allow_msg_ttl, allow_atomic, allow_msg_counter,
 /// allow_msg_schedules, subject_delete_marker_ttl, priority groups, pause_until, ...) and 2.10 fields
-/// Courier does not implement (placement, sample_freq) are not in the models, so they are
+/// Courier does not implement (placement) are not in the models, so they are
 /// unknown here as they are to a nats-server that lacks them. Stored configurations are read leniently
 /// (<see cref="JetStreamJsonContext"/>), so a stream written before this still loads.
 /// </remarks>

@@ -70,7 +70,6 @@ public sealed class JetStreamStrictApiTests(CourierFixture fixture) : IClassFixt
     }
 
     [Theory]
-    [InlineData("sample_freq", "\"100%\"")]
     [InlineData("priority_groups", """["jobs"]""")]
     [InlineData("priority_policy", "\"pinned_client\"")]
     public async Task Consumer_fields_courier_does_not_know_are_refused(string field, string value)
