@@ -38,6 +38,7 @@ internal sealed partial class ConsumerActor
                 case AckKind.Nak:
                     if (_pending.TryGetValue(seq, out var nakked))
                     {
+                        DeliveryAdvisory("MSG_NAKED", "io.nats.jetstream.advisory.v1.nak", seq, nakked);
                         if (ack.DelayNanos > 0)
                         {
                             SetPending(seq, nakked with { DeadlineTicks = DateTime.UtcNow.AddTicks(ack.DelayNanos / 100).Ticks });
@@ -57,6 +58,11 @@ internal sealed partial class ConsumerActor
 
                     break;
                 case AckKind.Term:
+                    if (_pending.TryGetValue(seq, out var terminated))
+                    {
+                        DeliveryAdvisory("MSG_TERMINATED", "io.nats.jetstream.advisory.v1.terminated", seq, terminated);
+                    }
+
                     Acknowledge(seq); // as nats-server: no redelivery, and retention counts it as acknowledged
                     break;
                 case AckKind.Next:
@@ -115,6 +121,24 @@ internal sealed partial class ConsumerActor
             Domain = _context.Domain,
         };
         _advisories.Publish($"$JS.EVENT.METRIC.CONSUMER.ACK.{_stream}.{_name}", null, default, System.Text.Json.JsonSerializer.SerializeToUtf8Bytes(metric, ConsumerJsonContext.Default.ConsumerAckMetric));
+    }
+
+    /// <summary>nats-server's nak and terminated advisories, on <c>$JS.EVENT.ADVISORY.CONSUMER.&lt;kind&gt;.&lt;stream&gt;.&lt;consumer&gt;</c>, for a pending delivery.</summary>
+    private void DeliveryAdvisory(string kind, string type, ulong seq, Pending pending)
+    {
+        var advisory = new DeliveryAdvisory
+        {
+            Type = type,
+            Id = Guid.NewGuid().ToString("N"),
+            Timestamp = DateTime.UtcNow,
+            Stream = _stream,
+            Consumer = _name,
+            ConsumerSeq = pending.ConsumerSeq,
+            StreamSeq = seq,
+            Deliveries = pending.Deliveries,
+            Domain = _context.Domain,
+        };
+        _advisories.Publish($"$JS.EVENT.ADVISORY.CONSUMER.{kind}.{_stream}.{_name}", null, default, System.Text.Json.JsonSerializer.SerializeToUtf8Bytes(advisory, ConsumerJsonContext.Default.DeliveryAdvisory));
     }
 
     private void SetPending(ulong seq, Pending pending)

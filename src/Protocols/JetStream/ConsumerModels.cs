@@ -181,6 +181,23 @@ public sealed class MaxDeliveriesAdvisory
 }
 
 /// <summary>
+/// nats-server's <c>io.nats.jetstream.advisory.v1.nak</c> and <c>io.nats.jetstream.advisory.v1.terminated</c>, on
+/// <c>$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED</c> / <c>MSG_TERMINATED.&lt;stream&gt;.&lt;consumer&gt;</c> when a delivery is nakked or terminated.
+/// </summary>
+public sealed class DeliveryAdvisory
+{
+    [JsonPropertyName("type")] public string Type { get; set; } = "";
+    [JsonPropertyName("id")] public string Id { get; set; } = "";
+    [JsonPropertyName("timestamp")] public DateTime Timestamp { get; set; }
+    [JsonPropertyName("stream")] public string Stream { get; set; } = "";
+    [JsonPropertyName("consumer")] public string Consumer { get; set; } = "";
+    [JsonPropertyName("consumer_seq")] public ulong ConsumerSeq { get; set; }
+    [JsonPropertyName("stream_seq")] public ulong StreamSeq { get; set; }
+    [JsonPropertyName("deliveries")] public long Deliveries { get; set; }
+    [JsonPropertyName("domain")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Domain { get; set; }
+}
+
+/// <summary>
 /// nats-server's <c>io.nats.jetstream.metric.v1.consumer_ack</c>, on <c>$JS.EVENT.METRIC.CONSUMER.ACK.&lt;stream&gt;.&lt;consumer&gt;</c>
 /// for the acks a consumer's sample_freq samples: <c>ack_time</c> is nanoseconds from the delivery (or the last
 /// progress ack) to the ack.
@@ -238,6 +255,7 @@ public sealed class ConsumerActionAdvisory
 [JsonSerializable(typeof(ConsumerMetaFile))]
 [JsonSerializable(typeof(MaxDeliveriesAdvisory))]
 [JsonSerializable(typeof(ConsumerAckMetric))]
+[JsonSerializable(typeof(DeliveryAdvisory))]
 [JsonSerializable(typeof(StreamActionAdvisory))]
 [JsonSerializable(typeof(ConsumerActionAdvisory))]
 [JsonSerializable(typeof(ConsumerPauseRequest))]

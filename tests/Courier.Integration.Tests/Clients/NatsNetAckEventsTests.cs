@@ -6,13 +6,13 @@ using NATS.Client.JetStream.Models;
 namespace Courier.Integration.Tests.Clients;
 
 /// <summary>
-/// A consumer's <c>sample_freq</c> through NATS.Net, the same script against Courier and nats-server 2.9.10
+/// The events a consumer's acks raise, through NATS.Net: the nak and terminated advisories, and <c>sample_freq</c>, the same script against Courier and nats-server 2.9.10
 /// (consumer.go sampleAck): at 100% every explicit ack is published as an
 /// <c>io.nats.jetstream.metric.v1.consumer_ack</c> on <c>$JS.EVENT.METRIC.CONSUMER.ACK.&lt;stream&gt;.&lt;consumer&gt;</c>,
 /// with the sequences, the delivery count and the time from delivery to ack; a value strconv.Atoi cannot read is
 /// refused with nats-server's 10095 and its words.
 /// </summary>
-public abstract class NatsNetAckSamplingTests<TServer>(TServer server) : IClassFixture<TServer>
+public abstract class NatsNetAckEventsTests<TServer>(TServer server) : IClassFixture<TServer>
     where TServer : ServerFixture
 {
     [Fact]
@@ -68,6 +68,54 @@ public abstract class NatsNetAckSamplingTests<TServer>(TServer server) : IClassF
             }
         });
 
+    [Fact]
+    public Task A_nak_and_a_term_are_published_as_nats_servers_advisories() =>
+        NatsNetClient.WithJetStreamAsync(server, async (nats, js, p, ct) =>
+        {
+            var name = NatsNetClient.NameFor(p);
+            await js.CreateStreamAsync(new StreamConfig(name, [$"{p}.>"]), ct);
+            for (var i = 1; i <= 2; i++)
+            {
+                (await js.PublishAsync($"{p}.x", $"m{i}", cancellationToken: ct)).EnsureSuccess();
+            }
+
+            await using var advisories = await nats.SubscribeCoreAsync<string>($"$JS.EVENT.ADVISORY.CONSUMER.*.{name}.judged", cancellationToken: ct);
+            await nats.PingAsync(ct);
+            var consumer = await js.CreateOrUpdateConsumerAsync(name, new ConsumerConfig("judged") { AckPolicy = ConsumerConfigAckPolicy.Explicit }, ct);
+            var fetched = new List<INatsJSMsg<string>>();
+            await foreach (var msg in consumer.FetchAsync<string>(new NatsJSFetchOpts { MaxMsgs = 2, Expires = TimeSpan.FromSeconds(5) }, cancellationToken: ct))
+            {
+                fetched.Add(msg);
+            }
+
+            await fetched[0].NakAsync(cancellationToken: ct);
+            await fetched[1].AckTerminateAsync(cancellationToken: ct);
+            var seen = new List<(string Subject, JsonNode Body)>();
+            await foreach (var advisory in advisories.Msgs.ReadAllAsync(ct))
+            {
+                if (advisory.Subject.Contains(".CREATED.", StringComparison.Ordinal))
+                {
+                    continue; // the consumer's own creation
+                }
+
+                seen.Add((advisory.Subject, JsonNode.Parse(advisory.Data!)!));
+                if (seen.Count == 2)
+                {
+                    break;
+                }
+            }
+
+            var (nakSubject, nak) = seen.Single(a => a.Subject.Contains(".MSG_NAKED.", StringComparison.Ordinal));
+            Assert.Equal($"$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED.{name}.judged", nakSubject);
+            Assert.Equal("io.nats.jetstream.advisory.v1.nak", (string?)nak["type"]);
+            Assert.Equal((1UL, 1UL, 1), ((ulong)nak["stream_seq"]!, (ulong)nak["consumer_seq"]!, (int)nak["deliveries"]!));
+            var (termSubject, term) = seen.Single(a => a.Subject.Contains(".MSG_TERMINATED.", StringComparison.Ordinal));
+            Assert.Equal($"$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.{name}.judged", termSubject);
+            Assert.Equal("io.nats.jetstream.advisory.v1.terminated", (string?)term["type"]);
+            Assert.Equal((2UL, 2UL, 1), ((ulong)term["stream_seq"]!, (ulong)term["consumer_seq"]!, (int)term["deliveries"]!));
+            Assert.Equal(["consumer", "consumer_seq", "deliveries", "id", "stream", "stream_seq", "timestamp", "type"], term.AsObject().Select(kv => kv.Key).Order(StringComparer.Ordinal));
+        });
+
     [Theory]
     [InlineData("abc", "strconv.Atoi: parsing \"abc\": invalid syntax")]
     [InlineData("5.5%", "strconv.Atoi: parsing \"5.5\": invalid syntax")]
@@ -84,7 +132,7 @@ public abstract class NatsNetAckSamplingTests<TServer>(TServer server) : IClassF
 }
 
 [Trait("server", "nats-server")]
-public sealed class NatsNetAckSamplingTests_NatsServer(NatsServerFixture server) : NatsNetAckSamplingTests<NatsServerFixture>(server);
+public sealed class NatsNetAckEventsTests_NatsServer(NatsServerFixture server) : NatsNetAckEventsTests<NatsServerFixture>(server);
 
 [Trait("server", "courier")]
-public sealed class NatsNetAckSamplingTests_Courier(CourierFixture server) : NatsNetAckSamplingTests<CourierFixture>(server);
+public sealed class NatsNetAckEventsTests_Courier(CourierFixture server) : NatsNetAckEventsTests<CourierFixture>(server);
