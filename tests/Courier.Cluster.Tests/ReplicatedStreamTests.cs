@@ -401,6 +401,26 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
         Assert.Equal(10014, (int?)(await StepDownAsync("$JS.API.CONSUMER.LEADER.STEPDOWN.CSD.nosuch"))?["error"]?["err_code"]);
         Assert.Equal(10003, (int?)(await StepDownAsync("$JS.API.CONSUMER.LEADER.STEPDOWN.CSD.sd", """{"placement":{}}"""))?["error"]?["err_code"]);
 
+        // Each leader announces itself: nats-server's stream_leader_elected and consumer_leader_elected advisories.
+        var elected = new System.Collections.Concurrent.ConcurrentQueue<(string Subject, JsonNode Body)>();
+        await using var advisories = await client.SubscribeCoreAsync<string>("$JS.EVENT.ADVISORY.*.LEADER_ELECTED.CSD.>");
+        var listening = Task.Run(async () =>
+        {
+            await foreach (var msg in advisories.Msgs.ReadAllAsync())
+            {
+                elected.Enqueue((msg.Subject, JsonNode.Parse(msg.Data!)!));
+            }
+        });
+        await using var streamAdvisories = await client.SubscribeCoreAsync<string>("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.CSD");
+        var streamListening = Task.Run(async () =>
+        {
+            await foreach (var msg in streamAdvisories.Msgs.ReadAllAsync())
+            {
+                elected.Enqueue((msg.Subject, JsonNode.Parse(msg.Data!)!));
+            }
+        });
+        await client.PingAsync();
+
         // Each node leads the consumer in turn; every leader goes on from the ack floor, ten messages at a time.
         var led = new HashSet<string>();
         var next = 11;
@@ -456,6 +476,41 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
                 },
                 Timeout),
             $"only {string.Join(',', led)} led the consumer\n{mesh.Diagnostics()}");
+
+        // The two consumer leaders after the first announced themselves, each with the group's three peers (nats-server
+        // 2.9.10 lists the leader among its replicas).
+        bool Announced(string type, string subject, IEnumerable<string> leaders) =>
+            leaders.All(leader => elected.Any(e => e.Subject == subject && (string?)e.Body["type"] == type && (string?)e.Body["leader"] == leader && e.Body["replicas"]?.AsArray().Count == 3));
+        string Seen() => string.Join("; ", elected.Select(e => e.Subject + " " + e.Body.ToJsonString()));
+        Assert.True(
+            await Poll.UntilAsync(() => Task.FromResult(Announced("io.nats.jetstream.advisory.v1.consumer_leader_elected", "$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED.CSD.sd", led.Skip(1))), TimeSpan.FromSeconds(10)),
+            $"consumer leaders {string.Join(',', led)}; advisories: {Seen()}");
+
+        // A stream stepdown: its new leader announces itself too.
+        string? streamLeader = (await js.GetStreamAsync("CSD")).Info.Cluster?.Leader;
+        string? newStreamLeader = null;
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    await client.RequestAsync<string, string>("$JS.API.STREAM.LEADER.STEPDOWN.CSD", null);
+                    await Task.Delay(500);
+                    try
+                    {
+                        newStreamLeader = (await js.GetStreamAsync("CSD")).Info.Cluster?.Leader;
+                    }
+                    catch (NatsJSApiException)
+                    {
+                        return false;
+                    }
+
+                    return newStreamLeader is not null && newStreamLeader != streamLeader;
+                },
+                Timeout),
+            $"the stream leader {streamLeader} never changed\n{mesh.Diagnostics()}");
+        Assert.True(
+            await Poll.UntilAsync(() => Task.FromResult(Announced("io.nats.jetstream.advisory.v1.stream_leader_elected", "$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.CSD", [newStreamLeader!])), TimeSpan.FromSeconds(10)),
+            $"stream leader {newStreamLeader}; advisories: {Seen()}");
         await js.DeleteStreamAsync("CSD");
     }
 

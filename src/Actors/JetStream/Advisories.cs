@@ -14,7 +14,8 @@ internal enum AdvisoryAction
 
 /// <summary>
 /// The <c>$JS.EVENT.ADVISORY.</c> events nats-server 2.9.10 publishes in the account when a stream or a
-/// consumer is created, updated or deleted (its stream_action and consumer_action advisories).
+/// consumer is created, updated or deleted (its stream_action and consumer_action advisories), and when a
+/// replicated stream or consumer has a new leader.
 /// </summary>
 internal static class Advisories
 {
@@ -28,6 +29,20 @@ internal static class Advisories
     {
         var advisory = new ConsumerActionAdvisory { Id = NewId(), Timestamp = DateTime.UtcNow, Stream = stream, Consumer = consumer, Action = Wire(action), Domain = domain };
         publisher.Publish($"$JS.EVENT.ADVISORY.CONSUMER.{Kind(action)}.{stream}.{consumer}", null, default, JsonSerializer.SerializeToUtf8Bytes(advisory, ConsumerJsonContext.Default.ConsumerActionAdvisory));
+    }
+
+    /// <summary>A replicated stream's new leader (stream_leader_elected), and its replicas as the leader sees them.</summary>
+    public static void StreamLeaderElected(InProcessPublisher publisher, string stream, string leader, List<PeerInfo> replicas, string? domain)
+    {
+        var advisory = new LeaderElectedAdvisory { Type = "io.nats.jetstream.advisory.v1.stream_leader_elected", Id = NewId(), Timestamp = DateTime.UtcNow, Stream = stream, Leader = leader, Replicas = replicas, Domain = domain };
+        publisher.Publish($"$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.{stream}", null, default, JsonSerializer.SerializeToUtf8Bytes(advisory, ConsumerJsonContext.Default.LeaderElectedAdvisory));
+    }
+
+    /// <summary>A replicated consumer's new leader (consumer_leader_elected): the stream's, where its consumers run.</summary>
+    public static void ConsumerLeaderElected(InProcessPublisher publisher, string stream, string consumer, string leader, List<PeerInfo> replicas, string? domain)
+    {
+        var advisory = new LeaderElectedAdvisory { Type = "io.nats.jetstream.advisory.v1.consumer_leader_elected", Id = NewId(), Timestamp = DateTime.UtcNow, Stream = stream, Consumer = consumer, Leader = leader, Replicas = replicas, Domain = domain };
+        publisher.Publish($"$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED.{stream}.{consumer}", null, default, JsonSerializer.SerializeToUtf8Bytes(advisory, ConsumerJsonContext.Default.LeaderElectedAdvisory));
     }
 
     // The subject token and the "action" field, as nats-server writes them.

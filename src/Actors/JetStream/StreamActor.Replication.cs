@@ -121,6 +121,7 @@ internal sealed partial class StreamActor
         Receive<Protocol.LeaderWaitOver>(_ => AnswerAwaitingLeader());
         Receive<Protocol.StepDownWith>(OnStepDownWith);
         Receive<Protocol.HandOver>(OnHandOver);
+        Receive<Protocol.Elected>(OnElected);
         Receive<Protocol.ReplicateConsumerStates>(_ => ReplicateConsumerStates());
         Receive<Protocol.ConsumerStateTaken>(OnConsumerStateTaken);
     }
@@ -469,6 +470,28 @@ internal sealed partial class StreamActor
         RecoverConsumers();
         _replicatedStates.Clear();
         Timers.StartPeriodicTimer("consumer-states", Protocol.ReplicateConsumerStates.Instance, ConsumerStateInterval);
+
+        // nats-server's leader-elected advisories, with the replicas as this new leader sees them.
+        var self = Self;
+        _replication.Host.Ask<RaftHost.Protocol.GroupStatus>(new RaftHost.Protocol.GetGroupStatus(_replication.Group), TimeSpan.FromSeconds(5))
+            .PipeTo(self, success: status => new Protocol.Elected(status), failure: _ => new Protocol.Elected(null));
+    }
+
+    private void OnElected(Protocol.Elected elected)
+    {
+        if (!_leading || elected.Status is not { } status || _replication!.NameOf(_leader) is not { } leader)
+        {
+            return;
+        }
+
+        // As nats-server 2.9.10's replicas(node): every peer of the group, the leader itself among them.
+        var replicas = new List<PeerInfo> { new() { Name = leader, Current = true, Peer = JetStreamCluster.NameHash(leader) } };
+        replicas.AddRange(ClusterInfoOf(status).Replicas ?? []);
+        Advisories.StreamLeaderElected(_echoOut, _config.Name, leader, replicas, _domain);
+        foreach (var consumer in _consumerStarts.Keys)
+        {
+            Advisories.ConsumerLeaderElected(_echoOut, _config.Name, consumer, leader, replicas, _domain);
+        }
     }
 
     private void StopLeading()

@@ -515,6 +515,9 @@ internal sealed partial class StreamActor : ReceiveActor, IWithTimers
         /// <summary>A leader stepdown with its group's status, to pick the successor.</summary>
         public sealed record StepDownWith(string? ReplyTo, string Type, Raft.RaftHost.Protocol.GroupStatus? Status);
 
+        /// <summary>This replica leads now: its group's status, for the leader-elected advisories.</summary>
+        public sealed record Elected(Raft.RaftHost.Protocol.GroupStatus? Status);
+
         /// <summary>A stepdown's successor, with the durable consumers' states taken to replicate before the handover.</summary>
         public sealed record HandOver(ulong Successor, ConsumerStateTaken[] States);
 

@@ -181,6 +181,22 @@ public sealed class MaxDeliveriesAdvisory
 }
 
 /// <summary>
+/// nats-server's stream_leader_elected and consumer_leader_elected advisories (JSStreamLeaderElectedAdvisory,
+/// JSConsumerLeaderElectedAdvisory): the new leader's name and the other replicas as it sees them.
+/// </summary>
+public sealed class LeaderElectedAdvisory
+{
+    [JsonPropertyName("type")] public string Type { get; set; } = "";
+    [JsonPropertyName("id")] public string Id { get; set; } = "";
+    [JsonPropertyName("timestamp")] public DateTime Timestamp { get; set; }
+    [JsonPropertyName("stream")] public string Stream { get; set; } = "";
+    [JsonPropertyName("consumer")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Consumer { get; set; }
+    [JsonPropertyName("leader")] public string Leader { get; set; } = "";
+    [JsonPropertyName("replicas")] public List<PeerInfo> Replicas { get; set; } = [];
+    [JsonPropertyName("domain")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Domain { get; set; }
+}
+
+/// <summary>
 /// nats-server's <c>io.nats.jetstream.advisory.v1.nak</c> and <c>io.nats.jetstream.advisory.v1.terminated</c>, on
 /// <c>$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED</c> / <c>MSG_TERMINATED.&lt;stream&gt;.&lt;consumer&gt;</c> when a delivery is nakked or terminated.
 /// </summary>
@@ -256,6 +272,7 @@ public sealed class ConsumerActionAdvisory
 [JsonSerializable(typeof(MaxDeliveriesAdvisory))]
 [JsonSerializable(typeof(ConsumerAckMetric))]
 [JsonSerializable(typeof(DeliveryAdvisory))]
+[JsonSerializable(typeof(LeaderElectedAdvisory))]
 [JsonSerializable(typeof(StreamActionAdvisory))]
 [JsonSerializable(typeof(ConsumerActionAdvisory))]
 [JsonSerializable(typeof(ConsumerPauseRequest))]
