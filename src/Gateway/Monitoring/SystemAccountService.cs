@@ -485,7 +485,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
         }
     }
 
-    // nats-server's filterRequest: server_name, host, cluster contained in ours; domain equal.
+    // nats-server's filterRequest: server_name, host, cluster contained in ours; tags all ours; domain equal.
     private bool Filtered(JsonElement options)
     {
         if (options.ValueKind != JsonValueKind.Object)
@@ -506,6 +506,15 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
         if (StringOption(options, "cluster") is { Length: > 0 } cluster && !(_broker.Routes?.ClusterName ?? "").Contains(cluster, StringComparison.Ordinal))
         {
             return true;
+        }
+
+        // tags: every one among server_tags (jwt's TagList.Contains: trimmed, any case).
+        foreach (var tag in StringListOption(options, "tags") ?? [])
+        {
+            if (!_broker.Options.Tags.Contains(tag.Trim().ToLowerInvariant()))
+            {
+                return true;
+            }
         }
 
         return StringOption(options, "domain") is { Length: > 0 } domain && domain != _broker.Options.JetStreamDomain;

@@ -9,7 +9,8 @@ namespace Courier.Integration.Tests.SystemAccount;
 /// The system account's LEAFZ, GATEWAYZ and account STATZ requests and the <c>/accstatz</c> page on one
 /// server without links, differential against nats-server 2.9.10 with the same config and client script:
 /// the answer's envelope, the page's fields and the values that do not depend on timing (empty link lists
-/// as nats-server writes them, the account figures of a known client's traffic), the options that filter.
+/// as nats-server writes them, the account figures of a known client's traffic), the options that filter
+/// (the server filters <c>server_name</c>, <c>cluster</c>, <c>tags</c> among them).
 /// The pages with links are tested in Courier.Cluster.Tests (LeafSystemRequestTests, GatewaySystemRequestTests).
 /// </summary>
 public abstract class LinkRequestTests<TServer> : IClassFixture<TServer>
@@ -22,6 +23,7 @@ public abstract class LinkRequestTests<TServer> : IClassFixture<TServer>
           B: { users: [ {user: b, password: b} ] }
         }
         system_account: SYS
+        server_tags: ["Blue"]
         """;
 
     private readonly TServer _server;
@@ -100,6 +102,12 @@ public abstract class LinkRequestTests<TServer> : IClassFixture<TServer>
         // A server filter that does not match this server: no answer (the GATEWAYZ after it answers first).
         var first = await FirstAnswerAsync(sys, ("$SYS.REQ.SERVER.PING.LEAFZ", """{"server_name":"no-such-server"}"""), ("$SYS.REQ.SERVER.PING.GATEWAYZ", ""));
         Assert.True(first.GetProperty("data").TryGetProperty("outbound_gateways", out _), first.ToString());
+
+        // tags: all of them must be the server's (in any case).
+        var tagged = await RequestJsonAsync(sys, "$SYS.REQ.SERVER.PING.LEAFZ", """{"tags":[" BLUE "]}""");
+        Assert.Equal(0, tagged.GetProperty("data").GetProperty("leafnodes").GetInt32());
+        var untagged = await FirstAnswerAsync(sys, ("$SYS.REQ.SERVER.PING.LEAFZ", """{"tags":["blue","red"]}"""), ("$SYS.REQ.SERVER.PING.GATEWAYZ", ""));
+        Assert.True(untagged.GetProperty("data").TryGetProperty("outbound_gateways", out _), untagged.ToString());
 
         var bad = await RequestJsonAsync(sys, "$SYS.REQ.SERVER.PING.LEAFZ", "{not json");
         Assert.Equal(400, bad.GetProperty("error").GetProperty("code").GetInt32());
