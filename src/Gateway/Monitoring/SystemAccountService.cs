@@ -15,7 +15,8 @@ namespace Courier.Gateway.Monitoring;
 /// <c>$SYS.REQ.SERVER.PING.&lt;kind&gt;</c> and <c>$SYS.REQ.SERVER.&lt;id&gt;.&lt;kind&gt;</c> for STATSZ,
 /// VARZ, CONNZ, SUBSZ, ROUTEZ, GATEWAYZ, LEAFZ, JSZ, HEALTHZ, ACCOUNTZ, and <c>$SYS.REQ.ACCOUNT.&lt;account&gt;.&lt;kind&gt;</c>
 /// for CONNZ, SUBSZ, LEAFZ, JSZ, INFO, STATZ, CONNS. Answers are <c>{"server":...,"data":...}</c> (statsz:
-/// <c>{"server":...,"statsz":...}</c>) with the monitoring pages' JSON as data. <c>$SYS.SERVER.&lt;id&gt;.STATSZ</c>
+/// <c>{"server":...,"statsz":...}</c>) with the monitoring pages' JSON as data. nats-server 2.10's IDZ, KICK
+/// and LDM are answered too (<c>SystemAccountService.Control.cs</c>). <c>$SYS.SERVER.&lt;id&gt;.STATSZ</c>
 /// goes out 250 ms after start, then at doubling intervals up to every 30 s, when someone listens.
 /// </summary>
 internal sealed partial class SystemAccountService : IAsyncDisposable
@@ -91,7 +92,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
                 return;
             }
 
-            ServerRequest(kind, m);
+            ServerRequest(kind, target == "PING", m);
             return;
         }
 
@@ -118,12 +119,23 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
         PublishStatsz(m.ReplyTo ?? _statszSubject);
     }
 
-    private void ServerRequest(string kind, InternalMessage m)
+    private void ServerRequest(string kind, bool ping, InternalMessage m)
     {
-        if (kind == "STATSZ")
+        switch (kind)
         {
-            StatszRequest(m);
-            return;
+            case "STATSZ":
+                StatszRequest(m);
+                return;
+            case "IDZ":
+                IdzRequest(m);
+                return;
+            case "KICK" or "LDM":
+                if (!ping) // nats-server subscribes them by its id only
+                {
+                    ClientControlRequest(kind, m);
+                }
+
+                return;
         }
 
         if (!TryAccept(m, out var reply, out var options))
