@@ -292,11 +292,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
         return connzQuery.Refusal() is { } refusal ? BadRequest(refusal) : Json(_pages.Connz(connzQuery), GatewayJsonContext.Default.Connz);
     }
 
-    /// <summary>
-    /// /subsz as nats-server 2.9.10's HandleSubsz: <c>subs</c>, <c>offset</c>, <c>limit</c> decoded in that
-    /// order (a bad one is a 400), <c>test</c> must be a literal subject, and <c>acc</c> filters. With no
-    /// subscription in the page only the counts are written, as nats-server does.
-    /// </summary>
+    /// <summary>/leafz as nats-server 2.9.10's HandleLeafz: <c>subs</c> (a Go boolean), <c>acc</c>.</summary>
     private IResult Leafz(IQueryCollection query) =>
         TryGoBool(query, "subs", out var subs, out var error)
             ? Json(_pages.Leafz(subs, FirstValue(query, "acc")), GatewayJsonContext.Default.Leafz)
@@ -324,6 +320,11 @@ internal sealed class MonitoringServer : IAsyncDisposable
             ? Json(_pages.AccountStatz(null, unused), GatewayJsonContext.Default.AccountStatz)
             : BadRequest(error);
 
+    /// <summary>
+    /// /subsz as nats-server 2.9.10's HandleSubsz: <c>subs</c>, <c>offset</c>, <c>limit</c> decoded in that
+    /// order (a bad one is a 400), <c>test</c> must be a literal subject, and <c>acc</c> filters. With no
+    /// subscription in the page only the counts are written, as nats-server does.
+    /// </summary>
     private IResult Subsz(IQueryCollection query)
     {
         if (!TryGoBool(query, "subs", out var subs, out var error)
