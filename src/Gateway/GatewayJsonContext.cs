@@ -19,5 +19,6 @@ namespace Courier.Gateway;
 [JsonSerializable(typeof(JszAccountDetail))]
 [JsonSerializable(typeof(Statsz))]
 [JsonSerializable(typeof(AccountStatz))]
+[JsonSerializable(typeof(ServerIdz))]
 [JsonSerializable(typeof(PortsFile))]
 internal sealed partial class GatewayJsonContext : JsonSerializerContext;

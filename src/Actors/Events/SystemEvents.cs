@@ -175,39 +175,18 @@ internal sealed class SystemEvents : IAsyncDisposable
     /// <summary>The account's connections on this server (nats-server's AccountNumConns).</summary>
     public AccountConnections AccountConnections(Account account)
     {
-        int conns = 0, leafs = 0;
-        long inMsgs = 0, inBytes = 0, outMsgs = 0, outBytes = 0;
-        foreach (var c in _context.Registry.Clients)
-        {
-            if (c.IsLeaf && !c.IsClosed && ReferenceEquals(c.Account, account))
-            {
-                leafs++; // nats-server's numLocalLeafNodes: counted apart, and in the total
-                continue;
-            }
-
-            if (c.IsInternal || c.IsServerLink || c.IsClosed || c.ConnectOptions is null || !ReferenceEquals(c.Account, account))
-            {
-                continue;
-            }
-
-            conns++;
-            inMsgs += c.InMsgs;
-            inBytes += c.InBytes;
-            outMsgs += c.Outbound.OutMsgs;
-            outBytes += c.Outbound.OutBytes;
-        }
-
+        var tally = AccountTally.Of(_context.Registry.Clients, account);
         return new AccountConnections
         {
             Id = NewEventId(),
             Timestamp = DateTime.UtcNow,
             Server = NextServer(),
             Account = account.Name,
-            Connections = conns,
-            LeafNodes = leafs,
-            TotalConnections = conns + leafs,
-            Received = new DataStats { Msgs = inMsgs, Bytes = inBytes },
-            Sent = new DataStats { Msgs = outMsgs, Bytes = outBytes },
+            Connections = tally.Connections,
+            LeafNodes = tally.LeafNodes,
+            TotalConnections = tally.Connections + tally.LeafNodes,
+            Received = new DataStats { Msgs = tally.InMsgs, Bytes = tally.InBytes },
+            Sent = new DataStats { Msgs = tally.OutMsgs, Bytes = tally.OutBytes },
         };
     }
 

@@ -48,6 +48,22 @@ internal sealed class GatewayTable(string gatewayName, string serverId)
     /// <summary>The registered inbound links now (for monitoring).</summary>
     public GatewayConnection[] Inbound => Volatile.Read(ref _inboundSnapshot);
 
+    /// <summary>The accounts an inbound link has switched to interest-only mode (for monitoring), by name.</summary>
+    public List<string> SwitchedAccounts(GatewayConnection link)
+    {
+        lock (_lock)
+        {
+            var names = new List<string>(link.Switched.Count);
+            foreach (var account in link.Switched)
+            {
+                names.Add(account.Name);
+            }
+
+            names.Sort(StringComparer.Ordinal);
+            return names;
+        }
+    }
+
     /// <summary>Registers an outbound link once its handshake is done: it may send messages. False when one to that gateway is registered already.</summary>
     public bool RegisterOutbound(GatewayConnection link)
     {

@@ -10,16 +10,38 @@ internal sealed class Gatewayz
     [JsonPropertyName("name")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Name { get; init; }
     [JsonPropertyName("host")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Host { get; init; }
     [JsonPropertyName("port")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int Port { get; init; }
-    [JsonPropertyName("outbound_gateways")] public Dictionary<string, RemoteGatewayz> OutboundGateways { get; init; } = [];
+    /// <summary>Null (JSON null) when the remote gateway asked for by name has no outbound link, as nats-server's.</summary>
+    [JsonPropertyName("outbound_gateways")] public Dictionary<string, RemoteGatewayz>? OutboundGateways { get; init; } = [];
     [JsonPropertyName("inbound_gateways")] public Dictionary<string, List<RemoteGatewayz>> InboundGateways { get; init; } = [];
 }
 
-/// <summary>One gateway link of /gatewayz (nats-server's RemoteGatewayz; per-account detail is not reported).</summary>
+/// <summary>One gateway link of /gatewayz (nats-server's RemoteGatewayz).</summary>
 internal sealed class RemoteGatewayz
 {
     [JsonPropertyName("configured")] public bool Configured { get; init; }
     [JsonPropertyName("connection")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public ConnzConnection? Connection { get; init; }
+    [JsonPropertyName("accounts")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<AccountGatewayz>? Accounts { get; init; }
 }
+
+/// <summary>
+/// One account's interest mode on a gateway link (nats-server's AccountGatewayz). Courier's links are in
+/// interest-only mode for every account they carry, so the mode is always <c>Interest-Only</c>.
+/// </summary>
+internal sealed class AccountGatewayz
+{
+    [JsonPropertyName("name")] public string Name { get; init; } = "";
+    [JsonPropertyName("interest_mode")] public string InterestMode { get; init; } = "";
+    [JsonPropertyName("no_interest_count")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int NoInterestCount { get; init; }
+    [JsonPropertyName("interest_only_threshold")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int InterestOnlyThreshold { get; init; }
+    [JsonPropertyName("num_subs")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int TotalSubscriptions { get; init; }
+    [JsonPropertyName("num_queue_subs")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int NumQueueSubscriptions { get; init; }
+}
+
+/// <summary>
+/// /gatewayz's options (nats-server's GatewayzOptions): only the remote gateway <paramref name="Name"/>;
+/// with <paramref name="Accounts"/> each link's accounts, or only <paramref name="AccountName"/>'s.
+/// </summary>
+internal readonly record struct GatewayzQuery(string? Name = null, bool Accounts = false, string? AccountName = null);
 
 /// <summary>The <c>gateway</c> part of /varz (nats-server's GatewayOptsVarz).</summary>
 internal sealed class VarzGateway

@@ -8,7 +8,8 @@ internal sealed class Leafz
     [JsonPropertyName("server_id")] public string ServerId { get; init; } = "";
     [JsonPropertyName("now")] public DateTime Now { get; init; }
     [JsonPropertyName("leafnodes")] public int NumLeafs { get; init; }
-    [JsonPropertyName("leafs")] public IReadOnlyList<LeafzLeaf> Leafs { get; init; } = [];
+    /// <summary>Null (JSON null) without links, as nats-server's nil slice.</summary>
+    [JsonPropertyName("leafs")] public IReadOnlyList<LeafzLeaf>? Leafs { get; init; }
 }
 
 /// <summary>One leaf node link of /leafz (nats-server's LeafInfo; <c>name</c> and <c>is_spoke</c> as 2.10 adds them).</summary>

@@ -1,4 +1,5 @@
 using Courier.Actors.Connections;
+using Courier.Actors.Gateway;
 using Courier.Actors.Server;
 using Courier.Protocols;
 
@@ -7,8 +8,15 @@ namespace Courier.Gateway.Monitoring;
 /// <summary>/gatewayz and the <c>gateway</c> part of /varz, as nats-server 2.9's Gatewayz and GatewayOptsVarz.</summary>
 internal sealed partial class MonitoringPages
 {
-    /// <summary>The node's gateway links: outbound by remote gateway name, inbound by remote gateway name (a list each).</summary>
-    public Gatewayz Gatewayz()
+    // nats-server's gatewayMaxRUnsubBeforeSwitch: the RS- count that switches an optimistic account; reported as is.
+    private const int InterestOnlyThreshold = 1000;
+
+    /// <summary>
+    /// The node's gateway links: outbound by remote gateway name, inbound by remote gateway name (a list each),
+    /// as nats-server's Gatewayz: <see cref="GatewayzQuery.Name"/> keeps that remote's links only (no outbound
+    /// link to it is a null map), <see cref="GatewayzQuery.Accounts"/> adds each link's accounts.
+    /// </summary>
+    public Gatewayz Gatewayz(GatewayzQuery query = default)
     {
         var table = _broker.Gateways;
         var options = _broker.Options.Gateway;
@@ -18,22 +26,43 @@ internal sealed partial class MonitoringPages
         }
 
         var now = DateTime.UtcNow;
-        var outbound = new Dictionary<string, RemoteGatewayz>(StringComparer.Ordinal);
+        var target = string.IsNullOrEmpty(query.Name) ? null : query.Name;
+        Dictionary<string, RemoteGatewayz>? outbound = new(StringComparer.Ordinal);
         foreach (var c in table.Outbound)
         {
-            outbound[c.Link.Name ?? ""] = new RemoteGatewayz { Configured = c.Link.Remote is not null, Connection = GatewayConnection(c, now) };
+            var name = c.Link.Name ?? "";
+            if (target is null || target == name)
+            {
+                outbound[name] = new RemoteGatewayz
+                {
+                    Configured = c.Link.Remote is not null,
+                    Connection = GatewayConnection(c, now),
+                    Accounts = query.Accounts ? OutboundAccounts(c, query.AccountName) : null,
+                };
+            }
+        }
+
+        if (target is not null && outbound.Count == 0)
+        {
+            outbound = null; // nats-server's createOutboundsRemoteGatewayz: no link to the gateway asked for
         }
 
         var inbound = new Dictionary<string, List<RemoteGatewayz>>(StringComparer.Ordinal);
         foreach (var c in table.Inbound)
         {
             var name = c.Link.Name ?? "";
+            if (target is not null && target != name)
+            {
+                continue;
+            }
+
             if (!inbound.TryGetValue(name, out var list))
             {
                 inbound[name] = list = [];
             }
 
-            list.Add(new RemoteGatewayz { Connection = GatewayConnection(c, now) }); // nats-server never marks an inbound link configured
+            // nats-server never marks an inbound link configured
+            list.Add(new RemoteGatewayz { Connection = GatewayConnection(c, now), Accounts = query.Accounts ? InboundAccounts(table, c, query.AccountName) : null });
         }
 
         return new Gatewayz
@@ -46,6 +75,58 @@ internal sealed partial class MonitoringPages
             OutboundGateways = outbound,
             InboundGateways = inbound,
         };
+    }
+
+    // An outbound link's accounts: those the remote has told interest in, with its subscription counts.
+    private static List<AccountGatewayz>? OutboundAccounts(GatewayConnection c, string? only)
+    {
+        var counts = new SortedDictionary<string, (int Subs, int Queues)>(StringComparer.Ordinal);
+        foreach (var sub in c.SubscriptionsSnapshot())
+        {
+            var name = sub.Account.Name;
+            if (!string.IsNullOrEmpty(only) && name != only)
+            {
+                continue;
+            }
+
+            counts.TryGetValue(name, out var count);
+            counts[name] = (count.Subs + 1, count.Queues + (sub.Queue is null ? 0 : 1));
+        }
+
+        if (counts.Count == 0)
+        {
+            return null; // nats-server's "accounts" is omitempty
+        }
+
+        var accounts = new List<AccountGatewayz>(counts.Count);
+        foreach (var (name, count) in counts)
+        {
+            accounts.Add(new AccountGatewayz
+            {
+                Name = name,
+                InterestMode = "Interest-Only",
+                InterestOnlyThreshold = InterestOnlyThreshold,
+                TotalSubscriptions = count.Subs,
+                NumQueueSubscriptions = count.Queues,
+            });
+        }
+
+        return accounts;
+    }
+
+    // An inbound link's accounts: those switched to interest-only mode on it (this side sends all their interest).
+    private static List<AccountGatewayz>? InboundAccounts(GatewayTable table, GatewayConnection c, string? only)
+    {
+        var accounts = new List<AccountGatewayz>();
+        foreach (var name in table.SwitchedAccounts(c))
+        {
+            if (string.IsNullOrEmpty(only) || name == only)
+            {
+                accounts.Add(new AccountGatewayz { Name = name, InterestMode = "Interest-Only", InterestOnlyThreshold = InterestOnlyThreshold });
+            }
+        }
+
+        return accounts.Count == 0 ? null : accounts;
     }
 
     private static ConnzConnection GatewayConnection(GatewayConnection c, DateTime now) => new()

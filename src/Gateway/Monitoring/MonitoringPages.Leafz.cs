@@ -6,13 +6,21 @@ namespace Courier.Gateway.Monitoring;
 /// <summary>/leafz and the <c>leaf</c> part of /varz, as nats-server 2.9's Leafz and LeafNodeOptsVarz.</summary>
 internal sealed partial class MonitoringPages
 {
-    /// <summary>The node's leaf node links (<c>?subs=1</c>: each with the subjects the other side is interested in).</summary>
-    public Leafz Leafz(bool subs)
+    /// <summary>
+    /// The node's leaf node links (<c>?subs=1</c>: each with the subjects the other side is interested in;
+    /// <c>?acc=</c>: only the links bound to that account), as nats-server's LeafzOptions.
+    /// </summary>
+    public Leafz Leafz(bool subs, string? account = null)
     {
         var links = _broker.Leafs?.Links ?? [];
         var leafs = new List<LeafzLeaf>(links.Length);
         foreach (var c in links)
         {
+            if (!string.IsNullOrEmpty(account) && c.Account.Name != account)
+            {
+                continue;
+            }
+
             List<string>? list = null;
             var held = c.SubscriptionsSnapshot();
             if (subs)
@@ -41,7 +49,7 @@ internal sealed partial class MonitoringPages
             });
         }
 
-        return new Leafz { ServerId = _broker.ServerId, Now = DateTime.UtcNow, NumLeafs = leafs.Count, Leafs = leafs };
+        return new Leafz { ServerId = _broker.ServerId, Now = DateTime.UtcNow, NumLeafs = leafs.Count, Leafs = leafs.Count == 0 ? null : leafs };
     }
 
     private VarzLeaf LeafVarz(ServerOptions o)

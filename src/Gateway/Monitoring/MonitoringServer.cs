@@ -52,14 +52,15 @@ internal sealed class MonitoringServer : IAsyncDisposable
             }
         }));
         _app = builder.Build();
-        _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /routez /leafz /gatewayz /subsz /accountz /jsz /raftz /healthz /metrics\n"));
+        _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /routez /leafz /gatewayz /subsz /accountz /accstatz /jsz /raftz /healthz /metrics\n"));
         _app.MapGet("/healthz", Healthz);
         _app.MapGet("/varz", (HttpContext _) => Json(_pages.Varz(), GatewayJsonContext.Default.Varz));
         _app.MapGet("/connz", (HttpContext http) => Connz(http.Request.Query));
         _app.MapGet("/accountz", (HttpContext http) => Accountz(http.Request.Query["acc"].ToString()));
         _app.MapGet("/routez", (HttpContext _) => Json(_pages.Routez(), GatewayJsonContext.Default.Routez));
         _app.MapGet("/leafz", (HttpContext http) => Leafz(http.Request.Query));
-        _app.MapGet("/gatewayz", () => Json(_pages.Gatewayz(), GatewayJsonContext.Default.Gatewayz));
+        _app.MapGet("/gatewayz", (HttpContext http) => Gatewayz(http.Request.Query));
+        _app.MapGet("/accstatz", (HttpContext http) => Accstatz(http.Request.Query));
         _app.MapGet("/subsz", (HttpContext http) => Subsz(http.Request.Query));
         _app.MapGet("/jsz", (Func<HttpContext, Task<IResult>>)(http => JszAsync(http.Request.Query)));
         _app.MapGet("/raftz", (Func<HttpContext, Task<IResult>>)(async http => Json(await _pages.RaftzAsync(http.Request.Query["acc"].ToString(), http.Request.Query["group"].ToString()).ConfigureAwait(false), GatewayJsonContext.Default.Raftz)));
@@ -291,16 +292,39 @@ internal sealed class MonitoringServer : IAsyncDisposable
         return connzQuery.Refusal() is { } refusal ? BadRequest(refusal) : Json(_pages.Connz(connzQuery), GatewayJsonContext.Default.Connz);
     }
 
+    /// <summary>/leafz as nats-server 2.9.10's HandleLeafz: <c>subs</c> (a Go boolean), <c>acc</c>.</summary>
+    private IResult Leafz(IQueryCollection query) =>
+        TryGoBool(query, "subs", out var subs, out var error)
+            ? Json(_pages.Leafz(subs, FirstValue(query, "acc")), GatewayJsonContext.Default.Leafz)
+            : BadRequest(error);
+
+    /// <summary>/gatewayz as nats-server 2.9.10's HandleGatewayz: <c>accs</c> (a Go boolean), <c>gw_name</c>, <c>acc_name</c> (makes <c>accs</c> implicit).</summary>
+    private IResult Gatewayz(IQueryCollection query)
+    {
+        if (!TryGoBool(query, "accs", out var accounts, out var error))
+        {
+            return BadRequest(error);
+        }
+
+        var accountName = FirstValue(query, "acc_name");
+        return Json(_pages.Gatewayz(new GatewayzQuery(FirstValue(query, "gw_name"), accounts || accountName.Length > 0, accountName)), GatewayJsonContext.Default.Gatewayz);
+    }
+
+    /// <summary>
+    /// /accstatz as nats-server 2.9.10's HandleAccountStatz: every account with a local client connection,
+    /// or with <c>unused</c> (a Go boolean) every account. It reads no other option (an <c>accounts</c>
+    /// list is the system request's only, as in nats-server).
+    /// </summary>
+    private IResult Accstatz(IQueryCollection query) =>
+        TryGoBool(query, "unused", out var unused, out var error)
+            ? Json(_pages.AccountStatz(null, unused), GatewayJsonContext.Default.AccountStatz)
+            : BadRequest(error);
+
     /// <summary>
     /// /subsz as nats-server 2.9.10's HandleSubsz: <c>subs</c>, <c>offset</c>, <c>limit</c> decoded in that
     /// order (a bad one is a 400), <c>test</c> must be a literal subject, and <c>acc</c> filters. With no
     /// subscription in the page only the counts are written, as nats-server does.
     /// </summary>
-    private IResult Leafz(IQueryCollection query) =>
-        TryGoBool(query, "subs", out var subs, out var error)
-            ? Json(_pages.Leafz(subs), GatewayJsonContext.Default.Leafz)
-            : BadRequest(error);
-
     private IResult Subsz(IQueryCollection query)
     {
         if (!TryGoBool(query, "subs", out var subs, out var error)

@@ -5,15 +5,16 @@ using Prometheus;
 namespace Courier.Gateway.Monitoring;
 
 /// <summary>
-/// <c>/metrics</c>: the figures of /varz, /connz, /routez and /jsz under the names, types and labels
-/// prometheus-nats-exporter gives them (<c>gnatsd_varz_*</c>, <c>gnatsd_connz_*</c>,
-/// <c>gnatsd_routez_*</c>, <c>jetstream_*</c>), so dashboards built on the exporter read Courier
+/// <c>/metrics</c>: the figures of /varz, /connz, /routez, /leafz, /gatewayz, /accstatz and /jsz under the
+/// names, types and labels prometheus-nats-exporter gives them (<c>gnatsd_varz_*</c>, <c>gnatsd_connz_*</c>,
+/// <c>gnatsd_routez_*</c>, <c>gnatsd_leafz_*</c>, <c>gnatsd_gatewayz_*</c>, <c>gnatsd_accstatz_*</c>,
+/// <c>jetstream_*</c>), so dashboards built on the exporter read Courier
 /// unchanged, plus the .NET runtime's own (prometheus-net's DotNetStats: GC collections, heap, CPU).
 /// </summary>
 /// <remarks>
 /// One registry per monitoring server (not prometheus-net's static default: two servers in one
 /// process must not share samples). The figures are read at scrape time, in a before-collect
-/// callback, from the same pages /varz, /connz, /routez and /jsz serve. The <c>server_id</c> label
+/// callback, from the same pages the HTTP monitoring serves. The <c>server_id</c> label
 /// is the server's own id, as the exporter's <c>-use_internal_server_id</c> gives it.
 /// </remarks>
 internal sealed partial class PrometheusMetrics
@@ -62,6 +63,9 @@ internal sealed partial class PrometheusMetrics
             Flatten(JsonSerializer.SerializeToElement(_pages.Varz(), GatewayJsonContext.Default.Varz), $"{CoreSystem}_varz", serverId, "");
             Flatten(JsonSerializer.SerializeToElement(_pages.Routez(), GatewayJsonContext.Default.Routez), $"{CoreSystem}_routez", serverId, "");
             UpdateConnz(serverId);
+            UpdateLeafz(serverId);
+            UpdateGatewayz(serverId);
+            UpdateAccstatz(serverId);
             await UpdateJetStreamAsync(serverId).ConfigureAwait(false);
             foreach (var family in _families.Values)
             {

@@ -13,9 +13,10 @@ namespace Courier.Gateway.Monitoring;
 /// The system account's requests and the periodic statsz, as nats-server 2.9.10 answers them
 /// (server/events.go initEventTracking): <c>$SYS.REQ.SERVER.PING</c> (statsz of every server),
 /// <c>$SYS.REQ.SERVER.PING.&lt;kind&gt;</c> and <c>$SYS.REQ.SERVER.&lt;id&gt;.&lt;kind&gt;</c> for STATSZ,
-/// VARZ, CONNZ, SUBSZ, ROUTEZ, JSZ, HEALTHZ, ACCOUNTZ, and <c>$SYS.REQ.ACCOUNT.&lt;account&gt;.&lt;kind&gt;</c>
-/// for CONNZ, SUBSZ, JSZ, INFO, STATZ, CONNS. Answers are <c>{"server":...,"data":...}</c> (statsz:
-/// <c>{"server":...,"statsz":...}</c>) with the monitoring pages' JSON as data. <c>$SYS.SERVER.&lt;id&gt;.STATSZ</c>
+/// VARZ, CONNZ, SUBSZ, ROUTEZ, GATEWAYZ, LEAFZ, JSZ, HEALTHZ, ACCOUNTZ, and <c>$SYS.REQ.ACCOUNT.&lt;account&gt;.&lt;kind&gt;</c>
+/// for CONNZ, SUBSZ, LEAFZ, JSZ, INFO, STATZ, CONNS. Answers are <c>{"server":...,"data":...}</c> (statsz:
+/// <c>{"server":...,"statsz":...}</c>) with the monitoring pages' JSON as data. nats-server 2.10's IDZ, KICK
+/// and LDM are answered too (<c>SystemAccountService.Control.cs</c>). <c>$SYS.SERVER.&lt;id&gt;.STATSZ</c>
 /// goes out 250 ms after start, then at doubling intervals up to every 30 s, when someone listens.
 /// </summary>
 internal sealed partial class SystemAccountService : IAsyncDisposable
@@ -91,7 +92,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
                 return;
             }
 
-            ServerRequest(kind, m);
+            ServerRequest(kind, target == "PING", m);
             return;
         }
 
@@ -118,12 +119,23 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
         PublishStatsz(m.ReplyTo ?? _statszSubject);
     }
 
-    private void ServerRequest(string kind, InternalMessage m)
+    private void ServerRequest(string kind, bool ping, InternalMessage m)
     {
-        if (kind == "STATSZ")
+        switch (kind)
         {
-            StatszRequest(m);
-            return;
+            case "STATSZ":
+                StatszRequest(m);
+                return;
+            case "IDZ":
+                IdzRequest(m);
+                return;
+            case "KICK" or "LDM":
+                if (!ping) // nats-server subscribes them by its id only
+                {
+                    ClientControlRequest(kind, m);
+                }
+
+                return;
         }
 
         if (!TryAccept(m, out var reply, out var options))
@@ -167,8 +179,15 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
             case "JSZ":
                 _ = ReplyJszAsync(reply, JszQueryOf(options));
                 break;
+            case "LEAFZ":
+                // nats-server's LeafzEventOptions: subscriptions, account.
+                Reply(reply, Data(_pages.Leafz(BoolOption(options, "subscriptions"), StringOption(options, "account")), GatewayJsonContext.Default.Leafz));
+                break;
+            case "GATEWAYZ":
+                Reply(reply, Data(_pages.Gatewayz(GatewayzQueryOf(options)), GatewayJsonContext.Default.Gatewayz));
+                break;
             default:
-                return; // GATEWAYZ, LEAFZ: Courier has neither
+                return;
         }
     }
 
@@ -244,12 +263,19 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
 
                 break;
             case "STATZ":
-                var statz = AccountStatzOf(accountName == "PING" ? null : accountName, BoolOption(options, "include_unused"));
-                if (statz.Accounts.Count > 0)
+                // nats-server's AccountStatzEventOptions: "accounts" (the PING form only; a named account
+                // is the list) and "include_unused"; nothing to report is no answer unless unused ones were asked for.
+                var includeUnused = BoolOption(options, "include_unused");
+                var statz = _pages.AccountStatz(accountName == "PING" ? StringListOption(options, "accounts") : [accountName], includeUnused);
+                if (statz.Accounts.Count > 0 || includeUnused)
                 {
                     Reply(reply, Data(statz, GatewayJsonContext.Default.AccountStatz));
                 }
 
+                break;
+            case "LEAFZ":
+                // nats-server's LeafzEventOptions with the account taken from the subject.
+                Reply(reply, Data(_pages.Leafz(BoolOption(options, "subscriptions"), accountName), GatewayJsonContext.Default.Leafz));
                 break;
             case "JSZ":
                 // As nats-server's JszAccount: the errors, else the account's AccountDetail.
@@ -310,37 +336,6 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
             Limit = MonitoringPages.DefaultSubszLimit,
             Subscriptions = details,
         };
-    }
-
-    private AccountStatz AccountStatzOf(string? accountName, bool includeUnused)
-    {
-        var list = new List<AccountStat>();
-        foreach (var account in _broker.Accounts.All)
-        {
-            if (accountName is not null && account.Name != accountName)
-            {
-                continue;
-            }
-
-            var conns = _events.AccountConnections(account);
-            if (conns.Connections == 0 && !includeUnused) // as nats-server: leaf links alone do not make an account used
-            {
-                continue;
-            }
-
-            list.Add(new AccountStat
-            {
-                Account = account.Name,
-                Connections = conns.Connections,
-                LeafNodes = conns.LeafNodes,
-                TotalConnections = conns.TotalConnections,
-                Sent = new StatszData { Msgs = conns.Sent.Msgs, Bytes = conns.Sent.Bytes },
-                Received = new StatszData { Msgs = conns.Received.Msgs, Bytes = conns.Received.Bytes },
-            });
-        }
-
-        list.Sort((a, b) => string.CompareOrdinal(a.Account, b.Account));
-        return new AccountStatz { ServerId = _broker.ServerId, Now = DateTime.UtcNow, Accounts = list };
     }
 
     private void OnStatszTimer()
@@ -502,7 +497,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
         }
     }
 
-    // nats-server's filterRequest: server_name, host, cluster contained in ours; domain equal.
+    // nats-server's filterRequest: server_name, host, cluster contained in ours; tags all ours; domain equal.
     private bool Filtered(JsonElement options)
     {
         if (options.ValueKind != JsonValueKind.Object)
@@ -523,6 +518,15 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
         if (StringOption(options, "cluster") is { Length: > 0 } cluster && !(_broker.Routes?.ClusterName ?? "").Contains(cluster, StringComparison.Ordinal))
         {
             return true;
+        }
+
+        // tags: every one among server_tags (jwt's TagList.Contains: trimmed, any case).
+        foreach (var tag in StringListOption(options, "tags") ?? [])
+        {
+            if (!_broker.Options.Tags.Contains(tag.Trim().ToLowerInvariant()))
+            {
+                return true;
+            }
         }
 
         return StringOption(options, "domain") is { Length: > 0 } domain && domain != _broker.Options.JetStreamDomain;
@@ -568,6 +572,33 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
         LeaderOnly: BoolOption(options, "leader_only"),
         Offset: IntOption(options, "offset"),
         Limit: IntOption(options, "limit"));
+
+    // nats-server's GatewayzOptions as JSON: name (the remote gateway), accounts, account_name (makes accounts implicit).
+    private static GatewayzQuery GatewayzQueryOf(JsonElement options)
+    {
+        var accountName = StringOption(options, "account_name");
+        return new GatewayzQuery(StringOption(options, "name"), BoolOption(options, "accounts") || !string.IsNullOrEmpty(accountName), accountName);
+    }
+
+    // A JSON array of strings (nats-server's []string option); other elements are skipped.
+    private static List<string>? StringListOption(JsonElement options, string name)
+    {
+        if (options.ValueKind != JsonValueKind.Object || !options.TryGetProperty(name, out var v) || v.ValueKind != JsonValueKind.Array)
+        {
+            return null;
+        }
+
+        var list = new List<string>(v.GetArrayLength());
+        foreach (var item in v.EnumerateArray())
+        {
+            if (item.ValueKind == JsonValueKind.String)
+            {
+                list.Add(item.GetString()!);
+            }
+        }
+
+        return list;
+    }
 
     private static string? StringOption(JsonElement options, string name) =>
         options.ValueKind == JsonValueKind.Object && options.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.String ? v.GetString() : null;
