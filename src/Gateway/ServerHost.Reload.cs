@@ -13,10 +13,10 @@ internal sealed partial class ServerHost
     /// <summary>
     /// Re-reads the command line and config file and applies the logging options (<c>debug</c>,
     /// <c>trace</c>, <c>logtime</c>, <c>logfile</c>, <c>logfile_size_limit</c>) and the authorization
-    /// (user, password, token, users and their permissions: connected clients are re-checked). A
-    /// change to an option nats-server cannot reload refuses the whole reload with its error, and the
-    /// server keeps its running configuration; so does, for now, a change to a limit. Returns null
-    /// when reloaded, else the error to log.
+    /// (user, password, token, users and their permissions: connected clients are re-checked), and the
+    /// limits nats-server reloads. A change to an option nats-server cannot reload refuses the whole
+    /// reload with its error, and the server keeps its running configuration. Returns null when
+    /// reloaded, else the error to log.
     /// </summary>
     public string? Reload(IReadOnlyList<string> args, NatsLogSink sink)
     {
@@ -77,6 +77,7 @@ internal sealed partial class ServerHost
             _options.IdlePoll = next.IdlePoll;
         }
 
+        ReloadLimits(next);
         Broker.ReloadAuthorization(next);
         _options.Trace = next.Trace;
         _options.Debug = next.Debug;
@@ -85,6 +86,52 @@ internal sealed partial class ServerHost
         _options.LogSizeLimit = next.LogSizeLimit;
         ReloadLog.Reloaded(_log);
         return null;
+    }
+
+    // The limits, as nats-server's options' Apply methods log them (reload.go).
+    private void ReloadLimits(ServerOptions next)
+    {
+        var old = new { _options.MaxPayload, _options.MaxControlLine, _options.MaxConnections, _options.PingInterval, _options.MaxPingsOut, _options.WriteDeadline, _options.AuthTimeout };
+        var closed = Broker.ReloadLimits(next); // the broker's options are this host's: they change here
+        if (old.AuthTimeout != next.AuthTimeout)
+        {
+            ReloadLog.Changed(_log, "authorization timeout", next.AuthTimeout.TotalSeconds.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        }
+
+        if (old.MaxConnections != next.MaxConnections)
+        {
+            if (closed > 0)
+            {
+                ReloadLog.ClosedForMaxConnections(_log, closed);
+            }
+
+            ReloadLog.Changed(_log, "max_connections", next.MaxConnections.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        }
+
+        if (old.MaxControlLine != next.MaxControlLine)
+        {
+            ReloadLog.Changed(_log, "max_control_line", next.MaxControlLine.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        }
+
+        if (old.MaxPayload != next.MaxPayload)
+        {
+            ReloadLog.Changed(_log, "max_payload", next.MaxPayload.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        }
+
+        if (old.PingInterval != next.PingInterval)
+        {
+            ReloadLog.Changed(_log, "ping_interval", GoDuration.Format(next.PingInterval.Ticks * 100));
+        }
+
+        if (old.MaxPingsOut != next.MaxPingsOut)
+        {
+            ReloadLog.Changed(_log, "ping_max", next.MaxPingsOut.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        }
+
+        if (old.WriteDeadline != next.WriteDeadline)
+        {
+            ReloadLog.Changed(_log, "write_deadline", GoDuration.Format(next.WriteDeadline.Ticks * 100));
+        }
     }
 
     private static string Describe(Permissions? p) =>
@@ -159,12 +206,16 @@ internal sealed partial class ServerHost
             return $"config reload not supported for JetStreamCipher: old={old.JetStreamCipher}, new={now.JetStreamCipher}";
         }
 
-        // nats-server can reload these; Courier does not yet, so it refuses rather than half-apply.
-        if (old.MaxPayload != now.MaxPayload || old.MaxControlLine != now.MaxControlLine || old.MaxPending != now.MaxPending ||
-            old.MaxConnections != now.MaxConnections || old.PingInterval != now.PingInterval || old.MaxPingsOut != now.MaxPingsOut ||
-            old.WriteDeadline != now.WriteDeadline || old.AuthTimeout != now.AuthTimeout || old.JetStream != now.JetStream)
+        // nats-server 2.9.10 does not reload max_pending either (its default case).
+        if (old.MaxPending != now.MaxPending)
         {
-            return "config reload of limits and jetstream is not supported by Courier yet (logging and authorization options reload)";
+            return $"config reload not supported for MaxPending: old={old.MaxPending}, new={now.MaxPending}";
+        }
+
+        // nats-server can start or stop JetStream on a reload; Courier does not yet, so it refuses rather than half-apply.
+        if (old.JetStream != now.JetStream)
+        {
+            return "config reload of jetstream is not supported by Courier yet";
         }
 
         return null;
@@ -177,6 +228,9 @@ internal sealed partial class ServerHost
 
         [LoggerMessage(Level = LogLevel.Information, Message = "Reloaded: authorization {What}")]
         public static partial void Authorization(ILogger logger, string what);
+
+        [LoggerMessage(Level = LogLevel.Information, Message = "Closed {Count} connections to fall within max_connections")]
+        public static partial void ClosedForMaxConnections(ILogger logger, int count);
 
         [LoggerMessage(Level = LogLevel.Information, Message = "Reloaded server configuration")]
         public static partial void Reloaded(ILogger logger);

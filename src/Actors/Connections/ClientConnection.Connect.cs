@@ -100,6 +100,16 @@ internal sealed partial class ClientConnection
     }
 
     /// <summary>
+    /// After a reload: the new max_payload and max_control_line hold for this client's next command, as
+    /// nats-server stores them into each client (plain int writes; the read loop sees them on a later read).
+    /// </summary>
+    public void ApplyLimits(int maxPayload, int maxControlLine)
+    {
+        _parser.MaxPayload = maxPayload;
+        _parser.MaxControlLine = maxControlLine;
+    }
+
+    /// <summary>
     /// Re-checks the client's CONNECT against the reloaded authorization, as nats-server's
     /// reloadAuthorization: a client no longer authorized gets <c>-ERR 'Authorization Violation'</c>
     /// and is closed; the others get their user's new permissions. Clients that have not sent CONNECT

@@ -31,4 +31,46 @@ public sealed partial class Broker
             (client as Connections.MqttConnection)?.ReapplyAuthorization(); // MQTT clients too, as nats-server
         }
     }
+
+    /// <summary>
+    /// The limits nats-server 2.9.10 reloads (reload.go): max_payload (INFO and every connected NATS client's
+    /// parser), max_control_line (every client's parser), max_connections (clients past the new limit are closed
+    /// with <c>-ERR 'maximum connections exceeded'</c>), ping_interval and ping_max, write_deadline and the
+    /// authorization timeout (read where they apply: new connections' timers, the write sweep, the ping check).
+    /// Returns how many clients were closed for max_connections.
+    /// </summary>
+    public int ReloadLimits(ServerOptions next)
+    {
+        ArgumentNullException.ThrowIfNull(next);
+        Options.MaxPayload = next.MaxPayload;
+        Options.MaxControlLine = next.MaxControlLine;
+        Options.MaxConnections = next.MaxConnections;
+        Options.PingInterval = next.PingInterval;
+        Options.MaxPingsOut = next.MaxPingsOut;
+        Options.WriteDeadline = next.WriteDeadline;
+        Options.AuthTimeout = next.AuthTimeout;
+        Info.SetMaxPayload(next.MaxPayload);
+
+        var clients = new List<Connections.Connection>();
+        foreach (var client in Clients)
+        {
+            if (client.IsClosed || client.IsServerLink || client.IsInternal)
+            {
+                continue;
+            }
+
+            (client as Connections.ClientConnection)?.ApplyLimits(next.MaxPayload, next.MaxControlLine);
+            clients.Add(client);
+        }
+
+        // As nats-server: as many as are over the limit go, whichever they are.
+        var closing = next.MaxConnections > 0 ? clients.Count - next.MaxConnections : 0;
+        for (var i = 0; i < closing; i++)
+        {
+            clients[i].SendError(Protocols.Nats.NatsErrors.MaxConnectionsExceeded);
+            clients[i].RequestClose("Maximum Connections Exceeded");
+        }
+
+        return Math.Max(closing, 0);
+    }
 }

@@ -36,6 +36,13 @@ internal sealed class ClientInfo
         Changed();
     }
 
+    /// <summary>After a reload: the <c>max_payload</c> INFO announces.</summary>
+    public void SetMaxPayload(int maxPayload)
+    {
+        _info.MaxPayload = maxPayload;
+        Changed();
+    }
+
     /// <summary>After a reload: whether clients must log in (no_auth_user turns it off in INFO, as nats-server).</summary>
     public void SetAuthRequired(bool required)
     {

@@ -24,7 +24,8 @@ public sealed class NatsParser
     // An argument count above any op's maximum (HPUB has 4) so a line with too many is rejected.
     private const int MaxArgs = 5;
 
-    private readonly int _maxLine;
+    private int _maxLine;
+    private int _maxControlLine;
     private byte[]? _lineBuffer; // allocated the first time a control line spans segments
 
     /// <summary>Creates a parser with nats-server's limits.</summary>
@@ -36,11 +37,19 @@ public sealed class NatsParser
         ArgumentOutOfRangeException.ThrowIfNegative(maxPayload);
         MaxControlLine = maxControlLine;
         MaxPayload = maxPayload;
-        _maxLine = maxControlLine + OpSlack;
     }
 
-    /// <summary>Bytes allowed in a control line's arguments (<c>max_control_line</c>).</summary>
-    public int MaxControlLine { get; }
+    /// <summary>Bytes allowed in a control line's arguments (<c>max_control_line</c>; a reload may change it).</summary>
+    public int MaxControlLine
+    {
+        get => _maxControlLine;
+        set
+        {
+            ArgumentOutOfRangeException.ThrowIfLessThan(value, 32);
+            _maxControlLine = value;
+            _maxLine = value + OpSlack;
+        }
+    }
 
     /// <summary>Bytes allowed in a message (<c>max_payload</c>).</summary>
     public int MaxPayload { get; set; }

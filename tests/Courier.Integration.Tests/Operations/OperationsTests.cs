@@ -263,6 +263,95 @@ public abstract partial class OperationsTests<TServer> : IClassFixture<TServer>
     }
 
     [Fact]
+    public async Task Sighup_reload_applies_max_payload_and_max_control_line_to_new_and_existing_clients()
+    {
+        await using var server = await _server.StartServerAsync("max_payload: 1024\n");
+        await using var existing = await WireClient.ConnectAsync(server);
+        await existing.HandshakeAsync();
+        await using var other = await WireClient.ConnectAsync(server);
+        await other.HandshakeAsync();
+        await File.WriteAllTextAsync(Path.Combine(server.Folder, "server.conf"), "max_payload: 64\nmax_control_line: 256\n");
+
+        await server.SignalAsync("HUP");
+
+        await WaitForAsync(() => server.Log.All().Contains("Reloaded server configuration", StringComparison.Ordinal) ? "reloaded" : null);
+        Assert.Contains("Reloaded: max_payload = 64", server.Log.All(), StringComparison.Ordinal);
+        Assert.Contains("Reloaded: max_control_line = 256", server.Log.All(), StringComparison.Ordinal);
+
+        // A client connected before the reload: 64 bytes go, 100 are over the new limit.
+        await existing.SendAsync($"PUB small 64\r\n{new string('a', 64)}\r\nPING\r\n");
+        await existing.ExpectAsync("PONG\r\n");
+        await existing.SendAsync($"PUB big 100\r\n{new string('a', 100)}\r\n");
+        await existing.ExpectErrAndCloseAsync("Maximum Payload Violation");
+
+        // Its control lines too.
+        await other.SendAsync($"SUB {new string('s', 300)} 1\r\n");
+        await other.ExpectErrAndCloseAsync("maximum control line exceeded");
+
+        // A new client is told the new limit.
+        await using var fresh = await WireClient.ConnectAsync(server);
+        Assert.Equal(64, fresh.Info.GetProperty("max_payload").GetInt32());
+    }
+
+    [Fact]
+    public async Task Sighup_reload_lowering_max_connections_closes_the_clients_past_it()
+    {
+        await using var server = await _server.StartServerAsync("max_connections: 10\n");
+        var clients = new List<WireClient>();
+        try
+        {
+            for (var i = 0; i < 3; i++)
+            {
+                var c = await WireClient.ConnectAsync(server);
+                await c.HandshakeAsync();
+                clients.Add(c);
+            }
+
+            await File.WriteAllTextAsync(Path.Combine(server.Folder, "server.conf"), "max_connections: 1\n");
+            await server.SignalAsync("HUP");
+            await WaitForAsync(() => server.Log.All().Contains("Reloaded server configuration", StringComparison.Ordinal) ? "reloaded" : null);
+            Assert.Contains("Closed 2 connections to fall within max_connections", server.Log.All(), StringComparison.Ordinal);
+            Assert.Contains("Reloaded: max_connections = 1", server.Log.All(), StringComparison.Ordinal);
+
+            // Two of the three are closed with nats-server's error, one stays.
+            var closed = 0;
+            foreach (var c in clients)
+            {
+                try
+                {
+                    await c.SendAsync("PING\r\n");
+                    await c.ExpectAsync("PONG\r\n");
+                }
+                catch (Exception e) when (e is Xunit.Sdk.XunitException or IOException or SocketException)
+                {
+                    closed++;
+                }
+            }
+
+            Assert.Equal(2, closed);
+        }
+        finally
+        {
+            foreach (var c in clients)
+            {
+                await c.DisposeAsync();
+            }
+        }
+    }
+
+    [Fact]
+    public async Task A_reload_that_changes_max_pending_is_refused_as_nats_server_refuses_it()
+    {
+        await using var server = await _server.StartServerAsync("max_pending: 67108864\n");
+        await File.WriteAllTextAsync(Path.Combine(server.Folder, "server.conf"), "max_pending: 1048576\n");
+
+        await server.SignalAsync("HUP");
+
+        await WaitForAsync(() => server.Log.All().Contains("config reload not supported for MaxPending: old=67108864, new=1048576", StringComparison.Ordinal) ? "refused" : null);
+        Assert.DoesNotContain("Reloaded server configuration", server.Log.All(), StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task Signal_reload_with_a_pid_file_reloads_the_config()
     {
         var pidFile = Path.Combine(Path.GetTempPath(), $"courier-it-{Guid.NewGuid():N}.pid");
