@@ -318,6 +318,24 @@ public sealed class MsgGetRequest
     [JsonPropertyName("seq")] public ulong Seq { get; set; }
     [JsonPropertyName("last_by_subj")] public string? LastBySubject { get; set; }
     [JsonPropertyName("next_by_subj")] public string? NextBySubject { get; set; }
+
+    /// <summary>DIRECT.GET (2.11): this many messages from <see cref="Seq"/> or <see cref="StartTime"/> on, then an EOB status.</summary>
+    [JsonPropertyName("batch")] public int Batch { get; set; }
+
+    /// <summary>DIRECT.GET (2.11): stop a batch once this many bytes went out (default: nats-server's max_pending, 64 MiB).</summary>
+    [JsonPropertyName("max_bytes")] public int MaxBytes { get; set; }
+
+    /// <summary>2.11: start at the first message stored at or after this time.</summary>
+    [JsonPropertyName("start_time")] public DateTime? StartTime { get; set; }
+
+    /// <summary>DIRECT.GET (2.11): the last message of every subject these filters match.</summary>
+    [JsonPropertyName("multi_last")] public List<string>? MultiLast { get; set; }
+
+    /// <summary>DIRECT.GET multi_last (2.11): as of this sequence.</summary>
+    [JsonPropertyName("up_to_seq")] public ulong UpToSeq { get; set; }
+
+    /// <summary>DIRECT.GET multi_last (2.11): as of this time.</summary>
+    [JsonPropertyName("up_to_time")] public DateTime? UpToTime { get; set; }
 }
 
 /// <summary>STREAM.MSG.DELETE request.</summary>

@@ -100,3 +100,15 @@ public sealed class NatsJsJetStreamTests_NatsServer(NatsServerFixture server) : 
 
 [Trait("server", "courier")]
 public sealed class NatsJsJetStreamTests_Courier(CourierFixture server) : NatsJsJetStreamTests<CourierFixture>(server);
+
+/// <summary>
+/// DIRECT.GET batches through nats.js (nats-server 2.11's; 2.9.10 has none, so Courier only): multi_last with
+/// up_to_seq and batch through <c>jsm.direct.getBatch</c>, and plain and filtered batches with their EOB.
+/// </summary>
+[Trait("server", "courier")]
+public sealed class NatsJsDirectBatchTests_Courier(CourierFixture server) : IClassFixture<CourierFixture>
+{
+    [Fact]
+    public Task Direct_get_batches_and_multi_last_answer_through_nats_js() =>
+        server.WithJetStreamAsync(s => NodeScript.RunAsync("jetstream_direct_batch", s));
+}
