@@ -93,6 +93,7 @@ internal sealed partial class MqttSessionActor
             }
 
             EndNow(); // publishes a will still waiting, then forgets the session [MQTT-3.1.2-23]
+            BecomeIdle(); // the actor and its index entry go too, once the journal is deleted
         });
     }
 

@@ -49,7 +49,10 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
     private MqttConnection? _client;
     private bool _clean = true;
     private IActorRef? _lastConnection; // the connection before the last Terminated (a late End names it)
-    private bool _ended; // emptied by End: kept alive, empty, until the next CONNECT
+    private bool _ended; // emptied by End: kept, empty, until its journal is deleted (then the parent stops it) or a CONNECT comes
+    private bool _idle; // no connection and nothing kept: the parent stops it once Discard's deletions are answered
+    private int _deletesInFlight; // Discard's journal and snapshot deletions not answered yet
+    private long _discardedTo = long.MaxValue; // the last sequence number when Discard deleted the journal (its answer names it)
     private IActorRef? _endsWith; // MQTT 5.0 Session Expiry Interval 0: the session ends with this connection
     private long _generation; // bumped by Discard: journal-write callbacks of an older generation do not apply
     private int _attaches; // CONNECTs attached to this session, to tell the parent which ones it has seen
@@ -100,6 +103,10 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
             }
 
             Context.Parent.Tell(new Protocol.Recovered(_clientId));
+            if (!_exists)
+            {
+                BecomeIdle(); // an index entry with no session behind it (ended before a restart): it goes too
+            }
         });
 
         Command<MqttSessions.Protocol.Attach>(OnAttach);
@@ -212,6 +219,7 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
             else if (_connection is null && end.Connection.Equals(_lastConnection))
             {
                 EndNow(); // its Terminated came first
+                BecomeIdle();
             }
         });
         Command<Terminated>(terminated =>
@@ -237,11 +245,11 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
                 StartExpiry();
             }
 
-            if (_clean && !_ended)
+            if (_clean)
             {
-                // [MQTT-3.1.2-6]: a clean session lasts as long as its connection. The parent stops it,
-                // unless a CONNECT for this client id is already on its way here.
-                Context.Parent.Tell(new MqttSessions.Protocol.Idle(_attaches));
+                // [MQTT-3.1.2-6]: a clean session lasts as long as its connection (and an ended one is over).
+                // The parent stops it, unless a CONNECT for this client id is already on its way here.
+                BecomeIdle();
             }
         });
         Command<SaveSnapshotSuccess>(saved =>
@@ -249,11 +257,19 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
             DeleteMessages(saved.Metadata.SequenceNr);
             DeleteSnapshots(new SnapshotSelectionCriteria(saved.Metadata.SequenceNr - 1));
         });
-        Command<DeleteMessagesSuccess>(_ => { });
-        Command<DeleteSnapshotsSuccess>(_ => { });
+        Command<DeleteMessagesSuccess>(deleted => DeletionAnswered(deleted.ToSequenceNr >= _discardedTo));
+        Command<DeleteSnapshotsSuccess>(deleted => DeletionAnswered(deleted.Criteria.MaxSequenceNr == long.MaxValue));
         Command<SaveSnapshotFailure>(failed => Context.GetLogger().Warning(failed.Cause, "MQTT session {0}: snapshot not saved", _clientId));
-        Command<DeleteMessagesFailure>(failed => Context.GetLogger().Warning(failed.Cause, "MQTT session {0}: events not deleted", _clientId));
-        Command<DeleteSnapshotsFailure>(failed => Context.GetLogger().Warning(failed.Cause, "MQTT session {0}: old snapshots not deleted", _clientId));
+        Command<DeleteMessagesFailure>(failed =>
+        {
+            Context.GetLogger().Warning(failed.Cause, "MQTT session {0}: events not deleted", _clientId);
+            DeletionAnswered(failed.ToSequenceNr >= _discardedTo);
+        });
+        Command<DeleteSnapshotsFailure>(failed =>
+        {
+            Context.GetLogger().Warning(failed.Cause, "MQTT session {0}: old snapshots not deleted", _clientId);
+            DeletionAnswered(failed.Criteria.MaxSequenceNr == long.MaxValue);
+        });
     }
 
     // The session's key (MqttAccountScope): the client id alone in the global account, as before accounts.
@@ -274,8 +290,10 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
             return;
         }
 
-        DeleteMessages(long.MaxValue);
+        DeleteMessages(long.MaxValue); // answered with the last sequence number, not long.MaxValue
         DeleteSnapshots(SnapshotSelectionCriteria.Latest);
+        _discardedTo = LastSequenceNr;
+        _deletesInFlight += 2; // the parent stops this actor only after both: a new one must not replay what goes
         foreach (var filter in _captureSids.Keys.ToList())
         {
             UpdateCapture(filter, 0);
@@ -290,9 +308,10 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
         _exists = false;
     }
 
-    // MQTT 5.0 Session Expiry Interval 0: the session ended with its connection [MQTT-3.1.2-11]. The state
-    // goes; the actor stays, empty, so that the next CONNECT finds no session without waiting for the
-    // journal's deletion (a restarted actor could replay what is being deleted).
+    // MQTT 5.0 Session Expiry Interval 0 or its expiry: the session ended [MQTT-3.1.2-11], [MQTT-3.1.2-23]. The
+    // state goes; the actor stays, empty, until the journal's deletion is answered (a new actor could replay
+    // what is being deleted), so that a CONNECT meanwhile finds no session; then, with no connection, the
+    // parent stops it and drops its index entry (BecomeIdle).
     private void EndNow()
     {
         PublishPendingWill(); // the session's end publishes a will still waiting for its delay [MQTT-3.1.3.2.2]
@@ -302,9 +321,36 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
         _endsWith = null;
     }
 
+    // Nothing left to keep and no connection: the parent may stop this actor (and forget its client id) once
+    // Discard's deletions are answered, unless a CONNECT was sent here since (it compares the attach count).
+    private void BecomeIdle()
+    {
+        _idle = true;
+        TellIdleIfDone();
+    }
+
+    private void DeletionAnswered(bool discard)
+    {
+        if (discard && _deletesInFlight > 0)
+        {
+            _deletesInFlight--;
+            TellIdleIfDone();
+        }
+    }
+
+    private void TellIdleIfDone()
+    {
+        if (_idle && _deletesInFlight == 0 && _connection is null)
+        {
+            _idle = false;
+            Context.Parent.Tell(new MqttSessions.Protocol.Idle(_attaches));
+        }
+    }
+
     private void OnAttach(MqttSessions.Protocol.Attach attach)
     {
         _attaches++;
+        _idle = false;
         CancelExpiryAndWill(); // connected again in time: the session stays and its will is not sent [MQTT-3.1.3-9]
         if (_endsWith is not null && _endsWith.Equals(_connection) && !_endsWith.Equals(attach.Connection))
         {

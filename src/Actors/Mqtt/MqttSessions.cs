@@ -89,12 +89,23 @@ internal sealed class MqttSessions : ReceivePersistentActor
         {
             // A clean session whose connection ended. It stops only if no CONNECT was sent its way since:
             // one already in its mailbox finds it alive (a session stopping on its own would drop it).
-            if (_attachesSent.TryGetValue(Sender, out var sent) && sent == idle.Attaches)
+            // An ended persistent session (its expiry ran out, or Session Expiry Interval 0) leaves the index too, so
+            // nothing of it is left behind: no actor, no entry recovered after a restart.
+            if (_attachesSent.GetValueOrDefault(Sender) == idle.Attaches && _ids.TryGetValue(Sender, out var key))
             {
                 Forget(Sender);
                 Context.Stop(Sender);
+                if (_persistent.Contains(key))
+                {
+                    Persist(new MqttSessionIndexEvent(key, added: false), e =>
+                    {
+                        Apply(e);
+                        Checkpoint();
+                    });
+                }
             }
         });
+        Command<Protocol.CountSessions>(_ => Sender.Tell(new Protocol.SessionCounts(_sessions.Count, _persistent.Count)));
         Command<Terminated>(terminated => Forget(terminated.ActorRef));
         Command<SaveSnapshotSuccess>(saved =>
         {
@@ -269,9 +280,23 @@ internal sealed class MqttSessions : ReceivePersistentActor
         }
 
         /// <summary>
-        /// From a clean session whose connection ended, after <see cref="Attaches"/> attaches: it may be
-        /// stopped unless another was sent to it since.
+        /// From a session with nothing left to keep and no connection (a clean session whose connection ended,
+        /// a session that ended or expired, once its journal is deleted), after <see cref="Attaches"/> attaches:
+        /// it is stopped, and leaves the index, unless another attach was sent to it since.
         /// </summary>
         public sealed record Idle(int Attaches);
+
+        /// <summary>Asks for <see cref="SessionCounts"/> (monitoring and tests).</summary>
+        public sealed class CountSessions
+        {
+            public static readonly CountSessions Instance = new();
+
+            private CountSessions()
+            {
+            }
+        }
+
+        /// <summary>The session actors alive, and the client ids the index keeps as persistent (recovered at a restart).</summary>
+        public sealed record SessionCounts(int Actors, int Persistent);
     }
 }
