@@ -443,7 +443,8 @@ internal sealed partial class MqttConnection : Connection
             assigned,
             connect.ReceiveMaximum,
             connect.MaxPacketSize,
-            connect.RequestResponseInformation);
+            connect.RequestResponseInformation,
+            connect.TopicAliasMaximum);
         return MqttStep.Connect;
     }
 
@@ -501,7 +502,7 @@ internal sealed partial class MqttConnection : Connection
             mqtt.SessionExpiry = persistent && !endAtClose ? connect.SessionExpiry : 0; // kept that long after the connection ends
             mqtt.EndSessionAtClose = endAtClose;
             mqtt.ClientMaxPacketSize = connect.MaxPacketSize;
-            mqtt.Inflight.UseVersion5(connect.ReceiveMaximum, connect.MaxPacketSize);
+            mqtt.Inflight.UseVersion5(connect.ReceiveMaximum, connect.MaxPacketSize, connect.TopicAliasMaximum);
         }
         if (attached.Subscriptions.Count > 0)
         {
