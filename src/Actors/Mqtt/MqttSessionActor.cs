@@ -37,6 +37,7 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
     private readonly string _clientId;
     private readonly Func<InProcessClient> _captureClient;
     private readonly MqttCaptureLedger _ledger;
+    private readonly MqttWillPublisher _willPublisher;
     private readonly Dictionary<string, MqttSessionSubscription> _subscriptions = new(StringComparer.Ordinal);
     private readonly SortedDictionary<long, MqttStoredMessage> _pending = [];
     private readonly Dictionary<string, List<string>> _captureSids = new(StringComparer.Ordinal);
@@ -50,9 +51,6 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
     private bool _clean = true;
     private IActorRef? _lastConnection; // the connection before the last Terminated (a late End names it)
     private bool _ended; // emptied by End: kept, empty, until its journal is deleted (then the parent stops it) or a CONNECT comes
-    private bool _idle; // no connection and nothing kept: the parent stops it once Discard's deletions are answered
-    private int _deletesInFlight; // Discard's journal and snapshot deletions not answered yet
-    private long _discardedTo = long.MaxValue; // the last sequence number when Discard deleted the journal (its answer names it)
     private IActorRef? _endsWith; // MQTT 5.0 Session Expiry Interval 0: the session ends with this connection
     private long _generation; // bumped by Discard: journal-write callbacks of an older generation do not apply
     private int _attaches; // CONNECTs attached to this session, to tell the parent which ones it has seen
@@ -63,11 +61,12 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
     private long _appliedSeq;
     private int _eventsSinceSnapshot;
 
-    public MqttSessionActor(string clientId, Func<InProcessClient> captureClient, MqttCaptureLedger ledger)
+    public MqttSessionActor(string clientId, Func<InProcessClient> captureClient, MqttCaptureLedger ledger, MqttWillPublisher willPublisher)
     {
         _clientId = clientId;
         _captureClient = captureClient;
         _ledger = ledger;
+        _willPublisher = willPublisher;
         Recover<SnapshotOffer>(offer =>
         {
             var snapshot = (MqttSessionSnapshot)offer.Snapshot;
@@ -87,6 +86,7 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
             _releasedOut.UnionWith(snapshot.Released);
             _receivedIn.UnionWith(snapshot.InReceived);
             _expiry = snapshot.ExpiryInterval;
+            _journaledWill = snapshot.Will;
         });
         Recover<MqttSessionEvent>(Apply);
         Recover<RecoveryCompleted>(_ =>
@@ -100,6 +100,7 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
                 }
 
                 StartExpiry(); // no connection after a restart: its Session Expiry Interval runs from now
+                ResumeWill(); // a will that was waiting for its delay when the server stopped
             }
 
             Context.Parent.Tell(new Protocol.Recovered(_clientId));
@@ -275,8 +276,8 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
     // The session's key (MqttAccountScope): the client id alone in the global account, as before accounts.
     public override string PersistenceId => MqttAccountScope.SessionPersistenceId(_clientId);
 
-    public static Props Props(string clientId, Func<InProcessClient> captureClient, MqttCaptureLedger ledger) =>
-        Akka.Actor.Props.Create(() => new MqttSessionActor(clientId, captureClient, ledger));
+    public static Props Props(string clientId, Func<InProcessClient> captureClient, MqttCaptureLedger ledger, MqttWillPublisher willPublisher) =>
+        Akka.Actor.Props.Create(() => new MqttSessionActor(clientId, captureClient, ledger, willPublisher));
 
     // Forgets the kept state (journal, subscriptions and their captures, stored messages, packet ids).
     private void Discard()
@@ -305,6 +306,7 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
         _releasedOut.Clear();
         _receivedIn.Clear();
         _expiry = uint.MaxValue;
+        _journaledWill = null;
         _exists = false;
     }
 
@@ -314,44 +316,18 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
     // parent stops it and drops its index entry (BecomeIdle).
     private void EndNow()
     {
-        PublishPendingWill(); // the session's end publishes a will still waiting for its delay [MQTT-3.1.3.2.2]
+        PublishPendingWill(ending: true); // the session's end publishes a will still waiting for its delay [MQTT-3.1.3.2.2]
         Discard();
         _clean = true;
         _ended = true;
         _endsWith = null;
     }
 
-    // Nothing left to keep and no connection: the parent may stop this actor (and forget its client id) once
-    // Discard's deletions are answered, unless a CONNECT was sent here since (it compares the attach count).
-    private void BecomeIdle()
-    {
-        _idle = true;
-        TellIdleIfDone();
-    }
-
-    private void DeletionAnswered(bool discard)
-    {
-        if (discard && _deletesInFlight > 0)
-        {
-            _deletesInFlight--;
-            TellIdleIfDone();
-        }
-    }
-
-    private void TellIdleIfDone()
-    {
-        if (_idle && _deletesInFlight == 0 && _connection is null)
-        {
-            _idle = false;
-            Context.Parent.Tell(new MqttSessions.Protocol.Idle(_attaches));
-        }
-    }
-
     private void OnAttach(MqttSessions.Protocol.Attach attach)
     {
         _attaches++;
         _idle = false;
-        CancelExpiryAndWill(); // connected again in time: the session stays and its will is not sent [MQTT-3.1.3-9]
+        var droppedWill = CancelExpiryAndWill(); // connected again in time: the session stays and its will is not sent [MQTT-3.1.3-9]
         if (_endsWith is not null && _endsWith.Equals(_connection) && !_endsWith.Equals(attach.Connection))
         {
             EndNow(); // taken over: the old connection's session ends with it, so the new one does not resume it
@@ -382,6 +358,11 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
         }
 
         _clean = false;
+        if (droppedWill)
+        {
+            PersistAsync(new MqttSessionEvent(MqttSessionEventKind.Will), _ => Checkpoint()); // a restart does not bring it back
+        }
+
         if (!_exists)
         {
             Persist(new MqttSessionEvent(MqttSessionEventKind.Created), e =>
@@ -584,6 +565,9 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
             case MqttSessionEventKind.Expiry:
                 _expiry = e.ExpiryInterval;
                 break;
+            case MqttSessionEventKind.Will:
+                _journaledWill = e.Will;
+                break;
         }
     }
 
@@ -601,6 +585,7 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
         snapshot.Released.AddRange(_releasedOut);
         snapshot.InReceived.AddRange(_receivedIn);
         snapshot.ExpiryInterval = _expiry;
+        snapshot.Will = _journaledWill;
         SaveSnapshot(snapshot);
     }
 
