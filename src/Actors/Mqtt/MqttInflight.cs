@@ -85,11 +85,13 @@ internal sealed class MqttInflight
 
             var alias = aliases.Find(topic);
             var known = alias != 0;
-            propertiesLength += MqttProperties.WriteUInt16(properties[propertiesLength..], MqttPropertyId.TopicAlias, known ? alias : aliases.Next);
-            var headerLength = MqttPacketWriter.WritePublishHeaderV5(header, known ? default : topic, 0, retain, dup: false, 0, properties[..propertiesLength], (int)body.Length, out _);
+            var withAlias = propertiesLength + MqttProperties.WriteUInt16(properties[propertiesLength..], MqttPropertyId.TopicAlias, known ? alias : aliases.Next);
+            var headerLength = MqttPacketWriter.WritePublishHeaderV5(header, known ? default : topic, 0, retain, dup: false, 0, properties[..withAlias], (int)body.Length, out _);
             if (headerLength + body.Length > _maxPacketSize)
             {
-                return true;
+                // Too large with a new alias: the topic in full and no alias, if that fits. [MQTT-3.1.2-25]
+                headerLength = MqttPacketWriter.WritePublishHeaderV5(header, topic, 0, retain, dup: false, 0, properties[..propertiesLength], (int)body.Length, out _);
+                return headerLength + body.Length > _maxPacketSize || _outbound.WriteFrame(header[..headerLength], body);
             }
 
             if (!known)

@@ -158,6 +158,33 @@ public sealed class Mqtt5ServerTopicAliasTests(CourierMqttFixture broker) : ICla
     }
 
     [Fact]
+    public async Task A_publish_that_fits_the_clients_maximum_packet_size_only_without_an_alias_goes_in_full_without_one()
+    {
+        var topic = NewTopic();
+        const string Payload = "fits";
+
+        // Exactly the size of the PUBLISH with its topic and no properties: 2 + (2 + topic + 1 + payload). [MQTT-3.1.2-25]
+        var size = 2 + 2 + System.Text.Encoding.UTF8.GetByteCount(topic) + 1 + Payload.Length;
+        await using var subscriber = await MqttRawClient.ConnectAsync(Port);
+        await subscriber.SendAsync(Mqtt5Raw.Connect(NewId("tight"), Mqtt5Raw.Props(TopicAliasMaximum(5), [0x27, 0, 0, (byte)(size >> 8), (byte)size])));
+        Assert.Equal(0, (await Mqtt5Raw.ReadConnAckAsync(subscriber)).Reason);
+        await subscriber.SendAsync(Mqtt5Raw.Subscribe(topic, 0x00, Mqtt5Raw.Props()));
+        Assert.Equal(0x90, (await subscriber.ReadPacketAsync()).First);
+
+        await using var publisher = await Mqtt5TestClient.ConnectAsync(Port, NewId("pub"));
+        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload(Payload));
+        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload(Payload));
+        for (var i = 0; i < 2; i++)
+        {
+            var (first, body) = await subscriber.ReadPacketAsync();
+            Assert.Equal(size, 2 + body.Length);
+            var publish = Mqtt5Raw.ReadPublish(first, body);
+            Assert.Equal((topic, Payload), (publish.Topic, publish.Payload));
+            Assert.Empty(publish.Properties);
+        }
+    }
+
+    [Fact]
     public async Task Mqttnet_5_2_does_not_resolve_the_aliases_it_receives()
     {
         // Why the tests above read raw packets: MQTTnet hands the application the empty topic of a PUBLISH
