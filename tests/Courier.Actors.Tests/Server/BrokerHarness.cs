@@ -59,9 +59,9 @@ internal sealed class BrokerHarness : IAsyncDisposable
             {
                 accept(await listener.AcceptSocketAsync(_stop.Token));
             }
-            catch (OperationCanceledException)
+            catch (Exception e) when (e is OperationCanceledException || (_stop.IsCancellationRequested && e is ObjectDisposedException or SocketException))
             {
-                return;
+                return; // stopped: the listener may close under a pending accept before it sees the cancellation
             }
         }
     });
