@@ -370,7 +370,7 @@ public sealed class MqttDurabilityTests
     }
 
     [Fact]
-    public async Task A_session_that_expires_after_a_kill_9_before_its_will_delay_publishes_the_will_at_its_end()
+    public async Task A_session_that_expires_after_a_kill_9_before_its_will_delay_publishes_its_retained_will_at_its_end()
     {
         var willTopic = Topic("ends");
         var watcherId = "watch-" + Guid.NewGuid().ToString("N")[..12];
@@ -380,7 +380,11 @@ public sealed class MqttDurabilityTests
         {
             var watcher = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, watcherId, Watcher);
             await watcher.SubscribeAsync(f => f.WithTopic(willTopic).WithAtLeastOnceQoS());
-            var client = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, id, KeptWithWill(3, willTopic, willDelay: 3600));
+            var client = await Mqtt5TestClient.ConnectAsync(broker.MqttPort, id, b =>
+            {
+                KeptWithWill(3, willTopic, willDelay: 3600)(b);
+                b.WithWillRetain(true);
+            });
             await client.Client.DisconnectAsync(WithWill);
             client.Client.Dispose();
             await Task.Delay(TimeSpan.FromSeconds(1));
@@ -394,6 +398,12 @@ public sealed class MqttDurabilityTests
             Assert.Equal((willTopic, "gone"), (will.Topic, will.ConvertPayloadToString()));
             await using var returned = await Mqtt5TestClient.ConnectAsync(restarted.MqttPort, id, b => b.WithCleanStart(false).WithSessionExpiryInterval(60));
             Assert.False(returned.ConnectResult.IsSessionPresent); // [MQTT-3.2.2-3]: the session was gone
+
+            // A retained will is the topic's retained message now. [MQTT-3.3.1-5]
+            await using var late = await Mqtt5TestClient.ConnectAsync(restarted.MqttPort, "late-" + Guid.NewGuid().ToString("N")[..12]);
+            await late.SubscribeAsync(f => f.WithTopic(willTopic).WithAtLeastOnceQoS());
+            var retained = await late.ReceiveAsync();
+            Assert.Equal((willTopic, "gone", true), (retained.Topic, retained.ConvertPayloadToString(), retained.Retain));
         }
         finally
         {
