@@ -115,10 +115,15 @@ internal sealed class InProcessClient : IAsyncDisposable
     }
 
     /// <summary>Publishes one message now (a service outside an actor turn; actors use an <see cref="InProcessPublisher"/>).</summary>
-    public void Publish(string subject, string? replyTo, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+    /// <param name="subject">The subject.</param>
+    /// <param name="replyTo">The reply subject, or null.</param>
+    /// <param name="headers">The header block, or empty.</param>
+    /// <param name="payload">The payload.</param>
+    /// <param name="mqttQoS">Published as from an MQTT client at this QoS (a will its session publishes); 0 otherwise.</param>
+    public void Publish(string subject, string? replyTo, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload, byte mqttQoS = 0)
     {
         var batch = Rent();
-        batch.Add(subject, null, replyTo, headers, payload);
+        batch.Add(subject, null, replyTo, headers, payload, mqttQoS);
         Enqueue(batch);
     }
 

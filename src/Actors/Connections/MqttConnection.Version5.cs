@@ -25,10 +25,10 @@ internal sealed partial class MqttConnection
     private const string UnrepresentableProperty = "a user property cannot be a NATS header (name not printable ASCII without ':', reserved Mqtt-/Nmqtt- prefix, or CR/LF)";
 
     // A CONNECT's properties as far as the server acts on them, or why it is refused.
-    private readonly record struct ConnectProperties(uint SessionExpiry, int ReceiveMaximum, int MaxPacketSize, (MqttReasonCode Code, string Reason)? Refusal, bool RequestResponseInformation = false);
+    private readonly record struct ConnectProperties(uint SessionExpiry, int ReceiveMaximum, int MaxPacketSize, (MqttReasonCode Code, string Reason)? Refusal, bool RequestResponseInformation = false, ushort TopicAliasMaximum = 0);
 
-    // MQTT 5.0 CONNECT properties. [MQTT-3.1.2.11]. Topic Alias Maximum: the server never sends aliases,
-    // which every maximum allows (it only forbids aliases above it, and any when absent) [MQTT-3.1.2-26], [MQTT-3.1.2-27];
+    // MQTT 5.0 CONNECT properties. [MQTT-3.1.2.11]. Topic Alias Maximum: above 0, deliveries carry Topic Aliases
+    // up to it (MqttInflight, at most MaxServerTopicAliases); 0 or absent, never one [MQTT-3.1.2-26], [MQTT-3.1.2-27];
     // Request Response Information 1: CONNACK carries Response Information (ConnAckProperties). Request Problem
     // Information 0 needs nothing: the server sends Reason Strings only on CONNACK and DISCONNECT and User
     // Properties only on PUBLISH, which it allows [MQTT-3.1.2-29]. User Properties carry no meaning for the server.
@@ -54,6 +54,9 @@ internal sealed partial class MqttConnection
                     return result with { Refusal = (MqttReasonCode.BadAuthenticationMethod, "authentication method not supported") };
                 case MqttPropertyId.AuthenticationData:
                     authData = true;
+                    break;
+                case MqttPropertyId.TopicAliasMaximum:
+                    result = result with { TopicAliasMaximum = (ushort)property.Number };
                     break;
                 case MqttPropertyId.RequestResponseInformation:
                     result = result with { RequestResponseInformation = property.Number == 1 }; // 0 or 1: the parser refused others
@@ -331,7 +334,7 @@ internal sealed partial class MqttConnection
 
         // Sizes are bounds until the reply is mapped (a topic is never longer than its subject).
         var replyBound = replyTo.IsEmpty ? 0 : MqttProperties.StringSize(replyTo.Length);
-        var propertiesBound = headerPropertiesLength + replyBound + MqttProperties.SubscriptionIdentifierSize(subscriptionId);
+        var propertiesBound = headerPropertiesLength + replyBound + MqttProperties.SubscriptionIdentifierSize(subscriptionId) + MqttProperties.TwoByteSize; // a Topic Alias too
         var needed = (2 * subject.Length) + MqttPacketWriter.MaxFixedHeaderLength + 4 + 4 + (2 * propertiesBound);
         byte[]? rented = null;
         var scratch = needed <= StackScratch ? stackalloc byte[StackScratch] : (rented = ArrayPool<byte>.Shared.Rent(needed));
@@ -352,11 +355,18 @@ internal sealed partial class MqttConnection
             }
 
             propertiesLength += MqttProperties.WriteSubscriptionIdentifier(properties[propertiesLength..], subscriptionId);
-            properties = properties[..propertiesLength];
             if (qos > 0)
             {
-                return _mqtt.Inflight.Send(topic, body, retain, qos, properties: properties); // kept until PUBACK / PUBCOMP
+                return _mqtt.Inflight.Send(topic, body, retain, qos, properties: properties[..propertiesLength]); // kept until PUBACK / PUBCOMP
             }
+
+            if (_mqtt.Inflight.SendsTopicAliases)
+            {
+                // The alias is chosen with the frame queued, in one step with every other delivery's. [MQTT-3.3.2-12]
+                return _mqtt.Inflight.WriteAliased(scratch[(subject.Length + propertiesLength + MqttProperties.TwoByteSize)..], topic, properties, propertiesLength, body, retain);
+            }
+
+            properties = properties[..propertiesLength];
 
             var header = scratch[(subject.Length + propertiesLength)..];
             var headerLength = MqttPacketWriter.WritePublishHeaderV5(header, topic, 0, retain, dup: false, 0, properties, (int)body.Length, out _);

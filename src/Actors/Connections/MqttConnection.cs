@@ -181,6 +181,22 @@ internal sealed partial class MqttConnection : Connection
     /// </summary>
     public void PublishDelayedWill() => PublishWill();
 
+    /// <summary>
+    /// The will waiting for its delay, as its session journals it (due at <paramref name="dueAt"/>, Unix ms), so
+    /// that a restart keeps it; null when there is none or the client may not publish on its topic (it would
+    /// never go out). On the session's thread, after this connection's read pump ended. [MQTT-3.1.3-9]
+    /// </summary>
+    public MqttJournaledWill? DelayedWillRecord(long dueAt)
+    {
+        var mqtt = _mqtt;
+        if (mqtt.Will is not { } will || !mqtt.Connected || (Permissions is { } permissions && !permissions.CanPublish(will.Subject)))
+        {
+            return null;
+        }
+
+        return new MqttJournaledWill(will.Subject, will.Topic, will.Payload, will.QoS, will.Retain, will.Headers ?? [], dueAt);
+    }
+
     /// <inheritdoc />
     private protected override void OnClosing() => _mqtt.Inflight.Close();
 
@@ -443,7 +459,8 @@ internal sealed partial class MqttConnection : Connection
             assigned,
             connect.ReceiveMaximum,
             connect.MaxPacketSize,
-            connect.RequestResponseInformation);
+            connect.RequestResponseInformation,
+            connect.TopicAliasMaximum);
         return MqttStep.Connect;
     }
 
@@ -501,7 +518,7 @@ internal sealed partial class MqttConnection : Connection
             mqtt.SessionExpiry = persistent && !endAtClose ? connect.SessionExpiry : 0; // kept that long after the connection ends
             mqtt.EndSessionAtClose = endAtClose;
             mqtt.ClientMaxPacketSize = connect.MaxPacketSize;
-            mqtt.Inflight.UseVersion5(connect.ReceiveMaximum, connect.MaxPacketSize);
+            mqtt.Inflight.UseVersion5(connect.ReceiveMaximum, connect.MaxPacketSize, connect.TopicAliasMaximum);
         }
         if (attached.Subscriptions.Count > 0)
         {

@@ -32,13 +32,14 @@ internal sealed class PublishBatch
     /// <param name="replyTo">The reply subject, or null.</param>
     /// <param name="headers">The header block, or empty.</param>
     /// <param name="payload">The payload.</param>
-    public void Add(string subject, string? shownSubject, string? replyTo, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+    /// <param name="mqttQoS">Published as from an MQTT client at this QoS (a will its session publishes); 0 otherwise.</param>
+    public void Add(string subject, string? shownSubject, string? replyTo, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload, byte mqttQoS = 0)
     {
         Reserve(Encoding.UTF8.GetMaxByteCount(subject.Length + (shownSubject?.Length ?? 0) + (replyTo?.Length ?? 0)) + headers.Length + payload.Length);
         var (subjectAt, subjectLength) = Put(subject);
         var (shownAt, shownLength) = shownSubject is null ? (subjectAt, subjectLength) : Put(shownSubject);
         var (replyAt, replyLength) = replyTo is null ? (0, 0) : Put(replyTo);
-        AddBody(subjectAt, subjectLength, shownAt, shownLength, replyAt, replyLength, headers, payload);
+        AddBody(subjectAt, subjectLength, shownAt, shownLength, replyAt, replyLength, headers, payload, mqttQoS);
     }
 
     /// <summary>A message without headers or reply to a subject given as UTF-8 bytes.</summary>
@@ -68,6 +69,7 @@ internal sealed class PublishBatch
         for (var i = 0; i < Count; i++)
         {
             ref readonly var e = ref _entries[i];
+            publisher.InboundQoS = e.MqttQoS; // MQTT subscribers get the lower of it and theirs (0 for every other message)
             publisher.Publish(
                 new ReadOnlySpan<byte>(data, e.Subject, e.SubjectLength),
                 new ReadOnlySpan<byte>(data, e.Shown, e.ShownLength),
@@ -75,6 +77,8 @@ internal sealed class PublishBatch
                 e.HeaderSize,
                 new ReadOnlySequence<byte>(data, e.Body, e.BodyLength));
         }
+
+        publisher.InboundQoS = 0;
     }
 
     /// <summary>Empties the batch for reuse; returns its buffer's size.</summary>
@@ -86,7 +90,7 @@ internal sealed class PublishBatch
         return _data.Length;
     }
 
-    private void AddBody(int subjectAt, int subjectLength, int shownAt, int shownLength, int replyAt, int replyLength, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+    private void AddBody(int subjectAt, int subjectLength, int shownAt, int shownLength, int replyAt, int replyLength, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload, byte mqttQoS = 0)
     {
         var body = _used;
         headers.CopyTo(_data.AsSpan(_used));
@@ -98,7 +102,7 @@ internal sealed class PublishBatch
             Array.Resize(ref _entries, Count * 2);
         }
 
-        _entries[Count++] = new Entry(subjectAt, subjectLength, shownAt, shownLength, replyAt, replyLength, body, headers.IsEmpty ? -1 : headers.Length, headers.Length + payload.Length);
+        _entries[Count++] = new Entry(subjectAt, subjectLength, shownAt, shownLength, replyAt, replyLength, body, headers.IsEmpty ? -1 : headers.Length, headers.Length + payload.Length, mqttQoS);
     }
 
     private (int At, int Length) Put(string text)
@@ -126,5 +130,5 @@ internal sealed class PublishBatch
     }
 
     /// <summary>Where one message's parts are in the buffer; <see cref="HeaderSize"/> -1 without headers.</summary>
-    private readonly record struct Entry(int Subject, int SubjectLength, int Shown, int ShownLength, int Reply, int ReplyLength, int Body, int HeaderSize, int BodyLength);
+    private readonly record struct Entry(int Subject, int SubjectLength, int Shown, int ShownLength, int Reply, int ReplyLength, int Body, int HeaderSize, int BodyLength, byte MqttQoS);
 }

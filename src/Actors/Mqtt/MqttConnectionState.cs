@@ -26,6 +26,7 @@ internal sealed record MqttWill(byte[] Subject, byte[] Topic, byte[] Payload, by
 /// <param name="ReceiveMaximum">MQTT 5.0: QoS 1/2 deliveries the client takes unacknowledged.</param>
 /// <param name="MaxPacketSize">MQTT 5.0: the largest packet the client takes, bytes (0: no limit).</param>
 /// <param name="RequestResponseInformation">MQTT 5.0: the client asked for Response Information in CONNACK.</param>
+/// <param name="TopicAliasMaximum">MQTT 5.0: the highest Topic Alias the client takes on PUBLISH (0: none).</param>
 internal sealed record MqttPendingConnect(
     string ClientId,
     bool CleanSession,
@@ -38,7 +39,8 @@ internal sealed record MqttPendingConnect(
     bool AssignedId = false,
     int ReceiveMaximum = ushort.MaxValue,
     int MaxPacketSize = 0,
-    bool RequestResponseInformation = false);
+    bool RequestResponseInformation = false,
+    ushort TopicAliasMaximum = 0);
 
 /// <summary>A SUBACK or UNSUBACK to send once the subscription changes are in the routers, and the retained messages the new subscriptions get.</summary>
 /// <param name="Type">SUBSCRIBE or UNSUBSCRIBE.</param>

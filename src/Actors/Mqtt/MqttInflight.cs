@@ -31,6 +31,7 @@ internal sealed class MqttInflight
     private int _maxInflight;
     private int _maxPacketSize = int.MaxValue;
     private bool _v5;
+    private MqttOutgoingTopicAliases? _aliases; // MQTT 5.0: the Topic Aliases this server sets on the connection
     private ushort _lastId;
     private bool _closed;
 
@@ -40,18 +41,65 @@ internal sealed class MqttInflight
         _maxInflight = maxAckPending <= 0 ? ushort.MaxValue : Math.Min(maxAckPending, ushort.MaxValue);
     }
 
+    // Topic Aliases the server sets at most, whatever higher maximum the client allows: each keeps a copy of its
+    // topic and a lookup scans them, so this bounds both. Any number up to the client's maximum is allowed. [MQTT-3.3.2-10]
+    internal const ushort MaxServerTopicAliases = 64;
+
     /// <summary>
     /// An MQTT 5.0 client (set at CONNECT, before any delivery): PUBLISH frames carry properties; at
     /// most <paramref name="receiveMaximum"/> in flight [MQTT-3.3.4-9]; a frame over
-    /// <paramref name="maxPacketSize"/> bytes (0: no limit) is discarded as if sent. [MQTT-3.1.2-25]
+    /// <paramref name="maxPacketSize"/> bytes (0: no limit) is discarded as if sent [MQTT-3.1.2-25]. A client
+    /// whose Topic Alias Maximum (<paramref name="topicAliasMaximum"/>) is above 0 gets Topic Aliases on
+    /// PUBLISH; with 0 (or none) it never gets one. [MQTT-3.1.2-26], [MQTT-3.1.2-27]
     /// </summary>
-    public void UseVersion5(int receiveMaximum, int maxPacketSize)
+    public void UseVersion5(int receiveMaximum, int maxPacketSize, ushort topicAliasMaximum = 0)
     {
         lock (_lock)
         {
             _v5 = true;
             _maxInflight = Math.Min(_maxInflight, receiveMaximum);
             _maxPacketSize = maxPacketSize <= 0 ? int.MaxValue : maxPacketSize;
+            _aliases = topicAliasMaximum == 0 ? null : new MqttOutgoingTopicAliases(Math.Min(topicAliasMaximum, MaxServerTopicAliases));
+        }
+    }
+
+    /// <summary>MQTT 5.0: deliveries carry Topic Aliases (QoS 0 ones go through <see cref="WriteAliased"/>). Set at CONNECT.</summary>
+    public bool SendsTopicAliases => _aliases is not null;
+
+    /// <summary>
+    /// A QoS 0 PUBLISH to a client that takes Topic Aliases: the topic's alias (a new one with the topic, a
+    /// known one with an empty topic [MQTT-3.3.2-12]) is chosen and the frame queued under this lock, the one
+    /// QoS 1/2 frames leave under, so the client reads every alias set before its first use.
+    /// <paramref name="properties"/> holds the PUBLISH's <paramref name="propertiesLength"/> bytes of properties
+    /// and room for the Topic Alias after them; <paramref name="header"/> room for the whole header.
+    /// A frame over the client's Maximum Packet Size is discarded as if sent, and sets no alias. [MQTT-3.1.2-25]
+    /// </summary>
+    public bool WriteAliased(Span<byte> header, ReadOnlySpan<byte> topic, Span<byte> properties, int propertiesLength, in ReadOnlySequence<byte> body, bool retain)
+    {
+        lock (_lock)
+        {
+            if (_closed || _aliases is not { } aliases)
+            {
+                return false;
+            }
+
+            var alias = aliases.Find(topic);
+            var known = alias != 0;
+            var withAlias = propertiesLength + MqttProperties.WriteUInt16(properties[propertiesLength..], MqttPropertyId.TopicAlias, known ? alias : aliases.Next);
+            var headerLength = MqttPacketWriter.WritePublishHeaderV5(header, known ? default : topic, 0, retain, dup: false, 0, properties[..withAlias], (int)body.Length, out _);
+            if (headerLength + body.Length > _maxPacketSize)
+            {
+                // Too large with a new alias: the topic in full and no alias, if that fits. [MQTT-3.1.2-25]
+                headerLength = MqttPacketWriter.WritePublishHeaderV5(header, topic, 0, retain, dup: false, 0, properties[..propertiesLength], (int)body.Length, out _);
+                return headerLength + body.Length > _maxPacketSize || _outbound.WriteFrame(header[..headerLength], body);
+            }
+
+            if (!known)
+            {
+                aliases.Assign(topic);
+            }
+
+            return _outbound.WriteFrame(header[..headerLength], body);
         }
     }
 
@@ -347,7 +395,70 @@ internal sealed class MqttInflight
         entry.Frame[entry.IdOffset] = (byte)(id >> 8);
         entry.Frame[entry.IdOffset + 1] = (byte)id;
         _inflight.Add(id, entry with { SentTimestamp = Stopwatch.GetTimestamp() });
+        if (_aliases is { } aliases && entry.PreferredId == 0)
+        {
+            // A first send. One sent on an earlier connection goes again as it was, with its whole topic.
+            return SendAliasedLocked(aliases, entry);
+        }
+
         return _outbound.WriteFrame(entry.Frame.AsSpan(0, entry.Length), default);
+    }
+
+    // A QoS 1/2 PUBLISH's first send to a client that takes Topic Aliases: its header again with the topic's
+    // alias (a new one with the topic, a known one with an empty topic), the body from the kept frame. The kept
+    // frame keeps the whole topic and no alias, so a redelivery (DUP) names its topic whatever the aliases
+    // became since, and changes none. Over the client's Maximum Packet Size with the alias: sent without one.
+    private bool SendAliasedLocked(MqttOutgoingTopicAliases aliases, Entry entry)
+    {
+        var frame = entry.Frame.AsSpan(0, entry.Length);
+        ReadVariableByteInteger(frame[1..], out var remainingLengthSize);
+        var topicLengthAt = 1 + remainingLengthSize; // after the fixed header [MQTT-2.1.4]
+        var topic = frame[(topicLengthAt + 2)..entry.IdOffset];
+        var propertiesAt = entry.IdOffset + 2;
+        var propertiesLength = ReadVariableByteInteger(frame[propertiesAt..], out var lengthSize);
+        var properties = frame.Slice(propertiesAt + lengthSize, propertiesLength);
+        var bodyAt = propertiesAt + lengthSize + propertiesLength;
+        var body = new ReadOnlySequence<byte>(entry.Frame, bodyAt, entry.Length - bodyAt);
+
+        var alias = aliases.Find(topic);
+        var known = alias != 0;
+        var needed = propertiesLength + MqttProperties.TwoByteSize + MqttPacketWriter.PublishHeaderLengthV5(topic.Length, entry.QoS, propertiesLength + MqttProperties.TwoByteSize, (int)body.Length);
+        byte[]? rented = null;
+        var scratch = needed <= 512 ? stackalloc byte[512] : (rented = ArrayPool<byte>.Shared.Rent(needed));
+        try
+        {
+            var withAlias = scratch[..(propertiesLength + MqttProperties.TwoByteSize)];
+            properties.CopyTo(withAlias);
+            MqttProperties.WriteUInt16(withAlias[propertiesLength..], MqttPropertyId.TopicAlias, known ? alias : aliases.Next);
+            var header = scratch[withAlias.Length..];
+            var id = (ushort)((frame[entry.IdOffset] << 8) | frame[entry.IdOffset + 1]);
+            var headerLength = MqttPacketWriter.WritePublishHeaderV5(header, known ? default : topic, entry.QoS, (frame[0] & 0x01) != 0, (frame[0] & 0x08) != 0, id, withAlias, (int)body.Length, out _);
+            if (headerLength + body.Length > _maxPacketSize)
+            {
+                return _outbound.WriteFrame(frame, default); // the kept frame fit: sent as it is
+            }
+
+            if (!known)
+            {
+                aliases.Assign(topic);
+            }
+
+            return _outbound.WriteFrame(header[..headerLength], body);
+        }
+        finally
+        {
+            if (rented is not null)
+            {
+                ArrayPool<byte>.Shared.Return(rented);
+            }
+        }
+    }
+
+    // A variable byte integer of a frame this class wrote (so well formed). [MQTT-1.5.5]
+    private static int ReadVariableByteInteger(ReadOnlySpan<byte> input, out int size)
+    {
+        MqttProperties.TryReadVariableByteInteger(input, out var value, out size, out _);
+        return value;
     }
 
     // Packet ids 1..65535 not in flight; the window is at most 65535, so one is always free. [MQTT-2.3.1-1]

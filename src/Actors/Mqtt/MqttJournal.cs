@@ -55,7 +55,25 @@ internal enum MqttSessionEventKind : byte
 
     /// <summary>MQTT 5.0: the Session Expiry Interval a CONNECT or DISCONNECT set (<see cref="MqttSessionEvent.ExpiryInterval"/>). [MQTT-3.1.2.11.2]</summary>
     Expiry = 7,
+
+    /// <summary>
+    /// MQTT 5.0: a will waiting for its Will Delay Interval (<see cref="MqttSessionEvent.Will"/>), or, with none,
+    /// that the waiting will was published or dropped. Journal version 4. [MQTT-3.1.3-9]
+    /// </summary>
+    Will = 8,
 }
+
+/// <summary>
+/// MQTT 5.0: a will its session holds for its Will Delay Interval, journaled so that a restart keeps it.
+/// </summary>
+/// <param name="Subject">The NATS subject of its topic.</param>
+/// <param name="Topic">The will topic.</param>
+/// <param name="Payload">The will payload.</param>
+/// <param name="QoS">The will QoS.</param>
+/// <param name="Retain">The will's RETAIN.</param>
+/// <param name="HeaderLines">Its properties as NATS header lines (<c>Name: Value\r\n</c> each), after Nmqtt-Pub; empty for none.</param>
+/// <param name="DueAt">When its delay runs out, Unix milliseconds (wall clock: it outlives the process), counted from the disconnect.</param>
+internal sealed record MqttJournaledWill(byte[] Subject, byte[] Topic, byte[] Payload, byte QoS, bool Retain, byte[] HeaderLines, long DueAt);
 
 /// <summary>One event of a persistent MQTT session (<see cref="MqttSessionActor"/>).</summary>
 internal sealed class MqttSessionEvent
@@ -91,6 +109,9 @@ internal sealed class MqttSessionEvent
     /// <summary><see cref="MqttSessionEventKind.Expiry"/>: seconds the session outlives its connection; <see cref="uint.MaxValue"/> never ends. Journal version 3.</summary>
     public uint ExpiryInterval { get; set; } = uint.MaxValue;
 
+    /// <summary><see cref="MqttSessionEventKind.Will"/>: the will waiting for its delay; null: none waits any more. Journal version 4.</summary>
+    public MqttJournaledWill? Will { get; set; }
+
     public override string ToString() => $"MqttSessionEvent({Kind})";
 }
 
@@ -111,6 +132,9 @@ internal sealed class MqttSessionSnapshot
 
     /// <summary>MQTT 5.0 Session Expiry Interval, seconds; <see cref="uint.MaxValue"/> (and every record before version 3): never ends.</summary>
     public uint ExpiryInterval { get; set; } = uint.MaxValue;
+
+    /// <summary>MQTT 5.0: a will waiting for its Will Delay Interval; null for none (and every record before version 4).</summary>
+    public MqttJournaledWill? Will { get; set; }
 }
 
 /// <summary>The node's persistent MQTT client ids (so their sessions capture messages from startup on).</summary>
@@ -184,7 +208,8 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
     // 2: stored and retained messages keep their header block and expiry time, stored ones their
     // subscription identifier, subscriptions their identifier and MQTT 5.0 options. Version 1 records are still read.
     // 3: session events and snapshots end with the MQTT 5.0 Session Expiry Interval. Versions 1 and 2 are still read.
-    private const byte Version = 3;
+    // 4: then with the will waiting for its Will Delay Interval, if any. Versions 1 to 3 are still read.
+    private const byte Version = 4;
 
     public MqttJournalSerializer(ExtendedActorSystem system)
         : base(system)
@@ -233,6 +258,7 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
                     WriteIds(w, e.InReceived);
                     WriteIds(w, e.InReleased);
                     w.Write(e.ExpiryInterval);
+                    WriteWill(w, e.Will);
                     break;
                 case MqttSessionSnapshot s:
                     w.Write(s.NextSeq);
@@ -241,6 +267,7 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
                     WriteIds(w, s.Released);
                     WriteIds(w, s.InReceived);
                     w.Write(s.ExpiryInterval);
+                    WriteWill(w, s.Will);
                     break;
                 case MqttSessionIndexEvent e:
                     w.Write(e.ClientId);
@@ -312,6 +339,11 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
                             e.ExpiryInterval = r.ReadUInt32();
                         }
 
+                        if (version >= 4)
+                        {
+                            e.Will = ReadWill(r);
+                        }
+
                         return e;
                     }
 
@@ -325,6 +357,11 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
                         if (version >= 3)
                         {
                             s.ExpiryInterval = r.ReadUInt32();
+                        }
+
+                        if (version >= 4)
+                        {
+                            s.Will = ReadWill(r);
                         }
 
                         return s;
@@ -444,6 +481,26 @@ internal sealed class MqttJournalSerializer : SerializerWithStringManifest
             into.Add(version == 1 ? message : message with { Headers = ReadBytes(r), ExpiresAt = r.ReadInt64(), SubscriptionId = r.ReadInt32(), Retain = r.ReadBoolean() });
         }
     }
+
+    private static void WriteWill(BinaryWriter w, MqttJournaledWill? will)
+    {
+        w.Write(will is not null);
+        if (will is null)
+        {
+            return;
+        }
+
+        WriteBytes(w, will.Subject);
+        WriteBytes(w, will.Topic);
+        WriteBytes(w, will.Payload);
+        w.Write(will.QoS);
+        w.Write(will.Retain);
+        WriteBytes(w, will.HeaderLines);
+        w.Write(will.DueAt);
+    }
+
+    private static MqttJournaledWill? ReadWill(BinaryReader r) =>
+        r.ReadBoolean() ? new MqttJournaledWill(ReadBytes(r), ReadBytes(r), ReadBytes(r), r.ReadByte(), r.ReadBoolean(), ReadBytes(r), r.ReadInt64()) : null;
 
     private static void WriteRetained(BinaryWriter w, MqttRetainedMessage m)
     {

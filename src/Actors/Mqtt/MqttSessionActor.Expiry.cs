@@ -9,7 +9,9 @@ namespace Courier.Actors.Mqtt;
 /// ends itself that many seconds later unless a CONNECT attaches to it first [MQTT-3.1.2-23]; a will
 /// with a delay is published when the delay passes or the session ends, whichever comes first, and
 /// never if the client connects again before [MQTT-3.1.3-9]. The interval is journaled, so a restart
-/// keeps it (counted again from the restart, when no connection is there).
+/// keeps it (counted again from the restart, when no connection is there). A will waiting for its delay
+/// is journaled too, with when it is due (wall clock, counted from the disconnect): after a restart it is
+/// published then, or at the session's end if sooner, through <see cref="MqttWillPublisher"/>.
 /// </summary>
 internal sealed partial class MqttSessionActor
 {
@@ -22,6 +24,7 @@ internal sealed partial class MqttSessionActor
     private uint _expiry = uint.MaxValue; // seconds the session outlives its connection; MaxValue: never ends
     private long _expiresAt; // Stopwatch timestamp: when the offline session ends (0: no expiry running)
     private MqttConnection? _pendingWill; // a closed connection whose will waits for its delay
+    private MqttJournaledWill? _journaledWill; // that will as journaled; after a restart, the only copy
     private long _willAt; // Stopwatch timestamp: when that will is published
 
     /// <inheritdoc />
@@ -63,10 +66,18 @@ internal sealed partial class MqttSessionActor
             _pendingWill = will.Client;
             _willAt = Stopwatch.GetTimestamp() + (long)(will.Delay * (double)Stopwatch.Frequency);
             ArmWill();
+
+            // Journaled, so that a restart before the delay runs out does not lose it. The will state is set
+            // here, not in the write's callback: a callback applied after the will went out would bring it back.
+            if (will.Client.DelayedWillRecord(DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() + (will.Delay * 1000L)) is { } record)
+            {
+                _journaledWill = record;
+                PersistAsync(new MqttSessionEvent(MqttSessionEventKind.Will) { Will = record }, _ => Checkpoint());
+            }
         });
         Command<WillDue>(due =>
         {
-            if (due.Attaches != _attaches || _pendingWill is null)
+            if (due.Attaches != _attaches || (_pendingWill is null && _journaledWill is null))
             {
                 return;
             }
@@ -93,6 +104,7 @@ internal sealed partial class MqttSessionActor
             }
 
             EndNow(); // publishes a will still waiting, then forgets the session [MQTT-3.1.2-23]
+            BecomeIdle(); // the actor and its index entry go too, once the journal is deleted
         });
     }
 
@@ -108,6 +120,19 @@ internal sealed partial class MqttSessionActor
         ArmExpiry();
     }
 
+    // After a restart: a journaled will waits for what is left of its delay, counted from the disconnect.
+    private void ResumeWill()
+    {
+        if (_journaledWill is not { } will)
+        {
+            return;
+        }
+
+        var left = Math.Max(0, will.DueAt - DateTimeOffset.UtcNow.ToUnixTimeMilliseconds());
+        _willAt = Stopwatch.GetTimestamp() + (long)(left / 1000.0 * Stopwatch.Frequency);
+        ArmWill();
+    }
+
     private void ArmExpiry() =>
         Timers.StartSingleTimer(ExpiryTimer, new ExpiryDue(_attaches), Remaining(_expiresAt));
 
@@ -120,22 +145,54 @@ internal sealed partial class MqttSessionActor
         return left <= TimeSpan.Zero ? TimeSpan.Zero : left < LongestTimer ? left : LongestTimer;
     }
 
-    // A CONNECT attached: the session stays, and a will waiting for its delay is dropped.
-    private void CancelExpiryAndWill()
+    // A CONNECT attached: the session stays, and a will waiting for its delay is dropped. Returns whether a
+    // journaled one was: the caller journals that it is gone unless the session's journal is deleted in this turn.
+    private bool CancelExpiryAndWill()
     {
         _expiresAt = 0;
         _pendingWill = null;
         Timers.Cancel(ExpiryTimer);
         Timers.Cancel(WillTimer);
+        var journaled = _journaledWill is not null;
+        ForgetJournaledWill(journal: false);
+        return journaled;
     }
 
-    private void PublishPendingWill()
+    // The will's delay passed or its session ended: published by the connection that set it, or after a restart
+    // (no connection left) from the journal, once. At the session's end (`ending`) nothing is journaled: the
+    // journal is deleted next, and a write issued in the same turn would land after that deletion.
+    private void PublishPendingWill(bool ending = false)
     {
         if (_pendingWill is { } client)
         {
             _pendingWill = null;
-            Timers.Cancel(WillTimer);
             client.PublishDelayedWill();
+        }
+        else if (_journaledWill is { } will)
+        {
+            _willPublisher.Publish(will);
+        }
+        else
+        {
+            return;
+        }
+
+        Timers.Cancel(WillTimer);
+        ForgetJournaledWill(journal: !ending);
+    }
+
+    // The journaled will was published or dropped: journaled, so a restart does not publish it again.
+    private void ForgetJournaledWill(bool journal = true)
+    {
+        if (_journaledWill is null)
+        {
+            return;
+        }
+
+        _journaledWill = null;
+        if (journal && !_clean)
+        {
+            PersistAsync(new MqttSessionEvent(MqttSessionEventKind.Will), _ => Checkpoint());
         }
     }
 

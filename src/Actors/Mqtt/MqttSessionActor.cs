@@ -37,6 +37,7 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
     private readonly string _clientId;
     private readonly Func<InProcessClient> _captureClient;
     private readonly MqttCaptureLedger _ledger;
+    private readonly MqttWillPublisher _willPublisher;
     private readonly Dictionary<string, MqttSessionSubscription> _subscriptions = new(StringComparer.Ordinal);
     private readonly SortedDictionary<long, MqttStoredMessage> _pending = [];
     private readonly Dictionary<string, List<string>> _captureSids = new(StringComparer.Ordinal);
@@ -49,7 +50,7 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
     private MqttConnection? _client;
     private bool _clean = true;
     private IActorRef? _lastConnection; // the connection before the last Terminated (a late End names it)
-    private bool _ended; // emptied by End: kept alive, empty, until the next CONNECT
+    private bool _ended; // emptied by End: kept, empty, until its journal is deleted (then the parent stops it) or a CONNECT comes
     private IActorRef? _endsWith; // MQTT 5.0 Session Expiry Interval 0: the session ends with this connection
     private long _generation; // bumped by Discard: journal-write callbacks of an older generation do not apply
     private int _attaches; // CONNECTs attached to this session, to tell the parent which ones it has seen
@@ -60,11 +61,12 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
     private long _appliedSeq;
     private int _eventsSinceSnapshot;
 
-    public MqttSessionActor(string clientId, Func<InProcessClient> captureClient, MqttCaptureLedger ledger)
+    public MqttSessionActor(string clientId, Func<InProcessClient> captureClient, MqttCaptureLedger ledger, MqttWillPublisher willPublisher)
     {
         _clientId = clientId;
         _captureClient = captureClient;
         _ledger = ledger;
+        _willPublisher = willPublisher;
         Recover<SnapshotOffer>(offer =>
         {
             var snapshot = (MqttSessionSnapshot)offer.Snapshot;
@@ -84,6 +86,7 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
             _releasedOut.UnionWith(snapshot.Released);
             _receivedIn.UnionWith(snapshot.InReceived);
             _expiry = snapshot.ExpiryInterval;
+            _journaledWill = snapshot.Will;
         });
         Recover<MqttSessionEvent>(Apply);
         Recover<RecoveryCompleted>(_ =>
@@ -97,9 +100,14 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
                 }
 
                 StartExpiry(); // no connection after a restart: its Session Expiry Interval runs from now
+                ResumeWill(); // a will that was waiting for its delay when the server stopped
             }
 
             Context.Parent.Tell(new Protocol.Recovered(_clientId));
+            if (!_exists)
+            {
+                BecomeIdle(); // an index entry with no session behind it (ended before a restart): it goes too
+            }
         });
 
         Command<MqttSessions.Protocol.Attach>(OnAttach);
@@ -212,6 +220,7 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
             else if (_connection is null && end.Connection.Equals(_lastConnection))
             {
                 EndNow(); // its Terminated came first
+                BecomeIdle();
             }
         });
         Command<Terminated>(terminated =>
@@ -237,11 +246,11 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
                 StartExpiry();
             }
 
-            if (_clean && !_ended)
+            if (_clean)
             {
-                // [MQTT-3.1.2-6]: a clean session lasts as long as its connection. The parent stops it,
-                // unless a CONNECT for this client id is already on its way here.
-                Context.Parent.Tell(new MqttSessions.Protocol.Idle(_attaches));
+                // [MQTT-3.1.2-6]: a clean session lasts as long as its connection (and an ended one is over).
+                // The parent stops it, unless a CONNECT for this client id is already on its way here.
+                BecomeIdle();
             }
         });
         Command<SaveSnapshotSuccess>(saved =>
@@ -249,18 +258,26 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
             DeleteMessages(saved.Metadata.SequenceNr);
             DeleteSnapshots(new SnapshotSelectionCriteria(saved.Metadata.SequenceNr - 1));
         });
-        Command<DeleteMessagesSuccess>(_ => { });
-        Command<DeleteSnapshotsSuccess>(_ => { });
+        Command<DeleteMessagesSuccess>(deleted => DeletionAnswered(deleted.ToSequenceNr >= _discardedTo));
+        Command<DeleteSnapshotsSuccess>(deleted => DeletionAnswered(deleted.Criteria.MaxSequenceNr == long.MaxValue));
         Command<SaveSnapshotFailure>(failed => Context.GetLogger().Warning(failed.Cause, "MQTT session {0}: snapshot not saved", _clientId));
-        Command<DeleteMessagesFailure>(failed => Context.GetLogger().Warning(failed.Cause, "MQTT session {0}: events not deleted", _clientId));
-        Command<DeleteSnapshotsFailure>(failed => Context.GetLogger().Warning(failed.Cause, "MQTT session {0}: old snapshots not deleted", _clientId));
+        Command<DeleteMessagesFailure>(failed =>
+        {
+            Context.GetLogger().Warning(failed.Cause, "MQTT session {0}: events not deleted", _clientId);
+            DeletionAnswered(failed.ToSequenceNr >= _discardedTo);
+        });
+        Command<DeleteSnapshotsFailure>(failed =>
+        {
+            Context.GetLogger().Warning(failed.Cause, "MQTT session {0}: old snapshots not deleted", _clientId);
+            DeletionAnswered(failed.Criteria.MaxSequenceNr == long.MaxValue);
+        });
     }
 
     // The session's key (MqttAccountScope): the client id alone in the global account, as before accounts.
     public override string PersistenceId => MqttAccountScope.SessionPersistenceId(_clientId);
 
-    public static Props Props(string clientId, Func<InProcessClient> captureClient, MqttCaptureLedger ledger) =>
-        Akka.Actor.Props.Create(() => new MqttSessionActor(clientId, captureClient, ledger));
+    public static Props Props(string clientId, Func<InProcessClient> captureClient, MqttCaptureLedger ledger, MqttWillPublisher willPublisher) =>
+        Akka.Actor.Props.Create(() => new MqttSessionActor(clientId, captureClient, ledger, willPublisher));
 
     // Forgets the kept state (journal, subscriptions and their captures, stored messages, packet ids).
     private void Discard()
@@ -274,8 +291,10 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
             return;
         }
 
-        DeleteMessages(long.MaxValue);
+        DeleteMessages(long.MaxValue); // answered with the last sequence number, not long.MaxValue
         DeleteSnapshots(SnapshotSelectionCriteria.Latest);
+        _discardedTo = LastSequenceNr;
+        _deletesInFlight += 2; // the parent stops this actor only after both: a new one must not replay what goes
         foreach (var filter in _captureSids.Keys.ToList())
         {
             UpdateCapture(filter, 0);
@@ -287,15 +306,17 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
         _releasedOut.Clear();
         _receivedIn.Clear();
         _expiry = uint.MaxValue;
+        _journaledWill = null;
         _exists = false;
     }
 
-    // MQTT 5.0 Session Expiry Interval 0: the session ended with its connection [MQTT-3.1.2-11]. The state
-    // goes; the actor stays, empty, so that the next CONNECT finds no session without waiting for the
-    // journal's deletion (a restarted actor could replay what is being deleted).
+    // MQTT 5.0 Session Expiry Interval 0 or its expiry: the session ended [MQTT-3.1.2-11], [MQTT-3.1.2-23]. The
+    // state goes; the actor stays, empty, until the journal's deletion is answered (a new actor could replay
+    // what is being deleted), so that a CONNECT meanwhile finds no session; then, with no connection, the
+    // parent stops it and drops its index entry (BecomeIdle).
     private void EndNow()
     {
-        PublishPendingWill(); // the session's end publishes a will still waiting for its delay [MQTT-3.1.3.2.2]
+        PublishPendingWill(ending: true); // the session's end publishes a will still waiting for its delay [MQTT-3.1.3.2.2]
         Discard();
         _clean = true;
         _ended = true;
@@ -305,7 +326,8 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
     private void OnAttach(MqttSessions.Protocol.Attach attach)
     {
         _attaches++;
-        CancelExpiryAndWill(); // connected again in time: the session stays and its will is not sent [MQTT-3.1.3-9]
+        _idle = false;
+        var droppedWill = CancelExpiryAndWill(); // connected again in time: the session stays and its will is not sent [MQTT-3.1.3-9]
         if (_endsWith is not null && _endsWith.Equals(_connection) && !_endsWith.Equals(attach.Connection))
         {
             EndNow(); // taken over: the old connection's session ends with it, so the new one does not resume it
@@ -336,6 +358,11 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
         }
 
         _clean = false;
+        if (droppedWill)
+        {
+            PersistAsync(new MqttSessionEvent(MqttSessionEventKind.Will), _ => Checkpoint()); // a restart does not bring it back
+        }
+
         if (!_exists)
         {
             Persist(new MqttSessionEvent(MqttSessionEventKind.Created), e =>
@@ -538,6 +565,9 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
             case MqttSessionEventKind.Expiry:
                 _expiry = e.ExpiryInterval;
                 break;
+            case MqttSessionEventKind.Will:
+                _journaledWill = e.Will;
+                break;
         }
     }
 
@@ -555,6 +585,7 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
         snapshot.Released.AddRange(_releasedOut);
         snapshot.InReceived.AddRange(_receivedIn);
         snapshot.ExpiryInterval = _expiry;
+        snapshot.Will = _journaledWill;
         SaveSnapshot(snapshot);
     }
 

@@ -28,6 +28,9 @@ internal sealed class MqttSessions : ReceivePersistentActor
     private readonly HashSet<string> _recovering = new(StringComparer.Ordinal);
     private readonly List<IActorRef> _awaitingReady = [];
     private readonly Dictionary<string, InProcessClient> _captureClients = new(StringComparer.Ordinal); // by account name
+    private readonly Dictionary<string, (InProcessClient Client, MqttWillPublisher Publisher)> _willPublishers = new(StringComparer.Ordinal); // by account name
+    private readonly MqttRetainedMessages _retained;
+    private readonly IActorRef _retainedStore;
     private bool _recovered;
     private int _eventsSinceSnapshot;
     private long _created;
@@ -35,9 +38,13 @@ internal sealed class MqttSessions : ReceivePersistentActor
     /// <param name="newCaptureClient">Makes the capture client of an account (its persistent sessions capture in its subject space).</param>
     /// <param name="ledger">The capture barrier.</param>
     /// <param name="accounts">The account of a given name (a recovered session's).</param>
-    public MqttSessions(Func<Account, InProcessClient> newCaptureClient, MqttCaptureLedger ledger, Func<string, Account> accounts)
+    /// <param name="retained">The node's retained messages (a retained will recovered after a restart is set there).</param>
+    /// <param name="retainedStore">Their journal.</param>
+    public MqttSessions(Func<Account, InProcessClient> newCaptureClient, MqttCaptureLedger ledger, Func<string, Account> accounts, MqttRetainedMessages retained, IActorRef retainedStore)
     {
         _newCaptureClient = newCaptureClient;
+        _retained = retained;
+        _retainedStore = retainedStore;
         _accounts = accounts;
         _ledger = ledger;
         Recover<SnapshotOffer>(offer => _persistent.UnionWith(((MqttSessionIndexSnapshot)offer.Snapshot).ClientIds));
@@ -89,12 +96,23 @@ internal sealed class MqttSessions : ReceivePersistentActor
         {
             // A clean session whose connection ended. It stops only if no CONNECT was sent its way since:
             // one already in its mailbox finds it alive (a session stopping on its own would drop it).
-            if (_attachesSent.TryGetValue(Sender, out var sent) && sent == idle.Attaches)
+            // An ended persistent session (its expiry ran out, or Session Expiry Interval 0) leaves the index too, so
+            // nothing of it is left behind: no actor, no entry recovered after a restart.
+            if (_attachesSent.GetValueOrDefault(Sender) == idle.Attaches && _ids.TryGetValue(Sender, out var key))
             {
                 Forget(Sender);
                 Context.Stop(Sender);
+                if (_persistent.Contains(key))
+                {
+                    Persist(new MqttSessionIndexEvent(key, added: false), e =>
+                    {
+                        Apply(e);
+                        Checkpoint();
+                    });
+                }
             }
         });
+        Command<Protocol.CountSessions>(_ => Sender.Tell(new Protocol.SessionCounts(_sessions.Count, _persistent.Count)));
         Command<Terminated>(terminated => Forget(terminated.ActorRef));
         Command<SaveSnapshotSuccess>(saved =>
         {
@@ -110,12 +128,17 @@ internal sealed class MqttSessions : ReceivePersistentActor
 
     public override string PersistenceId => "$MQTT/sessions";
 
-    public static Props Props(Func<Account, InProcessClient> newCaptureClient, MqttCaptureLedger ledger, Func<string, Account> accounts) =>
-        Akka.Actor.Props.Create(() => new MqttSessions(newCaptureClient, ledger, accounts));
+    public static Props Props(Func<Account, InProcessClient> newCaptureClient, MqttCaptureLedger ledger, Func<string, Account> accounts, MqttRetainedMessages retained, IActorRef retainedStore) =>
+        Akka.Actor.Props.Create(() => new MqttSessions(newCaptureClient, ledger, accounts, retained, retainedStore));
 
     protected override void PostStop()
     {
         foreach (var client in _captureClients.Values)
+        {
+            _ = client.DisposeAsync().AsTask();
+        }
+
+        foreach (var (client, _) in _willPublishers.Values)
         {
             _ = client.DisposeAsync().AsTask();
         }
@@ -136,6 +159,21 @@ internal sealed class MqttSessions : ReceivePersistentActor
         }
 
         return client;
+    }
+
+    // The account's publisher of wills recovered from the journal, made on first use (on this actor's thread,
+    // as the capture client): an in-process client of its own, which the capture client hears.
+    private MqttWillPublisher WillPublisher(string? accountName)
+    {
+        var account = accountName is null ? _accounts(Account.GlobalName) : _accounts(accountName);
+        if (!_willPublishers.TryGetValue(account.Name, out var entry))
+        {
+            var client = _newCaptureClient(account);
+            entry = (client, new MqttWillPublisher(client, account, _retained, _retainedStore));
+            _willPublishers.Add(account.Name, entry);
+        }
+
+        return entry.Publisher;
     }
 
     private void SendAttach(Protocol.Attach attach, IActorRef sender)
@@ -162,8 +200,9 @@ internal sealed class MqttSessions : ReceivePersistentActor
             // Client ids are any UTF-8: actor names are a counter, the map holds the key.
             // The account's capture client is made here, on this actor's thread: the session actors run on
             // others, and two of them making it at once corrupted the map (a null client in a readiness flush).
-            var client = CaptureClient(MqttAccountScope.Split(key).Account);
-            session = Context.ActorOf(MqttSessionActor.Props(key, () => client, _ledger), $"session-{++_created}");
+            var accountName = MqttAccountScope.Split(key).Account;
+            var client = CaptureClient(accountName);
+            session = Context.ActorOf(MqttSessionActor.Props(key, () => client, _ledger, WillPublisher(accountName)), $"session-{++_created}");
             Context.Watch(session);
             _sessions.Add(key, session);
             _ids.Add(session, key);
@@ -269,9 +308,23 @@ internal sealed class MqttSessions : ReceivePersistentActor
         }
 
         /// <summary>
-        /// From a clean session whose connection ended, after <see cref="Attaches"/> attaches: it may be
-        /// stopped unless another was sent to it since.
+        /// From a session with nothing left to keep and no connection (a clean session whose connection ended,
+        /// a session that ended or expired, once its journal is deleted), after <see cref="Attaches"/> attaches:
+        /// it is stopped, and leaves the index, unless another attach was sent to it since.
         /// </summary>
         public sealed record Idle(int Attaches);
+
+        /// <summary>Asks for <see cref="SessionCounts"/> (monitoring and tests).</summary>
+        public sealed class CountSessions
+        {
+            public static readonly CountSessions Instance = new();
+
+            private CountSessions()
+            {
+            }
+        }
+
+        /// <summary>The session actors alive, and the client ids the index keeps as persistent (recovered at a restart).</summary>
+        public sealed record SessionCounts(int Actors, int Persistent);
     }
 }

@@ -138,7 +138,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             // Retained messages and persistent sessions come back from the journal before the MQTT
             // listener accepts: a subscriber gets what was retained, a session what was kept for it.
             MqttRetainedStore = System.ActorOf(Mqtt.MqttRetainedStore.Props(MqttRetained), "mqtt-retained");
-            MqttSessions = System.ActorOf(Mqtt.MqttSessions.Props(account => new InProcessClient(Connections, InProcessRole.MqttCapture, account), MqttCaptures, Accounts.GetOrCreate), "mqtt-sessions");
+            MqttSessions = System.ActorOf(Mqtt.MqttSessions.Props(account => new InProcessClient(Connections, InProcessRole.MqttCapture, account), MqttCaptures, Accounts.GetOrCreate, MqttRetained, MqttRetainedStore), "mqtt-sessions");
             await MqttRetainedStore.Ask<Readiness.Ready>(Readiness.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
             await MqttSessions.Ask<Readiness.Ready>(Readiness.AwaitReady.Instance, JetStreamStartTimeout).ConfigureAwait(false);
             _mqttClients = new MqttContext(Connections, Authentication, MqttTls, MqttSessions, MqttCaptures, MqttRetained, MqttRetainedStore, ActivateAccountAsync);

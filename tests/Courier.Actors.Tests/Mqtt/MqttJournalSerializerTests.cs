@@ -60,6 +60,29 @@ public sealed class MqttJournalSerializerTests : IDisposable
     }
 
     [Fact]
+    public void A_will_waiting_for_its_delay_round_trips_in_an_event_and_a_snapshot_and_its_absence_too()
+    {
+        var will = new MqttJournaledWill("a.b"u8.ToArray(), "a/b"u8.ToArray(), [1, 2], 1, Retain: true, "Mqtt-Content-Type: text\r\n"u8.ToArray(), 1_700_000_000_456);
+        var e = new MqttSessionEvent(MqttSessionEventKind.Will) { Will = will };
+        var snapshot = new MqttSessionSnapshot { NextSeq = 3, Will = will };
+
+        var back = ((MqttSessionEvent)RoundTrip(e)).Will!;
+        var fromSnapshot = ((MqttSessionSnapshot)RoundTrip(snapshot)).Will!;
+
+        foreach (var w in new[] { back, fromSnapshot })
+        {
+            Assert.Equal(will.Subject, w.Subject);
+            Assert.Equal(will.Topic, w.Topic);
+            Assert.Equal(will.Payload, w.Payload);
+            Assert.Equal(will.HeaderLines, w.HeaderLines);
+            Assert.Equal((will.QoS, will.Retain, will.DueAt), (w.QoS, w.Retain, w.DueAt));
+        }
+
+        Assert.Null(((MqttSessionEvent)RoundTrip(new MqttSessionEvent(MqttSessionEventKind.Will))).Will);
+        Assert.Null(((MqttSessionSnapshot)RoundTrip(new MqttSessionSnapshot())).Will);
+    }
+
+    [Fact]
     public void A_stored_message_keeps_its_headers_expiry_time_and_subscription_identifier()
     {
         var e = new MqttSessionEvent(MqttSessionEventKind.Stored);

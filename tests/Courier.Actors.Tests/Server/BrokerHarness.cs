@@ -14,6 +14,7 @@ namespace Courier.Actors.Tests.Server;
 internal sealed class BrokerHarness : IAsyncDisposable
 {
     private readonly TcpListener _listener = new(IPAddress.Loopback, 0);
+    private readonly TcpListener _mqttListener = new(IPAddress.Loopback, 0);
     private readonly CancellationTokenSource _stop = new();
     private Task _acceptLoop = Task.CompletedTask;
 
@@ -39,21 +40,34 @@ internal sealed class BrokerHarness : IAsyncDisposable
     private void Listen()
     {
         _listener.Start();
-        _acceptLoop = Task.Run(async () =>
+        var nats = AcceptLoop(_listener, Broker.Accept);
+        if (Broker.Options.Mqtt is null)
         {
-            while (!_stop.IsCancellationRequested)
-            {
-                try
-                {
-                    Broker.Accept(await _listener.AcceptSocketAsync(_stop.Token));
-                }
-                catch (OperationCanceledException)
-                {
-                    return;
-                }
-            }
-        });
+            _acceptLoop = nats;
+            return;
+        }
+
+        _mqttListener.Start();
+        _acceptLoop = Task.WhenAll(nats, AcceptLoop(_mqttListener, Broker.AcceptMqtt));
     }
+
+    private Task AcceptLoop(TcpListener listener, Action<Socket> accept) => Task.Run(async () =>
+    {
+        while (!_stop.IsCancellationRequested)
+        {
+            try
+            {
+                accept(await listener.AcceptSocketAsync(_stop.Token));
+            }
+            catch (Exception e) when (e is OperationCanceledException || (_stop.IsCancellationRequested && e is ObjectDisposedException or SocketException))
+            {
+                return; // stopped: the listener may close under a pending accept before it sees the cancellation
+            }
+        }
+    });
+
+    /// <summary>The MQTT listener's port (options with an <c>mqtt</c> block only).</summary>
+    public int MqttPort => ((IPEndPoint)_mqttListener.LocalEndpoint).Port;
 
     public Broker Broker { get; }
 
@@ -71,6 +85,10 @@ internal sealed class BrokerHarness : IAsyncDisposable
     {
         await _stop.CancelAsync();
         _listener.Stop();
+        if (Broker.Options.Mqtt is not null)
+        {
+            _mqttListener.Stop();
+        }
         await _acceptLoop;
         await Broker.DisposeAsync();
         _stop.Dispose();

@@ -143,6 +143,39 @@ public abstract class Mqtt5TopicAliasTests<TFixture> : IClassFixture<TFixture>
             Assert.DoesNotContain(publish.Properties, p => p.Id == 0x23); // [MQTT-3.1.2-27]
         }
     }
+
+    [Fact]
+    public async Task A_subscriber_whose_topic_alias_maximum_is_0_gets_every_topic_in_full_at_qos_0_and_1()
+    {
+        var topic = NewTopic();
+        await using var subscriber = await MqttRawClient.ConnectAsync(Port);
+        await subscriber.SendAsync(Mqtt5Raw.Connect(NewId("alias0"), Mqtt5Raw.Props([0x22, 0, 0]))); // Topic Alias Maximum 0 [MQTT-3.1.2-26]
+        Assert.Equal(0, (await Mqtt5Raw.ReadConnAckAsync(subscriber)).Reason);
+        await subscriber.SendAsync(Mqtt5Raw.Subscribe(topic, 0x01, Mqtt5Raw.Props()));
+        Assert.Equal(0x90, (await subscriber.ReadPacketAsync()).First);
+
+        await using var publisher = await Mqtt5TestClient.ConnectAsync(Port, NewId("pub"));
+        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("zero"));
+        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("one").WithAtLeastOnceQoS());
+        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("zero again"));
+        await publisher.PublishAsync(m => m.WithTopic(topic).WithPayload("one again").WithAtLeastOnceQoS());
+
+        var received = new List<string>();
+        for (var i = 0; i < 4; i++)
+        {
+            var (first, body) = await subscriber.ReadPacketAsync();
+            var publish = Mqtt5Raw.ReadPublish(first, body);
+            Assert.Equal(topic, publish.Topic);
+            Assert.DoesNotContain(publish.Properties, p => p.Id == 0x23); // [MQTT-3.1.2-27]
+            received.Add(publish.Payload);
+            if (publish.PacketId != 0)
+            {
+                await subscriber.SendAsync([0x40, 0x02, (byte)(publish.PacketId >> 8), (byte)publish.PacketId]);
+            }
+        }
+
+        Assert.Equal(new[] { "one", "one again", "zero", "zero again" }, received.Order());
+    }
 }
 
 public sealed class Mqtt5TopicAliasTests_Courier(CourierMqttFixture broker) : Mqtt5TopicAliasTests<CourierMqttFixture>(broker)
