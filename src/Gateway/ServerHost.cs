@@ -112,12 +112,14 @@ internal sealed partial class ServerHost : IAsyncDisposable
             if (_options.WebSocket is { Port: not 0 } webSocket)
             {
                 _webSocket = new WebSocketListener(Broker, webSocket, _log);
+                _pages.WebSocketListenPort = _webSocket.LocalEndPoint.Port;
             }
 
             if (_options.Mqtt is { Port: not 0 } mqtt)
             {
                 // ServerConfiguration refused the options unless JetStream is on, as nats-server.
                 _mqttListener = NatsListener.ForMqtt(Broker, mqtt.Host ?? _options.Host, mqtt.Port, _log);
+                _pages.MqttListenPort = _mqttListener.LocalEndPoint.Port;
             }
 
             if (_options.HttpPort != 0)

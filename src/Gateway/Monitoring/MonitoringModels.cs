@@ -34,6 +34,12 @@ internal sealed class Varz
     [JsonPropertyName("cluster")] public VarzCluster Cluster { get; init; } = new();
     [JsonPropertyName("leaf")] public VarzLeaf Leaf { get; init; } = new();
     [JsonPropertyName("gateway")] public VarzGateway Gateway { get; init; } = new();
+
+    /// <summary>nats-server's MQTTOptsVarz: the mqtt {} block as configured (empty without one).</summary>
+    [JsonPropertyName("mqtt")] public VarzMqtt Mqtt { get; init; } = new();
+
+    /// <summary>nats-server's WebsocketOptsVarz: the websocket {} block as configured (empty without one).</summary>
+    [JsonPropertyName("websocket")] public VarzWebsocket Websocket { get; init; } = new();
     [JsonPropertyName("connect_urls")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<string>? ConnectUrls { get; init; }
     [JsonPropertyName("jetstream")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public VarzJetStream? JetStream { get; init; }
     [JsonPropertyName("start")] public DateTime Start { get; init; }
@@ -54,6 +60,8 @@ internal sealed class Varz
     [JsonPropertyName("out_bytes")] public long OutBytes { get; init; }
     [JsonPropertyName("slow_consumers")] public long SlowConsumers { get; init; }
     [JsonPropertyName("subscriptions")] public int Subscriptions { get; init; }
+    /// <summary>How many times each monitoring page nats-server counts was asked for over HTTP (only those asked for).</summary>
+    [JsonPropertyName("http_req_stats")] public Dictionary<string, ulong> HttpReqStats { get; init; } = [];
     [JsonPropertyName("config_load_time")] public DateTime ConfigLoadTime { get; init; }
     [JsonPropertyName("system_account")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? SystemAccount { get; init; }
 }
@@ -396,4 +404,33 @@ internal sealed class RaftzPeer
     [JsonPropertyName("match")] public ulong Match { get; init; }
     [JsonPropertyName("active")] public bool Active { get; init; }
     [JsonPropertyName("learner")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool Learner { get; init; }
+}
+
+/// <summary>nats-server 2.9.10's MQTTOptsVarz (every field omitted when zero).</summary>
+internal sealed class VarzMqtt
+{
+    [JsonPropertyName("host")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public string? Host { get; init; }
+    [JsonPropertyName("port")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int Port { get; init; }
+    [JsonPropertyName("no_auth_user")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public string? NoAuthUser { get; init; }
+    [JsonPropertyName("auth_timeout")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double AuthTimeout { get; init; }
+    [JsonPropertyName("tls_map")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool TlsMap { get; init; }
+    [JsonPropertyName("tls_timeout")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double TlsTimeout { get; init; }
+    [JsonPropertyName("ack_wait")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long AckWait { get; init; }
+    [JsonPropertyName("max_ack_pending")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int MaxAckPending { get; init; }
+}
+
+/// <summary>nats-server 2.9.10's WebsocketOptsVarz (every field omitted when zero).</summary>
+internal sealed class VarzWebsocket
+{
+    [JsonPropertyName("host")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public string? Host { get; init; }
+    [JsonPropertyName("port")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int Port { get; init; }
+    [JsonPropertyName("no_auth_user")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public string? NoAuthUser { get; init; }
+    [JsonPropertyName("jwt_cookie")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public string? JwtCookie { get; init; }
+    [JsonPropertyName("handshake_timeout")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long HandshakeTimeout { get; init; }
+    [JsonPropertyName("auth_timeout")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double AuthTimeout { get; init; }
+    [JsonPropertyName("no_tls")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool NoTls { get; init; }
+    [JsonPropertyName("tls_map")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool TlsMap { get; init; }
+    [JsonPropertyName("same_origin")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool SameOrigin { get; init; }
+    [JsonPropertyName("allowed_origins")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? AllowedOrigins { get; init; }
+    [JsonPropertyName("compression")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool Compression { get; init; }
 }

@@ -22,6 +22,18 @@ internal sealed partial class MonitoringPages
     /// <summary>The leaf node port actually listened on, once known (a configured -1 picks one).</summary>
     public int? LeafListenPort { get; set; }
 
+    /// <summary>The MQTT port actually listened on, once known.</summary>
+    public int? MqttListenPort { get; set; }
+
+    /// <summary>The WebSocket port actually listened on, once known.</summary>
+    public int? WebSocketListenPort { get; set; }
+
+    /// <summary>The monitoring pages nats-server counts in /varz <c>http_req_stats</c>, by path, as asked for over HTTP.</summary>
+    public System.Collections.Concurrent.ConcurrentDictionary<string, ulong> HttpRequests { get; } = new(StringComparer.Ordinal);
+
+    /// <summary>Counts an HTTP request of <paramref name="path"/> (nats-server counts before it answers).</summary>
+    public void CountRequest(string path) => HttpRequests.AddOrUpdate(path, 1, (_, n) => n + 1);
+
     /// <summary>Whether monitoring is served over HTTPS (varz then shows no <c>http_port</c>).</summary>
     public bool Https { get; set; }
 
@@ -143,6 +155,9 @@ internal sealed partial class MonitoringPages
             ConnectUrls = _broker.Routes is null || o.Cluster.NoAdvertise ? null : _broker.ClusterView.ConnectUrls,
             Leaf = LeafVarz(o),
             Gateway = GatewayVarz(o),
+            Mqtt = MqttVarz(o.Mqtt),
+            Websocket = WebsocketVarz(o.WebSocket),
+            HttpReqStats = new Dictionary<string, ulong>(HttpRequests, StringComparer.Ordinal),
             Routes = _broker.Routes?.Routes.Length ?? 0,
             Leafnodes = _broker.Leafs?.Links.Length ?? 0,
             JetStream = o.JetStream
@@ -166,4 +181,36 @@ internal sealed partial class MonitoringPages
             SystemAccount = _broker.SystemAccount?.Name,
         };
     }
+
+    // nats-server's MQTTOptsVarz: the block's values as configured (ack_wait and max_ack_pending only when they are
+    // not the defaults, which nats-server applies outside its options); empty without a block.
+    private VarzMqtt MqttVarz(MqttOptions? mqtt) =>
+        mqtt is null || mqtt.Port == 0 ? new VarzMqtt() : new VarzMqtt
+        {
+            Host = mqtt.Host ?? _broker.Options.Host,
+            Port = MqttListenPort ?? mqtt.Port,
+            NoAuthUser = mqtt.NoAuthUser,
+            AuthTimeout = mqtt.AuthTimeout?.TotalSeconds ?? 0,
+            TlsMap = mqtt.Tls is { MapCertificateToUser: true },
+            TlsTimeout = (mqtt.Tls?.Timeout ?? TlsOptions.DefaultTimeout).TotalSeconds, // nats-server sets its default with or without TLS
+            AckWait = mqtt.AckWait == TimeSpan.FromSeconds(30) ? 0 : mqtt.AckWait.Ticks * 100,
+            MaxAckPending = mqtt.MaxAckPending == 1024 ? 0 : mqtt.MaxAckPending,
+        };
+
+    // nats-server's WebsocketOptsVarz; empty without a block.
+    private VarzWebsocket WebsocketVarz(WebSocketOptions? ws) =>
+        ws is null || ws.Port == 0 ? new VarzWebsocket() : new VarzWebsocket
+        {
+            Host = ws.Host,
+            Port = WebSocketListenPort ?? ws.Port,
+            NoAuthUser = ws.NoAuthUser,
+            JwtCookie = ws.JwtCookie,
+            HandshakeTimeout = ws.HandshakeTimeout is { } handshake ? handshake.Ticks * 100 : 0,
+            AuthTimeout = ws.AuthTimeout?.TotalSeconds ?? 0,
+            NoTls = ws.NoTls,
+            TlsMap = ws.Tls is { MapCertificateToUser: true },
+            SameOrigin = ws.SameOrigin,
+            AllowedOrigins = ws.AllowedOrigins.Count > 0 ? [.. ws.AllowedOrigins] : null,
+            Compression = ws.Compression,
+        };
 }

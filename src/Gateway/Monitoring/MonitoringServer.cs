@@ -30,6 +30,11 @@ internal sealed class MonitoringServer : IAsyncDisposable
     private readonly MonitoringPages _pages;
     private readonly PrometheusMetrics _metrics;
 
+    private static readonly HashSet<string> CountedPaths = new(StringComparer.Ordinal)
+    {
+        "/", "/varz", "/connz", "/routez", "/subsz", "/gatewayz", "/leafz", "/accstatz", "/accountz", "/jsz", "/healthz",
+    };
+
     public MonitoringServer(Broker broker, MonitoringPages pages, string host, int port, ILoggerFactory loggerFactory, TlsTransport? tls = null)
     {
         _broker = broker;
@@ -52,6 +57,17 @@ internal sealed class MonitoringServer : IAsyncDisposable
             }
         }));
         _app = builder.Build();
+
+        // /varz http_req_stats: the pages nats-server 2.9.10 counts, each request before it is answered.
+        _app.Use((http, next) =>
+        {
+            if (http.Request.Path.Value is { } path && CountedPaths.Contains(path))
+            {
+                _pages.CountRequest(path);
+            }
+
+            return next(http);
+        });
         _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /routez /leafz /gatewayz /subsz /accountz /accstatz /jsz /raftz /healthz /metrics\n"));
         _app.MapGet("/healthz", Healthz);
         _app.MapGet("/varz", (HttpContext _) => Json(_pages.Varz(), GatewayJsonContext.Default.Varz));
