@@ -20,6 +20,22 @@ internal sealed partial class ServerHost
     /// </summary>
     public string? Reload(IReadOnlyList<string> args, NatsLogSink sink)
     {
+        lock (_reloadLock) // a signal and a $SYS.REQ.SERVER.<id>.RELOAD request may come at once
+        {
+            return ReloadCore(args, sink);
+        }
+    }
+
+    /// <summary>
+    /// Reloads with the command line and log sink the process started with (set once the signals are
+    /// handled): what <c>$SYS.REQ.SERVER.&lt;id&gt;.RELOAD</c> runs. Null until then.
+    /// </summary>
+    public Func<string?>? ReloadWithStartArguments { get; set; }
+
+    private readonly Lock _reloadLock = new();
+
+    private string? ReloadCore(IReadOnlyList<string> args, NatsLogSink sink)
+    {
         var loaded = ServerConfiguration.Load(args);
         if (loaded.Action != CommandLineAction.Run)
         {

@@ -140,7 +140,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
             await actors.ConfigureAwait(false);
         }
 
-        _systemAccount = await SystemAccountService.StartAsync(Broker, _pages, _log).ConfigureAwait(false);
+        _systemAccount = await SystemAccountService.StartAsync(Broker, _pages, _log, () => ReloadWithStartArguments is { } reload ? reload() : "config reload not available").ConfigureAwait(false);
         _listener.Start();
         if (_options.Tls is { } clientTls)
         {

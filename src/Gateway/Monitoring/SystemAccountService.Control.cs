@@ -6,7 +6,7 @@ namespace Courier.Gateway.Monitoring;
 /// <summary>
 /// The request kinds nats-server 2.10 added (server/events.go): <c>IDZ</c> (by PING and by id), and by id
 /// only <c>KICK</c> and <c>LDM</c>, whose body <c>{"cid":N}</c> names the connection to close or to tell of
-/// lame duck mode.
+/// lame duck mode, and <c>RELOAD</c>, which reloads the configuration as SIGHUP does.
 /// </summary>
 internal sealed partial class SystemAccountService
 {
@@ -70,6 +70,21 @@ internal sealed partial class SystemAccountService
             reason = e.Message;
             return false;
         }
+    }
+
+    private Func<string?>? _reload;
+
+    // $SYS.REQ.SERVER.<id>.RELOAD: the configuration reloaded as a SIGHUP reloads it (nats-server's reloadConfig, a zReq
+    // with the server filter): {"server":...}, or its error with code 500 (a body it cannot read: 400).
+    private void ReloadRequest(InternalMessage m)
+    {
+        if (!TryAccept(m, out var reply, out _))
+        {
+            return;
+        }
+
+        var error = _reload is { } reload ? reload() : "config reload not available";
+        Reply(reply, error is null ? ServerOnly() : Error(500, error));
     }
 
     // {"server":<server>}: a request done with nothing to say (nats-server's ServerAPIResponse without data).

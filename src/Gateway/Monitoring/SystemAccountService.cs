@@ -43,14 +43,14 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
     }
 
     /// <summary>Subscribes the system account's requests; null when the server has no system account.</summary>
-    public static async Task<SystemAccountService?> StartAsync(Broker broker, MonitoringPages pages, ILogger log)
+    public static async Task<SystemAccountService?> StartAsync(Broker broker, MonitoringPages pages, ILogger log, Func<string?>? reload = null)
     {
         if (broker.Events is not { } events)
         {
             return null;
         }
 
-        var service = new SystemAccountService(broker, events, pages, log);
+        var service = new SystemAccountService(broker, events, pages, log) { _reload = reload };
         var client = events.Client;
         client.Subscribe("$SYS.REQ.SERVER.PING", null, service.OnRequests);
         client.Subscribe("$SYS.REQ.SERVER.PING.*", null, service.OnRequests);
@@ -133,6 +133,13 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
                 if (!ping) // nats-server subscribes them by its id only
                 {
                     ClientControlRequest(kind, m);
+                }
+
+                return;
+            case "RELOAD":
+                if (!ping)
+                {
+                    ReloadRequest(m);
                 }
 
                 return;

@@ -26,6 +26,7 @@ internal sealed partial class ProcessSignals : IDisposable
         _host = host;
         _sink = sink;
         _log = log;
+        host.ReloadWithStartArguments = () => host.Reload(args, sink); // $SYS.REQ.SERVER.<id>.RELOAD
         // A signal registered here belongs in UnixSignals.UnignoreHandled's list too (answered even if ignored at start).
         Register(PosixSignal.SIGINT, "interrupt", () => Stop(0));
         Register(PosixSignal.SIGTERM, "terminated", () =>

@@ -9,7 +9,8 @@ namespace Courier.Integration.Tests.SystemAccount;
 /// The system account's request kinds of nats-server 2.10 (server/events.go; Debian's 2.9.10 has none,
 /// so Courier only): <c>$SYS.REQ.SERVER.{PING,&lt;id&gt;}.IDZ</c> answers the server's name, host and id;
 /// <c>$SYS.REQ.SERVER.&lt;id&gt;.KICK</c> <c>{"cid":N}</c> closes that client (reason <c>Kicked</c>) and
-/// <c>.LDM</c> sends it an INFO with <c>"ldm":true</c>; each answers <c>{"server":...}</c> or nats-server's error.
+/// <c>.LDM</c> sends it an INFO with <c>"ldm":true</c>; <c>.RELOAD</c> reloads the configuration; each answers
+/// <c>{"server":...}</c> or nats-server's error.
 /// </summary>
 [Trait("server", "courier")]
 public sealed class ServerControlRequestTests(CourierFixture fixture) : IClassFixture<CourierFixture>
@@ -39,6 +40,32 @@ public sealed class ServerControlRequestTests(CourierFixture fixture) : IClassFi
             Assert.Equal("idz-server", idz.GetProperty("name").GetString());
             Assert.Equal(varz.GetProperty("host").GetString(), idz.GetProperty("host").GetString());
         }
+    }
+
+    [Fact]
+    public async Task Reload_reloads_the_configuration_as_sighup_does_and_answers_a_refusal_with_its_error()
+    {
+        await using var server = await fixture.StartServerAsync(Config);
+        await using var sys = await ConnectAsync(server);
+        using var monitor = new MonitorClient(server);
+        var serverId = (await monitor.GetJsonAsync("/varz")).GetProperty("server_id").GetString()!;
+
+        // A new user in account A: usable once reloaded.
+        await File.WriteAllTextAsync(Path.Combine(server.Folder, "server.conf"), Config.Replace("{user: a, password: a}", "{user: a, password: a}, {user: b, password: b}", StringComparison.Ordinal));
+        var reloaded = await RequestJsonAsync(sys, $"$SYS.REQ.SERVER.{serverId}.RELOAD", "");
+        Assert.Equal(["server"], reloaded.EnumerateObject().Select(p => p.Name));
+        Assert.Contains("Reloaded server configuration", server.Log.All(), StringComparison.Ordinal);
+        await using (var b = await WireClient.ConnectAsync(server))
+        {
+            await b.HandshakeAsync("""{"verbose":false,"pedantic":false,"user":"b","pass":"b"}""");
+        }
+
+        // A change nats-server cannot reload: the answer carries its error, and the server runs on as it was.
+        await File.WriteAllTextAsync(Path.Combine(server.Folder, "server.conf"), "server_name: renamed\n" + Config);
+        var refused = await RequestJsonAsync(sys, $"$SYS.REQ.SERVER.{serverId}.RELOAD", "");
+        Assert.Equal(500, refused.GetProperty("error").GetProperty("code").GetInt32());
+        Assert.StartsWith("config reload not supported for ServerName", refused.GetProperty("error").GetProperty("description").GetString(), StringComparison.Ordinal);
+        Assert.Equal(serverId, (await RequestJsonAsync(sys, $"$SYS.REQ.SERVER.{serverId}.IDZ", "")).GetProperty("id").GetString());
     }
 
     [Fact]
