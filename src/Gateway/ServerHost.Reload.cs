@@ -94,6 +94,19 @@ internal sealed partial class ServerHost
         }
 
         ReloadLimits(next);
+        if (next.Tls is { } tls)
+        {
+            // Loaded afresh from its files on every reload, as nats-server builds a new tls.Config: a rotated
+            // certificate under the same file names is taken.
+            var changed = _options.Tls is not { } running || running.Certificate.Thumbprint != tls.Certificate.Thumbprint
+                || running.Verify != tls.Verify || running.MapCertificateToUser != tls.MapCertificateToUser || running.Timeout != tls.Timeout;
+            Broker.ReloadTls(tls); // the broker's options are this host's: _options.Tls is the new block from here
+            if (changed)
+            {
+                ReloadLog.Tls(_log, "enabled");
+            }
+        }
+
         Broker.ReloadAuthorization(next);
         _options.Trace = next.Trace;
         _options.Debug = next.Debug;
@@ -228,6 +241,18 @@ internal sealed partial class ServerHost
             return $"config reload not supported for MaxPending: old={old.MaxPending}, new={now.MaxPending}";
         }
 
+        // nats-server can turn client TLS on or off on a reload; Courier reloads the block's certificates and settings
+        // only, so it refuses the switch rather than half-apply it (as handshake_first, which decides how a client starts).
+        if ((old.Tls is null) != (now.Tls is null))
+        {
+            return "config reload of tls on or off is not supported by Courier yet (a tls block's certificates and settings reload)";
+        }
+
+        if (old.Tls is { } oldTls && now.Tls is { } newTls && oldTls.HandshakeFirst != newTls.HandshakeFirst)
+        {
+            return "config reload of tls handshake_first is not supported by Courier yet";
+        }
+
         // nats-server can start or stop JetStream on a reload; Courier does not yet, so it refuses rather than half-apply.
         if (old.JetStream != now.JetStream)
         {
@@ -244,6 +269,9 @@ internal sealed partial class ServerHost
 
         [LoggerMessage(Level = LogLevel.Information, Message = "Reloaded: authorization {What}")]
         public static partial void Authorization(ILogger logger, string what);
+
+        [LoggerMessage(Level = LogLevel.Information, Message = "Reloaded: tls = {State}")]
+        public static partial void Tls(ILogger logger, string state);
 
         [LoggerMessage(Level = LogLevel.Information, Message = "Closed {Count} connections to fall within max_connections")]
         public static partial void ClosedForMaxConnections(ILogger logger, int count);

@@ -1,3 +1,5 @@
+using Courier.Actors.Connections;
+
 namespace Courier.Actors.Server;
 
 /// <summary>A config reload's part in the broker: the authorization options.</summary>
@@ -72,5 +74,20 @@ public sealed partial class Broker
         }
 
         return Math.Max(closing, 0);
+    }
+
+    /// <summary>
+    /// A reload's client <c>tls { }</c> block, loaded again (certificates, CAs, verify, timeout, cipher suites): new
+    /// connections handshake with it, as nats-server's tlsOption; the ones already secured keep their session.
+    /// Turning TLS on or off is refused before this (ServerHost.Reload).
+    /// </summary>
+    public void ReloadTls(TlsOptions next)
+    {
+        ArgumentNullException.ThrowIfNull(next);
+        var transport = new TlsTransport(next);
+        Options.Tls = next;
+        Tls = transport;
+        NatsClients = NatsClients with { Tls = transport };
+        Info.SetTlsVerify(next.Verify);
     }
 }

@@ -572,7 +572,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
     internal OperatorTrust? Trust { get; }
 
     /// <summary>The client listener's TLS (the handshake each accepted socket goes through), or null for plain TCP.</summary>
-    public TlsTransport? Tls { get; }
+    public TlsTransport? Tls { get; private set; }
 
     /// <summary>The MQTT listener's TLS (<c>mqtt.tls</c>), or null for plain TCP.</summary>
     public TlsTransport? MqttTls { get; }

@@ -36,6 +36,13 @@ internal sealed class ClientInfo
         Changed();
     }
 
+    /// <summary>After a reload: whether INFO asks for a client certificate (<c>tls_verify</c>).</summary>
+    public void SetTlsVerify(bool verify)
+    {
+        _info.TlsVerify = verify;
+        Changed();
+    }
+
     /// <summary>After a reload: the <c>max_payload</c> INFO announces.</summary>
     public void SetMaxPayload(int maxPayload)
     {

@@ -138,6 +138,40 @@ public abstract class TlsTests<TServer> : IClassFixture<TServer>
         Assert.Equal(NatsConnectionState.Open, nats.ConnectionState);
     }
 
+    [Fact]
+    public async Task A_reload_applies_a_changed_tls_block_to_new_clients_and_keeps_the_secured_ones()
+    {
+        await using var server = await _server.StartServerAsync(_tls.TlsBlock());
+        using var cts = new CancellationTokenSource(NatsNetClient.TestTimeout);
+        await using var before = await ConnectNatsNetAsync(server, new NatsTlsOpts { CaFile = Certs.CaFile });
+
+        // Client certificates required from now on.
+        await File.WriteAllTextAsync(Path.Combine(server.Folder, "server.conf"), _tls.VerifyBlock());
+        await server.SignalAsync("HUP");
+        var deadline = DateTime.UtcNow.AddSeconds(20);
+        while (!server.Log.All().Contains("Reloaded server configuration", StringComparison.Ordinal) && DateTime.UtcNow < deadline)
+        {
+            await Task.Delay(50, cts.Token);
+        }
+
+        Assert.Contains("Reloaded: tls = enabled", server.Log.All(), StringComparison.Ordinal);
+        await using (var c = await WireClient.ConnectAsync(server))
+        {
+            Assert.True(c.Info.GetProperty("tls_verify").GetBoolean(), c.InfoLine);
+        }
+
+        await Assert.ThrowsAnyAsync<Exception>(async () =>
+        {
+            await using var refused = await ConnectNatsNetAsync(server, new NatsTlsOpts { CaFile = Certs.CaFile });
+            await refused.PingAsync(cts.Token);
+        });
+        await using var alice = await ConnectNatsNetAsync(server, ClientTls("alice"));
+        await alice.PingAsync(cts.Token);
+
+        // The client secured before the reload goes on.
+        await before.PingAsync(cts.Token);
+    }
+
     [Theory]
     [InlineData(null)]
     [InlineData("stranger")]
