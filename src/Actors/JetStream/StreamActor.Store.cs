@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Buffers.Text;
+using System.Numerics;
 using System.Text;
 using System.Text.Json;
 using Akka.Actor;
@@ -113,7 +114,7 @@ internal sealed partial class StreamActor
     {
         var results = ArrayPool<StoreResult>.Shared.Rent(batch.Count);
         var acks = ArrayPool<PubAck?>.Shared.Rent(batch.Count); // returned cleared: every entry starts null
-        var plain = !_config.Sealed && _republish is null && _ingest is null;
+        var plain = !_config.Sealed && _republish is null && _ingest is null && !_config.AllowMsgCounter;
         for (var i = 0; i < batch.Count && plain; i++)
         {
             plain = batch[i].HeadersLength == 0;
@@ -178,6 +179,12 @@ internal sealed partial class StreamActor
             if (acks[i] is { Duplicate: true, Error: null } duplicate)
             {
                 _out.Publish(reply, FormatPubAck(ackJson, duplicate.Seq, duplicate: true));
+                continue;
+            }
+
+            if (acks[i] is { Value: { } total, Error: null } counted)
+            {
+                _out.Publish(reply, FormatCounterAck(counted.Seq, total));
                 continue;
             }
 
@@ -246,6 +253,12 @@ internal sealed partial class StreamActor
         }
 
         var headers = m.Headers;
+        BigInteger? increment = null;
+        if (headers is not null && CheckIncrement(headers, m.Payload.Length, sourced, out increment) is { } badIncrement)
+        {
+            return new PubAck { Stream = _config.Name, Error = badIncrement };
+        }
+
         var msgId = headers is null ? null : NatsHeaders.Get(headers, "Nats-Msg-Id");
         PruneDuplicates();
         if (msgId is not null && _duplicates.TryGetValue(msgId, out var original))
@@ -311,6 +324,23 @@ internal sealed partial class StreamActor
             }
         }
 
+        string? total = null;
+        if (_config.AllowMsgCounter)
+        {
+            if (increment is null)
+            {
+                return new PubAck { Stream = _config.Name, Error = MessageCounter.Missing };
+            }
+
+            var payload = m.Payload;
+            if (ApplyIncrement(m.Subject, ref headers, ref payload, increment.Value, out total) is { } broken)
+            {
+                return new PubAck { Stream = _config.Name, Error = broken };
+            }
+
+            m = m with { Headers = headers, Payload = payload };
+        }
+
         var (republishTo, subjectLastSequence) = RepublishTarget(m.Subject);
         result = _store.Append(Encoding.UTF8.GetBytes(m.Subject), headers ?? default, m.Payload, timestamp);
         if (!result.Ok)
@@ -339,7 +369,7 @@ internal sealed partial class StreamActor
             _lastMsgId = msgId;
         }
 
-        return null;
+        return total is null ? null : new PubAck { Stream = _config.Name, Seq = result.Sequence, Value = total };
     }
 
     private void PruneDuplicates()
