@@ -108,6 +108,14 @@ public sealed class MessageCounterTests(CourierFixture fixture) : IClassFixture<
             var direct = await nats.RequestAsync<string, string>($"$JS.API.DIRECT.GET.{name}.{p}.b", null, cancellationToken: ct);
             Assert.Equal("""{"val":"1"}""", direct.Data);
             Assert.Equal("+1", direct.Headers?["Nats-Incr"].ToString());
+
+            // Increments in flight together (stored in one batch) each see the one before: totals 1..50, each once.
+            var totals = await Task.WhenAll(Enumerable.Range(0, 50).Select(async _ =>
+            {
+                using var ack = await IncrementAsync(nats, $"{p}.c", "1", ct);
+                return int.Parse(ack.RootElement.GetProperty("val").GetString()!, System.Globalization.CultureInfo.InvariantCulture);
+            }));
+            Assert.Equal(Enumerable.Range(1, 50), totals.Order());
         });
 
     [Fact]
