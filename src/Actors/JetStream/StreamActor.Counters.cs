@@ -65,7 +65,7 @@ internal sealed partial class StreamActor
     /// difference from that origin's previous total as its <c>Nats-Incr</c>, with <c>Nats-Counter-Sources</c>.
     /// A last message that is no counter is nats-server's "message counter is broken".
     /// </summary>
-    private ApiError? ApplyIncrement(string subject, ref byte[]? headers, ref byte[] payload, BigInteger increment, out string total)
+    private ApiError? ApplyIncrement(string subject, string? originSubject, ref byte[]? headers, ref byte[] payload, BigInteger increment, out string total)
     {
         total = "";
         var initial = BigInteger.Zero;
@@ -87,10 +87,11 @@ internal sealed partial class StreamActor
         var source = MessageCounter.SliceHeader(headers, "Nats-Stream-Source:"u8);
         if (!source.IsEmpty)
         {
-            // Nats-Stream-Source: <origin> <sequence> [<filter> <destination> <origin subject>] (the subject from 2.12's five fields).
+            // Nats-Stream-Source: <origin> <sequence> [<filter> <destination> <origin subject>]: 2.12 writes five fields and
+            // keys the sources by the fifth; Courier writes 2.9's two, so its own copies say the origin subject apart.
             var fields = Encoding.UTF8.GetString(source).Split(' ');
             var origin = fields[0];
-            var originSubject = fields.Length >= 5 ? fields[4] : subject;
+            originSubject = fields.Length >= 5 ? fields[4] : originSubject ?? subject;
             if (!MessageCounter.TryReadValue(payload, out var sourcedTotal))
             {
                 return MessageCounter.Broken;

@@ -244,7 +244,8 @@ internal sealed partial class StreamActor
     /// <param name="result">What the store said.</param>
     /// <param name="timestamp">The time to store it with (0: now).</param>
     /// <param name="sourced">It comes from a source: its <c>Nats-TTL</c> is kept as a header, not refused (nats-server).</param>
-    private PubAck? AppendChecked(InternalMessage m, out StoreResult result, long timestamp = 0, bool sourced = false)
+    /// <param name="originSubject">A sourced message's subject in its origin (a counter's sources are kept by it).</param>
+    private PubAck? AppendChecked(InternalMessage m, out StoreResult result, long timestamp = 0, bool sourced = false, string? originSubject = null)
     {
         result = default;
         if (_config.Sealed)
@@ -333,7 +334,7 @@ internal sealed partial class StreamActor
             }
 
             var payload = m.Payload;
-            if (ApplyIncrement(m.Subject, ref headers, ref payload, increment.Value, out total) is { } broken)
+            if (ApplyIncrement(m.Subject, originSubject, ref headers, ref payload, increment.Value, out total) is { } broken)
             {
                 return new PubAck { Stream = _config.Name, Error = broken };
             }

@@ -202,6 +202,10 @@ public sealed class MessageCounterTests(CourierFixture fixture) : IClassFixture<
             {
             }
 
+            using (await ApiAsync(nats, $"STREAM.CREATE.{name}_c", $$"""{"name":"{{name}}_c","subjects":["{{p}}.c.*"],"allow_msg_counter":true}""", ct))
+            {
+            }
+
             // Both origins' "hits" land on one subject of the aggregate through the sources' subject transforms.
             using (var created = await ApiAsync(
                 nats,
@@ -209,16 +213,17 @@ public sealed class MessageCounterTests(CourierFixture fixture) : IClassFixture<
                 $$"""
                 {"name":"{{name}}_all","allow_msg_counter":true,"sources":[
                   {"name":"{{name}}_a","subject_transforms":[{"src":"{{p}}.a.>","dest":"{{p}}.all.>"}]},
-                  {"name":"{{name}}_b","subject_transforms":[{"src":"{{p}}.b.>","dest":"{{p}}.all.>"}]}]}
+                  {"name":"{{name}}_b","subject_transforms":[{"src":"{{p}}.b.>","dest":"{{p}}.all.>"}]},
+                  {"name":"{{name}}_c","subject_transforms":[{"src":"{{p}}.c.x","dest":"{{p}}.total"},{"src":"{{p}}.c.y","dest":"{{p}}.total"}]}]}
                 """,
                 ct))
             {
                 Assert.False(created.RootElement.TryGetProperty("error", out _), created.RootElement.ToString());
             }
 
-            foreach (var (subject, increment) in new[] { ("a", "3"), ("a", "4"), ("b", "10"), ("b", "-1"), ("a", "1") })
+            foreach (var (subject, increment) in new[] { ("a.hits", "3"), ("a.hits", "4"), ("b.hits", "10"), ("b.hits", "-1"), ("a.hits", "1"), ("c.x", "5"), ("c.y", "3"), ("c.x", "1") })
             {
-                using var ack = await IncrementAsync(nats, $"{p}.{subject}.hits", increment, ct);
+                using var ack = await IncrementAsync(nats, $"{p}.{subject}", increment, ct);
                 Assert.False(ack.RootElement.TryGetProperty("error", out _), ack.RootElement.ToString());
             }
 
@@ -238,10 +243,13 @@ public sealed class MessageCounterTests(CourierFixture fixture) : IClassFixture<
 
             var message = last.GetProperty("message");
             Assert.Equal("""{"val":"17"}""", Encoding.UTF8.GetString(message.GetProperty("data").GetBytesFromBase64()));
-            var headers = Encoding.UTF8.GetString(message.GetProperty("hdrs").GetBytesFromBase64());
-            Assert.Contains($$$"""Nats-Counter-Sources: {"{{{name}}}_a":{"{{{p}}}.all.hits":"8"},"{{{name}}}_b":{"{{{p}}}.all.hits":"9"}}""", headers, StringComparison.Ordinal);
+            var headers = Encoding.UTF8.GetString(message.GetProperty("hdrs").GetBytesFromBase64()); // by origin and origin subject
+            Assert.Contains($$$"""Nats-Counter-Sources: {"{{{name}}}_a":{"{{{p}}}.a.hits":"8"},"{{{name}}}_b":{"{{{p}}}.b.hits":"9"}}""", headers, StringComparison.Ordinal);
+
+            // Two subjects of one origin onto one: each origin subject's total counts once (c.x 6 + c.y 3).
+            Assert.Equal("""{"val":"9"}""", await LastValueAsync(nats, $"{name}_all", $"{p}.total", """{"val":"9"}""", ct));
             using var info = await ApiAsync(nats, $"STREAM.INFO.{name}_all", "", ct);
-            Assert.Equal(5, info.RootElement.GetProperty("state").GetProperty("messages").GetInt32());
+            Assert.Equal(8, info.RootElement.GetProperty("state").GetProperty("messages").GetInt32());
         });
 
     [Fact]
@@ -287,6 +295,23 @@ public sealed class MessageCounterTests(CourierFixture fixture) : IClassFixture<
         {
             Directory.Delete(storeDir, recursive: true);
         }
+    }
+
+    /// <summary>The subject's last body, polled until it is <paramref name="expected"/> (sources copy after the PubAck).</summary>
+    private static async Task<string?> LastValueAsync(NatsConnection nats, string stream, string subject, string expected, CancellationToken ct)
+    {
+        string? body = null;
+        for (var i = 0; i < 100 && body != expected; i++)
+        {
+            using var get = await ApiAsync(nats, $"STREAM.MSG.GET.{stream}", $$"""{"last_by_subj":"{{subject}}"}""", ct);
+            body = get.RootElement.TryGetProperty("message", out var m) ? Encoding.UTF8.GetString(m.GetProperty("data").GetBytesFromBase64()) : null;
+            if (body != expected)
+            {
+                await Task.Delay(100, ct);
+            }
+        }
+
+        return body;
     }
 
     private static Task<JsonDocument> IncrementAsync(NatsConnection nats, string subject, string increment, CancellationToken ct) =>
