@@ -741,6 +741,12 @@ internal sealed partial class JetStreamApi : ReceiveActor, IWithTimers
             return;
         }
 
+        if (current.AllowMsgCounter != config.AllowMsgCounter)
+        {
+            Fail(reply, type, ApiError.StreamInvalidConfig("stream configuration update can not change message counter setting"));
+            return;
+        }
+
         if (current.DenyPurge && !config.DenyPurge)
         {
             Fail(reply, type, ApiError.StreamInvalidConfig("stream configuration update can not cancel deny purge"));

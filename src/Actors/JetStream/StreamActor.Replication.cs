@@ -301,7 +301,7 @@ internal sealed partial class StreamActor
         var data = memory.Span;
         var count = BinaryPrimitives.ReadInt32LittleEndian(data);
         var p = 4;
-        var plainStream = !_config.Sealed && _republish is null && _ingest is null;
+        var plainStream = !_config.Sealed && _republish is null && _ingest is null && !_config.AllowMsgCounter;
         for (var i = 0; i < count; i++)
         {
             var timestamp = BinaryPrimitives.ReadInt64LittleEndian(data[p..]);
@@ -360,6 +360,10 @@ internal sealed partial class StreamActor
                 else if (ack is { Duplicate: true, Error: null } duplicate)
                 {
                     _out.Publish(reply.Span, FormatPubAck(ackJson, duplicate.Seq, duplicate: true));
+                }
+                else if (ack is { Value: { } total, Error: null } counted)
+                {
+                    _out.Publish(reply.Span, FormatCounterAck(counted.Seq, total));
                 }
                 else
                 {

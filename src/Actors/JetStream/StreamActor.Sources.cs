@@ -322,7 +322,7 @@ internal sealed partial class StreamActor
     {
         var headers = NatsHeaders.Set(m.Headers.Span, StreamSourceHeader, origin.IndexName + " " + m.Sequence.ToString(CultureInfo.InvariantCulture));
         // The source's transform first, then the stream's own subject_transform (nats-server 2.10's order).
-        if (AppendChecked(Ingested(new InternalMessage(mapped, null, headers, m.Payload.ToArray())), out _, sourced: true) is { Error: { } error })
+        if (AppendChecked(Ingested(new InternalMessage(mapped, null, headers, m.Payload.ToArray())), out _, sourced: true, originSubject: m.Subject) is { Error: { } error })
         {
             _log.Warning("stream {0} could not store {1} #{2} from source {3}: {4}", _config.Name, m.Subject, m.Sequence, origin.Name, error.Description);
         }

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Buffers.Text;
+using System.Numerics;
 using System.Text;
 using System.Text.Json;
 using Akka.Actor;
@@ -113,7 +114,7 @@ internal sealed partial class StreamActor
     {
         var results = ArrayPool<StoreResult>.Shared.Rent(batch.Count);
         var acks = ArrayPool<PubAck?>.Shared.Rent(batch.Count); // returned cleared: every entry starts null
-        var plain = !_config.Sealed && _republish is null && _ingest is null;
+        var plain = !_config.Sealed && _republish is null && _ingest is null && !_config.AllowMsgCounter;
         for (var i = 0; i < batch.Count && plain; i++)
         {
             plain = batch[i].HeadersLength == 0;
@@ -181,6 +182,12 @@ internal sealed partial class StreamActor
                 continue;
             }
 
+            if (acks[i] is { Value: { } total, Error: null } counted)
+            {
+                _out.Publish(reply, FormatCounterAck(counted.Seq, total));
+                continue;
+            }
+
             var ack = acks[i] ?? new PubAck { Error = StoreFailure(results[i].Error) };
             _out.Publish(reply, JsonSerializer.SerializeToUtf8Bytes(ack, JetStreamJsonContext.Default.PubAck));
         }
@@ -237,7 +244,8 @@ internal sealed partial class StreamActor
     /// <param name="result">What the store said.</param>
     /// <param name="timestamp">The time to store it with (0: now).</param>
     /// <param name="sourced">It comes from a source: its <c>Nats-TTL</c> is kept as a header, not refused (nats-server).</param>
-    private PubAck? AppendChecked(InternalMessage m, out StoreResult result, long timestamp = 0, bool sourced = false)
+    /// <param name="originSubject">A sourced message's subject in its origin (a counter's sources are kept by it).</param>
+    private PubAck? AppendChecked(InternalMessage m, out StoreResult result, long timestamp = 0, bool sourced = false, string? originSubject = null)
     {
         result = default;
         if (_config.Sealed)
@@ -246,6 +254,12 @@ internal sealed partial class StreamActor
         }
 
         var headers = m.Headers;
+        BigInteger? increment = null;
+        if (headers is not null && CheckIncrement(headers, m.Payload.Length, sourced, out increment) is { } badIncrement)
+        {
+            return new PubAck { Stream = _config.Name, Error = badIncrement };
+        }
+
         var msgId = headers is null ? null : NatsHeaders.Get(headers, "Nats-Msg-Id");
         PruneDuplicates();
         if (msgId is not null && _duplicates.TryGetValue(msgId, out var original))
@@ -311,6 +325,23 @@ internal sealed partial class StreamActor
             }
         }
 
+        string? total = null;
+        if (_config.AllowMsgCounter)
+        {
+            if (increment is null)
+            {
+                return new PubAck { Stream = _config.Name, Error = MessageCounter.Missing };
+            }
+
+            var payload = m.Payload;
+            if (ApplyIncrement(m.Subject, originSubject, ref headers, ref payload, increment.Value, out total) is { } broken)
+            {
+                return new PubAck { Stream = _config.Name, Error = broken };
+            }
+
+            m = m with { Headers = headers, Payload = payload };
+        }
+
         var (republishTo, subjectLastSequence) = RepublishTarget(m.Subject);
         result = _store.Append(Encoding.UTF8.GetBytes(m.Subject), headers ?? default, m.Payload, timestamp);
         if (!result.Ok)
@@ -339,7 +370,7 @@ internal sealed partial class StreamActor
             _lastMsgId = msgId;
         }
 
-        return null;
+        return total is null ? null : new PubAck { Stream = _config.Name, Seq = result.Sequence, Value = total };
     }
 
     private void PruneDuplicates()

@@ -128,6 +128,26 @@ internal static class StreamConfigRules
             return ApiError.StreamInvalidConfig("roll-ups require the purge permission");
         }
 
+        // Counters (nats-server 2.12): a subject's last message is its total, so nothing may refuse an
+        // increment for space (discard new), remove it by a TTL, or take it away by an ack (other retentions).
+        if (config.AllowMsgCounter)
+        {
+            if (config.Discard == DiscardPolicy.New)
+            {
+                return ApiError.StreamInvalidConfig("counter stream cannot use discard new");
+            }
+
+            if (config.AllowMsgTtl)
+            {
+                return ApiError.StreamInvalidConfig("counter stream cannot use message TTLs");
+            }
+
+            if (config.Retention != RetentionPolicy.Limits)
+            {
+                return ApiError.StreamInvalidConfig("counter stream can only use limits retention");
+            }
+        }
+
         if (config.DiscardNewPerSubject)
         {
             if (config.Discard != DiscardPolicy.New)
@@ -253,6 +273,11 @@ internal static class StreamConfigRules
             if (config.Sources is { Count: > 0 })
             {
                 return new ApiError(400, 10031, "stream mirrors can not also contain other sources");
+            }
+
+            if (config.AllowMsgCounter)
+            {
+                return MessageCounter.MirrorWithCounters;
             }
 
             if (CheckMirrorTransforms(mirror) is { } badTransform)

@@ -191,6 +191,12 @@ public sealed class StreamConfig
     /// </summary>
     [JsonPropertyName("subject_delete_marker_ttl")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long SubjectDeleteMarkerTtl { get; set; }
 
+    /// <summary>
+    /// 2.12's <c>allow_msg_counter</c> (ADR-49): every publish is a <c>Nats-Incr</c> and the stream keeps each
+    /// subject's running total (<see cref="MessageCounter"/>). Set at create, never changed by an update.
+    /// </summary>
+    [JsonPropertyName("allow_msg_counter")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool AllowMsgCounter { get; set; }
+
 }
 
 /// <summary>A stream's state as STREAM.INFO reports it.</summary>
@@ -365,6 +371,9 @@ public sealed class PubAck
     [JsonPropertyName("stream")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Stream { get; set; }
     [JsonPropertyName("seq")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public ulong Seq { get; set; }
     [JsonPropertyName("duplicate")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool Duplicate { get; set; }
+
+    /// <summary>A counter stream's new total for the subject (2.12), as a decimal string.</summary>
+    [JsonPropertyName("val")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Value { get; set; }
     [JsonPropertyName("error")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public ApiError? Error { get; set; }
 }
 

@@ -10,9 +10,8 @@ namespace Courier.Protocols.JetStream;
 /// never kept and echoed as if it were applied.
 /// </summary>
 /// <remarks>
-/// Fields newer than the advertised 2.10.22 (allow_msg_ttl, allow_atomic, allow_msg_counter,
-/// allow_msg_schedules, subject_delete_marker_ttl, priority groups, pause_until, ...) and 2.10 fields
-/// Courier does not implement (placement) are not in the models, so they are
+/// Fields newer than the advertised 2.10.22 that Courier does not implement (allow_atomic,
+/// allow_msg_schedules, priority groups, ...) are not in the models, so they are
 /// unknown here as they are to a nats-server that lacks them. Stored configurations are read leniently
 /// (<see cref="JetStreamJsonContext"/>), so a stream written before this still loads.
 /// </remarks>

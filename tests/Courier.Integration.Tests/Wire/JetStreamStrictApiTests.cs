@@ -17,7 +17,6 @@ public sealed class JetStreamStrictApiTests(CourierFixture fixture) : IClassFixt
 {
     [Theory]
     [InlineData("allow_atomic", "true")]
-    [InlineData("allow_msg_counter", "true")]
     [InlineData("allow_msg_schedules", "true")]
     public async Task Stream_fields_courier_does_not_know_are_refused_on_create_and_update_not_echoed(string field, string value)
     {
