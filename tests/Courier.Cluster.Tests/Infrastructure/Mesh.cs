@@ -115,7 +115,22 @@ public sealed class Mesh : IAsyncDisposable
     public static async Task BarrierAsync(NatsConnection from, int to, CancellationToken cancellationToken = default)
     {
         await from.PingAsync(cancellationToken);
-        await from.RequestAsync<string, string>($"_probe.{to}", "barrier", cancellationToken: cancellationToken);
+
+        // "No responders" means the probe's interest is not known here right now (a route between the two being
+        // replaced, as nats-server does with a duplicate route): asked again until the mesh has converged.
+        var deadline = DateTime.UtcNow + ConvergeTimeout;
+        while (true)
+        {
+            try
+            {
+                await from.RequestAsync<string, string>($"_probe.{to}", "barrier", cancellationToken: cancellationToken);
+                return;
+            }
+            catch (NatsNoRespondersException) when (DateTime.UtcNow < deadline)
+            {
+                await Task.Delay(50, cancellationToken);
+            }
+        }
     }
 
     /// <summary>
