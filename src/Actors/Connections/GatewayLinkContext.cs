@@ -8,9 +8,11 @@ namespace Courier.Actors.Connections;
 /// <param name="ServerId">This node's server id (INFO, CONNECT).</param>
 /// <param name="ServerName">This node's name.</param>
 /// <param name="Implicit">Asks for an outbound link to a gateway learnt from an INFO (an inbound link's, or gossip): its name and URLs.</param>
+/// <param name="Tls">The <c>gateway { tls { } }</c> block: both sides of every gateway link; null for plain links.</param>
 internal sealed record GatewayLinkContext(
     ConnectionContext Node,
     GatewayTable Gateways,
     string ServerId,
     string ServerName,
-    Action<string, string[]> Implicit);
+    Action<string, string[]> Implicit,
+    TlsTransport? Tls);

@@ -51,7 +51,11 @@ internal sealed partial class LeafConnection : Connection
     /// <summary>The interest told to the other side, by key (<c>subject</c> or <c>subject queue</c>); guarded by the <see cref="LeafTable"/>'s lock.</summary>
     internal Dictionary<string, int> Smap { get; } = new(StringComparer.Ordinal);
 
-    /// <summary>An accepted link sends INFO at once; a dialled one waits for the hub's INFO (nats-server's createLeafNode).</summary>
+    /// <summary>
+    /// An accepted link sends INFO at once; a dialled one waits for the hub's INFO (nats-server's
+    /// createLeafNode). With TLS (the hub's <c>leafnodes { tls { } }</c>, or the remote's block) the INFO
+    /// still travels in the clear and the handshake follows it, before CONNECT.
+    /// </summary>
     public override void Start()
     {
         if (!Link.Solicited)
@@ -61,13 +65,127 @@ internal sealed partial class LeafConnection : Connection
                 Link.Nonce = Server.Authentication.Authenticator.NewNonce(); // operator mode: a leaf's JWT user signs it
             }
 
-            Outbound.Write(ProtocolWriter.Info(JsonSerializer.SerializeToUtf8Bytes(HubInfo(connectInfo: false), NatsJsonContext.Default.LeafInfo)));
+            var info = ProtocolWriter.Info(JsonSerializer.SerializeToUtf8Bytes(HubInfo(connectInfo: false), NatsJsonContext.Default.LeafInfo));
+            if (_context.Tls is { } tls && Transport.Socket is not null)
+            {
+                _readPump = Task.Run(() => AcceptTlsAndRunAsync(info, tls));
+                return;
+            }
+
+            Outbound.Write(info);
             Outbound.Signal();
+            _writePump = Task.Run(RunWritePumpAsync);
+            _readPump = Task.Run(RunReadPumpAsync);
+            return;
         }
 
-        _writePump = Task.Run(RunWritePumpAsync);
-        _readPump = Task.Run(RunReadPumpAsync);
+        _readPump = Task.Run(SolicitAndRunAsync);
     }
+
+    /// <summary>
+    /// The hub side with <c>leafnodes { tls { } }</c>, as nats-server 2.9.10's createLeafNode: INFO
+    /// (<c>tls_required</c>) written in the clear, then the server handshake (a client certificate required
+    /// with <c>verify</c>), then the pumps over the encrypted stream. A failed handshake is logged as
+    /// nats-server logs it (<c>lid:N - TLS leafnode handshake error: ...</c>) and closes this link only.
+    /// </summary>
+    private async Task AcceptTlsAndRunAsync(byte[] info, TlsTransport tls)
+    {
+        try
+        {
+            await Transport.Stream.WriteAsync(info).ConfigureAwait(false);
+        }
+        catch (Exception e) when (Transport.IsHandshakeFailure(e))
+        {
+            RequestClose("Write Error");
+            return;
+        }
+
+        if (!await TrySecureAsync(tls, "lid", "TLS leafnode handshake error").ConfigureAwait(false))
+        {
+            return;
+        }
+
+        Outbound.Signal();
+        _writePump = Task.Run(RunWritePumpAsync);
+        await RunReadPumpAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// The leaf side, as nats-server 2.9.10's leafNodeResumeConnectProcess: the hub's first INFO is read in
+    /// the clear (exactly its line, nothing past it); if the hub said <c>tls_required</c>, or the remote has
+    /// TLS (a <c>tls { }</c> block or a <c>tls://</c> URL), the client handshake follows and CONNECT (queued
+    /// by the INFO's processing) is the first encrypted frame; then the pumps.
+    /// </summary>
+    private async Task SolicitAndRunAsync()
+    {
+        var line = await ReadInfoLineAsync().ConfigureAwait(false);
+        if (line is null)
+        {
+            RequestClose("Read Error");
+            return;
+        }
+
+        var buffer = new ReadOnlySequence<byte>(line);
+        if (Process(ref buffer) != ReadOutcome.Continue)
+        {
+            RequestClose(CloseRequest ?? "Protocol Error");
+            return;
+        }
+
+        if (Link.Tls)
+        {
+            var remote = Link.Remote!;
+            if (!await TrySecureAsync(_context.DialerFor(remote), Link.Url!.Host.Trim('[', ']'), "lid", "TLS leafnode handshake error").ConfigureAwait(false))
+            {
+                return;
+            }
+        }
+
+        Outbound.Signal();
+        _writePump = Task.Run(RunWritePumpAsync);
+        await RunReadPumpAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Reads the hub's first line (its INFO) byte by byte, so nothing of what follows (a TLS handshake) is
+    /// consumed; bounded in size and by nats-server's DEFAULT_LEAFNODE_INFO_WAIT. Null when the peer closed,
+    /// said nothing in time, or sent no line.
+    /// </summary>
+    private async Task<byte[]?> ReadInfoLineAsync()
+    {
+        const int MaxInfoLine = 64 * 1024; // bytes: far above any hub's INFO (a few hundred bytes plus its URLs)
+        using var wait = new CancellationTokenSource(InfoWait);
+        var line = new ArrayBufferWriter<byte>(1024);
+        var one = new byte[1];
+        try
+        {
+            while (line.WrittenCount < MaxInfoLine)
+            {
+                if (await Transport.Stream.ReadAsync(one, wait.Token).ConfigureAwait(false) == 0)
+                {
+                    return null;
+                }
+
+                line.Write(one);
+                if (one[0] == (byte)'\n')
+                {
+                    return line.WrittenSpan.ToArray();
+                }
+            }
+        }
+        catch (Exception e) when (e is IOException or SocketException or ObjectDisposedException or OperationCanceledException)
+        {
+            if (e is OperationCanceledException)
+            {
+                Log.InfoTimeout(_log, Id);
+            }
+        }
+
+        return null;
+    }
+
+    /// <summary>How long a dialled link waits for the hub's INFO (nats-server's DEFAULT_LEAFNODE_INFO_WAIT is 1 s; a loaded machine gets more).</summary>
+    private static readonly TimeSpan InfoWait = TimeSpan.FromSeconds(5);
 
     /// <summary>Never called: the publisher sends to leaf links itself, once per link (<see cref="Publisher"/>).</summary>
     internal override bool WriteMessage(Subscription sub, ref MsgTemplates templates, in ReadOnlySequence<byte> payload, Publisher from) =>
@@ -187,6 +305,8 @@ internal sealed partial class LeafConnection : Connection
             Port = port,
             Headers = true,
             AuthRequired = true, // as nats-server: a leaf always sends CONNECT
+            TlsRequired = _context.Tls is not null,
+            TlsVerify = _context.Tls is { Options.Verify: true },
             MaxPayload = options.MaxPayload,
             JetStream = options.JetStream,
             ClientId = Id,
@@ -199,7 +319,7 @@ internal sealed partial class LeafConnection : Connection
         };
     }
 
-    // CONNECT {"version":..,"user":..,"pass":..,"tls_required":false,"server_id":..,"name":..,"cluster":..,"headers":true}
+    // CONNECT {"version":..,"user":..,"pass":..,"tls_required":..,"server_id":..,"name":..,"cluster":..,"headers":true}
     private ReadOutcome ProcessLeafConnect(ReadOnlySpan<byte> json)
     {
         var link = Link;
@@ -323,6 +443,9 @@ internal sealed partial class LeafConnection : Connection
             link.RemoteCluster = string.IsNullOrEmpty(info.Cluster) ? null : info.Cluster;
             link.Headers = info.Headers;
             link.Nonce = info.Nonce;
+
+            // nats-server's processLeafnodeInfo: a hub that requires TLS makes the remote use it.
+            link.Tls = info.TlsRequired || link.Remote!.Tls is not null;
             if (!SendConnect(link))
             {
                 return CloseWith("Authentication Failure");
@@ -358,7 +481,7 @@ internal sealed partial class LeafConnection : Connection
             Version = _context.Node.Options.NatsServerVersion,
             User = user,
             Pass = pass,
-            TlsRequired = false,
+            TlsRequired = link.Tls,
             ServerId = _context.ServerId,
             Name = _context.ServerName,
             Cluster = _context.ClusterName(),
@@ -469,6 +592,9 @@ internal sealed partial class LeafConnection : Connection
 
         [LoggerMessage(Level = LogLevel.Error, Message = "lid:{Lid} - Leafnode protocol error: {Error}")]
         public static partial void ProtocolError(ILogger logger, ulong lid, string error);
+
+        [LoggerMessage(Level = LogLevel.Error, Message = "lid:{Lid} - no INFO from the hub in time")]
+        public static partial void InfoTimeout(ILogger logger, ulong lid);
 
         [LoggerMessage(Level = LogLevel.Error, Message = "lid:{Lid} - attempted to connect to wrong port")]
         public static partial void WrongPort(ILogger logger, ulong lid);

@@ -11,9 +11,12 @@ internal sealed partial class OptionsBinder
     /// </summary>
     private static readonly UnimplementedKeys UnimplementedGateway = new(
         warned: [],
-        refused: ["tls", "advertise", "gateway_advertise"]);
+        refused: ["advertise", "gateway_advertise"]);
 
-    /// <summary><c>gateway.gateways[]</c> keys Courier does not implement: refused.</summary>
+    /// <summary>
+    /// <c>gateway.gateways[]</c> keys Courier does not implement: refused (<c>tls</c>: a remote's own block;
+    /// the <c>gateway { tls { } }</c> block applies to every link).
+    /// </summary>
     private static readonly UnimplementedKeys UnimplementedGatewayRemote = new(
         warned: [],
         refused: ["tls"]);
@@ -88,9 +91,22 @@ internal sealed partial class OptionsBinder
                     }
 
                     break;
+                case "tls":
+                    // nats-server's getTLSConfig for gateways: the peer's certificate always required and verified.
+                    gateway.Tls = LoadLinkTls(e, "gateway", alwaysVerify: true) ?? gateway.Tls;
+                    break;
                 default:
                     Unknown(e, UnimplementedGateway);
                     break;
+            }
+        }
+
+        foreach (var remote in gateway.Remotes)
+        {
+            if (gateway.Tls is null && remote.Urls.Find(u => u.Scheme == "tls") is { } tlsUrl)
+            {
+                // nats-server decides TLS by the tls block alone and would dial this in the clear.
+                Error(entry, $"gateway url \"{tlsUrl}\" asks for TLS but the gateway block has no tls block");
             }
         }
 
@@ -181,13 +197,9 @@ internal sealed partial class OptionsBinder
                             {
                                 Error(e, $"Error parsing gateway url \"{text}\"");
                             }
-                            else if (url.Scheme == "tls")
-                            {
-                                Error(e, $"gateway urls over TLS (\"{text}\") are not supported by Courier");
-                            }
                             else
                             {
-                                urls.Add(url);
+                                urls.Add(url); // tls:// or nats://: TLS is the gateway block's (checked after it)
                             }
                         }
 

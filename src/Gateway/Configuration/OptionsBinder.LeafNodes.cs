@@ -11,14 +11,14 @@ internal sealed partial class OptionsBinder
     /// </summary>
     private static readonly UnimplementedKeys UnimplementedLeafNodes = new(
         warned: [],
-        refused: ["tls", "leafnode_advertise", "advertise", "no_advertise", "min_version", "minimum_version", "compression"]);
+        refused: ["leafnode_advertise", "advertise", "no_advertise", "min_version", "minimum_version", "compression"]);
 
     /// <summary><c>leafnodes.remotes[]</c> keys Courier does not implement: refused.</summary>
     private static readonly UnimplementedKeys UnimplementedLeafRemote = new(
         warned: [],
         refused:
         [
-            "tls", "hub", "no_randomize", "dont_randomize", "ws_compress", "ws_compression",
+            "hub", "no_randomize", "dont_randomize", "ws_compress", "ws_compression",
             "websocket_compress", "websocket_compression", "ws_no_masking", "websocket_no_masking",
             "jetstream_cluster_migrate", "js_cluster_migrate", "compression",
         ]);
@@ -60,6 +60,10 @@ internal sealed partial class OptionsBinder
                     break;
                 case "authorization":
                     BindLeafAuthorization(e, leaf);
+                    break;
+                case "tls":
+                    // nats-server's parseLeafNodes: a listener's block, verify optional.
+                    leaf.Tls = LoadLinkTls(e, "leafnodes", alwaysVerify: false) ?? leaf.Tls;
                     break;
                 case "remotes":
                     BindLeafRemotes(e, leaf);
@@ -223,13 +227,14 @@ internal sealed partial class OptionsBinder
                             {
                                 Error(e, $"leaf node remotes over WebSocket (\"{text}\") are not supported by Courier");
                             }
-                            else if (url.Scheme == "tls")
-                            {
-                                Error(e, $"leaf node remotes over TLS (\"{text}\") are not supported by Courier");
-                            }
                             else
                             {
+                                // tls://: TLS with the system's roots unless the remote has its own block.
                                 remote.Urls.Add(url);
+                                if (url.Scheme == "tls")
+                                {
+                                    remote.Tls ??= RemoteTlsOptions.Default;
+                                }
                             }
                         }
 
@@ -247,6 +252,9 @@ internal sealed partial class OptionsBinder
                             remote.Credentials = creds;
                         }
 
+                        break;
+                    case "tls":
+                        remote.Tls = LoadRemoteTls(e) ?? remote.Tls;
                         break;
                     case "deny_imports" or "deny_import":
                         BindSubjectList(e, remote.DenyImports);
