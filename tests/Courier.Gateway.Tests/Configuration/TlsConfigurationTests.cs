@@ -246,6 +246,33 @@ public sealed class TlsConfigurationTests : IClassFixture<TlsConfigurationTests.
         Assert.False(tls.MapCertificateToUser);
     }
 
+    [Fact]
+    public void Leaf_node_listener_remote_and_gateway_tls_blocks_are_loaded()
+    {
+        var (options, warnings) = Bind($$"""
+            leafnodes {
+              port: 7422
+              tls { cert_file: "{{_certs.ServerCert}}", key_file: "{{_certs.ServerKey}}", ca_file: "{{_certs.CaFile}}", verify: true, timeout: 3 }
+              remotes [ { url: "nats-leaf://127.0.0.1:7423", tls { ca_file: "{{_certs.CaFile}}", cert_file: "{{_certs.ClientCert("alice")}}", key_file: "{{_certs.ClientKey("alice")}}" } } ]
+            }
+            gateway {
+              name: east
+              port: 7222
+              tls { cert_file: "{{_certs.RouteCert}}", key_file: "{{_certs.RouteKey}}", ca_file: "{{_certs.CaFile}}" }
+            }
+            """);
+
+        Assert.Empty(warnings);
+        var leaf = options.LeafNodes.Tls!;
+        Assert.True(leaf.Verify);
+        Assert.Equal(TimeSpan.FromSeconds(3), leaf.Timeout);
+        var remote = options.LeafNodes.Remotes[0].Tls!;
+        Assert.NotNull(remote.Certificate);
+        Assert.Single(remote.Cas!);
+        Assert.False(remote.Insecure);
+        Assert.True(options.Gateway.Tls!.Verify); // gateways always verify the peer, as nats-server's getTLSConfig
+    }
+
     /// <summary>One PKI for the class.</summary>
     public sealed class Certificates : IDisposable
     {
