@@ -162,6 +162,12 @@ internal sealed partial class OptionsBinder
             return null;
         }
 
+        if (settings.Insecure)
+        {
+            // nats-server's leafnodeTLSInsecureWarning.
+            Warn(entry, "TLS certificate chain and hostname of solicited leafnodes will not be verified. DO NOT USE IN PRODUCTION!");
+        }
+
         try
         {
             return settings.LoadRemote();

@@ -52,7 +52,8 @@ public sealed class LeafNodesConfigurationTests
     [Fact]
     public void A_tls_url_alone_means_tls_with_the_systems_roots_and_a_remote_block_takes_insecure()
     {
-        var leaf = Bind("""
+        var options = new ServerOptions();
+        var warnings = OptionsBinder.Bind(ConfigParser.Parse("""
             leafnodes {
               remotes [
                 { url: "tls://hub1:7422" }
@@ -60,7 +61,10 @@ public sealed class LeafNodesConfigurationTests
                 { url: "nats-leaf://hub3:7422" }
               ]
             }
-            """).LeafNodes;
+            """, "test.conf"), options);
+        var leaf = options.LeafNodes;
+
+        Assert.Contains(warnings, w => w.Contains("will not be verified. DO NOT USE IN PRODUCTION!", StringComparison.Ordinal));
 
         Assert.Same(RemoteTlsOptions.Default, leaf.Remotes[0].Tls);
         Assert.True(leaf.Remotes[1].Tls!.Insecure);
