@@ -184,8 +184,8 @@ internal sealed partial class LeafConnection : Connection
         return null;
     }
 
-    /// <summary>How long a dialled link waits for the hub's INFO (nats-server's DEFAULT_LEAFNODE_INFO_WAIT is 1 s; a loaded machine gets more).</summary>
-    private static readonly TimeSpan InfoWait = TimeSpan.FromSeconds(5);
+    /// <summary>How long a dialled link waits for the hub's INFO (nats-server's DEFAULT_LEAFNODE_INFO_WAIT is 1 s; the link's actor allows 2 s for INFO and CONNECT, so that bounds it first).</summary>
+    private static readonly TimeSpan InfoWait = TimeSpan.FromSeconds(2);
 
     /// <summary>Never called: the publisher sends to leaf links itself, once per link (<see cref="Publisher"/>).</summary>
     internal override bool WriteMessage(Subscription sub, ref MsgTemplates templates, in ReadOnlySequence<byte> payload, Publisher from) =>

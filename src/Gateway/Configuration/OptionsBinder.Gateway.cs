@@ -101,6 +101,11 @@ internal sealed partial class OptionsBinder
             }
         }
 
+        if (gateway.Tls is { } tls && !HasAuthorizationTimeout(block))
+        {
+            gateway.AuthTimeout = tls.Timeout + TimeSpan.FromSeconds(1); // nats-server's getDefaultAuthTimeout with TLS
+        }
+
         foreach (var remote in gateway.Remotes)
         {
             if (gateway.Tls is null && remote.Urls.Find(u => u.Scheme == "tls") is { } tlsUrl)

@@ -92,6 +92,26 @@ internal sealed partial class OptionsBinder
                     break;
             }
         }
+
+        if (leaf.Tls is { } tls && !HasAuthorizationTimeout(block))
+        {
+            leaf.AuthTimeout = tls.Timeout + TimeSpan.FromSeconds(1); // nats-server's getDefaultAuthTimeout with TLS
+        }
+    }
+
+    /// <summary>Whether the block's <c>authorization { }</c> sets <c>timeout</c> (else nats-server derives it from TLS's).</summary>
+    private static bool HasAuthorizationTimeout(ConfigMap block)
+    {
+        foreach (var e in block.Entries)
+        {
+            if (e.Key.Equals("authorization", StringComparison.OrdinalIgnoreCase) && e.Value is ConfigMap auth
+                && auth.Entries.Any(a => a.Key.Equals("timeout", StringComparison.OrdinalIgnoreCase)))
+            {
+                return true;
+            }
+        }
+
+        return false;
     }
 
     /// <summary><c>leafnodes.authorization { user, password, account, users [ { user, password, account } ], timeout }</c>.</summary>

@@ -60,6 +60,23 @@ public sealed class GatewayTlsTests : IDisposable
     [Theory]
     [InlineData(ServerKind.Courier)]
     [InlineData(ServerKind.NatsServer)]
+    public async Task Varz_shows_the_gateways_tls_and_the_auth_timeout_it_implies(ServerKind kind)
+    {
+        var port = LoopbackPorts.Next();
+        await using var node = await ServerProcess.StartAsync(kind, GatewayTopology.Config("east", port, "west", LoopbackPorts.Next(), TlsBlock()), "-n", "east1");
+
+        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
+        using var varz = System.Text.Json.JsonDocument.Parse(await http.GetStringAsync(new Uri(node.MonitorUri, "varz")));
+        var gateway = varz.RootElement.GetProperty("gateway");
+        Assert.Equal(5, gateway.GetProperty("tls_timeout").GetDouble());
+        Assert.True(gateway.GetProperty("tls_required").GetBoolean());
+        Assert.True(gateway.GetProperty("tls_verify").GetBoolean());
+        Assert.Equal(6, gateway.GetProperty("auth_timeout").GetDouble()); // nats-server: the TLS timeout + 1 s unless set
+    }
+
+    [Theory]
+    [InlineData(ServerKind.Courier)]
+    [InlineData(ServerKind.NatsServer)]
     public async Task Plain_text_on_a_tls_gateway_port_is_refused_with_nats_servers_log_line(ServerKind kind)
     {
         var port = LoopbackPorts.Next();

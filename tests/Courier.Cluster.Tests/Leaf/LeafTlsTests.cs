@@ -84,6 +84,22 @@ public sealed class LeafTlsTests : IDisposable
     }
 
     [Theory]
+    [InlineData(ServerKind.Courier)]
+    [InlineData(ServerKind.NatsServer)]
+    public async Task Varz_shows_the_leaf_listeners_tls_and_the_auth_timeout_it_implies(ServerKind kind)
+    {
+        var leafPort = LoopbackPorts.Next();
+        await using var hub = await ServerProcess.StartAsync(kind, LeafTopology.HubConfig(leafPort, HubTls()), "-n", "hub");
+
+        using var varz = JsonDocument.Parse(await Http.GetStringAsync(new Uri(hub.MonitorUri, "varz")));
+        var leaf = varz.RootElement.GetProperty("leaf");
+        Assert.Equal(5, leaf.GetProperty("tls_timeout").GetDouble());
+        Assert.True(leaf.GetProperty("tls_required").GetBoolean());
+        Assert.True(leaf.GetProperty("tls_verify").GetBoolean());
+        Assert.Equal(6, leaf.GetProperty("auth_timeout").GetDouble()); // nats-server: the TLS timeout + 1 s unless set
+    }
+
+    [Theory]
     [InlineData(ServerKind.NatsServer, ServerKind.Courier)]
     [InlineData(ServerKind.Courier, ServerKind.NatsServer)]
     [InlineData(ServerKind.Courier, ServerKind.Courier)]
