@@ -22,13 +22,13 @@ public sealed class LeafTlsTests : IDisposable
 
     public void Dispose() => _certificates.Dispose();
 
-    /// <summary>The hub's leafnodes tls block: its server certificate, and client certificates required.</summary>
-    private string HubTls() => $$"""
+    /// <summary>The hub's leafnodes tls block: its server certificate, and client certificates required (unless not <paramref name="verify"/>).</summary>
+    private string HubTls(bool verify = true) => $$"""
         tls {
           cert_file: "{{_certificates.ServerCert}}"
           key_file: "{{_certificates.ServerKey}}"
           ca_file: "{{_certificates.CaFile}}"
-          verify: true
+          verify: {{(verify ? "true" : "false")}}
           timeout: 5
         }
         """;
@@ -130,6 +130,35 @@ public sealed class LeafTlsTests : IDisposable
             await Poll.UntilAsync(() => HandshakeErrorLogged(hub), LeafTopology.ConvergeTimeout),
             $"no 'lid:N - TLS leafnode handshake error' line on the hub\n{hub.Diagnostics()}\n\n{leaf.Diagnostics()}");
         await Task.Delay(TimeSpan.FromSeconds(2)); // a few more dials (reconnect: 1 s): none gets through
+        Assert.Equal(0, await LeafCountAsync(hub));
+    }
+
+    [Theory]
+    [InlineData(ServerKind.NatsServer, ServerKind.Courier)]
+    [InlineData(ServerKind.Courier, ServerKind.NatsServer)]
+    [InlineData(ServerKind.Courier, ServerKind.Courier)]
+    public async Task A_leaf_with_insecure_links_to_a_hub_whose_certificate_it_cannot_check(ServerKind hubKind, ServerKind leafKind)
+    {
+        // The remote trusts nothing it could check the hub with (no ca_file: the system's roots), but insecure skips the check.
+        await using var topology = await LeafTopology.StartAsync(hubKind, leafKind, "tls { insecure: true, timeout: 5 }", HubTls(verify: false));
+
+        Assert.Equal(1, await LeafCountAsync(topology.Hub));
+    }
+
+    [Theory]
+    [InlineData(ServerKind.NatsServer, ServerKind.Courier)]
+    [InlineData(ServerKind.Courier, ServerKind.NatsServer)]
+    [InlineData(ServerKind.Courier, ServerKind.Courier)]
+    public async Task A_leaf_without_a_tls_block_starts_tls_when_the_hub_requires_it(ServerKind hubKind, ServerKind leafKind)
+    {
+        var leafPort = LoopbackPorts.Next();
+        await using var hub = await ServerProcess.StartAsync(hubKind, LeafTopology.HubConfig(leafPort, HubTls(verify: false)), "-n", "hub");
+        await using var leaf = await ServerProcess.StartAsync(leafKind, LeafTopology.LeafConfig(leafPort), "-n", "leaf");
+
+        // The hub's INFO says tls_required: the leaf starts TLS with the system's roots, which do not know the test CA.
+        Assert.True(
+            await Poll.UntilAsync(() => HandshakeErrorLogged(leaf), LeafTopology.ConvergeTimeout),
+            $"no 'lid:N - TLS leafnode handshake error' line on the leaf\n{leaf.Diagnostics()}\n\n{hub.Diagnostics()}");
         Assert.Equal(0, await LeafCountAsync(hub));
     }
 
