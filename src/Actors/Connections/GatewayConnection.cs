@@ -54,7 +54,7 @@ internal sealed partial class GatewayConnection : Connection
             Outbound.Write(ProtocolWriter.Info(JsonSerializer.SerializeToUtf8Bytes(OwnInfo(), NatsJsonContext.Default.GatewayInfo)));
         }
 
-        if (_context.Tls is { } tls && Transport.Socket is not null)
+        if (LinkTls is { } tls && Transport.Socket is not null)
         {
             // The INFO waits in the outbound: it is the first encrypted frame.
             _readPump = Task.Run(() => SecureAndRunAsync(tls));
@@ -65,6 +65,9 @@ internal sealed partial class GatewayConnection : Connection
         _writePump = Task.Run(RunWritePumpAsync);
         _readPump = Task.Run(RunReadPumpAsync);
     }
+
+    /// <summary>This link's TLS: an outbound link's remote's own block or the gateway block's, an inbound link's the gateway block's.</summary>
+    private TlsTransport? LinkTls => Link.Outbound ? _context.OutboundTls(Link.Remote) : _context.Tls;
 
     /// <summary>
     /// A gateway with <c>gateway { tls { } }</c>, as nats-server 2.9's createGateway: the handshake before
@@ -400,7 +403,7 @@ internal sealed partial class GatewayConnection : Connection
             pass = colon < 0 ? null : Uri.UnescapeDataString(url.UserInfo[(colon + 1)..]);
         }
 
-        var connect = new GatewayConnect { User = user, Pass = pass, TlsRequired = _context.Tls is not null, Name = _context.ServerId, Gateway = _context.Gateways.Name };
+        var connect = new GatewayConnect { User = user, Pass = pass, TlsRequired = LinkTls is not null, Name = _context.ServerId, Gateway = _context.Gateways.Name };
         Outbound.Write(Encoding.UTF8.GetBytes("CONNECT " + JsonSerializer.Serialize(connect, NatsJsonContext.Default.GatewayConnect) + "\r\n"));
     }
 

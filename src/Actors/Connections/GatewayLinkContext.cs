@@ -1,3 +1,4 @@
+using Courier.Actors.Server;
 using Courier.Actors.Gateway;
 
 namespace Courier.Actors.Connections;
@@ -15,4 +16,15 @@ internal sealed record GatewayLinkContext(
     string ServerId,
     string ServerName,
     Action<string, string[]> Implicit,
-    TlsTransport? Tls);
+    TlsTransport? Tls)
+{
+    private readonly Dictionary<GatewayRemote, TlsTransport> _remoteTls = Node.Options.Gateway.Remotes
+        .Where(r => r.Tls is not null)
+        .ToDictionary(r => r, r => new TlsTransport(r.Tls!));
+
+    /// <summary>
+    /// The TLS of a link this node dials to <paramref name="remote"/> (null for an implicit gateway): the
+    /// remote's own block, else the gateway block's (nats-server's solicitGateway); null for a plain link.
+    /// </summary>
+    public TlsTransport? OutboundTls(GatewayRemote? remote) => remote is not null && _remoteTls.TryGetValue(remote, out var own) ? own : Tls;
+}

@@ -52,7 +52,8 @@ public sealed class GatewayOptions
             && Tls?.CertFile == other.Tls?.CertFile;
         for (var i = 0; same && i < Remotes.Count; i++)
         {
-            same = Remotes[i].Name == other.Remotes[i].Name && Remotes[i].Urls.SequenceEqual(other.Remotes[i].Urls);
+            same = Remotes[i].Name == other.Remotes[i].Name && Remotes[i].Urls.SequenceEqual(other.Remotes[i].Urls)
+                && Remotes[i].Tls?.CertFile == other.Remotes[i].Tls?.CertFile;
         }
 
         return same;
@@ -67,4 +68,7 @@ public sealed class GatewayRemote(string name)
 
     /// <summary><c>url</c> / <c>urls</c>: its gateway URLs (<c>nats://[user:pass@]host:port</c>), tried in turn.</summary>
     public List<Uri> Urls { get; } = [];
+
+    /// <summary><c>tls</c>: this remote's own block, for dials to it (nats-server's RemoteGatewayOpts.TLSConfig); null: the gateway block's.</summary>
+    public TlsOptions? Tls { get; set; }
 }

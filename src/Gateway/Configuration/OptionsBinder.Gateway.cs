@@ -13,13 +13,6 @@ internal sealed partial class OptionsBinder
         warned: [],
         refused: ["advertise", "gateway_advertise"]);
 
-    /// <summary>
-    /// <c>gateway.gateways[]</c> keys Courier does not implement: refused (<c>tls</c>: a remote's own block;
-    /// the <c>gateway { tls { } }</c> block applies to every link).
-    /// </summary>
-    private static readonly UnimplementedKeys UnimplementedGatewayRemote = new(
-        warned: [],
-        refused: ["tls"]);
 
     private void BindGateway(ConfigEntry entry)
     {
@@ -108,10 +101,10 @@ internal sealed partial class OptionsBinder
 
         foreach (var remote in gateway.Remotes)
         {
-            if (gateway.Tls is null && remote.Urls.Find(u => u.Scheme == "tls") is { } tlsUrl)
+            if (gateway.Tls is null && remote.Tls is null && remote.Urls.Find(u => u.Scheme == "tls") is { } tlsUrl)
             {
                 // nats-server decides TLS by the tls block alone and would dial this in the clear.
-                Error(entry, $"gateway url \"{tlsUrl}\" asks for TLS but the gateway block has no tls block");
+                Error(entry, $"gateway url \"{tlsUrl}\" asks for TLS but neither the gateway nor its entry has a tls block");
             }
         }
 
@@ -178,6 +171,7 @@ internal sealed partial class OptionsBinder
             }
 
             string? name = null;
+            TlsOptions? tls = null;
             var urls = new List<Uri>();
             foreach (var e in map.Entries)
             {
@@ -209,8 +203,12 @@ internal sealed partial class OptionsBinder
                         }
 
                         break;
+                    case "tls":
+                        // nats-server's parseGateways: getTLSConfig, for dials to this gateway.
+                        tls = LoadLinkTls(e, "a gateways entry's", alwaysVerify: true);
+                        break;
                     default:
-                        Unknown(e, UnimplementedGatewayRemote);
+                        Unknown(e, UnimplementedKeys.None);
                         break;
                 }
             }
@@ -227,7 +225,7 @@ internal sealed partial class OptionsBinder
                 continue;
             }
 
-            var remote = new GatewayRemote(name);
+            var remote = new GatewayRemote(name) { Tls = tls };
             remote.Urls.AddRange(urls);
             gateway.Remotes.Add(remote);
         }

@@ -62,5 +62,6 @@ internal sealed class VarzGateway
 internal sealed class VarzRemoteGateway
 {
     [JsonPropertyName("name")] public string Name { get; init; } = "";
+    [JsonPropertyName("tls_timeout")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double TlsTimeout { get; init; }
     [JsonPropertyName("urls")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<string>? Urls { get; init; }
 }

@@ -159,7 +159,7 @@ internal sealed partial class MonitoringPages
         List<VarzRemoteGateway>? remotes = null;
         foreach (var remote in gateway.Remotes)
         {
-            (remotes ??= []).Add(new VarzRemoteGateway { Name = remote.Name, Urls = remote.Urls.ConvertAll(u => $"{u.Host}:{u.Port}") });
+            (remotes ??= []).Add(new VarzRemoteGateway { Name = remote.Name, TlsTimeout = remote.Tls?.Timeout.TotalSeconds ?? 0, Urls = remote.Urls.ConvertAll(u => $"{u.Host}:{u.Port}") });
         }
 
         return new VarzGateway

@@ -122,6 +122,32 @@ public sealed class GatewayTlsTests : IDisposable
             $"no 'gid:N - TLS gateway handshake error' line\n{node.Diagnostics()}");
     }
 
+    [Theory]
+    [InlineData(ServerKind.Courier, ServerKind.Courier)]
+    [InlineData(ServerKind.Courier, ServerKind.NatsServer)]
+    [InlineData(ServerKind.NatsServer, ServerKind.Courier)]
+    public async Task A_gateways_entry_with_its_own_tls_block_dials_with_it(ServerKind eastKind, ServerKind westKind)
+    {
+        // East's entry for west trusts another CA: east's dials to west fail their handshake, though the
+        // gateway block (which west's dials to east meet) would have trusted west.
+        var (eastPort, westPort) = (LoopbackPorts.Next(), LoopbackPorts.Next());
+        var entryTls = $$"""tls { cert_file: "{{_certificates.RouteCert}}", key_file: "{{_certificates.RouteKey}}", ca_file: "{{_certificates.OtherCaFile}}", timeout: 5 }""";
+        var eastConfig = $$"""
+            gateway {
+              name: "east"
+              listen: "127.0.0.1:{{eastPort}}"
+              gateways [ { name: "west", url: "nats://127.0.0.1:{{westPort}}", {{entryTls}} } ]
+              {{TlsBlock()}}
+            }
+            """;
+        await using var east = await ServerProcess.StartAsync(eastKind, eastConfig, "-n", "east1");
+        await using var west = await ServerProcess.StartAsync(westKind, GatewayTopology.Config("west", westPort, "east", eastPort, TlsBlock()), "-n", "west1");
+
+        Assert.True(
+            await Poll.UntilAsync(() => Regex.IsMatch(east.Log.All(), @"gid:\d+ - TLS gateway handshake error: .*(unknown authority|failed to verify)"), GatewayTopology.ConvergeTimeout),
+            $"east's dial to west did not fail on west's certificate\n{east.Diagnostics()}\n\n{west.Diagnostics()}");
+    }
+
     private static bool HandshakeErrorLogged(ServerProcess node) =>
         Regex.IsMatch(node.Log.All(), @"127\.0\.0\.1:\d+ - gid:\d+ - TLS gateway handshake error");
 

@@ -259,6 +259,10 @@ public sealed class TlsConfigurationTests : IClassFixture<TlsConfigurationTests.
               name: east
               port: 7222
               tls { cert_file: "{{_certs.RouteCert}}", key_file: "{{_certs.RouteKey}}", ca_file: "{{_certs.CaFile}}" }
+              gateways [
+                { name: west, url: "tls://127.0.0.1:7223", tls { cert_file: "{{_certs.RouteCert}}", key_file: "{{_certs.RouteKey}}", ca_file: "{{_certs.CaFile}}", timeout: 4 } }
+                { name: south, url: "nats://127.0.0.1:7224" }
+              ]
             }
             """);
 
@@ -271,6 +275,10 @@ public sealed class TlsConfigurationTests : IClassFixture<TlsConfigurationTests.
         Assert.Single(remote.Cas!);
         Assert.False(remote.Insecure);
         Assert.True(options.Gateway.Tls!.Verify); // gateways always verify the peer, as nats-server's getTLSConfig
+        Assert.Equal(TimeSpan.FromSeconds(4), options.Gateway.Remotes[0].Tls!.Timeout);
+        Assert.True(options.Gateway.Remotes[0].Tls!.Verify);
+        Assert.Null(options.Gateway.Remotes[1].Tls);
+        Assert.Equal(TimeSpan.FromSeconds(3), options.Gateway.AuthTimeout); // no authorization timeout: TLS's (2 s) + 1 s
     }
 
     /// <summary>One PKI for the class.</summary>
