@@ -1,5 +1,5 @@
-using Courier.Actors.Server;
 using Courier.Actors.Gateway;
+using Courier.Actors.Server;
 
 namespace Courier.Actors.Connections;
 
