@@ -49,6 +49,9 @@ public sealed class TestCertificates : IDisposable
 
     public string RouteKey => File("route-key.pem");
 
+    /// <summary>Another CA (the one that signed <c>stranger</c>): a peer trusting only it trusts none of this set's servers.</summary>
+    public string OtherCaFile => File("other-ca.pem");
+
     /// <summary>The file of <paramref name="name"/>'s client certificate (<c>alice</c>, <c>bob</c>, <c>mallory</c>, <c>expired</c>, <c>stranger</c>).</summary>
     public string ClientCert(string name) => File($"client-{name}-cert.pem");
 
@@ -100,6 +103,7 @@ public sealed class TestCertificates : IDisposable
 
         using var otherKey = ECDsa.Create(ECCurve.NamedCurves.nistP256);
         using var other = CreateCa("CN=Someone Else's CA", otherKey, now);
+        set.Write("other-ca.pem", other.ExportCertificatePem());
         set.WriteClient("stranger", "CN=alice, O=Courier Tests", null, other, otherKey, now.AddDays(-1), now.AddYears(1));
         return set;
     }

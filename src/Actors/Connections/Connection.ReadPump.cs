@@ -135,6 +135,9 @@ internal abstract partial class Connection
         RequestClose(closeReason);
     }
 
+    /// <summary>The close reason <see cref="CloseWith"/> recorded, if any.</summary>
+    private protected string? CloseRequest => _closeRequest;
+
     /// <summary>Ends processing with <paramref name="reason"/> as the close reason; the pump then closes.</summary>
     private protected ReadOutcome CloseWith(string reason)
     {

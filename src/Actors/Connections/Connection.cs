@@ -259,11 +259,18 @@ internal abstract partial class Connection
     /// The TLS handshake of this connection's transport (as the server, or as the client of
     /// <paramref name="clientOf"/>); false when it failed: logged as nats-server logs it, close requested.
     /// </summary>
-    private protected async Task<bool> TrySecureAsync(TlsTransport tls, string tag, string errorPrefix, string? clientOf = null)
+    private protected Task<bool> TrySecureAsync(TlsTransport tls, string tag, string errorPrefix, string? clientOf = null) =>
+        TrySecureAsync(Transport.SecureAsync(tls, clientOf), tag, errorPrefix);
+
+    /// <summary>The client handshake of a dialled link with a remote's own TLS settings; as <see cref="TrySecureAsync(TlsTransport, string, string, string?)"/>.</summary>
+    private protected Task<bool> TrySecureAsync(TlsDialer dialer, string host, string tag, string errorPrefix) =>
+        TrySecureAsync(Transport.SecureAsync(dialer, host), tag, errorPrefix);
+
+    private async Task<bool> TrySecureAsync(Task handshake, string tag, string errorPrefix)
     {
         try
         {
-            await Transport.SecureAsync(tls, clientOf).ConfigureAwait(false);
+            await handshake.ConfigureAwait(false);
         }
         catch (Exception e) when (Transport.IsHandshakeFailure(e))
         {

@@ -52,11 +52,41 @@ internal sealed partial class GatewayConnection : Connection
         if (!Link.Outbound)
         {
             Outbound.Write(ProtocolWriter.Info(JsonSerializer.SerializeToUtf8Bytes(OwnInfo(), NatsJsonContext.Default.GatewayInfo)));
-            Outbound.Signal();
         }
 
+        if (LinkTls is { } tls && Transport.Socket is not null)
+        {
+            // The INFO waits in the outbound: it is the first encrypted frame.
+            _readPump = Task.Run(() => SecureAndRunAsync(tls));
+            return;
+        }
+
+        Outbound.Signal();
         _writePump = Task.Run(RunWritePumpAsync);
         _readPump = Task.Run(RunReadPumpAsync);
+    }
+
+    /// <summary>This link's TLS: an outbound link's remote's own block or the gateway block's, an inbound link's the gateway block's.</summary>
+    private TlsTransport? LinkTls => Link.Outbound ? _context.OutboundTls(Link.Remote) : _context.Tls;
+
+    /// <summary>
+    /// A gateway with <c>gateway { tls { } }</c>, as nats-server 2.9's createGateway: the handshake before
+    /// anything else, as the TLS client when this node dialled (the URL's host names the peer) and as the
+    /// server when it accepted, the peer's certificate verified both ways; then INFO/CONNECT and the pumps
+    /// over the encrypted stream. A failure is logged as nats-server logs it (<c>gid:N - TLS gateway
+    /// handshake error: ...</c>) and closes this link only.
+    /// </summary>
+    private async Task SecureAndRunAsync(TlsTransport tls)
+    {
+        var peer = Link.Outbound ? Link.Url!.Host.Trim('[', ']') : null;
+        if (!await TrySecureAsync(tls, "gid", "TLS gateway handshake error", peer).ConfigureAwait(false))
+        {
+            return;
+        }
+
+        Outbound.Signal();
+        _writePump = Task.Run(RunWritePumpAsync);
+        await RunReadPumpAsync().ConfigureAwait(false);
     }
 
     /// <summary>Never called: the publisher sends to gateway links itself, once per link (<see cref="Publisher"/>).</summary>
@@ -206,6 +236,8 @@ internal sealed partial class GatewayConnection : Connection
             Port = port,
             Headers = true,
             AuthRequired = gateway.Username is not null,
+            TlsRequired = _context.Tls is not null, // nats-server: both true with a gateway tls block
+            TlsVerify = _context.Tls is not null,
             MaxPayload = options.MaxPayload,
             Gateway = _context.Gateways.Name,
             GatewayUrls = port > 0 ? [$"{host}:{port}"] : null,
@@ -371,7 +403,7 @@ internal sealed partial class GatewayConnection : Connection
             pass = colon < 0 ? null : Uri.UnescapeDataString(url.UserInfo[(colon + 1)..]);
         }
 
-        var connect = new GatewayConnect { User = user, Pass = pass, Name = _context.ServerId, Gateway = _context.Gateways.Name };
+        var connect = new GatewayConnect { User = user, Pass = pass, TlsRequired = LinkTls is not null, Name = _context.ServerId, Gateway = _context.Gateways.Name };
         Outbound.Write(Encoding.UTF8.GetBytes("CONNECT " + JsonSerializer.Serialize(connect, NatsJsonContext.Default.GatewayConnect) + "\r\n"));
     }
 

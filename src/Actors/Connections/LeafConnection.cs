@@ -51,24 +51,6 @@ internal sealed partial class LeafConnection : Connection
     /// <summary>The interest told to the other side, by key (<c>subject</c> or <c>subject queue</c>); guarded by the <see cref="LeafTable"/>'s lock.</summary>
     internal Dictionary<string, int> Smap { get; } = new(StringComparer.Ordinal);
 
-    /// <summary>An accepted link sends INFO at once; a dialled one waits for the hub's INFO (nats-server's createLeafNode).</summary>
-    public override void Start()
-    {
-        if (!Link.Solicited)
-        {
-            if (_context.Authentication.NonceRequired)
-            {
-                Link.Nonce = Server.Authentication.Authenticator.NewNonce(); // operator mode: a leaf's JWT user signs it
-            }
-
-            Outbound.Write(ProtocolWriter.Info(JsonSerializer.SerializeToUtf8Bytes(HubInfo(connectInfo: false), NatsJsonContext.Default.LeafInfo)));
-            Outbound.Signal();
-        }
-
-        _writePump = Task.Run(RunWritePumpAsync);
-        _readPump = Task.Run(RunReadPumpAsync);
-    }
-
     /// <summary>Never called: the publisher sends to leaf links itself, once per link (<see cref="Publisher"/>).</summary>
     internal override bool WriteMessage(Subscription sub, ref MsgTemplates templates, in ReadOnlySequence<byte> payload, Publisher from) =>
         throw new System.Diagnostics.UnreachableException("a leaf link's subscriptions are sent to by the publisher's leaf targets");
@@ -187,6 +169,8 @@ internal sealed partial class LeafConnection : Connection
             Port = port,
             Headers = true,
             AuthRequired = true, // as nats-server: a leaf always sends CONNECT
+            TlsRequired = _context.Tls is not null,
+            TlsVerify = _context.Tls is { Options.Verify: true },
             MaxPayload = options.MaxPayload,
             JetStream = options.JetStream,
             ClientId = Id,
@@ -199,7 +183,7 @@ internal sealed partial class LeafConnection : Connection
         };
     }
 
-    // CONNECT {"version":..,"user":..,"pass":..,"tls_required":false,"server_id":..,"name":..,"cluster":..,"headers":true}
+    // CONNECT {"version":..,"user":..,"pass":..,"tls_required":..,"server_id":..,"name":..,"cluster":..,"headers":true}
     private ReadOutcome ProcessLeafConnect(ReadOnlySpan<byte> json)
     {
         var link = Link;
@@ -323,6 +307,9 @@ internal sealed partial class LeafConnection : Connection
             link.RemoteCluster = string.IsNullOrEmpty(info.Cluster) ? null : info.Cluster;
             link.Headers = info.Headers;
             link.Nonce = info.Nonce;
+
+            // nats-server's processLeafnodeInfo: a hub that requires TLS makes the remote use it.
+            link.Tls = info.TlsRequired || link.Remote!.Tls is not null;
             if (!SendConnect(link))
             {
                 return CloseWith("Authentication Failure");
@@ -358,7 +345,7 @@ internal sealed partial class LeafConnection : Connection
             Version = _context.Node.Options.NatsServerVersion,
             User = user,
             Pass = pass,
-            TlsRequired = false,
+            TlsRequired = link.Tls,
             ServerId = _context.ServerId,
             Name = _context.ServerName,
             Cluster = _context.ClusterName(),
@@ -469,6 +456,9 @@ internal sealed partial class LeafConnection : Connection
 
         [LoggerMessage(Level = LogLevel.Error, Message = "lid:{Lid} - Leafnode protocol error: {Error}")]
         public static partial void ProtocolError(ILogger logger, ulong lid, string error);
+
+        [LoggerMessage(Level = LogLevel.Error, Message = "lid:{Lid} - no INFO from the hub in time")]
+        public static partial void InfoTimeout(ILogger logger, ulong lid);
 
         [LoggerMessage(Level = LogLevel.Error, Message = "lid:{Lid} - attempted to connect to wrong port")]
         public static partial void WrongPort(ILogger logger, ulong lid);

@@ -87,7 +87,7 @@ public sealed class TlsTransport
     }
 
     /// <summary>Waits for a handshake on <paramref name="ssl"/>; on failure disposes it (and the stream under it) and rethrows, a passed deadline as a timeout.</summary>
-    private static async Task<SslStream> CompleteAsync(SslStream ssl, Task handshake, CancellationToken deadline)
+    internal static async Task<SslStream> CompleteAsync(SslStream ssl, Task handshake, CancellationToken deadline)
     {
         try
         {
@@ -106,7 +106,7 @@ public sealed class TlsTransport
         }
     }
 
-    private static bool ValidateServerCertificate(object sender, X509Certificate? certificate, X509Chain? chain, SslPolicyErrors errors)
+    internal static bool ValidateServerCertificate(object sender, X509Certificate? certificate, X509Chain? chain, SslPolicyErrors errors)
     {
         if (certificate is null || errors.HasFlag(SslPolicyErrors.RemoteCertificateNotAvailable))
         {
@@ -196,10 +196,14 @@ public sealed class TlsTransport
     ];
 
     // Windows (SChannel) takes no per-connection suite list; there the system's policy applies.
-    private static CipherSuitesPolicy? CipherSuites(TlsOptions options) =>
-        OperatingSystem.IsWindows() ? null : new CipherSuitesPolicy(WithTls13Suites(options.CipherSuites ?? DefaultCipherSuites));
+    private static CipherSuitesPolicy? CipherSuites(TlsOptions options) => CipherSuites(options.CipherSuites);
 
-    private static X509ChainPolicy ClientChainPolicy(X509Certificate2Collection cas)
+    /// <summary>The suites of a <c>cipher_suites</c> list (nats-server's defaults when null), TLS 1.3's always on.</summary>
+    internal static CipherSuitesPolicy? CipherSuites(IReadOnlyList<TlsCipherSuite>? suites) =>
+        OperatingSystem.IsWindows() ? null : new CipherSuitesPolicy(WithTls13Suites(suites ?? DefaultCipherSuites));
+
+    /// <summary>A chain policy trusting only <paramref name="cas"/> (a <c>ca_file</c>), revocation not checked.</summary>
+    internal static X509ChainPolicy ClientChainPolicy(X509Certificate2Collection cas)
     {
         var policy = new X509ChainPolicy
         {

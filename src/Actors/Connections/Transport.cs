@@ -87,6 +87,18 @@ internal sealed class Transport
         TlsState = (secured.SslProtocol, secured.NegotiatedCipherSuite);
     }
 
+    /// <summary>
+    /// Runs the client handshake of a dialled link with a remote's TLS settings (<paramref name="host"/>:
+    /// the URL's host) and replaces the stream with the encrypted one; throws as <see cref="SecureAsync(TlsTransport, string?)"/>.
+    /// </summary>
+    public async Task SecureAsync(TlsDialer dialer, string host)
+    {
+        var secured = await dialer.AuthenticateAsClientAsync(_stream, host).ConfigureAwait(false);
+        _stream = secured;
+        PeerCertificate = secured.RemoteCertificate as X509Certificate2;
+        TlsState = (secured.SslProtocol, secured.NegotiatedCipherSuite);
+    }
+
     /// <summary>Whether <paramref name="e"/> is how a handshake fails (this connection only).</summary>
     public static bool IsHandshakeFailure(Exception e) =>
         e is AuthenticationException or TimeoutException or IOException or SocketException or ObjectDisposedException or OperationCanceledException;

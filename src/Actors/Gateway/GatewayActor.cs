@@ -60,8 +60,11 @@ internal sealed partial class GatewayActor : ReceiveActor, IWithTimers
     {
         _context.Registry.Register(_connection);
 
-        // An inbound link must CONNECT within the authorization timeout; an outbound one must hear the remote's INFO in time.
-        var timeout = _link.Outbound ? TimeSpan.FromSeconds(2) : _context.Options.Gateway.AuthTimeout;
+        // An inbound link must CONNECT within the authorization timeout; an outbound one must hear the remote's INFO
+        // in time, after the TLS handshake (its own timeout) when the gateway block has TLS.
+        var timeout = _link.Outbound
+            ? TimeSpan.FromSeconds(2) + ((_link.Remote?.Tls ?? _context.Options.Gateway.Tls)?.Timeout ?? TimeSpan.Zero)
+            : _context.Options.Gateway.AuthTimeout;
         Timers.StartSingleTimer(AuthTimerKey, ConnectionActor.Protocol.AuthTimeout.Instance, timeout);
         if (_context.Options.PingInterval > TimeSpan.Zero)
         {

@@ -63,8 +63,11 @@ internal sealed partial class LeafActor : ReceiveActor, IWithTimers
         _context.Registry.Register(_connection);
 
         // An accepted link must CONNECT in time; a dialled one must hear the hub's INFO in time (nats-server's
-        // DEFAULT_LEAFNODE_INFO_WAIT and connectProcessTimeout): both under the authorization timeout here.
-        var timeout = _link.Solicited ? TimeSpan.FromSeconds(2) : _context.Options.LeafNodes.AuthTimeout;
+        // DEFAULT_LEAFNODE_INFO_WAIT and connectProcessTimeout): both under the authorization timeout here, the
+        // dialled one's lengthened by the remote's TLS handshake timeout when it has TLS.
+        var timeout = _link.Solicited
+            ? TimeSpan.FromSeconds(2) + (_link.Remote!.Tls?.Timeout ?? TimeSpan.Zero)
+            : _context.Options.LeafNodes.AuthTimeout;
         Timers.StartSingleTimer(AuthTimerKey, ConnectionActor.Protocol.AuthTimeout.Instance, timeout);
         if (_context.Options.PingInterval > TimeSpan.Zero)
         {

@@ -79,6 +79,9 @@ internal sealed class LeafLink
     /// <summary>The other side reported a loop (or this side found one): the next dial waits longer.</summary>
     public bool LoopDetected { get; set; }
 
+    /// <summary>A dialled link runs TLS after the hub's INFO: the remote has TLS, or the hub said <c>tls_required</c>.</summary>
+    public bool Tls { get; set; }
+
     /// <summary><c>deny_imports</c> of the remote: subjects this leaf neither subscribes to on the hub nor takes messages on.</summary>
     public string[]? DenyImports { get; }
 

@@ -64,6 +64,8 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
         Tls = options.Tls is { } tls ? new TlsTransport(tls) : null;
         MqttTls = options.Mqtt?.Tls is { } mqttTls ? new TlsTransport(mqttTls) : null;
         RouteTls = options.Cluster.Tls is { } routeTls ? new TlsTransport(routeTls) : null;
+        LeafTls = options.LeafNodes.Tls is { } leafTls ? new TlsTransport(leafTls) : null;
+        GatewayTls = options.Gateway.Tls is { } gatewayTls ? new TlsTransport(gatewayTls) : null;
         Info = new ClientInfo(new ServerInfo
         {
             ServerId = ServerId,
@@ -163,7 +165,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
         if (Leafs is not null)
         {
-            _leafLinks = new LeafLinkContext(Connections, Leafs, ServerId, ServerName, () => Routes?.ClusterName, Authentication);
+            _leafLinks = new LeafLinkContext(Connections, Leafs, ServerId, ServerName, () => Routes?.ClusterName, Authentication, LeafTls);
             var leafContext = new Leaf.LeafContext(Options, Accounts, Registry, CreateLeaf, Logger);
             _leafManager = System.ActorOf(Leaf.LeafManager.Props(leafContext), "leafnodes");
         }
@@ -173,7 +175,7 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
             var gatewayContext = new Gateway.GatewayContext(Options, Gateways, Registry, CreateGateway, Logger);
             var manager = System.ActorOf(Gateway.GatewayManager.Props(gatewayContext), "gateways");
             _gatewayManager = manager;
-            _gatewayLinks = new GatewayLinkContext(Connections, Gateways, ServerId, ServerName, (name, urls) => manager.Tell(new Gateway.GatewayManager.Protocol.Implicit(name, urls)));
+            _gatewayLinks = new GatewayLinkContext(Connections, Gateways, ServerId, ServerName, (name, urls) => manager.Tell(new Gateway.GatewayManager.Protocol.Implicit(name, urls)), GatewayTls);
         }
     }
 
@@ -579,6 +581,12 @@ public sealed partial class Broker : IAsyncDisposable, IConnectionFactory
 
     /// <summary>The <c>cluster { tls { } }</c> transport: both sides of every route link; null for plain routes.</summary>
     public TlsTransport? RouteTls { get; }
+
+    /// <summary>The <c>leafnodes { tls { } }</c> block's TLS layer, for accepted leaf links; null without one.</summary>
+    public TlsTransport? LeafTls { get; }
+
+    /// <summary>The <c>gateway { tls { } }</c> transport: both sides of every gateway link; null for plain links.</summary>
+    public TlsTransport? GatewayTls { get; }
 
     private static string NewServerId()
     {

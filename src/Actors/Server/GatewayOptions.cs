@@ -34,6 +34,12 @@ public sealed class GatewayOptions
     /// <summary><c>gateway.gateways</c>: the other clusters this one dials.</summary>
     public List<GatewayRemote> Remotes { get; } = [];
 
+    /// <summary>
+    /// <c>gateway.tls</c>: TLS on every gateway link, both ways (nats-server's getTLSConfig: the handshake
+    /// first, this node's certificate as server and client, the peer's always verified).
+    /// </summary>
+    public TlsOptions? Tls { get; set; }
+
     /// <summary>True when the config has a <c>gateway</c> block with a name.</summary>
     public bool Enabled => Name is not null;
 
@@ -42,10 +48,12 @@ public sealed class GatewayOptions
     {
         var same = Name == other.Name && Host == other.Host && Port == other.Port && Username == other.Username
             && Password == other.Password && AuthTimeout == other.AuthTimeout && RejectUnknown == other.RejectUnknown
-            && ConnectRetries == other.ConnectRetries && Remotes.Count == other.Remotes.Count;
+            && ConnectRetries == other.ConnectRetries && Remotes.Count == other.Remotes.Count
+            && Tls?.CertFile == other.Tls?.CertFile;
         for (var i = 0; same && i < Remotes.Count; i++)
         {
-            same = Remotes[i].Name == other.Remotes[i].Name && Remotes[i].Urls.SequenceEqual(other.Remotes[i].Urls);
+            same = Remotes[i].Name == other.Remotes[i].Name && Remotes[i].Urls.SequenceEqual(other.Remotes[i].Urls)
+                && Remotes[i].Tls?.CertFile == other.Remotes[i].Tls?.CertFile;
         }
 
         return same;
@@ -60,4 +68,7 @@ public sealed class GatewayRemote(string name)
 
     /// <summary><c>url</c> / <c>urls</c>: its gateway URLs (<c>nats://[user:pass@]host:port</c>), tried in turn.</summary>
     public List<Uri> Urls { get; } = [];
+
+    /// <summary><c>tls</c>: this remote's own block, for dials to it (nats-server's RemoteGatewayOpts.TLSConfig); null: the gateway block's.</summary>
+    public TlsOptions? Tls { get; set; }
 }

@@ -34,6 +34,13 @@ public sealed class LeafNodeOptions
     /// <summary><c>leafnodes.reconnect</c>: the pause before dialling a lost or unreachable hub again (nats-server's default 1 s).</summary>
     public TimeSpan ReconnectInterval { get; set; } = TimeSpan.FromSeconds(1);
 
+    /// <summary>
+    /// <c>leafnodes.tls</c>: TLS on accepted links. The hub's INFO goes out in the clear saying
+    /// <c>tls_required</c>, then the handshake (nats-server 2.9's createLeafNode); <c>verify</c> requires a
+    /// client certificate.
+    /// </summary>
+    public TlsOptions? Tls { get; set; }
+
     /// <summary>True when the leaf node listener is on.</summary>
     public bool Enabled => Port != 0;
 
@@ -47,7 +54,8 @@ public sealed class LeafNodeOptions
     {
         var text = new System.Text.StringBuilder();
         text.Append(Host).Append('|').Append(Port).Append('|').Append(Username).Append('|').Append(Password).Append('|')
-            .Append(Account).Append('|').Append(AuthTimeout).Append('|').Append(ReconnectInterval);
+            .Append(Account).Append('|').Append(AuthTimeout).Append('|').Append(ReconnectInterval).Append('|')
+            .Append(Tls?.CertFile).Append('|').Append(Tls?.Verify);
         foreach (var user in Users)
         {
             text.Append("|u:").Append(user);
@@ -56,7 +64,8 @@ public sealed class LeafNodeOptions
         foreach (var remote in Remotes)
         {
             text.Append("|r:").Append(remote.Account).Append(':').Append(remote.Credentials).Append(':').AppendJoin(',', remote.Urls)
-                .Append(':').AppendJoin(',', remote.DenyImports).Append(':').AppendJoin(',', remote.DenyExports);
+                .Append(':').AppendJoin(',', remote.DenyImports).Append(':').AppendJoin(',', remote.DenyExports)
+                .Append(':').Append(remote.Tls is null ? "-" : remote.Tls.CertFile + "," + remote.Tls.CaFile + "," + remote.Tls.Insecure);
         }
 
         return text.ToString();
@@ -86,4 +95,11 @@ public sealed class LeafNodeRemote
 
     /// <summary><c>deny_exports</c>: subjects this node does not publish to the hub (their messages stay here).</summary>
     public List<string> DenyExports { get; } = [];
+
+    /// <summary>
+    /// <c>tls { }</c> of the remote (or <see cref="RemoteTlsOptions.Default"/> for a <c>tls://</c> URL alone): the
+    /// link starts TLS after the hub's INFO. Null: TLS only if the hub's INFO says <c>tls_required</c>
+    /// (then with the system's roots), as nats-server.
+    /// </summary>
+    public RemoteTlsOptions? Tls { get; set; }
 }

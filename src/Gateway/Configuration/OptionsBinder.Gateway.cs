@@ -11,12 +11,8 @@ internal sealed partial class OptionsBinder
     /// </summary>
     private static readonly UnimplementedKeys UnimplementedGateway = new(
         warned: [],
-        refused: ["tls", "advertise", "gateway_advertise"]);
+        refused: ["advertise", "gateway_advertise"]);
 
-    /// <summary><c>gateway.gateways[]</c> keys Courier does not implement: refused.</summary>
-    private static readonly UnimplementedKeys UnimplementedGatewayRemote = new(
-        warned: [],
-        refused: ["tls"]);
 
     private void BindGateway(ConfigEntry entry)
     {
@@ -88,9 +84,27 @@ internal sealed partial class OptionsBinder
                     }
 
                     break;
+                case "tls":
+                    // nats-server's getTLSConfig for gateways: the peer's certificate always required and verified.
+                    gateway.Tls = LoadLinkTls(e, "gateway", alwaysVerify: true) ?? gateway.Tls;
+                    break;
                 default:
                     Unknown(e, UnimplementedGateway);
                     break;
+            }
+        }
+
+        if (gateway.Tls is { } tls && !HasAuthorizationTimeout(block))
+        {
+            gateway.AuthTimeout = tls.Timeout + TimeSpan.FromSeconds(1); // nats-server's getDefaultAuthTimeout with TLS
+        }
+
+        foreach (var remote in gateway.Remotes)
+        {
+            if (gateway.Tls is null && remote.Tls is null && remote.Urls.Find(u => u.Scheme == "tls") is { } tlsUrl)
+            {
+                // nats-server decides TLS by the tls block alone and would dial this in the clear.
+                Error(entry, $"gateway url \"{tlsUrl}\" asks for TLS but neither the gateway nor its entry has a tls block");
             }
         }
 
@@ -157,6 +171,7 @@ internal sealed partial class OptionsBinder
             }
 
             string? name = null;
+            TlsOptions? tls = null;
             var urls = new List<Uri>();
             foreach (var e in map.Entries)
             {
@@ -181,19 +196,19 @@ internal sealed partial class OptionsBinder
                             {
                                 Error(e, $"Error parsing gateway url \"{text}\"");
                             }
-                            else if (url.Scheme == "tls")
-                            {
-                                Error(e, $"gateway urls over TLS (\"{text}\") are not supported by Courier");
-                            }
                             else
                             {
-                                urls.Add(url);
+                                urls.Add(url); // tls:// or nats://: TLS is the gateway block's (checked after it)
                             }
                         }
 
                         break;
+                    case "tls":
+                        // nats-server's parseGateways: getTLSConfig, for dials to this gateway.
+                        tls = LoadLinkTls(e, "a gateways entry's", alwaysVerify: true);
+                        break;
                     default:
-                        Unknown(e, UnimplementedGatewayRemote);
+                        Unknown(e, UnimplementedKeys.None);
                         break;
                 }
             }
@@ -210,7 +225,7 @@ internal sealed partial class OptionsBinder
                 continue;
             }
 
-            var remote = new GatewayRemote(name);
+            var remote = new GatewayRemote(name) { Tls = tls };
             remote.Urls.AddRange(urls);
             gateway.Remotes.Add(remote);
         }

@@ -11,14 +11,14 @@ internal sealed partial class OptionsBinder
     /// </summary>
     private static readonly UnimplementedKeys UnimplementedLeafNodes = new(
         warned: [],
-        refused: ["tls", "leafnode_advertise", "advertise", "no_advertise", "min_version", "minimum_version", "compression"]);
+        refused: ["leafnode_advertise", "advertise", "no_advertise", "min_version", "minimum_version", "compression"]);
 
     /// <summary><c>leafnodes.remotes[]</c> keys Courier does not implement: refused.</summary>
     private static readonly UnimplementedKeys UnimplementedLeafRemote = new(
         warned: [],
         refused:
         [
-            "tls", "hub", "no_randomize", "dont_randomize", "ws_compress", "ws_compression",
+            "hub", "no_randomize", "dont_randomize", "ws_compress", "ws_compression",
             "websocket_compress", "websocket_compression", "ws_no_masking", "websocket_no_masking",
             "jetstream_cluster_migrate", "js_cluster_migrate", "compression",
         ]);
@@ -61,6 +61,10 @@ internal sealed partial class OptionsBinder
                 case "authorization":
                     BindLeafAuthorization(e, leaf);
                     break;
+                case "tls":
+                    // nats-server's parseLeafNodes: a listener's block, verify optional.
+                    leaf.Tls = LoadLinkTls(e, "leafnodes", alwaysVerify: false) ?? leaf.Tls;
+                    break;
                 case "remotes":
                     BindLeafRemotes(e, leaf);
                     break;
@@ -88,6 +92,26 @@ internal sealed partial class OptionsBinder
                     break;
             }
         }
+
+        if (leaf.Tls is { } tls && !HasAuthorizationTimeout(block))
+        {
+            leaf.AuthTimeout = tls.Timeout + TimeSpan.FromSeconds(1); // nats-server's getDefaultAuthTimeout with TLS
+        }
+    }
+
+    /// <summary>Whether the block's <c>authorization { }</c> sets <c>timeout</c> (else nats-server derives it from TLS's).</summary>
+    private static bool HasAuthorizationTimeout(ConfigMap block)
+    {
+        foreach (var e in block.Entries)
+        {
+            if (e.Key.Equals("authorization", StringComparison.OrdinalIgnoreCase) && e.Value is ConfigMap auth
+                && auth.Entries.Any(a => a.Key.Equals("timeout", StringComparison.OrdinalIgnoreCase)))
+            {
+                return true;
+            }
+        }
+
+        return false;
     }
 
     /// <summary><c>leafnodes.authorization { user, password, account, users [ { user, password, account } ], timeout }</c>.</summary>
@@ -223,13 +247,14 @@ internal sealed partial class OptionsBinder
                             {
                                 Error(e, $"leaf node remotes over WebSocket (\"{text}\") are not supported by Courier");
                             }
-                            else if (url.Scheme == "tls")
-                            {
-                                Error(e, $"leaf node remotes over TLS (\"{text}\") are not supported by Courier");
-                            }
                             else
                             {
+                                // tls://: TLS with the system's roots unless the remote has its own block.
                                 remote.Urls.Add(url);
+                                if (url.Scheme == "tls")
+                                {
+                                    remote.Tls ??= RemoteTlsOptions.Default;
+                                }
                             }
                         }
 
@@ -247,6 +272,9 @@ internal sealed partial class OptionsBinder
                             remote.Credentials = creds;
                         }
 
+                        break;
+                    case "tls":
+                        remote.Tls = LoadRemoteTls(e) ?? remote.Tls;
                         break;
                     case "deny_imports" or "deny_import":
                         BindSubjectList(e, remote.DenyImports);

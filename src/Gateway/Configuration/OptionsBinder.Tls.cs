@@ -26,7 +26,7 @@ internal sealed partial class OptionsBinder
     /// (<c>error parsing tls config, unknown field ["x"]</c>), wrong types name the key. The
     /// certificate files are loaded here, so a bad file is reported at the block's position.
     /// </summary>
-    private TlsSettings? BindTlsSettings(ConfigEntry entry)
+    private TlsSettings? BindTlsSettings(ConfigEntry entry, bool remote = false)
     {
         if (entry.Value is not ConfigMap block)
         {
@@ -66,6 +66,9 @@ internal sealed partial class OptionsBinder
                     break;
                 case "min_version":
                     settings = settings with { MinVersion = MinVersion(e) };
+                    break;
+                case "insecure" when remote:
+                    settings = settings with { Insecure = TlsBool(e) };
                     break;
                 default:
                     if (UnimplementedTls.IsWarned(e.Key))
@@ -111,6 +114,88 @@ internal sealed partial class OptionsBinder
             Error(entry, e.Message);
             return null;
         }
+    }
+
+    /// <summary>
+    /// The <c>tls { }</c> of a leaf node listener or a gateway (<paramref name="block"/> names it): as a
+    /// listener's, but keys Courier does not implement for these links are refused: <c>verify_and_map</c>
+    /// (a leaf or gateway named by its certificate) and <c>handshake_first</c> (nats-server 2.10's TLS
+    /// before INFO for leafs; 2.9's order is taken). <paramref name="alwaysVerify"/>: gateways, as routes.
+    /// </summary>
+    private TlsOptions? LoadLinkTls(ConfigEntry entry, string block, bool alwaysVerify)
+    {
+        if (!RefuseTlsKeys(entry, block, "verify_and_map", "handshake_first", "first", "immediate"))
+        {
+            return null;
+        }
+
+        return LoadTls(entry, alwaysVerify);
+    }
+
+    /// <summary>
+    /// A leaf node remote's <c>tls { }</c>, the dialling side (nats-server's parseRemoteLeafNodes):
+    /// <c>ca_file</c> checks the hub's certificate, <c>cert_file</c>/<c>key_file</c> (optional) answer a hub
+    /// that verifies, <c>insecure</c> checks nothing, <c>timeout</c>, <c>cipher_suites</c>, <c>min_version</c>.
+    /// <c>verify</c> is the accepting side's and means nothing here (nats-server ignores it too: warned);
+    /// <c>verify_and_map</c> and <c>handshake_first</c> are refused.
+    /// </summary>
+    private RemoteTlsOptions? LoadRemoteTls(ConfigEntry entry)
+    {
+        if (!RefuseTlsKeys(entry, "a leafnode remote's", "verify_and_map", "handshake_first", "first", "immediate"))
+        {
+            return null;
+        }
+
+        if (entry.Value is ConfigMap block)
+        {
+            foreach (var e in block.Entries)
+            {
+                if (e.Key.Equals("verify", StringComparison.OrdinalIgnoreCase))
+                {
+                    Warn(e, "field \"verify\" has no effect in a leafnode remote's tls block (it is the accepting side's)");
+                }
+            }
+        }
+
+        if (BindTlsSettings(entry, remote: true) is not { } settings)
+        {
+            return null;
+        }
+
+        if (settings.Insecure)
+        {
+            // nats-server's leafnodeTLSInsecureWarning.
+            Warn(entry, "TLS certificate chain and hostname of solicited leafnodes will not be verified. DO NOT USE IN PRODUCTION!");
+        }
+
+        try
+        {
+            return settings.LoadRemote();
+        }
+        catch (InvalidDataException e)
+        {
+            Error(entry, e.Message);
+            return null;
+        }
+    }
+
+    /// <summary>Errors for each of <paramref name="keys"/> set in the block; false when there was one.</summary>
+    private bool RefuseTlsKeys(ConfigEntry entry, string block, params string[] keys)
+    {
+        var ok = true;
+        if (entry.Value is ConfigMap map)
+        {
+            foreach (var e in map.Entries)
+            {
+                if (keys.Contains(e.Key, StringComparer.OrdinalIgnoreCase))
+                {
+                    Error(e, $"field \"{e.Key}\" in {block} tls block is not implemented by Courier, and as it concerns security a config that sets it is refused");
+                    ok = false;
+                }
+            }
+        }
+
+        return ok;
     }
 
     private string? TlsString(ConfigEntry entry, string expected)

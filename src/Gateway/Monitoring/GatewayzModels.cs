@@ -50,6 +50,9 @@ internal sealed class VarzGateway
     [JsonPropertyName("host")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Host { get; init; }
     [JsonPropertyName("port")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int Port { get; init; }
     [JsonPropertyName("auth_timeout")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double AuthTimeout { get; init; }
+    [JsonPropertyName("tls_timeout")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double TlsTimeout { get; init; }
+    [JsonPropertyName("tls_required")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool TlsRequired { get; init; }
+    [JsonPropertyName("tls_verify")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool TlsVerify { get; init; }
     [JsonPropertyName("connect_retries")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int ConnectRetries { get; init; }
     [JsonPropertyName("gateways")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<VarzRemoteGateway>? Gateways { get; init; }
     [JsonPropertyName("reject_unknown")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool RejectUnknown { get; init; }
@@ -59,5 +62,6 @@ internal sealed class VarzGateway
 internal sealed class VarzRemoteGateway
 {
     [JsonPropertyName("name")] public string Name { get; init; } = "";
+    [JsonPropertyName("tls_timeout")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double TlsTimeout { get; init; }
     [JsonPropertyName("urls")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<string>? Urls { get; init; }
 }

@@ -35,6 +35,9 @@ internal sealed class VarzLeaf
     [JsonPropertyName("host")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Host { get; init; }
     [JsonPropertyName("port")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int Port { get; init; }
     [JsonPropertyName("auth_timeout")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double AuthTimeout { get; init; }
+    [JsonPropertyName("tls_timeout")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double TlsTimeout { get; init; }
+    [JsonPropertyName("tls_required")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool TlsRequired { get; init; }
+    [JsonPropertyName("tls_verify")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool TlsVerify { get; init; }
     [JsonPropertyName("remotes")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<VarzLeafRemote>? Remotes { get; init; }
 }
 
@@ -42,6 +45,7 @@ internal sealed class VarzLeaf
 internal sealed class VarzLeafRemote
 {
     [JsonPropertyName("local_account")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? LocalAccount { get; init; }
+    [JsonPropertyName("tls_timeout")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double TlsTimeout { get; init; }
     [JsonPropertyName("urls")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<string>? Urls { get; init; }
     [JsonPropertyName("deny")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public VarzLeafDeny? Deny { get; init; }
 }

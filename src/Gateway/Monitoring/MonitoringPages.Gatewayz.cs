@@ -159,7 +159,7 @@ internal sealed partial class MonitoringPages
         List<VarzRemoteGateway>? remotes = null;
         foreach (var remote in gateway.Remotes)
         {
-            (remotes ??= []).Add(new VarzRemoteGateway { Name = remote.Name, Urls = remote.Urls.ConvertAll(u => $"{u.Host}:{u.Port}") });
+            (remotes ??= []).Add(new VarzRemoteGateway { Name = remote.Name, TlsTimeout = remote.Tls?.Timeout.TotalSeconds ?? 0, Urls = remote.Urls.ConvertAll(u => $"{u.Host}:{u.Port}") });
         }
 
         return new VarzGateway
@@ -168,6 +168,9 @@ internal sealed partial class MonitoringPages
             Host = gateway.Host,
             Port = _broker.Gateways?.ListenPort ?? gateway.Port,
             AuthTimeout = gateway.AuthTimeout.TotalSeconds,
+            TlsTimeout = gateway.Port != 0 ? (gateway.Tls?.Timeout ?? TlsOptions.DefaultTimeout).TotalSeconds : 0, // nats-server sets it with a listener, TLS or not
+            TlsRequired = gateway.Tls is not null, // nats-server: both true with a gateway tls block
+            TlsVerify = gateway.Tls is not null,
             ConnectRetries = gateway.ConnectRetries,
             Gateways = remotes,
             RejectUnknown = gateway.RejectUnknown,

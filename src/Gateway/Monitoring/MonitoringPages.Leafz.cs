@@ -67,6 +67,7 @@ internal sealed partial class MonitoringPages
             (remotes ??= []).Add(new VarzLeafRemote
             {
                 LocalAccount = remote.Account,
+                TlsTimeout = remote.Tls is { } remoteTls && !ReferenceEquals(remoteTls, RemoteTlsOptions.Default) ? remoteTls.Timeout.TotalSeconds : 0, // a block's (nats-server: none for a tls:// URL alone)
                 Urls = urls,
                 Deny = remote.DenyImports.Count > 0 || remote.DenyExports.Count > 0
                     ? new VarzLeafDeny
@@ -83,6 +84,9 @@ internal sealed partial class MonitoringPages
             Host = leaf.Enabled ? leaf.Host : null,
             Port = leaf.Enabled ? LeafListenPort ?? leaf.Port : 0,
             AuthTimeout = leaf.Enabled ? leaf.AuthTimeout.TotalSeconds : 0,
+            TlsTimeout = leaf.Enabled ? (leaf.Tls?.Timeout ?? TlsOptions.DefaultTimeout).TotalSeconds : 0, // nats-server sets it with a listener, TLS or not
+            TlsRequired = leaf.Tls is not null,
+            TlsVerify = leaf.Tls is { Verify: true },
             Remotes = remotes,
         };
     }

@@ -41,6 +41,14 @@ public sealed class GatewayInfo
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public bool AuthRequired { get; set; }
 
+    [JsonPropertyName("tls_required")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool TlsRequired { get; set; }
+
+    [JsonPropertyName("tls_verify")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool TlsVerify { get; set; }
+
     [JsonPropertyName("max_payload")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public int MaxPayload { get; set; }

@@ -42,6 +42,10 @@ public sealed class LeafInfo
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public bool TlsRequired { get; set; }
 
+    [JsonPropertyName("tls_verify")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool TlsVerify { get; set; }
+
     [JsonPropertyName("max_payload")]
     public int MaxPayload { get; set; }
 

@@ -34,22 +34,24 @@ public sealed class GatewayTopology : IAsyncDisposable
     public ServerProcess West { get; }
 
     /// <summary>A server's config: its gateway <paramref name="name"/> on <paramref name="port"/>, the other one's at <paramref name="otherPort"/>.</summary>
-    public static string Config(string name, int port, string otherName, int otherPort) => $$"""
+    public static string Config(string name, int port, string otherName, int otherPort, string extra = "") => $$"""
         gateway {
           name: "{{name}}"
           listen: "127.0.0.1:{{port}}"
           gateways [ { name: "{{otherName}}", url: "nats://127.0.0.1:{{otherPort}}" } ]
+          {{extra}}
         }
         """;
 
-    public static async Task<GatewayTopology> StartAsync(ServerKind eastKind, ServerKind westKind)
+    /// <summary>Starts east then west (<paramref name="extra"/> in both gateway blocks, e.g. tls) and waits until messages cross both ways.</summary>
+    public static async Task<GatewayTopology> StartAsync(ServerKind eastKind, ServerKind westKind, string extra = "")
     {
         var (eastPort, westPort) = (LoopbackPorts.Next(), LoopbackPorts.Next());
-        var east = await ServerProcess.StartAsync(eastKind, Config("east", eastPort, "west", westPort), "-n", "east1");
+        var east = await ServerProcess.StartAsync(eastKind, Config("east", eastPort, "west", westPort, extra), "-n", "east1");
         ServerProcess? west = null;
         try
         {
-            west = await ServerProcess.StartAsync(westKind, Config("west", westPort, "east", eastPort), "-n", "west1");
+            west = await ServerProcess.StartAsync(westKind, Config("west", westPort, "east", eastPort, extra), "-n", "west1");
             var topology = new GatewayTopology(east, west, eastPort, westPort);
             await topology.WaitForLinksAsync();
             return topology;

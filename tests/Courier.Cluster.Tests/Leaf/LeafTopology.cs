@@ -34,8 +34,8 @@ public sealed class LeafTopology : IAsyncDisposable
     /// <summary>The hub's leaf node port.</summary>
     public int LeafPort { get; }
 
-    /// <summary>The hub's config: accounts A and B, and the leaf node listener whose user is bound to A.</summary>
-    public static string HubConfig(int leafPort) => $$"""
+    /// <summary>The hub's config: accounts A and B, and the leaf node listener whose user is bound to A (with <paramref name="leafExtra"/> in its block, e.g. tls).</summary>
+    public static string HubConfig(int leafPort, string leafExtra = "") => $$"""
         accounts {
           A { users [ { user: a, password: a } ] }
           B { users [ { user: b, password: b } ] }
@@ -43,6 +43,7 @@ public sealed class LeafTopology : IAsyncDisposable
         leafnodes {
           listen: "127.0.0.1:{{leafPort}}"
           authorization { users [ { user: leaf, password: leaf, account: A } ] }
+          {{leafExtra}}
         }
         """;
 
@@ -54,10 +55,10 @@ public sealed class LeafTopology : IAsyncDisposable
         }
         """;
 
-    public static async Task<LeafTopology> StartAsync(ServerKind hubKind, ServerKind leafKind, string remoteExtra = "")
+    public static async Task<LeafTopology> StartAsync(ServerKind hubKind, ServerKind leafKind, string remoteExtra = "", string hubLeafExtra = "")
     {
         var leafPort = LoopbackPorts.Next();
-        var hubConfig = HubConfig(leafPort);
+        var hubConfig = HubConfig(leafPort, hubLeafExtra);
         var hub = await ServerProcess.StartAsync(hubKind, hubConfig, "-n", "hub");
         ServerProcess? leaf = null;
         try

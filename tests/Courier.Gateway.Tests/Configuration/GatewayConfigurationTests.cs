@@ -72,10 +72,12 @@ public sealed class GatewayConfigurationTests
     }
 
     [Theory]
-    [InlineData("gateway { name: g, port: 7222, tls { cert_file: a } }", "field \"tls\" is not implemented by Courier")]
+    [InlineData("gateway { name: g, port: 7222, tls { cert_file: a } }", "missing 'key_file' in TLS configuration")]
+    [InlineData("gateway { name: g, port: 7222, tls { cert_file: a, key_file: b, verify_and_map: true } }", "field \"verify_and_map\" in gateway tls block is not implemented by Courier")]
     [InlineData("gateway { name: g, port: 7222, advertise: \"x:1\" }", "field \"advertise\" is not implemented by Courier")]
-    [InlineData("gateway { name: g, gateways [ { name: w, url: \"nats://h:1\", tls { } } ] }", "field \"tls\" is not implemented by Courier")]
-    [InlineData("gateway { name: g, gateways [ { name: w, url: \"tls://h:1\" } ] }", "over TLS")]
+    [InlineData("gateway { name: g, gateways [ { name: w, url: \"nats://h:1\", tls { } } ] }", "missing 'cert_file' and 'key_file' in TLS configuration")]
+    [InlineData("gateway { name: g, gateways [ { name: w, url: \"nats://h:1\", tls { cert_file: a, key_file: b, handshake_first: true } } ] }", "field \"handshake_first\" in a gateways entry's tls block is not implemented by Courier")]
+    [InlineData("gateway { name: g, gateways [ { name: w, url: \"tls://h:1\" } ] }", "asks for TLS but neither the gateway nor its entry has a tls block")]
     [InlineData("gateway { name: g, gateways [ { url: \"nats://h:1\" } ] }", "gateway entry requires a name")]
     [InlineData("gateway { name: g, gateways [ { name: w } ] }", "gateway \"w\" has no URL")]
     [InlineData("gateway { name: g, authorization { token: t } }", "Gateway authorization does not allow token")]

@@ -50,6 +50,30 @@ public sealed class LeafNodesConfigurationTests
     }
 
     [Fact]
+    public void A_tls_url_alone_means_tls_with_the_systems_roots_and_a_remote_block_takes_insecure()
+    {
+        var options = new ServerOptions();
+        var warnings = OptionsBinder.Bind(ConfigParser.Parse("""
+            leafnodes {
+              remotes [
+                { url: "tls://hub1:7422" }
+                { url: "nats-leaf://hub2:7422", tls { insecure: true, timeout: 3 } }
+                { url: "nats-leaf://hub3:7422" }
+              ]
+            }
+            """, "test.conf"), options);
+        var leaf = options.LeafNodes;
+
+        Assert.Contains(warnings, w => w.Contains("will not be verified. DO NOT USE IN PRODUCTION!", StringComparison.Ordinal));
+
+        Assert.Same(RemoteTlsOptions.Default, leaf.Remotes[0].Tls);
+        Assert.True(leaf.Remotes[1].Tls!.Insecure);
+        Assert.Null(leaf.Remotes[1].Tls!.Certificate);
+        Assert.Equal(TimeSpan.FromSeconds(3), leaf.Remotes[1].Tls!.Timeout);
+        Assert.Null(leaf.Remotes[2].Tls);
+    }
+
+    [Fact]
     public void A_single_leaf_user_is_bound_to_its_account()
     {
         var leaf = Bind("leaf { port: -1, authorization { user: l, password: p, account: A } }").LeafNodes;
@@ -60,10 +84,14 @@ public sealed class LeafNodesConfigurationTests
     }
 
     [Theory]
-    [InlineData("leafnodes { port: 7422, tls { cert_file: a } }", "field \"tls\" is not implemented by Courier")]
+    [InlineData("leafnodes { port: 7422, tls { cert_file: a } }", "missing 'key_file' in TLS configuration")]
+    [InlineData("leafnodes { port: 7422, tls { cert_file: a, key_file: b, verify_and_map: true } }", "field \"verify_and_map\" in leafnodes tls block is not implemented by Courier")]
+    [InlineData("leafnodes { port: 7422, tls { cert_file: a, key_file: b, handshake_first: true } }", "field \"handshake_first\" in leafnodes tls block is not implemented by Courier")]
+    [InlineData("leafnodes { port: 7422, tls { cert_file: a, key_file: b, pinned_certs: [] } }", "field \"pinned_certs\" is not implemented by Courier")]
+    [InlineData("leafnodes { remotes [ { url: \"nats-leaf://h:1\", tls { handshake_first: true } } ] }", "field \"handshake_first\" in a leafnode remote's tls block is not implemented by Courier")]
+    [InlineData("leafnodes { remotes [ { url: \"nats-leaf://h:1\", tls { ca_file: \"/nonexistent/ca.pem\" } } ] }", "open /nonexistent/ca.pem: no such file or directory")]
     [InlineData("leafnodes { port: 7422, advertise: \"x:1\" }", "field \"advertise\" is not implemented by Courier")]
     [InlineData("leafnodes { remotes [ { url: \"nats-leaf://h:1\", hub: true } ] }", "field \"hub\" is not implemented by Courier")]
-    [InlineData("leafnodes { remotes [ { url: \"nats-leaf://h:1\", tls { } } ] }", "field \"tls\" is not implemented by Courier")]
     [InlineData("leafnodes { remotes [ { url: \"ws://h:1\" } ] }", "over WebSocket")]
     [InlineData("leafnodes { remotes [ { account: A } ] }", "remote leafnode entry requires a url")]
     [InlineData("leafnodes { authorization { token: t } }", "unknown field \"token\"")]

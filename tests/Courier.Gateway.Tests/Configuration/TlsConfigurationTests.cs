@@ -246,6 +246,41 @@ public sealed class TlsConfigurationTests : IClassFixture<TlsConfigurationTests.
         Assert.False(tls.MapCertificateToUser);
     }
 
+    [Fact]
+    public void Leaf_node_listener_remote_and_gateway_tls_blocks_are_loaded()
+    {
+        var (options, warnings) = Bind($$"""
+            leafnodes {
+              port: 7422
+              tls { cert_file: "{{_certs.ServerCert}}", key_file: "{{_certs.ServerKey}}", ca_file: "{{_certs.CaFile}}", verify: true, timeout: 3 }
+              remotes [ { url: "nats-leaf://127.0.0.1:7423", tls { ca_file: "{{_certs.CaFile}}", cert_file: "{{_certs.ClientCert("alice")}}", key_file: "{{_certs.ClientKey("alice")}}" } } ]
+            }
+            gateway {
+              name: east
+              port: 7222
+              tls { cert_file: "{{_certs.RouteCert}}", key_file: "{{_certs.RouteKey}}", ca_file: "{{_certs.CaFile}}" }
+              gateways [
+                { name: west, url: "tls://127.0.0.1:7223", tls { cert_file: "{{_certs.RouteCert}}", key_file: "{{_certs.RouteKey}}", ca_file: "{{_certs.CaFile}}", timeout: 4 } }
+                { name: south, url: "nats://127.0.0.1:7224" }
+              ]
+            }
+            """);
+
+        Assert.Empty(warnings);
+        var leaf = options.LeafNodes.Tls!;
+        Assert.True(leaf.Verify);
+        Assert.Equal(TimeSpan.FromSeconds(3), leaf.Timeout);
+        var remote = options.LeafNodes.Remotes[0].Tls!;
+        Assert.NotNull(remote.Certificate);
+        Assert.Single(remote.Cas!);
+        Assert.False(remote.Insecure);
+        Assert.True(options.Gateway.Tls!.Verify); // gateways always verify the peer, as nats-server's getTLSConfig
+        Assert.Equal(TimeSpan.FromSeconds(4), options.Gateway.Remotes[0].Tls!.Timeout);
+        Assert.True(options.Gateway.Remotes[0].Tls!.Verify);
+        Assert.Null(options.Gateway.Remotes[1].Tls);
+        Assert.Equal(TimeSpan.FromSeconds(3), options.Gateway.AuthTimeout); // no authorization timeout: TLS's (2 s) + 1 s
+    }
+
     /// <summary>One PKI for the class.</summary>
     public sealed class Certificates : IDisposable
     {
