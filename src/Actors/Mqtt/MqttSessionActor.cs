@@ -291,9 +291,18 @@ internal sealed partial class MqttSessionActor : ReceivePersistentActor, IWithTi
             return;
         }
 
-        DeleteMessages(long.MaxValue); // answered with the last sequence number, not long.MaxValue
-        DeleteSnapshots(SnapshotSelectionCriteria.Latest);
-        _discardedTo = LastSequenceNr;
+        // Up to the last sequence number given out, journal writes still in flight (PersistAsync) included, and only
+        // once those are written: a journal deletes what it holds when the delete arrives, so an acknowledgement
+        // written just after it outlived the deletion, and the next actor of this client id (the index stops this
+        // one once it has ended) replayed it into a session that existed again (CI: a resumed session present
+        // after its Session Expiry Interval 0 ended it).
+        var upTo = LastSequenceNr;
+        _discardedTo = upTo;
+        DeferAsync(upTo, to =>
+        {
+            DeleteMessages(to);
+            DeleteSnapshots(SnapshotSelectionCriteria.Latest);
+        });
         _deletesInFlight += 2; // the parent stops this actor only after both: a new one must not replay what goes
         foreach (var filter in _captureSids.Keys.ToList())
         {
