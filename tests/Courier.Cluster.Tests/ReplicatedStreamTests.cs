@@ -441,6 +441,7 @@ public abstract class ReplicatedStreamTests(Mesh mesh)
                     if (info.Cluster?.Leader is { } leader && led.Add(leader))
                     {
                         Assert.Equal((ulong)(next - 1), info.AckFloor.StreamSeq);
+                        Assert.True(info.Cluster.Replicas is { Count: 2 } replicas && !replicas.Any(r => r.Name == leader), System.Text.Json.JsonSerializer.Serialize(info.Cluster)); // the other two peers
                         var batch = new List<string?>();
                         var deadline = DateTime.UtcNow + Timeout;
                         while (batch.Count < 5 && DateTime.UtcNow < deadline)

@@ -1,5 +1,6 @@
 using Akka.Actor;
 using Akka.Event;
+using Courier.Actors.Raft;
 using Courier.Protocols.JetStream;
 
 namespace Courier.Actors.JetStream;
@@ -17,7 +18,7 @@ internal sealed partial class StreamActor
 
     /// <summary>Replies with <paramref name="consumer"/>'s info (asked with <paramref name="ask"/>) once it answers, typed <paramref name="type"/>.</summary>
     private void ReplyConsumerInfoLater(IActorRef consumer, object ask, string? replyTo, string type) =>
-        _ = AskConsumerInfoAsync(Self, consumer, ask, replyTo, type);
+        _ = AskConsumerInfoAsync(Self, consumer, ask, replyTo, type, _replication is { } replication ? (replication.Host, replication.Group) : null);
 
     /// <summary>CONSUMER.LIST's page: the consumers' infos, asked of all at once, in the page's (name) order.</summary>
     private void ReplyConsumerListLater(IActorRef[] page, int total, int offset, string? replyTo) =>
@@ -27,14 +28,30 @@ internal sealed partial class StreamActor
     /// <remarks>
     /// Not Akka's PipeTo: a plain async method that returns Task is precompiled into the ReadyToRun image,
     /// while PipeTo's generic state machine over the reply's type was not, and a fresh server JIT-compiled it
-    /// (four methods, FullOpts) inside its first consumer create.
+    /// (four methods, FullOpts) inside its first consumer create. With <c>group</c> (a replicated stream's Raft host
+    /// and group) the group's status is asked for alongside, for the <c>cluster</c> block's replicas (the consumer's
+    /// are the stream's: it runs where the stream leads).
     /// </remarks>
-    private static async Task AskConsumerInfoAsync(IActorRef self, IActorRef consumer, object ask, string? replyTo, string type)
+    private static async Task AskConsumerInfoAsync(IActorRef self, IActorRef consumer, object ask, string? replyTo, string type, (IActorRef Host, string Group)? group = null)
     {
         try
         {
+            var status = group is { } g ? g.Host.Ask<RaftHost.Protocol.GroupStatus>(new RaftHost.Protocol.GetGroupStatus(g.Group), ConsumerInfoTimeout) : null;
             var info = await consumer.Ask<ConsumerInfoResponse>(ask, ConsumerInfoTimeout).ConfigureAwait(false);
-            self.Tell(new ConsumerInfoAnswer(replyTo, type, info));
+            RaftHost.Protocol.GroupStatus? groupStatus = null;
+            if (status is not null)
+            {
+                try
+                {
+                    groupStatus = await status.ConfigureAwait(false);
+                }
+                catch (AskTimeoutException)
+                {
+                    // answered without the replicas
+                }
+            }
+
+            self.Tell(new ConsumerInfoAnswer(replyTo, type, info, groupStatus));
         }
         catch (Exception e)
         {
@@ -84,7 +101,7 @@ internal sealed partial class StreamActor
     private void OnConsumerInfoAnswer(ConsumerInfoAnswer answer)
     {
         answer.Info.Type = answer.Type;
-        answer.Info.Cluster = ConsumerClusterInfo();
+        answer.Info.Cluster = answer.Status is { } status && _replication is not null ? ClusterInfoOf(status) : ConsumerClusterInfo();
         Reply(answer.ReplyTo, answer.Info, ConsumerJsonContext.Default.ConsumerInfoResponse);
     }
 
@@ -101,7 +118,8 @@ internal sealed partial class StreamActor
     /// <summary>
     /// A consumer's <c>cluster</c> block, as nats-server's consumer info carries in a cluster: the cluster's name
     /// and the leader, which for a replicated stream's consumer is the stream's leader (its state goes through the
-    /// stream's log and it runs where the stream leads). Replicas are not listed (STREAM.INFO lists the group's).
+    /// stream's log and it runs where the stream leads). INFO and create answers add the group's replicas
+    /// (<see cref="ClusterInfoOf"/>); a LIST's entries, and an answer whose group status did not come, do not.
     /// </summary>
     private ClusterInfo? ConsumerClusterInfo() =>
         _replication is { } replication ? new ClusterInfo { Name = replication.ClusterName, Leader = _leader == 0 ? null : replication.NameOf(_leader) }
@@ -113,7 +131,7 @@ internal sealed partial class StreamActor
         _log.Warning("stream {0}: no consumer info for a {1} ({2})", _config.Name, unanswered.Type, unanswered.Cause.GetBaseException().Message);
 
     /// <summary>A consumer's info, asked off the actor, to reply with as <see cref="Type"/>.</summary>
-    private sealed record ConsumerInfoAnswer(string? ReplyTo, string Type, ConsumerInfoResponse Info);
+    private sealed record ConsumerInfoAnswer(string? ReplyTo, string Type, ConsumerInfoResponse Info, RaftHost.Protocol.GroupStatus? Status = null);
 
     /// <summary>CONSUMER.LIST's answer, gathered off the actor.</summary>
     private sealed record ConsumerListAnswer(string? ReplyTo, ConsumerListResponse Response);
