@@ -76,9 +76,15 @@ public sealed class DamagedReplicaFilesTests
             var store = Path.Combine(stores, $"node-{follower}");
             FlipBit(Directory.GetFiles(store, "members", SearchOption.AllDirectories).Single(f => f.Contains("DMG", StringComparison.Ordinal)), "0", 0x40); // '0' becomes 'p'
 
-            var raftBlock = Directory.GetFiles(Path.Combine(store, "jetstream", "_raft"), "*.blk", SearchOption.AllDirectories)
-                .Single(f => File.ReadAllBytes(f).AsSpan().IndexOf("dmg-msg-036"u8) >= 0);
-            FlipBit(raftBlock, "dmg-msg-036", 0x02); // an entry after the last compaction, three more after it
+            // An entry after the last compaction with more after it: dmg-msg-036 as a rule; under load the log may
+            // have been compacted further (batches and state entries move its indexes), so the latest of 030-036 it holds.
+            var blocks = Directory.GetFiles(Path.Combine(store, "jetstream", "_raft"), "*.blk", SearchOption.AllDirectories);
+            var (raftBlock, damaged) = Enumerable.Range(30, 7).Reverse()
+                .Select(i => $"dmg-msg-{i:D3}")
+                .Select(text => (Block: blocks.FirstOrDefault(f => File.ReadAllBytes(f).AsSpan().IndexOf(Encoding.UTF8.GetBytes(text)) >= 0), Text: text))
+                .FirstOrDefault(found => found.Block is not null);
+            Assert.True(raftBlock is not null, $"no Raft block of node-{follower} holds dmg-msg-030..036: {string.Join(", ", blocks.Select(b => $"{b} ({new FileInfo(b).Length} B)"))}");
+            FlipBit(raftBlock, damaged, 0x02);
             FlipBit(Directory.GetFiles(store, "meta.json", SearchOption.AllDirectories).Single(f => f.Contains("keeper", StringComparison.Ordinal)), "kept", 0x01);
 
             for (var i = 40; i < 50; i++)
