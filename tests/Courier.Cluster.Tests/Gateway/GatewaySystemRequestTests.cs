@@ -77,7 +77,7 @@ public sealed class GatewaySystemRequestTests
         var serverId = JsonDocument.Parse(await Http.GetStringAsync(new Uri(pair.East.MonitorUri, "varz"))).RootElement.GetProperty("server_id").GetString()!;
 
         // PING with a server filter: east answers, and only east (the first answer is east's).
-        var ping = await RequestJsonAsync(sys, "$SYS.REQ.SERVER.PING.GATEWAYZ", """{"server_name":"east1"}""");
+        var ping = await NatsJson.RequestAsync(sys, "$SYS.REQ.SERVER.PING.GATEWAYZ", """{"server_name":"east1"}""");
         Assert.Equal(serverId, ping.GetProperty("server").GetProperty("id").GetString());
         var data = ping.GetProperty("data");
         Assert.Equal(serverId, data.GetProperty("server_id").GetString());
@@ -97,17 +97,17 @@ public sealed class GatewaySystemRequestTests
         Assert.False(inbound.GetProperty("configured").GetBoolean());
 
         // name: only that remote gateway's links; a gateway without an outbound link is a null map.
-        var west = (await RequestJsonAsync(sys, $"$SYS.REQ.SERVER.{serverId}.GATEWAYZ", """{"name":"west"}""")).GetProperty("data");
+        var west = (await NatsJson.RequestAsync(sys, $"$SYS.REQ.SERVER.{serverId}.GATEWAYZ", """{"name":"west"}""")).GetProperty("data");
         Assert.Equal(["west"], west.GetProperty("outbound_gateways").EnumerateObject().Select(o => o.Name));
         Assert.Equal(["west"], west.GetProperty("inbound_gateways").EnumerateObject().Select(o => o.Name));
-        var nowhere = (await RequestJsonAsync(sys, $"$SYS.REQ.SERVER.{serverId}.GATEWAYZ", """{"name":"nowhere"}""")).GetProperty("data");
+        var nowhere = (await NatsJson.RequestAsync(sys, $"$SYS.REQ.SERVER.{serverId}.GATEWAYZ", """{"name":"nowhere"}""")).GetProperty("data");
         Assert.Equal(JsonValueKind.Null, nowhere.GetProperty("outbound_gateways").ValueKind);
         Assert.Equal("{}", nowhere.GetProperty("inbound_gateways").GetRawText());
         using var page = JsonDocument.Parse(await Http.GetStringAsync(new Uri(pair.East.MonitorUri, "gatewayz?gw_name=nowhere")));
         Assert.Equal(JsonValueKind.Null, page.RootElement.GetProperty("outbound_gateways").ValueKind);
 
         // account_name of an account no link has a mode for: no accounts list on either link.
-        var unknown = (await RequestJsonAsync(sys, $"$SYS.REQ.SERVER.{serverId}.GATEWAYZ", """{"account_name":"NOPE"}""")).GetProperty("data");
+        var unknown = (await NatsJson.RequestAsync(sys, $"$SYS.REQ.SERVER.{serverId}.GATEWAYZ", """{"account_name":"NOPE"}""")).GetProperty("data");
         Assert.False(unknown.GetProperty("outbound_gateways").GetProperty("west").TryGetProperty("accounts", out _));
         Assert.False(Assert.Single(unknown.GetProperty("inbound_gateways").GetProperty("west").EnumerateArray()).TryGetProperty("accounts", out _));
     }
@@ -135,7 +135,7 @@ public sealed class GatewaySystemRequestTests
             {
                 using var subsz = JsonDocument.Parse(await Http.GetStringAsync(new Uri(pair.West.MonitorUri, "subsz?subs=1&acc=A&limit=100")));
                 westSubs = subsz.RootElement.GetProperty("total").GetInt32();
-                var data = (await RequestJsonAsync(sys, "$SYS.REQ.SERVER.PING.GATEWAYZ", """{"server_name":"east1","account_name":"A"}""")).GetProperty("data");
+                var data = (await NatsJson.RequestAsync(sys, "$SYS.REQ.SERVER.PING.GATEWAYZ", """{"server_name":"east1","account_name":"A"}""")).GetProperty("data");
                 outbound = Assert.Single(data.GetProperty("outbound_gateways").GetProperty("west").GetProperty("accounts").EnumerateArray());
                 return outbound.GetProperty("num_subs").GetInt32() == westSubs;
             },
@@ -149,7 +149,7 @@ public sealed class GatewaySystemRequestTests
 
         // East's inbound link from west: the accounts whose interest east sends there in full, A among them
         // (east's client subscribed to the crossing probe in A).
-        var all = (await RequestJsonAsync(sys, "$SYS.REQ.SERVER.PING.GATEWAYZ", """{"server_name":"east1","accounts":true}""")).GetProperty("data");
+        var all = (await NatsJson.RequestAsync(sys, "$SYS.REQ.SERVER.PING.GATEWAYZ", """{"server_name":"east1","accounts":true}""")).GetProperty("data");
         var inbound = Assert.Single(all.GetProperty("inbound_gateways").GetProperty("west").EnumerateArray());
         var switched = inbound.GetProperty("accounts").EnumerateArray().ToList();
         Assert.All(switched, a => Assert.Equal("Interest-Only", a.GetProperty("interest_mode").GetString()));
@@ -175,7 +175,7 @@ public sealed class GatewaySystemRequestTests
         })
         {
             var cid = link.GetProperty("connection").GetProperty("cid").GetUInt64().ToString(System.Globalization.CultureInfo.InvariantCulture);
-            var sample = Assert.Single(Family(metrics, $"gnatsd_gatewayz_{kind}_configured").Samples);
+            var sample = Assert.Single(PrometheusText.Family(metrics, $"gnatsd_gatewayz_{kind}_configured").Samples);
             Assert.Equal(new[] { "gateway_name", "cid", "remote_gateway_name", "server_id" }.Order(StringComparer.Ordinal), sample.Labels.Keys.Order(StringComparer.Ordinal));
             Assert.Equal("east", sample.Labels["gateway_name"]);
             Assert.Equal("west", sample.Labels["remote_gateway_name"]);
@@ -183,26 +183,15 @@ public sealed class GatewaySystemRequestTests
             Assert.Equal(serverId, sample.Labels["server_id"]);
             Assert.Equal(configured, sample.Value);
             var start = link.GetProperty("connection").GetProperty("start").GetDateTimeOffset().ToUnixTimeSeconds();
-            Assert.Equal(start, Assert.Single(Family(metrics, $"gnatsd_gatewayz_{kind}_conn_start_time_seconds").Samples).Value);
+            Assert.Equal(start, Assert.Single(PrometheusText.Family(metrics, $"gnatsd_gatewayz_{kind}_conn_start_time_seconds").Samples).Value);
             foreach (var name in new[] { "conn_last_activity_seconds", "conn_uptime_seconds", "conn_idle_seconds", "conn_rtt", "conn_pending_bytes", "conn_in_msgs", "conn_out_msgs", "conn_in_bytes", "conn_out_bytes", "conn_subscriptions" })
             {
-                Assert.Equal(cid, Assert.Single(Family(metrics, $"gnatsd_gatewayz_{kind}_{name}").Samples).Labels["cid"]);
+                Assert.Equal(cid, Assert.Single(PrometheusText.Family(metrics, $"gnatsd_gatewayz_{kind}_{name}").Samples).Labels["cid"]);
             }
         }
     }
 
-    private static PrometheusFamily Family(Dictionary<string, PrometheusFamily> metrics, string name)
-    {
-        Assert.True(metrics.TryGetValue(name, out var family), $"no family {name}");
-        Assert.Equal("gauge", family.Type);
-        return family;
-    }
 
-    private static async Task<JsonElement> RequestJsonAsync(NatsConnection nats, string subject, string body = "")
-    {
-        var reply = await nats.RequestAsync<string, string>(subject, body);
-        return JsonDocument.Parse(reply.Data!).RootElement.Clone();
-    }
 
     private static async Task CrossedAsync(NatsConnection subscriber, NatsConnection publisher, string readySubject, string diagnostics)
     {

@@ -51,7 +51,7 @@ public sealed class LeafSystemRequestTests
         await CrossedAsync(leafClient, hubClient, $"{p}.ready", $"{hub.Diagnostics(40)}\n\n{leaf.Diagnostics(40)}");
         var serverId = JsonDocument.Parse(await Http.GetStringAsync(new Uri(hub.MonitorUri, "varz"))).RootElement.GetProperty("server_id").GetString()!;
 
-        var all = await RequestJsonAsync(sys, "$SYS.REQ.SERVER.PING.LEAFZ", """{"subscriptions":true}""");
+        var all = await NatsJson.RequestAsync(sys, "$SYS.REQ.SERVER.PING.LEAFZ", """{"subscriptions":true}""");
         Assert.Equal(serverId, all.GetProperty("server").GetProperty("id").GetString());
         var data = all.GetProperty("data");
         Assert.Equal(serverId, data.GetProperty("server_id").GetString());
@@ -69,15 +69,15 @@ public sealed class LeafSystemRequestTests
         Assert.Contains($"{p}.watched", subs);
         Assert.Equal(link.GetProperty("subscriptions").GetInt32(), subs.Length);
 
-        var direct = (await RequestJsonAsync(sys, $"$SYS.REQ.SERVER.{serverId}.LEAFZ")).GetProperty("data");
+        var direct = (await NatsJson.RequestAsync(sys, $"$SYS.REQ.SERVER.{serverId}.LEAFZ")).GetProperty("data");
         Assert.False(Assert.Single(direct.GetProperty("leafs").EnumerateArray()).TryGetProperty("subscriptions_list", out _));
 
         // The account filter: the option, the account request's subject, the page's acc.
-        var ofA = (await RequestJsonAsync(sys, "$SYS.REQ.ACCOUNT.A.LEAFZ")).GetProperty("data");
+        var ofA = (await NatsJson.RequestAsync(sys, "$SYS.REQ.ACCOUNT.A.LEAFZ")).GetProperty("data");
         Assert.Equal("A", Assert.Single(ofA.GetProperty("leafs").EnumerateArray()).GetProperty("account").GetString());
         foreach (var (subject, body) in new[] { ("$SYS.REQ.ACCOUNT.B.LEAFZ", ""), ($"$SYS.REQ.SERVER.{serverId}.LEAFZ", """{"account":"B"}""") })
         {
-            var none = (await RequestJsonAsync(sys, subject, body)).GetProperty("data");
+            var none = (await NatsJson.RequestAsync(sys, subject, body)).GetProperty("data");
             Assert.Equal(0, none.GetProperty("leafnodes").GetInt32());
             Assert.Equal(JsonValueKind.Null, none.GetProperty("leafs").ValueKind);
         }
@@ -111,11 +111,11 @@ public sealed class LeafSystemRequestTests
         var serverId = leafz.RootElement.GetProperty("server_id").GetString()!;
         var metrics = PrometheusText.Parse(await Http.GetStringAsync(new Uri(hub.MonitorUri, "metrics")));
 
-        var nodes = Assert.Single(Family(metrics, "gnatsd_leafz_conn_nodes_total").Samples);
+        var nodes = Assert.Single(PrometheusText.Family(metrics, "gnatsd_leafz_conn_nodes_total").Samples);
         Assert.Equal(["server_id"], nodes.Labels.Keys);
         Assert.Equal(1, nodes.Value);
 
-        var info = Assert.Single(Family(metrics, "gnatsd_leafz_info").Samples);
+        var info = Assert.Single(PrometheusText.Family(metrics, "gnatsd_leafz_info").Samples);
         Assert.Equal(new[] { "server_id", "account", "account_id", "ip", "port", "name" }.Order(StringComparer.Ordinal), info.Labels.Keys.Order(StringComparer.Ordinal));
         Assert.Equal(serverId, info.Labels["server_id"]);
         Assert.Equal("A", info.Labels["account"]);
@@ -124,42 +124,31 @@ public sealed class LeafSystemRequestTests
         Assert.Equal(link.GetProperty("port").GetInt32().ToString(CultureInfo.InvariantCulture), info.Labels["port"]);
         Assert.Equal(link.GetProperty("name").GetString(), info.Labels["name"]);
         Assert.Equal(1, info.Value);
-        Assert.Equal(link.GetProperty("subscriptions").GetInt32(), Assert.Single(Family(metrics, "gnatsd_leafz_conn_subscriptions_total").Samples).Value);
-        Assert.True(Assert.Single(Family(metrics, "gnatsd_leafz_conn_out_msgs").Samples).Value >= 1); // the ready probes
+        Assert.Equal(link.GetProperty("subscriptions").GetInt32(), Assert.Single(PrometheusText.Family(metrics, "gnatsd_leafz_conn_subscriptions_total").Samples).Value);
+        Assert.True(Assert.Single(PrometheusText.Family(metrics, "gnatsd_leafz_conn_out_msgs").Samples).Value >= 1); // the ready probes
         foreach (var name in new[] { "conn_rtt", "conn_in_msgs", "conn_in_bytes", "conn_out_bytes" })
         {
-            Assert.Single(Family(metrics, $"gnatsd_leafz_{name}").Samples);
+            Assert.Single(PrometheusText.Family(metrics, $"gnatsd_leafz_{name}").Samples);
         }
 
         // accstatz (?unused=1): every account; A has the client and the leaf link.
-        var connections = Family(metrics, "gnatsd_accstatz_current_connections");
+        var connections = PrometheusText.Family(metrics, "gnatsd_accstatz_current_connections");
         Assert.Equal(["A", "B", "SYS"], connections.Samples.Select(s => s.Labels["account"]).Where(a => a is "A" or "B" or "SYS").Order(StringComparer.Ordinal));
         var a = Assert.Single(connections.Samples, s => s.Labels["account"] == "A");
         Assert.Equal(1, a.Value);
         Assert.Equal("A", a.Labels["account_id"]);
         Assert.Equal("", a.Labels.GetValueOrDefault("account_name", ""));
-        Assert.Equal(1, Assert.Single(Family(metrics, "gnatsd_accstatz_leaf_nodes").Samples, s => s.Labels["account"] == "A").Value);
-        Assert.Equal(2, Assert.Single(Family(metrics, "gnatsd_accstatz_total_connections").Samples, s => s.Labels["account"] == "A").Value);
-        Assert.Equal(0, Assert.Single(Family(metrics, "gnatsd_accstatz_current_connections").Samples, s => s.Labels["account"] == "B").Value);
-        Assert.True(Assert.Single(Family(metrics, "gnatsd_accstatz_subscriptions").Samples, s => s.Labels["account"] == "A").Value >= 1); // the ready subscription's interest
+        Assert.Equal(1, Assert.Single(PrometheusText.Family(metrics, "gnatsd_accstatz_leaf_nodes").Samples, s => s.Labels["account"] == "A").Value);
+        Assert.Equal(2, Assert.Single(PrometheusText.Family(metrics, "gnatsd_accstatz_total_connections").Samples, s => s.Labels["account"] == "A").Value);
+        Assert.Equal(0, Assert.Single(PrometheusText.Family(metrics, "gnatsd_accstatz_current_connections").Samples, s => s.Labels["account"] == "B").Value);
+        Assert.True(Assert.Single(PrometheusText.Family(metrics, "gnatsd_accstatz_subscriptions").Samples, s => s.Labels["account"] == "A").Value >= 1); // the ready subscription's interest
         foreach (var name in new[] { "sent_messages", "sent_bytes", "received_messages", "received_bytes", "slow_consumers" })
         {
-            Assert.Single(Family(metrics, $"gnatsd_accstatz_{name}").Samples, s => s.Labels["account"] == "A");
+            Assert.Single(PrometheusText.Family(metrics, $"gnatsd_accstatz_{name}").Samples, s => s.Labels["account"] == "A");
         }
     }
 
-    private static PrometheusFamily Family(Dictionary<string, PrometheusFamily> metrics, string name)
-    {
-        Assert.True(metrics.TryGetValue(name, out var family), $"no family {name}");
-        Assert.Equal("gauge", family.Type);
-        return family;
-    }
 
-    private static async Task<JsonElement> RequestJsonAsync(NatsConnection nats, string subject, string body = "")
-    {
-        var reply = await nats.RequestAsync<string, string>(subject, body);
-        return JsonDocument.Parse(reply.Data!).RootElement.Clone();
-    }
 
     // Interest in readySubject, subscribed by subscriber after its other subscriptions, reaches publisher's server.
     private static async Task CrossedAsync(NatsConnection subscriber, NatsConnection publisher, string readySubject, string diagnostics)

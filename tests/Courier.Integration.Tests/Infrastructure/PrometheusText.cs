@@ -18,6 +18,14 @@ public sealed record PrometheusFamily(string Name, string Type, string? Help, Li
 /// </summary>
 public static class PrometheusText
 {
+    /// <summary>The family <paramref name="name"/> of <paramref name="metrics"/>, which must be there with <paramref name="type"/>.</summary>
+    public static PrometheusFamily Family(Dictionary<string, PrometheusFamily> metrics, string name, string type = "gauge")
+    {
+        Xunit.Assert.True(metrics.TryGetValue(name, out var family), $"no family {name}");
+        Xunit.Assert.Equal(type, family.Type);
+        return family;
+    }
+
     private static readonly HashSet<string> Types = ["counter", "gauge", "histogram", "summary", "untyped"];
 
     public static Dictionary<string, PrometheusFamily> Parse(string text)

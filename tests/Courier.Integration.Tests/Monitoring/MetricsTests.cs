@@ -173,17 +173,9 @@ public sealed class MetricsTests(CourierFixture fixture) : IClassFixture<Courier
         return PrometheusText.Parse(body);
     }
 
-    private static PrometheusSample Single(Dictionary<string, PrometheusFamily> metrics, string name, string type)
-    {
-        Assert.True(metrics.TryGetValue(name, out var family), $"no family {name}");
-        Assert.Equal(type, family.Type);
-        return Assert.Single(family.Samples);
-    }
+    private static PrometheusSample Single(Dictionary<string, PrometheusFamily> metrics, string name, string type) =>
+        Assert.Single(PrometheusText.Family(metrics, name, type).Samples);
 
-    private static PrometheusSample Of(Dictionary<string, PrometheusFamily> metrics, string name, string type, string label, string value)
-    {
-        Assert.True(metrics.TryGetValue(name, out var family), $"no family {name}");
-        Assert.Equal(type, family.Type);
-        return Assert.Single(family.Samples, s => s.Labels.GetValueOrDefault(label) == value);
-    }
+    private static PrometheusSample Of(Dictionary<string, PrometheusFamily> metrics, string name, string type, string label, string value) =>
+        Assert.Single(PrometheusText.Family(metrics, name, type).Samples, s => s.Labels.GetValueOrDefault(label) == value);
 }

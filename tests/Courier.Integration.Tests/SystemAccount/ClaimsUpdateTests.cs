@@ -36,11 +36,6 @@ public abstract class ClaimsUpdateTests<TServer> : IClassFixture<TServer>
         return nats;
     }
 
-    private static async Task<JsonElement> RequestJsonAsync(NatsConnection nats, string subject, string body)
-    {
-        var reply = await nats.RequestAsync<string, string>(subject, body);
-        return JsonDocument.Parse(reply.Data!).RootElement.Clone();
-    }
 
     private async Task WithDirectoryServerAsync(Func<ServerProcess, string, Task> test)
     {
@@ -65,7 +60,7 @@ public abstract class ClaimsUpdateTests<TServer> : IClassFixture<TServer>
         await Assert.ThrowsAnyAsync<NatsException>(async () => await ConnectAsync(server, user)); // not known yet
 
         await using var sys = await ConnectAsync(server, TestOperator.NewUser(_operator.System));
-        var answer = await RequestJsonAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", account.Jwt);
+        var answer = await NatsJson.RequestAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", account.Jwt);
         Assert.Equal(JsonValueKind.Object, answer.GetProperty("server").ValueKind);
         var data = answer.GetProperty("data");
         Assert.Equal(account.PublicKey, data.GetProperty("account").GetString());
@@ -101,8 +96,8 @@ public abstract class ClaimsUpdateTests<TServer> : IClassFixture<TServer>
             var without = _operator.NewAccount("PLAIN");
             await using (var sys = await ConnectAsync(server, TestOperator.NewUser(_operator.System)))
             {
-                Assert.Equal(200, (await RequestJsonAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", withJs.Jwt)).GetProperty("data").GetProperty("code").GetInt32());
-                Assert.Equal(200, (await RequestJsonAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", without.Jwt)).GetProperty("data").GetProperty("code").GetInt32());
+                Assert.Equal(200, (await NatsJson.RequestAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", withJs.Jwt)).GetProperty("data").GetProperty("code").GetInt32());
+                Assert.Equal(200, (await NatsJson.RequestAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", without.Jwt)).GetProperty("data").GetProperty("code").GetInt32());
             }
 
             // The first user of the pushed account creates a stream and publishes to it, as soon as it is connected.
@@ -118,7 +113,7 @@ public abstract class ClaimsUpdateTests<TServer> : IClassFixture<TServer>
 
             // The other account's JWT has no JetStream limits: nats-server's "not enabled for account".
             await using var plain = await ConnectAsync(server, TestOperator.NewUser(without));
-            var info = await RequestJsonAsync(plain, "$JS.API.INFO", "");
+            var info = await NatsJson.RequestAsync(plain, "$JS.API.INFO", "");
             var error = info.GetProperty("error");
             Assert.Equal(503, error.GetProperty("code").GetInt32());
             Assert.Equal(10039, error.GetProperty("err_code").GetInt32());
@@ -137,10 +132,10 @@ public abstract class ClaimsUpdateTests<TServer> : IClassFixture<TServer>
         var other = _operator.NewAccount("OTHER");
         await using var sys = await ConnectAsync(server, TestOperator.NewUser(_operator.System));
 
-        var ok = await RequestJsonAsync(sys, $"$SYS.REQ.ACCOUNT.{account.PublicKey}.CLAIMS.UPDATE", account.Jwt);
+        var ok = await NatsJson.RequestAsync(sys, $"$SYS.REQ.ACCOUNT.{account.PublicKey}.CLAIMS.UPDATE", account.Jwt);
         Assert.Equal("jwt updated", ok.GetProperty("data").GetProperty("message").GetString());
 
-        var mismatch = await RequestJsonAsync(sys, $"$SYS.REQ.ACCOUNT.{account.PublicKey}.CLAIMS.UPDATE", other.Jwt);
+        var mismatch = await NatsJson.RequestAsync(sys, $"$SYS.REQ.ACCOUNT.{account.PublicKey}.CLAIMS.UPDATE", other.Jwt);
         var error = mismatch.GetProperty("error");
         Assert.Equal(account.PublicKey, error.GetProperty("account").GetString());
         Assert.Equal(500, error.GetProperty("code").GetInt32());
@@ -153,7 +148,7 @@ public abstract class ClaimsUpdateTests<TServer> : IClassFixture<TServer>
     {
         await using var sys = await ConnectAsync(server, TestOperator.NewUser(_operator.System));
 
-        var answer = await RequestJsonAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", "not-a-jwt");
+        var answer = await NatsJson.RequestAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", "not-a-jwt");
         var error = answer.GetProperty("error");
         Assert.Equal("n/a", error.GetProperty("account").GetString());
         Assert.Equal(500, error.GetProperty("code").GetInt32());
@@ -165,7 +160,7 @@ public abstract class ClaimsUpdateTests<TServer> : IClassFixture<TServer>
     {
         var account = _operator.NewAccount("REV");
         await using var sys = await ConnectAsync(server, TestOperator.NewUser(_operator.System));
-        Assert.Equal(200, (await RequestJsonAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", account.Jwt)).GetProperty("data").GetProperty("code").GetInt32());
+        Assert.Equal(200, (await NatsJson.RequestAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", account.Jwt)).GetProperty("data").GetProperty("code").GetInt32());
         var user = TestOperator.NewUser(account, issuedAt: TestJwt.Now - 60);
         await using var connected = await WireClient.ConnectAsync(server);
         await connected.SendAsync($"CONNECT {user.Connect(connected.Info.GetProperty("nonce").GetString()!)}\r\n");
@@ -173,7 +168,7 @@ public abstract class ClaimsUpdateTests<TServer> : IClassFixture<TServer>
 
         // The same account key, a newer JWT that revokes the user (issued before now).
         var revoking = _operator.ReissueAccount(account, "REV", nats => nats["revocations"] = new System.Text.Json.Nodes.JsonObject { [user.PublicKey] = TestJwt.Now });
-        Assert.Equal(200, (await RequestJsonAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", revoking.Jwt)).GetProperty("data").GetProperty("code").GetInt32());
+        Assert.Equal(200, (await NatsJson.RequestAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", revoking.Jwt)).GetProperty("data").GetProperty("code").GetInt32());
 
         await connected.ExpectAsync("-ERR 'User Authentication Revoked'\r\n");
         await Assert.ThrowsAnyAsync<NatsException>(async () => await ConnectAsync(server, user));

@@ -48,11 +48,6 @@ public abstract class LinkRequestTests<TServer> : IClassFixture<TServer>
         return nats;
     }
 
-    private static async Task<JsonElement> RequestJsonAsync(NatsConnection nats, string subject, string body = "")
-    {
-        var reply = await nats.RequestAsync<string, string>(subject, body);
-        return JsonDocument.Parse(reply.Data!).RootElement.Clone();
-    }
 
     /// <summary>
     /// Sends <paramref name="ignored"/> and then <paramref name="answered"/> with one reply subject and
@@ -89,7 +84,7 @@ public abstract class LinkRequestTests<TServer> : IClassFixture<TServer>
             ("$SYS.REQ.ACCOUNT.A.LEAFZ", """{"subscriptions":true}"""),
         })
         {
-            var answer = await RequestJsonAsync(sys, subject, body);
+            var answer = await NatsJson.RequestAsync(sys, subject, body);
             AssertFieldNames(answer, "server", "data");
             Assert.Equal(serverId, answer.GetProperty("server").GetProperty("id").GetString());
             var data = answer.GetProperty("data");
@@ -104,12 +99,12 @@ public abstract class LinkRequestTests<TServer> : IClassFixture<TServer>
         Assert.True(first.GetProperty("data").TryGetProperty("outbound_gateways", out _), first.ToString());
 
         // tags: all of them must be the server's (in any case).
-        var tagged = await RequestJsonAsync(sys, "$SYS.REQ.SERVER.PING.LEAFZ", """{"tags":[" BLUE "]}""");
+        var tagged = await NatsJson.RequestAsync(sys, "$SYS.REQ.SERVER.PING.LEAFZ", """{"tags":[" BLUE "]}""");
         Assert.Equal(0, tagged.GetProperty("data").GetProperty("leafnodes").GetInt32());
         var untagged = await FirstAnswerAsync(sys, ("$SYS.REQ.SERVER.PING.LEAFZ", """{"tags":["blue","red"]}"""), ("$SYS.REQ.SERVER.PING.GATEWAYZ", ""));
         Assert.True(untagged.GetProperty("data").TryGetProperty("outbound_gateways", out _), untagged.ToString());
 
-        var bad = await RequestJsonAsync(sys, "$SYS.REQ.SERVER.PING.LEAFZ", "{not json");
+        var bad = await NatsJson.RequestAsync(sys, "$SYS.REQ.SERVER.PING.LEAFZ", "{not json");
         Assert.Equal(400, bad.GetProperty("error").GetProperty("code").GetInt32());
         Assert.False(bad.TryGetProperty("data", out _));
     }
@@ -128,7 +123,7 @@ public abstract class LinkRequestTests<TServer> : IClassFixture<TServer>
             ($"$SYS.REQ.SERVER.{serverId}.GATEWAYZ", """{"name":"west","accounts":true,"account_name":"A"}"""),
         })
         {
-            var answer = await RequestJsonAsync(sys, subject, body);
+            var answer = await NatsJson.RequestAsync(sys, subject, body);
             AssertFieldNames(answer, "server", "data");
             var data = answer.GetProperty("data");
             AssertFieldNames(data, "server_id", "now", "outbound_gateways", "inbound_gateways");
@@ -198,14 +193,14 @@ public abstract class LinkRequestTests<TServer> : IClassFixture<TServer>
         await using var sys = await ConnectAsync(server, "sys");
         await using var client = await ConnectAsync(server, "a");
 
-        var ping = await RequestJsonAsync(sys, "$SYS.REQ.ACCOUNT.PING.STATZ", """{"accounts":["B","A"],"include_unused":true}""");
+        var ping = await NatsJson.RequestAsync(sys, "$SYS.REQ.ACCOUNT.PING.STATZ", """{"accounts":["B","A"],"include_unused":true}""");
         Assert.Equal(["B", "A"], ping.GetProperty("data").GetProperty("account_statz").EnumerateArray().Select(a => a.GetProperty("acc").GetString()));
 
-        var used = await RequestJsonAsync(sys, "$SYS.REQ.ACCOUNT.PING.STATZ", """{"accounts":["B","A"]}""");
+        var used = await NatsJson.RequestAsync(sys, "$SYS.REQ.ACCOUNT.PING.STATZ", """{"accounts":["B","A"]}""");
         Assert.Equal(["A"], used.GetProperty("data").GetProperty("account_statz").EnumerateArray().Select(a => a.GetProperty("acc").GetString()));
 
         // A named account without a local client, unused asked for: answered (nats-server's AccountStatz).
-        var b = await RequestJsonAsync(sys, "$SYS.REQ.ACCOUNT.B.STATZ", """{"include_unused":true}""");
+        var b = await NatsJson.RequestAsync(sys, "$SYS.REQ.ACCOUNT.B.STATZ", """{"include_unused":true}""");
         var stat = Assert.Single(b.GetProperty("data").GetProperty("account_statz").EnumerateArray());
         Assert.Equal("B", stat.GetProperty("acc").GetString());
         Assert.Equal(0, stat.GetProperty("conns").GetInt32());

@@ -34,7 +34,7 @@ public sealed class ServerControlRequestTests(CourierFixture fixture) : IClassFi
 
         foreach (var subject in new[] { "$SYS.REQ.SERVER.PING.IDZ", $"$SYS.REQ.SERVER.{serverId}.IDZ" })
         {
-            var idz = await RequestJsonAsync(sys, subject, """{"server_name":"not-this-one"}"""); // no options: a filter is not read
+            var idz = await NatsJson.RequestAsync(sys, subject, """{"server_name":"not-this-one"}"""); // no options: a filter is not read
             Assert.Equal(["host", "id", "name"], idz.EnumerateObject().Select(p => p.Name).Order(StringComparer.Ordinal));
             Assert.Equal(serverId, idz.GetProperty("id").GetString());
             Assert.Equal("idz-server", idz.GetProperty("name").GetString());
@@ -52,7 +52,7 @@ public sealed class ServerControlRequestTests(CourierFixture fixture) : IClassFi
 
         // A new user in account A: usable once reloaded.
         await File.WriteAllTextAsync(Path.Combine(server.Folder, "server.conf"), Config.Replace("{user: a, password: a}", "{user: a, password: a}, {user: b, password: b}", StringComparison.Ordinal));
-        var reloaded = await RequestJsonAsync(sys, $"$SYS.REQ.SERVER.{serverId}.RELOAD", "");
+        var reloaded = await NatsJson.RequestAsync(sys, $"$SYS.REQ.SERVER.{serverId}.RELOAD", "");
         Assert.Equal(["server"], reloaded.EnumerateObject().Select(p => p.Name));
         Assert.Contains("Reloaded server configuration", server.Log.All(), StringComparison.Ordinal);
         await using (var b = await WireClient.ConnectAsync(server))
@@ -62,10 +62,10 @@ public sealed class ServerControlRequestTests(CourierFixture fixture) : IClassFi
 
         // A change nats-server cannot reload: the answer carries its error, and the server runs on as it was.
         await File.WriteAllTextAsync(Path.Combine(server.Folder, "server.conf"), "server_name: renamed\n" + Config);
-        var refused = await RequestJsonAsync(sys, $"$SYS.REQ.SERVER.{serverId}.RELOAD", "");
+        var refused = await NatsJson.RequestAsync(sys, $"$SYS.REQ.SERVER.{serverId}.RELOAD", "");
         Assert.Equal(500, refused.GetProperty("error").GetProperty("code").GetInt32());
         Assert.StartsWith("config reload not supported for ServerName", refused.GetProperty("error").GetProperty("description").GetString(), StringComparison.Ordinal);
-        Assert.Equal(serverId, (await RequestJsonAsync(sys, $"$SYS.REQ.SERVER.{serverId}.IDZ", "")).GetProperty("id").GetString());
+        Assert.Equal(serverId, (await NatsJson.RequestAsync(sys, $"$SYS.REQ.SERVER.{serverId}.IDZ", "")).GetProperty("id").GetString());
     }
 
     [Fact]
@@ -94,7 +94,7 @@ public sealed class ServerControlRequestTests(CourierFixture fixture) : IClassFi
 
         await victim.PingPongAsync();
 
-        var kicked = await RequestJsonAsync(sys, $"$SYS.REQ.SERVER.{serverId}.KICK", $$"""{"cid":{{cid}}}""");
+        var kicked = await NatsJson.RequestAsync(sys, $"$SYS.REQ.SERVER.{serverId}.KICK", $$"""{"cid":{{cid}}}""");
         Assert.Equal(["server"], kicked.EnumerateObject().Select(p => p.Name));
         Assert.Equal(serverId, kicked.GetProperty("server").GetProperty("id").GetString());
         await victim.ExpectClosedAsync();
@@ -102,7 +102,7 @@ public sealed class ServerControlRequestTests(CourierFixture fixture) : IClassFi
         var closed = (await monitor.GetJsonAsync($"/connz?state=closed&cid={cid}")).GetProperty("connections");
         Assert.Equal("Kicked", Assert.Single(closed.EnumerateArray()).GetProperty("reason").GetString());
 
-        var again = await RequestJsonAsync(sys, $"$SYS.REQ.SERVER.{serverId}.KICK", $$"""{"cid":{{cid}}}""");
+        var again = await NatsJson.RequestAsync(sys, $"$SYS.REQ.SERVER.{serverId}.KICK", $$"""{"cid":{{cid}}}""");
         Assert.Equal(500, again.GetProperty("error").GetProperty("code").GetInt32());
         Assert.Equal("no such client or leafnode id", again.GetProperty("error").GetProperty("description").GetString());
         Assert.False(again.TryGetProperty("data", out _));
@@ -120,7 +120,7 @@ public sealed class ServerControlRequestTests(CourierFixture fixture) : IClassFi
         await using var old = await WireClient.ConnectAsync(server);
         await old.HandshakeAsync("""{"verbose":false,"pedantic":false,"user":"a","pass":"a","name":"ldm-old","protocol":0}""");
 
-        var told = await RequestJsonAsync(sys, $"$SYS.REQ.SERVER.{serverId}.LDM", $$"""{"cid":{{await CidAsync(monitor, "ldm-modern")}}}""");
+        var told = await NatsJson.RequestAsync(sys, $"$SYS.REQ.SERVER.{serverId}.LDM", $$"""{"cid":{{await CidAsync(monitor, "ldm-modern")}}}""");
         Assert.Equal(["server"], told.EnumerateObject().Select(p => p.Name));
         var info = await modern.ExpectLineAsync(new Regex("^INFO ", RegexOptions.None, TimeSpan.FromSeconds(1)));
         using (var json = JsonDocument.Parse(info["INFO ".Length..]))
@@ -130,12 +130,12 @@ public sealed class ServerControlRequestTests(CourierFixture fixture) : IClassFi
 
         await modern.PingPongAsync(); // told, not closed
 
-        var refused = await RequestJsonAsync(sys, $"$SYS.REQ.SERVER.{serverId}.LDM", $$"""{"cid":{{await CidAsync(monitor, "ldm-old")}}}""");
+        var refused = await NatsJson.RequestAsync(sys, $"$SYS.REQ.SERVER.{serverId}.LDM", $$"""{"cid":{{await CidAsync(monitor, "ldm-old")}}}""");
         Assert.Equal(500, refused.GetProperty("error").GetProperty("code").GetInt32());
         Assert.Equal("client does not support Lame Duck Mode or is not ready to receive the notification", refused.GetProperty("error").GetProperty("description").GetString());
         await old.PingPongAsync(); // nothing was sent to it
 
-        var none = await RequestJsonAsync(sys, $"$SYS.REQ.SERVER.{serverId}.LDM", """{"cid":999999}""");
+        var none = await NatsJson.RequestAsync(sys, $"$SYS.REQ.SERVER.{serverId}.LDM", """{"cid":999999}""");
         Assert.Equal("no such client id", none.GetProperty("error").GetProperty("description").GetString());
     }
 
@@ -160,11 +160,6 @@ public sealed class ServerControlRequestTests(CourierFixture fixture) : IClassFi
         return nats;
     }
 
-    private static async Task<JsonElement> RequestJsonAsync(NatsConnection nats, string subject, string body)
-    {
-        var reply = await nats.RequestAsync<string, string>(subject, body);
-        return JsonDocument.Parse(reply.Data!).RootElement.Clone();
-    }
 
     // Sends ignored, then answered, with one reply subject; the first answer is answered's unless ignored got one.
     private static async Task<JsonElement> FirstAnswerAsync(NatsConnection nats, (string Subject, string Body) ignored, (string Subject, string Body) answered)

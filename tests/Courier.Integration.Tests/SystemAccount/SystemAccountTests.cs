@@ -49,11 +49,6 @@ public abstract class SystemAccountTests<TServer> : IClassFixture<TServer>
         return JsonDocument.Parse(msg.Data!).RootElement.Clone();
     }
 
-    private static async Task<JsonElement> RequestJsonAsync(NatsConnection nats, string subject, string body = "")
-    {
-        var reply = await nats.RequestAsync<string, string>(subject, body);
-        return JsonDocument.Parse(reply.Data!).RootElement.Clone();
-    }
 
     /// <summary>Asserts that <paramref name="e"/> has each of <paramref name="fields"/> with the JSON kind given.</summary>
     private static void AssertFields(JsonElement e, params (string Name, JsonValueKind Kind)[] fields)
@@ -141,7 +136,7 @@ public abstract class SystemAccountTests<TServer> : IClassFixture<TServer>
         await using var sys = await ConnectAsync(server, "sys");
         await using var client = await ConnectAsync(server, "a");
 
-        var statsz = await RequestJsonAsync(sys, "$SYS.REQ.SERVER.PING");
+        var statsz = await NatsJson.RequestAsync(sys, "$SYS.REQ.SERVER.PING");
         AssertServer(statsz.GetProperty("server"));
         var stats = statsz.GetProperty("statsz");
         AssertFields(stats, ("start", JsonValueKind.String), ("mem", JsonValueKind.Number), ("cores", JsonValueKind.Number), ("cpu", JsonValueKind.Number),
@@ -150,27 +145,27 @@ public abstract class SystemAccountTests<TServer> : IClassFixture<TServer>
         Assert.Equal(2, stats.GetProperty("connections").GetInt32());
 
         var id = statsz.GetProperty("server").GetProperty("id").GetString()!;
-        var varz = await RequestJsonAsync(sys, $"$SYS.REQ.SERVER.{id}.VARZ");
+        var varz = await NatsJson.RequestAsync(sys, $"$SYS.REQ.SERVER.{id}.VARZ");
         AssertServer(varz.GetProperty("server"));
         Assert.Equal(id, varz.GetProperty("data").GetProperty("server_id").GetString());
 
-        var statszPing = await RequestJsonAsync(sys, "$SYS.REQ.SERVER.PING.STATSZ");
+        var statszPing = await NatsJson.RequestAsync(sys, "$SYS.REQ.SERVER.PING.STATSZ");
         Assert.Equal(id, statszPing.GetProperty("server").GetProperty("id").GetString());
         Assert.Equal(JsonValueKind.Object, statszPing.GetProperty("statsz").ValueKind);
 
-        var connz = await RequestJsonAsync(sys, "$SYS.REQ.SERVER.PING.CONNZ");
+        var connz = await NatsJson.RequestAsync(sys, "$SYS.REQ.SERVER.PING.CONNZ");
         Assert.Equal(2, connz.GetProperty("data").GetProperty("num_connections").GetInt32());
         Assert.All(connz.GetProperty("data").GetProperty("connections").EnumerateArray(), c => AssertFields(c, ("rtt", JsonValueKind.String)));
 
         Assert.Equal("SYS", varz.GetProperty("data").GetProperty("system_account").GetString());
 
-        var healthz = await RequestJsonAsync(sys, $"$SYS.REQ.SERVER.{id}.HEALTHZ");
+        var healthz = await NatsJson.RequestAsync(sys, $"$SYS.REQ.SERVER.{id}.HEALTHZ");
         Assert.Equal("ok", healthz.GetProperty("data").GetProperty("status").GetString());
 
-        var subsz = await RequestJsonAsync(sys, "$SYS.REQ.SERVER.PING.SUBSZ");
+        var subsz = await NatsJson.RequestAsync(sys, "$SYS.REQ.SERVER.PING.SUBSZ");
         AssertFields(subsz.GetProperty("data"), ("num_subscriptions", JsonValueKind.Number));
 
-        var accountz = await RequestJsonAsync(sys, "$SYS.REQ.SERVER.PING.ACCOUNTZ");
+        var accountz = await NatsJson.RequestAsync(sys, "$SYS.REQ.SERVER.PING.ACCOUNTZ");
         var names = accountz.GetProperty("data").GetProperty("accounts").EnumerateArray().Select(a => a.GetString()).ToList();
         Assert.Contains("A", names);
         Assert.Contains("SYS", names);
@@ -183,7 +178,7 @@ public abstract class SystemAccountTests<TServer> : IClassFixture<TServer>
         await using var server = await _server.StartServerAsync(Config);
         await using var sys = await ConnectAsync(server, "sys");
 
-        var answer = await RequestJsonAsync(sys, "$SYS.REQ.SERVER.PING.VARZ", "{not json");
+        var answer = await NatsJson.RequestAsync(sys, "$SYS.REQ.SERVER.PING.VARZ", "{not json");
         AssertServer(answer.GetProperty("server"));
         Assert.Equal(400, answer.GetProperty("error").GetProperty("code").GetInt32());
         Assert.False(answer.TryGetProperty("data", out _));
@@ -198,7 +193,7 @@ public abstract class SystemAccountTests<TServer> : IClassFixture<TServer>
         await using var sub = await client.SubscribeCoreAsync<string>("a.things");
         await client.PingAsync();
 
-        var connz = await RequestJsonAsync(sys, "$SYS.REQ.ACCOUNT.A.CONNZ");
+        var connz = await NatsJson.RequestAsync(sys, "$SYS.REQ.ACCOUNT.A.CONNZ");
         AssertServer(connz.GetProperty("server"));
         var data = connz.GetProperty("data");
         AssertFields(data, ("server_id", JsonValueKind.String), ("now", JsonValueKind.String), ("num_connections", JsonValueKind.Number),
@@ -207,7 +202,7 @@ public abstract class SystemAccountTests<TServer> : IClassFixture<TServer>
         var only = Assert.Single(connections);
         Assert.Equal("account-a-client", only.GetProperty("name").GetString());
 
-        var info = await RequestJsonAsync(sys, "$SYS.REQ.ACCOUNT.A.INFO");
+        var info = await NatsJson.RequestAsync(sys, "$SYS.REQ.ACCOUNT.A.INFO");
         var account = info.GetProperty("data");
         AssertFields(account, ("account_name", JsonValueKind.String), ("expired", JsonValueKind.True), ("complete", JsonValueKind.True),
             ("jetstream_enabled", JsonValueKind.True), ("leafnode_connections", JsonValueKind.Number), ("client_connections", JsonValueKind.Number),
@@ -215,15 +210,15 @@ public abstract class SystemAccountTests<TServer> : IClassFixture<TServer>
         Assert.Equal("A", account.GetProperty("account_name").GetString());
         Assert.Equal(1, account.GetProperty("client_connections").GetInt32());
 
-        var subsz = await RequestJsonAsync(sys, "$SYS.REQ.ACCOUNT.A.SUBSZ");
+        var subsz = await NatsJson.RequestAsync(sys, "$SYS.REQ.ACCOUNT.A.SUBSZ");
         var list = subsz.GetProperty("data").GetProperty("subscriptions_list").EnumerateArray().ToList();
         Assert.Contains(list, s => s.GetProperty("subject").GetString() == "a.things");
 
-        var jsz = await RequestJsonAsync(sys, "$SYS.REQ.ACCOUNT.A.JSZ");
+        var jsz = await NatsJson.RequestAsync(sys, "$SYS.REQ.ACCOUNT.A.JSZ");
         Assert.Equal(500, jsz.GetProperty("error").GetProperty("code").GetInt32());
         Assert.Equal("jetstream not enabled", jsz.GetProperty("error").GetProperty("description").GetString());
 
-        var statz = await RequestJsonAsync(sys, "$SYS.REQ.ACCOUNT.A.STATZ");
+        var statz = await NatsJson.RequestAsync(sys, "$SYS.REQ.ACCOUNT.A.STATZ");
         var stat = Assert.Single(statz.GetProperty("data").GetProperty("account_statz").EnumerateArray());
         Assert.Equal("A", stat.GetProperty("acc").GetString());
         Assert.Equal(1, stat.GetProperty("conns").GetInt32());
