@@ -1188,7 +1188,86 @@ public sealed class CourierReplicatedStreamTests(CourierReplicatedMesh fixture) 
         Assert.Equal(3, durable.Info.Config.NumReplicas);
     }
 
-    /// <summary>/raftz (Courier's; nats-server 2.9.10 has none): every node hosts the stream's group, one of them leads it, all in one term.</summary>
+    /// <summary>
+    /// /metrics on every node (Courier's own <c>courier_raft_*</c>): the stream's group on each, one leader, one
+    /// term and applied index once they agree, the leader's view of its two followers caught up, and every
+    /// node's Raft log group-committing; once the stream is deleted its series are gone.
+    /// </summary>
+    [Fact]
+    public async Task Metrics_show_each_raft_group_its_leader_and_its_followers_lag()
+    {
+        await JetStreamMeshReadyAsync(MeshOf());
+        await using var client = await fixture.Mesh.ConnectAsync(0, "raft-metrics");
+        var js = new NatsJSContext(client);
+        Assert.True(await Poll.UntilAsync(
+            async () =>
+            {
+                try
+                {
+                    await js.CreateStreamAsync(new StreamConfig("RM", ["rm.>"]) { NumReplicas = 3 });
+                    return true;
+                }
+                catch (NatsJSApiException e) when (e.Error.Code == 503 || e.Error.ErrCode == 10005)
+                {
+                    return false; // a node restarted by another test is not back yet
+                }
+            },
+            TimeSpan.FromSeconds(60)));
+        for (var i = 0; i < 5; i++)
+        {
+            (await js.PublishAsync("rm.x", i)).EnsureSuccess();
+        }
+
+        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
+        var scrapes = new List<Dictionary<string, PrometheusFamily>>();
+        List<PrometheusSample> Of(string family) =>
+            [.. scrapes.SelectMany(m => m.TryGetValue(family, out var f) ? f.Samples : []).Where(s => s.Labels.GetValueOrDefault("stream") == "RM")];
+        async Task ScrapeAllAsync()
+        {
+            scrapes.Clear();
+            foreach (var node in fixture.Mesh.Nodes)
+            {
+                scrapes.Add(PrometheusText.Parse(await http.GetStringAsync(new Uri(node.MonitorUri, "metrics"))));
+            }
+        }
+
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    await ScrapeAllAsync();
+                    var applied = Of("courier_raft_applied_index");
+                    var lag = Of("courier_raft_peer_lag_entries");
+                    return applied.Count == 3 && applied.Select(s => s.Value).Distinct().Count() == 1 &&
+                        Of("courier_raft_is_leader").Sum(s => s.Value) == 1 && lag.Count == 2 && lag.All(s => s.Value == 0);
+                },
+                TimeSpan.FromSeconds(30)),
+            $"courier_raft_*: {string.Join("\n", new[] { "courier_raft_applied_index", "courier_raft_is_leader", "courier_raft_peer_lag_entries" }.SelectMany(Of))}");
+        Assert.Single(Of("courier_raft_term").Select(s => s.Value).Distinct());
+        Assert.All(Of("courier_raft_commit_index"), s => Assert.True(s.Value >= 5, $"commit {s.Value}: five publishes, besides membership and no-op entries"));
+        Assert.All(Of("courier_raft_is_leader"), s => Assert.Equal(["server_id", "raft_group", "account", "stream"], s.Labels.Keys.ToArray()));
+        Assert.Single(Of("courier_raft_is_leader").Select(s => s.Labels["raft_group"]).Distinct());
+        var peers = Of("courier_raft_peer_lag_entries").Select(s => s.Labels["peer"]).Order(StringComparer.Ordinal).ToArray();
+        var leaderIndex = scrapes.FindIndex(m => m["courier_raft_is_leader"].Samples.Any(s => s.Labels.GetValueOrDefault("stream") == "RM" && s.Value == 1));
+        Assert.Equal(
+            Enumerable.Range(0, 3).Where(i => i != leaderIndex).Select(i => $"node-{i}").ToArray(),
+            peers); // the lag of the two followers, on the leader only
+        Assert.All(scrapes, m => Assert.Contains(
+            PrometheusText.Family(m, "courier_store_group_commit_entries", "histogram").Samples,
+            s => s.Name == "courier_store_group_commit_entries_count" && s.Labels.GetValueOrDefault("log") == "raft" && s.Value > 0));
+
+        await js.DeleteStreamAsync("RM");
+        Assert.True(
+            await Poll.UntilAsync(
+                async () =>
+                {
+                    await ScrapeAllAsync();
+                    return Of("courier_raft_term").Count == 0 && Of("courier_raft_peer_lag_entries").Count == 0;
+                },
+                TimeSpan.FromSeconds(30)),
+            "the deleted stream's group stayed in the metrics");
+    }
+
     /// <summary>Behind a num_replicas change, the groups themselves (/raftz): up from 1, a group on every node with three voters; back to 1, only the leader's, with one.</summary>
     [Fact]
     public async Task Scaling_a_stream_up_and_down_adds_and_removes_its_group_members()
@@ -1225,6 +1304,7 @@ public sealed class CourierReplicatedStreamTests(CourierReplicatedMesh fixture) 
         await js.DeleteStreamAsync("SZ");
     }
 
+    /// <summary>/raftz (Courier's; nats-server 2.9.10 has none): every node hosts the stream's group, one of them leads it, all in one term.</summary>
     [Fact]
     public async Task Raftz_shows_the_replicated_streams_group_on_every_node_with_one_leader()
     {

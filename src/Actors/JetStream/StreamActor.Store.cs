@@ -76,6 +76,7 @@ internal sealed partial class StreamActor
         try
         {
             _store.Flush(); // durable before any PubAck goes out
+            RecordGroupCommit();
             foreach (var consumer in _consumers.Actors)
             {
                 consumer.Tell(ConsumerActor.Protocol.NewMessages.Instance);
@@ -92,6 +93,20 @@ internal sealed partial class StreamActor
         finally
         {
             ReleaseUnflushed();
+        }
+    }
+
+    private void RecordGroupCommit()
+    {
+        if (StoreMetrics.GroupCommitEntries.Enabled)
+        {
+            var entries = 0;
+            foreach (var unflushed in _unflushed)
+            {
+                entries += unflushed.Batch.Count;
+            }
+
+            StoreMetrics.GroupCommit(StoreMetrics.StreamLog, entries);
         }
     }
 

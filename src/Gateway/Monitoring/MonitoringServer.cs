@@ -105,6 +105,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
     {
         await _app.StopAsync().ConfigureAwait(false);
         await _app.DisposeAsync().ConfigureAwait(false);
+        _metrics.Dispose();
     }
 
     /// <summary>

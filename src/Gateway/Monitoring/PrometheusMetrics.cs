@@ -9,7 +9,8 @@ namespace Courier.Gateway.Monitoring;
 /// names, types and labels prometheus-nats-exporter gives them (<c>gnatsd_varz_*</c>, <c>gnatsd_connz_*</c>,
 /// <c>gnatsd_routez_*</c>, <c>gnatsd_leafz_*</c>, <c>gnatsd_gatewayz_*</c>, <c>gnatsd_accstatz_*</c>,
 /// <c>jetstream_*</c>), so dashboards built on the exporter read Courier
-/// unchanged, plus the .NET runtime's own (prometheus-net's DotNetStats: GC collections, heap, CPU).
+/// unchanged, plus the .NET runtime's own (prometheus-net's DotNetStats: GC collections, heap, CPU) and
+/// Courier's own (<c>courier_*</c>: fsync latency, group-commit sizes, mailbox depths, Raft groups).
 /// </summary>
 /// <remarks>
 /// One registry per monitoring server (not prometheus-net's static default: two servers in one
@@ -48,6 +49,7 @@ internal sealed partial class PrometheusMetrics
         Registry = Metrics.NewCustomRegistry();
         _factory = Metrics.WithCustomRegistry(Registry);
         DotNetStats.Register(Registry);
+        ListenToStoreMeter();
         Registry.AddBeforeCollectCallback(UpdateAsync);
     }
 
@@ -67,6 +69,8 @@ internal sealed partial class PrometheusMetrics
             UpdateGatewayz(serverId);
             UpdateAccstatz(serverId);
             await UpdateJetStreamAsync(serverId).ConfigureAwait(false);
+            UpdateMailboxes(serverId);
+            await UpdateRaftAsync(serverId).ConfigureAwait(false);
             foreach (var family in _families.Values)
             {
                 family.EndRound();

@@ -66,7 +66,12 @@ internal sealed class OsFileSystem : StoreFileSystem
 
         public override void SetLength(long length) => RandomAccess.SetLength(handle, length);
 
-        public override void Sync() => RandomAccess.FlushToDisk(handle);
+        public override void Sync()
+        {
+            var started = System.Diagnostics.Stopwatch.GetTimestamp();
+            RandomAccess.FlushToDisk(handle);
+            StoreMetrics.Fsynced(started);
+        }
 
         public override void Dispose() => handle.Dispose();
     }

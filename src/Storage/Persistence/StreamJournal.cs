@@ -91,6 +91,7 @@ internal sealed class StreamJournal : IDisposable
                 if (stored > 0)
                 {
                     _store.Flush();
+                    StoreMetrics.GroupCommit(StoreMetrics.JournalLog, stored);
                 }
 
                 for (var i = 0; i < stored; i++)

@@ -286,6 +286,7 @@ public sealed class RaftLogStore : IDisposable
             ArrayPool<byte>.Shared.Return(buffer);
         }
         _log.Flush(); // one write and one fsync for the whole Ready
+        StoreMetrics.GroupCommit(StoreMetrics.RaftLog, entries.Length);
     }
 
     private StoreError TruncateAll(ulong next)

@@ -145,6 +145,61 @@ public sealed class MetricsTests(CourierFixture fixture) : IClassFixture<Courier
             Assert.Equal(0, Single(after, "jetstream_server_total_streams", "gauge").Value);
         });
 
+    /// <summary>
+    /// Courier's own figures: every acknowledged publish was in a group commit of the stream's log (so the
+    /// group-commit histogram of <c>log="stream"</c> grows by the publishes, in at least one and at most that
+    /// many commits), each commit fsynced (the fsync histogram grows), and the actor tree counts the stream's
+    /// and the consumer's actors with their mailboxes.
+    /// </summary>
+    [Fact]
+    public Task Courier_metrics_give_group_commit_sizes_fsync_latency_and_mailbox_depths() =>
+        fixture.WithJetStreamAsync(async server =>
+        {
+            using var cts = new CancellationTokenSource(NatsNetClient.TestTimeout);
+            var ct = cts.Token;
+            await using var nats = await NatsNetClient.ConnectAsync(server.Url);
+            var js = new NatsJSContext(nats);
+            var prefix = Subjects.NewPrefix();
+            var streamName = NatsNetClient.NameFor(prefix);
+            await js.CreateStreamAsync(new StreamConfig(streamName, [$"{prefix}.>"]), ct);
+            await js.CreateOrUpdateConsumerAsync(streamName, new ConsumerConfig("WATCH") { AckPolicy = ConsumerConfigAckPolicy.Explicit }, ct);
+
+            var before = await ScrapeAsync(server);
+            const int Published = 40;
+            var acks = new List<Task<PubAckResponse>>();
+            for (var i = 0; i < Published; i++)
+            {
+                acks.Add(js.PublishAsync($"{prefix}.x", $"m{i}", cancellationToken: ct).AsTask()); // concurrent: commits may take several
+            }
+
+            foreach (var ack in acks)
+            {
+                (await ack).EnsureSuccess();
+            }
+
+            var after = await ScrapeAsync(server);
+
+            var commits = HistogramOf(after, "courier_store_group_commit_entries", "log", "stream");
+            var (commitsBefore, entriesBefore) = HistogramOrNone(before, "courier_store_group_commit_entries", "log", "stream");
+            Assert.Equal(Published, commits.Sum - entriesBefore); // the class's tests run one at a time: only these publishes
+            Assert.InRange(commits.Count - commitsBefore, 1, Published);
+
+            var fsyncs = HistogramOf(after, "courier_store_fsync_seconds");
+            var fsyncsBefore = HistogramOrNone(before, "courier_store_fsync_seconds").Count;
+            Assert.True(fsyncs.Count - fsyncsBefore >= commits.Count - commitsBefore, $"{fsyncs.Count - fsyncsBefore} fsyncs for {commits.Count - commitsBefore} group commits");
+            Assert.True(fsyncs.Sum > 0, "fsyncs take time");
+
+            foreach (var family in new[] { "courier_actors", "courier_mailbox_messages", "courier_mailbox_messages_max" })
+            {
+                Assert.All(PrometheusText.Family(after, family).Samples, s => Assert.Equal(["server_id", "actor"], s.Labels.Keys.ToArray()));
+            }
+
+            Assert.True(Of(after, "courier_actors", "gauge", "actor", "StreamActor").Value >= 1);
+            Assert.True(Of(after, "courier_actors", "gauge", "actor", "ConsumerActor").Value >= 1);
+            var total = Of(after, "courier_mailbox_messages", "gauge", "actor", "StreamActor").Value;
+            Assert.InRange(Of(after, "courier_mailbox_messages_max", "gauge", "actor", "StreamActor").Value, 0, total);
+        });
+
     [Fact]
     public async Task Metrics_are_the_text_format_even_when_the_scraper_offers_OpenMetrics()
     {
@@ -172,6 +227,30 @@ public sealed class MetricsTests(CourierFixture fixture) : IClassFixture<Courier
         Assert.Equal("text/plain", contentType);
         return PrometheusText.Parse(body);
     }
+
+    /// <summary>A histogram's <c>_count</c> and <c>_sum</c>, after checking its buckets rise to a <c>+Inf</c> bucket equal to the count.</summary>
+    private static (double Count, double Sum) HistogramOf(Dictionary<string, PrometheusFamily> metrics, string name, string? label = null, string? value = null)
+    {
+        var samples = PrometheusText.Family(metrics, name, "histogram").Samples.Where(s => label is null || s.Labels.GetValueOrDefault(label) == value).ToList();
+        var count = Assert.Single(samples, s => s.Name == $"{name}_count").Value;
+        var sum = Assert.Single(samples, s => s.Name == $"{name}_sum").Value;
+        var buckets = samples.Where(s => s.Name == $"{name}_bucket").ToList();
+        Assert.True(buckets.Count > 2, $"{name}: {buckets.Count} buckets");
+        for (var i = 1; i < buckets.Count; i++)
+        {
+            Assert.True(buckets[i].Value >= buckets[i - 1].Value, $"{name}: bucket le={buckets[i].Labels["le"]} below the one before");
+        }
+
+        Assert.Equal("+Inf", buckets[^1].Labels["le"]);
+        Assert.Equal(count, buckets[^1].Value);
+        return (count, sum);
+    }
+
+    /// <summary>As <see cref="HistogramOf"/>, or zeros when the histogram has no series yet (nothing recorded).</summary>
+    private static (double Count, double Sum) HistogramOrNone(Dictionary<string, PrometheusFamily> metrics, string name, string? label = null, string? value = null) =>
+        metrics.TryGetValue(name, out var family) && family.Samples.Any(s => label is null || s.Labels.GetValueOrDefault(label) == value)
+            ? HistogramOf(metrics, name, label, value)
+            : (0, 0);
 
     private static PrometheusSample Single(Dictionary<string, PrometheusFamily> metrics, string name, string type) =>
         Assert.Single(PrometheusText.Family(metrics, name, type).Samples);
