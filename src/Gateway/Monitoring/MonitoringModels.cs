@@ -284,6 +284,21 @@ internal sealed class SublistStats
 internal sealed class Healthz
 {
     [JsonPropertyName("status")] public string Status { get; init; } = "ok";
+
+    /// <summary>Written in a HEALTHZ system request's answer; /healthz leaves it out (it is the HTTP status).</summary>
+    [JsonPropertyName("status_code")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int StatusCode { get; set; }
+
+    [JsonPropertyName("error")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Error { get; init; }
+    [JsonPropertyName("errors")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public IReadOnlyList<HealthzError>? Errors { get; init; }
+}
+
+/// <summary>One entry of /healthz's <c>errors</c> (nats-server 2.10's HealthzError; <c>type</c> as its HealthZErrorType's names).</summary>
+internal sealed class HealthzError
+{
+    [JsonPropertyName("type")] public string Type { get; init; } = "";
+    [JsonPropertyName("account")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Account { get; init; }
+    [JsonPropertyName("stream")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Stream { get; init; }
+    [JsonPropertyName("consumer")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Consumer { get; init; }
     [JsonPropertyName("error")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Error { get; init; }
 }
 

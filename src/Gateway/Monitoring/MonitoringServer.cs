@@ -29,6 +29,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
     private readonly WebApplication _app;
     private readonly MonitoringPages _pages;
     private readonly PrometheusMetrics _metrics;
+    private readonly ILogger _log;
 
     private static readonly HashSet<string> CountedPaths = new(StringComparer.Ordinal)
     {
@@ -39,6 +40,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
     {
         _broker = broker;
         _pages = pages;
+        _log = loggerFactory.CreateLogger("courier");
         _metrics = new PrometheusMetrics(broker, pages);
         pages.Https = tls is not null;
         var builder = WebApplication.CreateSlimBuilder();
@@ -69,7 +71,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
             return next(http);
         });
         _app.MapGet("/", () => Results.Text("Courier monitoring: /varz /connz /routez /leafz /gatewayz /subsz /accountz /accstatz /jsz /raftz /healthz /metrics\n"));
-        _app.MapGet("/healthz", Healthz);
+        _app.MapGet("/healthz", (Func<HttpContext, Task<IResult>>)Healthz);
         _app.MapGet("/varz", (HttpContext _) => Json(_pages.Varz(), GatewayJsonContext.Default.Varz));
         _app.MapGet("/connz", (HttpContext http) => Connz(http.Request.Query));
         _app.MapGet("/accountz", (HttpContext http) => Accountz(http.Request.Query["acc"].ToString()));
@@ -109,35 +111,37 @@ internal sealed class MonitoringServer : IAsyncDisposable
     }
 
     /// <summary>
-    /// /healthz as nats-server 2.9.10's HandleHealthz: <c>js-enabled</c> (deprecated),
-    /// <c>js-enabled-only</c> and <c>js-server-only</c> are Go booleans, read in that order, and a value
-    /// Go cannot parse is a 400 with Go's message. Other options (<c>account</c>, <c>stream</c>,
-    /// <c>consumer</c>, <c>details</c> came with 2.10) are ignored, as 2.9.10 ignores them.
+    /// /healthz as nats-server 2.10.22's HandleHealthz: <c>js-enabled</c> (deprecated), <c>js-enabled-only</c>,
+    /// <c>js-server-only</c> and <c>details</c> are Go booleans, read in that order (a value Go cannot parse is a
+    /// 400 with Go's message); <c>account</c>, <c>stream</c> and <c>consumer</c> name the assets to check
+    /// (<see cref="MonitoringPages.HealthzAsync"/>). The answer's status code is the HTTP status, not in the body.
     /// </summary>
-    /// <remarks>
-    /// Without JetStream in the config 2.9.10 answers ok whatever the options; with it, a single
-    /// server is ok once JetStream runs, which Courier's does from the start. The Akka cluster
-    /// membership check stands where nats-server checks the meta leader, so <c>js-enabled-only</c>
-    /// skips it on a JetStream server; off JetStream it is Courier's own (nats-server has no check there).
-    /// </remarks>
-    private IResult Healthz(HttpContext http)
+    private async Task<IResult> Healthz(HttpContext http)
     {
         var query = http.Request.Query;
         if (!TryGoBool(query, "js-enabled", out var jsEnabled, out var error)
             || !TryGoBool(query, "js-enabled-only", out var jsEnabledOnly, out error)
-            || !TryGoBool(query, "js-server-only", out _, out error))
+            || !TryGoBool(query, "js-server-only", out var jsServerOnly, out error)
+            || !TryGoBool(query, "details", out var details, out error))
         {
             return BadRequest(error);
         }
 
-        var clusterChecked = !(_broker.Options.JetStream && (jsEnabledOnly || jsEnabled));
-        if (clusterChecked && _broker.Routes is not null && _broker.ClusterView.ClusterPeersExpected && !_broker.ClusterView.IsClusterMember)
+        if (jsEnabled)
         {
-            // A clustered node that routes reach but that is not (or no longer) an Up member of the Akka cluster.
-            return CompactJson(new Healthz { Status = "unavailable", Error = "not a member of the cluster" }, StatusCodes.Status503ServiceUnavailable);
+            _log.LogWarning("Healthcheck: js-enabled deprecated, use js-enabled-only instead");
         }
 
-        return CompactJson(new Healthz(), StatusCodes.Status200OK);
+        var health = await _pages.HealthzAsync(new HealthzQuery(
+            jsEnabledOnly || jsEnabled, jsServerOnly, FirstValue(query, "account"), FirstValue(query, "stream"), FirstValue(query, "consumer"), details)).ConfigureAwait(false);
+        var status = health.StatusCode;
+        if (health.Error is { } failure)
+        {
+            _log.LogWarning("Healthcheck failed: \"{Error}\"", failure);
+        }
+
+        health.StatusCode = 0;
+        return CompactJson(health, status);
     }
 
     // nats-server writes /healthz with json.Marshal, on one line, where the other pages are indented.

@@ -165,7 +165,10 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
                 Reply(reply, Data(_pages.Routez(), GatewayJsonContext.Default.Routez));
                 break;
             case "HEALTHZ":
-                Reply(reply, Data(new Healthz(), GatewayJsonContext.Default.Healthz));
+                // nats-server 2.10's HealthzEventOptions; the answer keeps its status_code.
+                _ = ReplyHealthzAsync(reply, new HealthzQuery(
+                    BoolOption(options, "js-enabled-only") || BoolOption(options, "js-enabled"), BoolOption(options, "js-server-only"),
+                    StringOption(options, "account") ?? "", StringOption(options, "stream") ?? "", StringOption(options, "consumer") ?? "", BoolOption(options, "details")));
                 break;
             case "ACCOUNTZ":
                 var account = StringOption(options, "account");
@@ -195,6 +198,18 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
                 break;
             default:
                 return;
+        }
+    }
+
+    private async Task ReplyHealthzAsync(string reply, HealthzQuery query)
+    {
+        try
+        {
+            Reply(reply, Data(await _pages.HealthzAsync(query).ConfigureAwait(false), GatewayJsonContext.Default.Healthz));
+        }
+        catch (Exception e) when (e is Akka.Actor.AskTimeoutException or TaskCanceledException)
+        {
+            Reply(reply, Failure(e.Message));
         }
     }
 
