@@ -335,7 +335,8 @@ internal static class ConsumerConfigRules
     /// Whether a consumer running with <paramref name="current"/> may take <paramref name="requested"/> (both
     /// with their defaults), as nats-server 2.9.10's checkNewConsumerConfig: its start, ack, replay,
     /// heartbeat, flow control and max_waiting stay; a push consumer stays push and a pull consumer pull;
-    /// a push consumer's deliver subject moves only while no one subscribes to it. Everything else may change.
+    /// a push consumer's deliver subject moves only while no one subscribes to it. Everything else may change,
+    /// the priority fields too (priority_groups, priority_policy, priority_timeout: 2.11/2.12 name none of them).
     /// </summary>
     /// <param name="current">The running configuration.</param>
     /// <param name="requested">The create's configuration, its defaults applied and its config.name set as the running one's.</param>
