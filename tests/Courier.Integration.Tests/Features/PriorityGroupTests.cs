@@ -189,6 +189,39 @@ public sealed class PriorityGroupTests(CourierFixture fixture) : IClassFixture<C
             Assert.Equal((Group, "timeout"), (timeout.GetProperty("group").GetString(), timeout.GetProperty("reason").GetString()));
         });
 
+    [Fact]
+    public Task A_durable_keeps_its_priority_configuration_across_a_restart_but_not_its_pin() =>
+        NatsNetClient.AcrossRestartAsync(
+            fixture,
+            async (nats, js, p, ct) =>
+            {
+                var stream = NatsNetClient.NameFor(p);
+                await js.CreateStreamAsync(new StreamConfig(stream, [p + ".>"]), ct);
+                var consumer = await js.CreateOrUpdateConsumerAsync(stream, PinnedConfig(TimeSpan.FromMinutes(5), "D"), ct);
+                await js.PublishAsync($"{p}.x", 1, cancellationToken: ct);
+                using var stop = CancellationTokenSource.CreateLinkedTokenSource(ct);
+                await using (var messages = consumer.ConsumeAsync<int>(opts: new NatsJSConsumeOpts { MaxMsgs = 100, PriorityGroup = new NatsJSPriorityGroupOpts { Group = Group } }, cancellationToken: stop.Token).GetAsyncEnumerator(stop.Token))
+                {
+                    Assert.True(await messages.MoveNextAsync());
+                    await messages.Current.AckAsync(cancellationToken: ct);
+                    await stop.CancelAsync();
+                }
+
+                await consumer.RefreshAsync(ct);
+                Assert.False(string.IsNullOrEmpty(Assert.Single(consumer.Info.PriorityGroups!).PinnedClientId));
+            },
+            async (nats, js, p, ct) =>
+            {
+                // As nats-server, the pin lives in the (leader's) memory only: the consumer starts unpinned.
+                var consumer = await js.GetConsumerAsync(NatsNetClient.NameFor(p), "D", ct);
+                Assert.Equal(ConsumerConfigPriorityPolicy.PinnedClient, consumer.Info.Config.PriorityPolicy);
+                Assert.Equal(TimeSpan.FromMinutes(5), consumer.Info.Config.PinnedTTL);
+                Assert.Equal(new[] { Group }, consumer.Info.Config.PriorityGroups!);
+                var state = Assert.Single(consumer.Info.PriorityGroups!);
+                Assert.Equal(Group, state.Group);
+                Assert.Null(state.PinnedClientId);
+            });
+
     [Theory]
     [InlineData(""" "deliver_subject":"d.x","priority_policy":"pinned_client","priority_groups":["jobs"] """, 10178, "priority groups can not be used with push consumers")]
     [InlineData(""" "priority_policy":"overflow" """, 10159, "Setting PriorityPolicy requires at least one PriorityGroup to be set")]
@@ -430,7 +463,7 @@ public sealed class PriorityGroupTests(CourierFixture fixture) : IClassFixture<C
 
     private const string UnpinType = "io.nats.jetstream.api.v1.consumer_unpin_response";
 
-    private static ConsumerConfig PinnedConfig(TimeSpan timeout) => new("C")
+    private static ConsumerConfig PinnedConfig(TimeSpan timeout, string name = "C") => new(name)
     {
         AckPolicy = ConsumerConfigAckPolicy.Explicit,
         PriorityGroups = [Group],
