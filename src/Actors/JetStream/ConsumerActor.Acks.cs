@@ -70,7 +70,8 @@ internal sealed partial class ConsumerActor
                     Acknowledge(seq);
                     if (ack.Reply is { } reply)
                     {
-                        _waiting.AddLast(new Waiting(reply, 1, false, DateTime.MaxValue, TimeSpan.Zero) { LastActivity = DateTime.UtcNow });
+                        // No priority group (as a pull request without a JSON body): the last priority, never pinned.
+                        Enqueue(new Waiting(reply, 1, false, DateTime.MaxValue, TimeSpan.Zero) { LastActivity = DateTime.UtcNow, Priority = int.MaxValue });
                         TickRegularly();
                     }
 

@@ -232,12 +232,16 @@ internal sealed partial class ConsumerActor
         {
             // What a pull request's max_bytes counts, as nats-server: subject, ack reply, headers, payload.
             var size = message.Subject.Length + ackReply.Length + headers.Length + payload.Length;
-            if (TakeWaiting(size) is not { } waiting)
+            if (TakeWaiting(size, pendingCount) is not { } waiting)
             {
                 return false;
             }
 
             target = waiting.Reply;
+            if (_pinId is not null && GroupPolicy == PriorityPolicy.PinnedClient)
+            {
+                headers = WithPinHeader(headers); // after max_bytes counted the message, as nats-server adds it
+            }
         }
 
         if (lastPerSubject)

@@ -30,7 +30,8 @@ internal sealed partial class ConsumerActor
 
         var request = new NextRequest();
         var text = next.Payload.AsSpan().Trim(" \t\r\n"u8);
-        if (text.Length > 0 && text[0] == (byte)'{')
+        var json = text.Length > 0 && text[0] == (byte)'{';
+        if (json)
         {
             try
             {
@@ -71,6 +72,12 @@ internal sealed partial class ConsumerActor
             return;
         }
 
+        if (CheckPriorityGroup(request, json) is { } refused)
+        {
+            Status(next.Reply, refused);
+            return;
+        }
+
         var now = DateTime.UtcNow;
         _lastActivity = now;
         if (_waiting.Count >= MaxWaiting)
@@ -106,28 +113,74 @@ internal sealed partial class ConsumerActor
         var waiting = new Waiting(next.Reply, Math.Max(request.Batch, 1), request.NoWait,
             request.Expires > 0 ? now.AddTicks(request.Expires / 100) : DateTime.MaxValue,
             request.IdleHeartbeat > 0 ? TimeSpan.FromTicks(request.IdleHeartbeat / 100) : TimeSpan.Zero)
-        { LastActivity = now, MaxBytes = Math.Max(request.MaxBytes, 0) };
-        _waiting.AddLast(waiting);
+        {
+            LastActivity = now,
+            MaxBytes = Math.Max(request.MaxBytes, 0),
+            Group = json && !string.IsNullOrEmpty(request.Group) ? request.Group : null,
+            PinId = json && !string.IsNullOrEmpty(request.Id) ? request.Id : null,
+            MinPending = json ? request.MinPending : 0,
+            MinAckPending = json ? request.MinAckPending : 0,
+            Priority = json ? request.Priority : int.MaxValue, // no group: the last priority, as nats-server's nil priorityGroup
+        };
+        Enqueue(waiting);
         TickRegularly();
         Deliver();
     }
 
     /// <summary>
     /// The pull request the next message (of <paramref name="size"/> bytes) goes to, counted against
-    /// it (nats-server's nextWaiting): a request whose max_bytes cannot take the message ends with
-    /// 409 Message Size Exceeds MaxBytes, an expired one with 408 Request Timeout. Null when none is left.
+    /// it (nats-server's nextWaiting): an expired request ends with 408 Request Timeout; the priority policy
+    /// may pass a request over (it waits for a later message) or end it with 423 Nats-Wrong-Pin-Id; a request
+    /// whose max_bytes cannot take the message ends with 409 Message Size Exceeds MaxBytes. Null when none is left.
     /// </summary>
-    private Waiting? TakeWaiting(int size)
+    /// <param name="size">The message's size as max_bytes counts it.</param>
+    /// <param name="pendingAfter">The consumer's num_pending after this message, for <c>overflow</c>'s min_pending.</param>
+    private Waiting? TakeWaiting(int size, long pendingAfter)
     {
-        while (_waiting.First is { } node)
+        var now = DateTime.UtcNow;
+        for (var node = _waiting.First; node is not null;)
         {
+            var next = node.Next;
             var waiting = node.Value;
+            if (waiting.Expires <= now)
+            {
+                _waiting.Remove(node);
+                PendingStatus(waiting, "408 Request Timeout");
+                node = next;
+                continue;
+            }
+
+            var pinned = false;
+            if (GroupPolicy != PriorityPolicy.None)
+            {
+                var choice = ChoosePriority(waiting, pendingAfter, out pinned);
+                if (choice == PriorityChoice.Pass)
+                {
+                    node = next;
+                    continue;
+                }
+
+                if (choice == PriorityChoice.Refuse)
+                {
+                    _waiting.Remove(node);
+                    PendingStatus(waiting, "423 Nats-Wrong-Pin-Id");
+                    node = next;
+                    continue;
+                }
+            }
+
             if (waiting.MaxBytes > 0)
             {
                 if (size > waiting.MaxBytes)
                 {
-                    _waiting.RemoveFirst();
+                    _waiting.Remove(node);
                     PendingStatus(waiting, "409 Message Size Exceeds MaxBytes");
+                    if (pinned)
+                    {
+                        ClearPin(); // the pin just given to this request goes with it (nats-server)
+                    }
+
+                    node = next;
                     continue;
                 }
 
@@ -136,14 +189,6 @@ internal sealed partial class ConsumerActor
                 {
                     waiting.Remaining = 1; // exactly full: this message is the request's last
                 }
-            }
-
-            var now = DateTime.UtcNow;
-            if (waiting.Expires <= now)
-            {
-                _waiting.RemoveFirst();
-                PendingStatus(waiting, "408 Request Timeout");
-                continue;
             }
 
             // A request whose reply subject nobody subscribes to any more is dropped without a word
@@ -155,7 +200,8 @@ internal sealed partial class ConsumerActor
                 waiting.InterestCheckedPass = _deliveryPass;
                 if (!_context.HasInterest(waiting.Reply))
                 {
-                    _waiting.RemoveFirst();
+                    _waiting.Remove(node);
+                    node = next;
                     continue;
                 }
             }
@@ -165,7 +211,7 @@ internal sealed partial class ConsumerActor
             waiting.LastActivity = now;
             if (waiting.Remaining <= 0)
             {
-                _waiting.RemoveFirst();
+                _waiting.Remove(node);
             }
 
             return waiting;
@@ -262,5 +308,20 @@ internal sealed partial class ConsumerActor
 
         /// <summary>The delivery pass that last found someone subscribed to <see cref="Reply"/>.</summary>
         public long InterestCheckedPass { get; set; } = -1;
+
+        /// <summary>The priority group the request named (a JSON request to a consumer with a priority policy); null: none.</summary>
+        public string? Group { get; init; }
+
+        /// <summary>The pin id the request came with, or the one it was given (pinned_client); null: none.</summary>
+        public string? PinId { get; set; }
+
+        /// <summary>overflow: served only while num_pending is at least this (0: no condition).</summary>
+        public long MinPending { get; init; }
+
+        /// <summary>overflow: served only while num_ack_pending is at least this (0: no condition).</summary>
+        public long MinAckPending { get; init; }
+
+        /// <summary>prioritized: 0 is served first; a request without a group comes last.</summary>
+        public int Priority { get; init; }
     }
 }

@@ -116,6 +116,8 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
         Command<Protocol.Tick>(_ => Tick());
         Command<Protocol.UpdateConfig>(update => UpdateConfig(update.Config));
         Command<Protocol.Resume>(_ => OnResume());
+        Command<Protocol.Unpin>(unpin => Unpin(unpin.Group, "admin"));
+        Command<Protocol.PinExpired>(_ => OnPinExpired());
         Command<Protocol.Reset>(reset => Sender.Tell(ResetTo(reset.Sequence)));
         Command<Protocol.GetInfo>(_ => Sender.Tell(Info("io.nats.jetstream.api.v1.consumer_info_response")));
         Command<Protocol.GetState>(_ => Sender.Tell(TakeSnapshot()));
@@ -379,6 +381,7 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
     {
         var info = NewInfo(type);
         FillPause(info, info.Ts);
+        FillPriorityGroups(info);
         return info;
     }
 
@@ -454,6 +457,19 @@ internal sealed partial class ConsumerActor : ReceivePersistentActor, IWithTimer
 
         /// <summary>CONSUMER.RESET: start again from <see cref="Sequence"/> (0: the ack floor); answered with the info after it.</summary>
         public sealed record Reset(ulong Sequence);
+
+        /// <summary>CONSUMER.UNPIN of one of the consumer's priority groups: forget the pinned client.</summary>
+        public sealed record Unpin(string Group);
+
+        /// <summary>The pinned client sent no pull request for priority_timeout.</summary>
+        public sealed class PinExpired
+        {
+            public static readonly PinExpired Instance = new();
+
+            private PinExpired()
+            {
+            }
+        }
 
         /// <summary>The time <c>pause_until</c> named has come.</summary>
         public sealed class Resume

@@ -55,6 +55,113 @@ internal static class ConsumerConfigRules
         {
             config.MaxDeliver = -1;
         }
+
+        // nats-server (setConsumerConfigDefaults): a negative priority_timeout is none, and a pinned_client
+        // consumer without one keeps a pin 2 minutes (JsDefaultPinnedTTL).
+        if (config.PinnedTtl < 0)
+        {
+            config.PinnedTtl = 0;
+        }
+
+        if (config.PriorityPolicy == PriorityPolicy.PinnedClient && config.PinnedTtl == 0)
+        {
+            config.PinnedTtl = DefaultPinnedTtl;
+        }
+    }
+
+    /// <summary>How long a pin lasts without a pull request from its client unless priority_timeout says otherwise (nats-server's JsDefaultPinnedTTL).</summary>
+    public const long DefaultPinnedTtl = 120_000_000_000; // ns: 2 minutes
+
+    /// <summary>
+    /// nats-server's checkConsumerCfg for priority groups (2.12): a policy needs a pull consumer and at least one
+    /// group, each named as <c>^[a-zA-Z0-9/_=-]{1,16}$</c>; without a policy, neither groups nor priority_timeout.
+    /// </summary>
+    public static ApiError? CheckPriority(ConsumerConfig config)
+    {
+        if (config.PriorityPolicy != PriorityPolicy.None)
+        {
+            if (config.DeliverSubject is not null)
+            {
+                return ApiError.ConsumerPushWithPriorityGroup;
+            }
+
+            if (config.PriorityGroups is not { Count: > 0 } groups)
+            {
+                return ApiError.ConsumerPriorityPolicyWithoutGroup;
+            }
+
+            foreach (var group in groups)
+            {
+                if (string.IsNullOrEmpty(group))
+                {
+                    return ApiError.ConsumerEmptyGroupName;
+                }
+
+                if (!IsValidGroupName(group))
+                {
+                    return ApiError.ConsumerInvalidGroupName;
+                }
+            }
+
+            return null;
+        }
+
+        if (config.PriorityGroups is { Count: > 0 })
+        {
+            return ApiError.ConsumerPriorityGroupWithPolicyNone;
+        }
+
+        return config.PinnedTtl > 0 ? ApiError.ConsumerPinnedTtlWithoutPriorityPolicyNone : null;
+    }
+
+    /// <summary>
+    /// A CONSUMER.UNPIN body checked as nats-server's jsConsumerUnpinRequest checks it before it looks for the
+    /// stream: JSON (an empty body is Go's "unexpected end of JSON input"), a group, a valid group name.
+    /// </summary>
+    public static ApiError? ReadUnpin(byte[] payload, out string group)
+    {
+        group = "";
+        ConsumerUnpinRequest? request;
+        try
+        {
+            request = payload.AsSpan().Trim(" \t\r\n"u8).IsEmpty ? throw new WireValueException("unexpected end of JSON input")
+                : JsonSerializer.Deserialize(payload, ConsumerJsonContext.Default.ConsumerUnpinRequest);
+        }
+        catch (WireValueException e)
+        {
+            return ApiError.InvalidJsonBecause(e.Message);
+        }
+        catch (JsonException)
+        {
+            return ApiError.InvalidJson;
+        }
+
+        group = request?.Group ?? "";
+        if (group.Length == 0)
+        {
+            return ApiError.InvalidJsonBecause("consumer group not specified");
+        }
+
+        return IsValidGroupName(group) ? null : ApiError.ConsumerInvalidGroupName;
+    }
+
+    /// <summary>A priority group name as nats-server's validGroupName: 1 to 16 of A-Z a-z 0-9 / _ = -.</summary>
+    public static bool IsValidGroupName(string group)
+    {
+        if (group.Length is 0 or > 16)
+        {
+            return false;
+        }
+
+        foreach (var c in group)
+        {
+            if (!char.IsAsciiLetterOrDigit(c) && c is not ('/' or '_' or '=' or '-'))
+            {
+                return false;
+            }
+        }
+
+        return true;
     }
 
     /// <summary>The configuration's own rules (push or pull, heartbeats, flow control, request limits).</summary>
@@ -176,7 +283,7 @@ internal static class ConsumerConfigRules
             return ApiError.ConsumerFlowControlNeedsHeartbeats;
         }
 
-        return null;
+        return CheckPriority(config);
     }
 
     /// <summary>
@@ -228,7 +335,8 @@ internal static class ConsumerConfigRules
     /// Whether a consumer running with <paramref name="current"/> may take <paramref name="requested"/> (both
     /// with their defaults), as nats-server 2.9.10's checkNewConsumerConfig: its start, ack, replay,
     /// heartbeat, flow control and max_waiting stay; a push consumer stays push and a pull consumer pull;
-    /// a push consumer's deliver subject moves only while no one subscribes to it. Everything else may change.
+    /// a push consumer's deliver subject moves only while no one subscribes to it. Everything else may change,
+    /// the priority fields too (priority_groups, priority_policy, priority_timeout: 2.11/2.12 name none of them).
     /// </summary>
     /// <param name="current">The running configuration.</param>
     /// <param name="requested">The create's configuration, its defaults applied and its config.name set as the running one's.</param>

@@ -377,15 +377,13 @@ internal sealed partial class JetStreamApi : ReceiveActor, IWithTimers
 
     /// <summary>
     /// The <c>$JS.API</c> subjects nats-server serves and Courier has not built, answered with nats-server's
-    /// own error rather than left to time out: CONSUMER.UNPIN (API level 1 and up, above the
-    /// advertised 2.10's 0: JSRequiredApiLevelErr), and the leader stepdowns of a server that is not clustered
+    /// own error rather than left to time out: the leader stepdowns of a server that is not clustered
     /// (JSClusterRequiredErr, as jsStreamLeaderStepDownRequest / jsConsumerLeaderStepDownRequest answer).
     /// </summary>
     private bool AnswerUnbuilt(string api, string reply)
     {
         var (type, error) = api switch
         {
-            _ when api.StartsWith("CONSUMER.UNPIN.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.consumer_unpin_response", ApiError.RequiredApiLevel),
             _ when _cluster is null && api.StartsWith("CONSUMER.LEADER.STEPDOWN.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.consumer_leader_stepdown_response", ApiError.ClusterRequired),
             _ when _cluster is null && api.StartsWith("STREAM.LEADER.STEPDOWN.", StringComparison.Ordinal) => ("io.nats.jetstream.api.v1.stream_leader_stepdown_response", ApiError.ClusterRequired),
             _ => (null, null),
@@ -404,6 +402,13 @@ internal sealed partial class JetStreamApi : ReceiveActor, IWithTimers
     private void RouteConsumerRequest(string api, InternalMessage request)
     {
         var (operation, stream, consumer, filter) = ConsumerTarget(api);
+        if (operation == "UNPIN" && ConsumerConfigRules.ReadUnpin(request.Payload, out _) is { } unreadable)
+        {
+            // nats-server's jsConsumerUnpinRequest reads the body before it looks for the stream.
+            Fail(request.ReplyTo!, "io.nats.jetstream.api.v1.consumer_unpin_response", unreadable);
+            return;
+        }
+
         if (!_streams.TryGetValue(stream, out var entry))
         {
             if (operation == "MSG.NEXT")

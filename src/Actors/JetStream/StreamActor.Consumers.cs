@@ -265,6 +265,9 @@ internal sealed partial class StreamActor
             case "RESET":
                 ResetConsumer(request);
                 break;
+            case "UNPIN":
+                UnpinConsumer(request);
+                break;
             case "MSG.NEXT":
                 if (_consumers.TryGetValue(request.Consumer, out var consumer) && request.ReplyTo is { } inbox)
                 {

@@ -15,7 +15,10 @@ public sealed record ApiError(
     /// <summary>A request field Courier does not know, in the words of nats-server's strict decoding (JSInvalidJSONErr with Go's json error).</summary>
     public static ApiError UnknownField(string field) => new(400, 10025, $"invalid JSON: json: unknown field \"{field}\"");
 
-    /// <summary>A request needs a JetStream API level above the advertised 2.10's (JSRequiredApiLevelErr): PAUSE, UNPIN, RESET.</summary>
+    /// <summary>nats-server's NewJSInvalidJSONError(err): "invalid JSON: " and the error's words.</summary>
+    public static ApiError InvalidJsonBecause(string reason) => new(400, 10025, $"invalid JSON: {reason}");
+
+    /// <summary>A request needs a JetStream API level above the advertised 2.10's (JSRequiredApiLevelErr), as nats-server answers a request whose Nats-Required-Api-Level it does not reach.</summary>
     public static ApiError RequiredApiLevel => new(412, 10185, "JetStream minimum api level required");
 
     /// <summary>A leader stepdown asked of a server that is not clustered (JSClusterRequiredErr).</summary>
@@ -89,6 +92,15 @@ public sealed record ApiError(
     public static ApiError ConsumerNameExists => new(400, 10013, "consumer name already in use");
 
     public static ApiError StreamStoreFailed(string reason) => new(503, 10077, reason);
+
+    // Priority groups (nats-server 2.11/2.12, jetstream_errors_generated.go).
+    public static ApiError ConsumerPriorityPolicyWithoutGroup => new(400, 10159, "Setting PriorityPolicy requires at least one PriorityGroup to be set");
+    public static ApiError ConsumerInvalidPriorityGroup => new(400, 10160, "Provided priority group does not exist for this consumer");
+    public static ApiError ConsumerEmptyGroupName => new(400, 10161, "Group name cannot be an empty string");
+    public static ApiError ConsumerInvalidGroupName => new(400, 10162, "Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and may not exceed 16 characters");
+    public static ApiError ConsumerPushWithPriorityGroup => new(400, 10178, "priority groups can not be used with push consumers");
+    public static ApiError ConsumerPriorityGroupWithPolicyNone => new(400, 10196, "consumer can not have priority groups when policy is none");
+    public static ApiError ConsumerPinnedTtlWithoutPriorityPolicyNone => new(400, 10197, "PinnedTTL cannot be set when PriorityPolicy is none");
 
     /// <summary>CONSUMER.RESET to a sequence the consumer's deliver policy does not allow (JSConsumerInvalidResetErr).</summary>
     public static ApiError ConsumerInvalidReset(string reason) => new(400, 10204, $"invalid reset: {reason}");

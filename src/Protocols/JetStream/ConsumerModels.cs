@@ -44,6 +44,15 @@ public sealed class ConsumerConfig
     /// only by CONSUMER.PAUSE (a create or update of an existing consumer keeps the running value, as nats-server).
     /// </summary>
     [JsonPropertyName("pause_until")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public DateTime? PauseUntil { get; set; }
+
+    /// <summary>nats-server 2.11's <c>priority_groups</c>: the group names a pull request names (ADR-42); a pull consumer only.</summary>
+    [JsonPropertyName("priority_groups")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? PriorityGroups { get; set; }
+
+    /// <summary>nats-server 2.11's <c>priority_policy</c>: how the groups' pull requests share the messages.</summary>
+    [JsonPropertyName("priority_policy")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public PriorityPolicy PriorityPolicy { get; set; }
+
+    /// <summary>nats-server 2.11's <c>priority_timeout</c> (nanoseconds): how long a pin lasts without a pull request from its client.</summary>
+    [JsonPropertyName("priority_timeout")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long PinnedTtl { get; set; }
 }
 
 /// <summary>CONSUMER.CREATE / DURABLE.CREATE request.</summary>
@@ -87,8 +96,52 @@ public sealed class ConsumerInfoResponse : ApiResponse
     [JsonPropertyName("pause_remaining")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long PauseRemaining { get; set; }
     [JsonPropertyName("ts")] public DateTime Ts { get; set; }
 
+    /// <summary>A consumer with priority groups: its first group and the client pinned to it (nats-server's PriorityGroupState).</summary>
+    [JsonPropertyName("priority_groups")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<PriorityGroupState>? PriorityGroups { get; set; }
+
     /// <summary>Only in CONSUMER.RESET's answer (nats-server's JSApiConsumerResetResponse: the info and this): where the consumer starts again.</summary>
     [JsonPropertyName("reset_seq")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public ulong? ResetSeq { get; set; }
+}
+
+/// <summary>
+/// A priority group's state in CONSUMER.INFO (nats-server's PriorityGroupState): <c>pinned_ts</c> is always written,
+/// the zero time when no client is pinned, as Go's omitempty leaves a time.Time in.
+/// </summary>
+public sealed class PriorityGroupState
+{
+    [JsonPropertyName("group")] public string Group { get; set; } = "";
+    [JsonPropertyName("pinned_client_id")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? PinnedClientId { get; set; }
+    [JsonPropertyName("pinned_ts")] public DateTime PinnedTs { get; set; } = DateTime.SpecifyKind(DateTime.MinValue, DateTimeKind.Utc);
+}
+
+/// <summary>CONSUMER.UNPIN request (nats-server's JSApiConsumerUnpinRequest).</summary>
+public sealed class ConsumerUnpinRequest
+{
+    [JsonPropertyName("group")] public string? Group { get; set; }
+}
+
+/// <summary>CONSUMER.UNPIN response: only its type, or an error.</summary>
+public sealed class ConsumerUnpinResponse : ApiResponse;
+
+/// <summary>
+/// nats-server's <c>io.nats.jetstream.advisory.v1.consumer_group_pinned</c> (on <c>$JS.EVENT.ADVISORY.CONSUMER.PINNED.&lt;stream&gt;.&lt;consumer&gt;</c>)
+/// and <c>..._unpinned</c> (on <c>...UNPINNED...</c>, with the reason "admin" or "timeout"): JSConsumerGroupPinnedAdvisory / JSConsumerGroupUnpinnedAdvisory.
+/// </summary>
+public sealed class ConsumerGroupPinAdvisory
+{
+    [JsonPropertyName("type")] public string Type { get; set; } = "";
+    [JsonPropertyName("id")] public string Id { get; set; } = "";
+    [JsonPropertyName("timestamp")] public DateTime Timestamp { get; set; }
+    [JsonPropertyName("stream")] public string Stream { get; set; } = "";
+    [JsonPropertyName("consumer")] public string Consumer { get; set; } = "";
+    [JsonPropertyName("domain")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Domain { get; set; }
+    [JsonPropertyName("group")] public string Group { get; set; } = "";
+
+    /// <summary>The pinned advisory's new pin.</summary>
+    [JsonPropertyName("pinned_id")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? PinnedId { get; set; }
+
+    /// <summary>The unpinned advisory's reason: "admin" (CONSUMER.UNPIN) or "timeout" (priority_timeout passed).</summary>
+    [JsonPropertyName("reason")][JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Reason { get; set; }
 }
 
 /// <summary>CONSUMER.RESET request: no body (or no seq) goes back to the ack floor; a seq starts there.</summary>
@@ -151,6 +204,13 @@ public sealed class NextRequest
     [JsonPropertyName("no_wait")] public bool NoWait { get; set; }
     [JsonPropertyName("max_bytes")] public long MaxBytes { get; set; }
     [JsonPropertyName("idle_heartbeat")] public long IdleHeartbeat { get; set; }
+
+    // nats-server's PriorityGroup, embedded in the request (ADR-42).
+    [JsonPropertyName("group")] public string? Group { get; set; }
+    [JsonPropertyName("min_pending")] public long MinPending { get; set; }
+    [JsonPropertyName("min_ack_pending")] public long MinAckPending { get; set; }
+    [JsonPropertyName("id")] public string? Id { get; set; }
+    [JsonPropertyName("priority")] public int Priority { get; set; }
 }
 
 /// <summary>
@@ -279,4 +339,7 @@ public sealed class ConsumerActionAdvisory
 [JsonSerializable(typeof(ConsumerPauseResponse))]
 [JsonSerializable(typeof(ConsumerResetRequest))]
 [JsonSerializable(typeof(ConsumerPauseAdvisory))]
+[JsonSerializable(typeof(ConsumerUnpinRequest))]
+[JsonSerializable(typeof(ConsumerUnpinResponse))]
+[JsonSerializable(typeof(ConsumerGroupPinAdvisory))]
 public sealed partial class ConsumerJsonContext : JsonSerializerContext;

@@ -115,3 +115,68 @@ public sealed class ConsumerActionConverter : JsonConverter<ConsumerAction>
 
     public override void Write(Utf8JsonWriter writer, ConsumerAction value, JsonSerializerOptions options) => Names.Write(writer, (int)value);
 }
+
+/// <summary>How a pull consumer's priority groups share its messages (nats-server's <c>priority_policy</c>, ADR-42).</summary>
+[JsonConverter(typeof(PriorityPolicyConverter))]
+public enum PriorityPolicy
+{
+    /// <summary>"none": no priority groups.</summary>
+    None,
+
+    /// <summary>"overflow": a pull request with min_pending / min_ack_pending gets messages only while the consumer is that far behind.</summary>
+    Overflow,
+
+    /// <summary>"pinned_client": one client (its pin id) gets the messages until it stops asking for priority_timeout, or is unpinned.</summary>
+    PinnedClient,
+
+    /// <summary>"prioritized" (2.12): waiting pull requests are served by their priority, 0 first.</summary>
+    Prioritized,
+}
+
+/// <summary>
+/// The wire names of <see cref="PriorityPolicy"/>, exact as nats-server's UnmarshalJSON: any other value (a
+/// number, null) is refused with its words, <c>unknown priority policy: "x"</c> (the raw JSON), which the API
+/// answers as <c>invalid JSON: …</c>.
+/// </summary>
+public sealed class PriorityPolicyConverter : JsonConverter<PriorityPolicy>
+{
+    private static readonly WireNames Names = new(nameof(PriorityPolicy), -1, ("none", (int)PriorityPolicy.None), ("overflow", (int)PriorityPolicy.Overflow), ("pinned_client", (int)PriorityPolicy.PinnedClient), ("prioritized", (int)PriorityPolicy.Prioritized));
+
+    public override bool HandleNull => true;
+
+    public override PriorityPolicy Read(ref Utf8JsonReader reader, Type typeToConvert, JsonSerializerOptions options)
+    {
+        if (reader.TokenType == JsonTokenType.String)
+        {
+            var value = Names.Read(ref reader);
+            if (value >= 0)
+            {
+                return (PriorityPolicy)value;
+            }
+        }
+
+        // Go prints the raw JSON it was given: the string with its quotes (and escapes), a number, null, ...
+        string raw;
+        if (reader.TokenType is JsonTokenType.StartObject or JsonTokenType.StartArray)
+        {
+            var array = reader.TokenType == JsonTokenType.StartArray;
+            reader.Skip();
+            raw = array ? "[...]" : "{...}";
+        }
+        else
+        {
+            var text = System.Text.Encoding.UTF8.GetString(reader.HasValueSequence ? System.Buffers.BuffersExtensions.ToArray(reader.ValueSequence) : reader.ValueSpan);
+            raw = reader.TokenType == JsonTokenType.String ? $"\"{text}\"" : text;
+        }
+
+        throw new WireValueException($"unknown priority policy: {raw}");
+    }
+
+    public override void Write(Utf8JsonWriter writer, PriorityPolicy value, JsonSerializerOptions options) => Names.Write(writer, (int)value);
+}
+
+/// <summary>
+/// A value nats-server's own UnmarshalJSON refuses with its own words (the message): the API answers
+/// <c>invalid JSON: &lt;message&gt;</c> (10025), as nats-server's NewJSInvalidJSONError(err).
+/// </summary>
+public sealed class WireValueException(string message) : JsonException(message);

@@ -11,7 +11,7 @@ namespace Courier.Protocols.JetStream;
 /// </summary>
 /// <remarks>
 /// Fields newer than the advertised 2.10.22 that Courier does not implement (allow_atomic,
-/// allow_msg_schedules, priority groups, ...) are not in the models, so they are
+/// allow_msg_schedules, ...) are not in the models, so they are
 /// unknown here as they are to a nats-server that lacks them. Stored configurations are read leniently
 /// (<see cref="JetStreamJsonContext"/>), so a stream written before this still loads.
 /// </remarks>
@@ -41,6 +41,11 @@ public static class StrictRequests
         catch (JsonException e) when (UnknownField(e) is { } field)
         {
             error = ApiError.UnknownField(field);
+            return null;
+        }
+        catch (WireValueException e)
+        {
+            error = ApiError.InvalidJsonBecause(e.Message);
             return null;
         }
     }

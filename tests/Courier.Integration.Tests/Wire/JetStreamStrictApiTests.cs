@@ -1,7 +1,5 @@
 using System.Text.Json;
 using Courier.Integration.Tests.Infrastructure;
-using NATS.Client.JetStream;
-using NATS.Client.JetStream.Models;
 
 namespace Courier.Integration.Tests.Wire;
 
@@ -9,8 +7,8 @@ namespace Courier.Integration.Tests.Wire;
 /// nats-server 2.12's strict JetStream API (<c>jetstream.strict</c>, on by default), which 2.9.10 lacks, so
 /// Courier only, following jetstream_api.go: a stream or consumer field Courier does not implement is refused
 /// (unknown ones with <c>invalid JSON: json: unknown field "…"</c>, as unmarshalRequest's DisallowUnknownFields
-/// answers), never stored and echoed; CONSUMER.UNPIN, above the advertised 2.10's API level, is answered with
-/// JSRequiredApiLevelErr instead of silence (PAUSE and RESET are built: ConsumerPauseTests, ConsumerResetTests).
+/// answers), never stored and echoed (PAUSE, RESET and priority groups are built: ConsumerPauseTests,
+/// ConsumerResetTests, PriorityGroupTests).
 /// </summary>
 [Trait("server", "courier")]
 public sealed class JetStreamStrictApiTests(CourierFixture fixture) : IClassFixture<CourierFixture>
@@ -69,8 +67,8 @@ public sealed class JetStreamStrictApiTests(CourierFixture fixture) : IClassFixt
     }
 
     [Theory]
-    [InlineData("priority_groups", """["jobs"]""")]
-    [InlineData("priority_policy", "\"pinned_client\"")]
+    [InlineData("direct", "true")] // nats-server's internal consumers of sources and mirrors; Courier has none
+    [InlineData("sourcing", "true")]
     public async Task Consumer_fields_courier_does_not_know_are_refused(string field, string value)
     {
         await fixture.WithJetStreamAsync(async server =>
@@ -103,34 +101,6 @@ public sealed class JetStreamStrictApiTests(CourierFixture fixture) : IClassFixt
             using (await RequestAsync(c, "$JS.API.CONSUMER.CREATE.S.C", """{"stream_name":"S","config":{"name":"C","ack_policy":"explicit","replay_policy":"instant"}}""")) { }
             using var update = await RequestAsync(c, "$JS.API.CONSUMER.CREATE.S.C", """{"stream_name":"S","config":{"name":"C","ack_policy":"explicit","replay_policy":"original"}}""");
             AssertError(update, "io.nats.jetstream.api.v1.consumer_create_response", 500, 10012, "replay policy can not be updated");
-        });
-    }
-
-    [Fact]
-    public async Task Unpin_through_NATS_Net_gets_nats_servers_api_level_error_not_a_timeout()
-    {
-        await NatsNetClient.WithJetStreamAsync(fixture, async (js, prefix, ct) =>
-        {
-            var stream = NatsNetClient.NameFor(prefix);
-            await js.CreateStreamAsync(new StreamConfig(stream, [prefix + ".>"]) { Storage = StreamConfigStorage.Memory }, ct);
-            await js.CreateOrUpdateConsumerAsync(stream, new ConsumerConfig("C") { AckPolicy = ConsumerConfigAckPolicy.Explicit }, ct);
-
-            var unpinned = await Assert.ThrowsAsync<NatsJSApiException>(async () => await js.UnpinConsumerAsync(stream, "C", "jobs", ct));
-            Assert.Equal((412, 10185, "JetStream minimum api level required"), (unpinned.Error.Code, unpinned.Error.ErrCode, unpinned.Error.Description));
-        });
-    }
-
-    [Theory]
-    [InlineData("$JS.API.CONSUMER.UNPIN.S.C", """{"group":"jobs"}""", "io.nats.jetstream.api.v1.consumer_unpin_response")]
-    public async Task Consumer_requests_above_the_api_level_are_answered(string subject, string body, string type)
-    {
-        await fixture.WithJetStreamAsync(async server =>
-        {
-            await using var c = await ConnectAsync(server);
-            using (await RequestAsync(c, "$JS.API.STREAM.CREATE.S", """{"name":"S","subjects":["s.>"],"storage":"memory"}""")) { }
-            using (await RequestAsync(c, "$JS.API.CONSUMER.CREATE.S.C", """{"stream_name":"S","config":{"name":"C","ack_policy":"explicit"}}""")) { }
-            using var reply = await RequestAsync(c, subject, body);
-            AssertError(reply, type, 412, 10185, "JetStream minimum api level required");
         });
     }
 
