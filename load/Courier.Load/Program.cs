@@ -116,6 +116,7 @@ table.AppendLine("| scenario | metric | nats-server median | courier median | ra
 table.AppendLine("|---|---|---|---|---|---|");
 var perRound = new StringBuilder();
 var mosquittoTable = new StringBuilder();
+var courierOnlyTable = new StringBuilder();
 foreach (var scenario in scenarios)
 {
     // The pure MQTT rows run mosquitto as a third peer (A B C A B C ...); the MQTT 5.0 ones only Courier and mosquitto.
@@ -168,6 +169,12 @@ foreach (var scenario in scenarios)
                 $"| {scenario.Id} | {name} | {Figure(Median(nats.Select(m => m.Value)))} | {Figure(Median(courier.Select(m => m.Value)))} | {Median(ratios):F2} | {ratios.Min():F2}-{ratios.Max():F2} |");
         }
 
+        if (!scenario.NatsServer && !scenario.Mosquitto)
+        {
+            courierOnlyTable.AppendLine(CultureInfo.InvariantCulture,
+                $"| {scenario.Id} | {name} | {Figure(Median(courier.Select(m => m.Value)))} | {Figure(courier.Min(m => m.Value))}-{Figure(courier.Max(m => m.Value))} |");
+        }
+
         if (scenario.Mosquitto)
         {
             var mosquitto = results["mosquitto"].Select(r => r.First(m => m.Name == name)).ToList();
@@ -194,7 +201,10 @@ header.AppendLine();
 var vsMosquittoSection = mosquittoTable.Length == 0
     ? ""
     : $"\n## Courier vs mosquitto (pure MQTT rows)\n\n| scenario | metric | mosquitto median | courier median | ratio (median) | ratio min-max |\n|---|---|---|---|---|---|\n{mosquittoTable}";
-var report = $"{header}{table}{vsMosquittoSection}\n## Rounds\n\n{perRound}";
+var courierOnlySection = courierOnlyTable.Length == 0
+    ? ""
+    : $"\n## Courier only (features nats-server 2.9.10 lacks: absolute figures, beside the plain rows of the same run)\n\n| scenario | metric | courier median | min-max |\n|---|---|---|---|\n{courierOnlyTable}";
+var report = $"{header}{table}{vsMosquittoSection}{courierOnlySection}\n## Rounds\n\n{perRound}";
 Console.WriteLine();
 Console.WriteLine(report);
 Directory.CreateDirectory(outDir);

@@ -63,6 +63,9 @@ internal static class Scenarios
         new("jsasync", "JetStream publish, up to 256 PubAcks outstanding, file storage, 128 B", s => JetStreamPublish(s, "file", 128, 400_000, window: 256), Stream: true),
         new("jsenc", "jsasync on an encrypted file stream (jetstream { key, cipher: chachapoly }, the same key for both servers), 128 B", s => JetStreamPublish(s, "file", 128, 400_000, window: 256), () => EncryptedConfig, Stream: true),
         new("jsasync600", "JetStream publish as NATS clients do it: a sliding window of 256 PubAcks, a distinct reply subject per message under one wildcard inbox, 600,000 msgs, file storage, 128 B", s => JetStreamPublishSliding(s, 128, 600_000, window: 256), Stream: true),
+        new("jsttl", "JetStream publish into a stream with allow_msg_ttl, each message with Nats-TTL: 1h, up to 256 PubAcks outstanding, file storage, 128 B (Courier only: nats-server 2.9.10 has no per-message TTL; compare the jsasync row of the same run)", s => JetStreamHeaderPublish(s, "\"allow_msg_ttl\":true", "Nats-TTL: 1h", 128, 400_000, window: 256), Stream: true, NatsServer: false),
+        new("jshdr", "jsasync with a header on each message (X-Bench: 1), HPUB, file storage, 128 B", s => JetStreamHeaderPublish(s, "", "X-Bench: 1", 128, 400_000, window: 256), Stream: true),
+        new("jscounter", "counter increments: Nats-Incr: 1 on 16 subjects of an allow_msg_counter stream, up to 256 PubAcks outstanding, file storage (Courier only: nats-server 2.9.10 has no counters; compare the jsasync row of the same run)", s => JetStreamHeaderPublish(s, "\"allow_msg_counter\":true", "Nats-Incr: 1", 0, 400_000, window: 256, subjects: 16), Stream: true, NatsServer: false),
         new("jsord", "JetStream ordered (ack none) pull consumer reading a pre-filled stream, 128 B", s => JetStreamConsume(s, 500_000, ack: false), Stream: true),
         new("jsfetch", "JetStream durable pull consumer, fetch 256 at a time, ack each, 128 B", s => JetStreamConsume(s, 300_000, ack: true), Stream: true),
         new("tls", "over TLS (tls {} with a test certificate): publisher + subscriber 1:1, and a single publisher, 128 B", s => [.. PubSub(s, 128, 2_000_000, publishers: 1, subscribers: 1, tls: true).Take(1).Select(m => m with { Name = "pub/sub delivered msgs/s" }), .. PubOnly(s, 128, 3_000_000, tls: true).Take(1).Select(m => m with { Name = "pub-only msgs/s" })], () => BenchTls.Config),
@@ -579,6 +582,51 @@ internal static class Scenarios
         var cpu = server.CpuTime();
         var (sent, elapsed) = PublishInWindows(client, size, messages, window, RunLimit);
         return [new("msgs/s", sent / elapsed.TotalSeconds), ServerCpuPerMessage(server, cpu, sent)];
+    }
+
+    /// <summary>
+    /// The jsttl and jscounter rows: as jsasync, into a file stream with <paramref name="streamOption"/>, each message
+    /// an HPUB carrying <paramref name="header"/>, spread over <paramref name="subjects"/> subjects (bench.js.0 ...).
+    /// </summary>
+    private static IReadOnlyList<Metric> JetStreamHeaderPublish(ServerProcess server, string streamOption, string header, int size, int messages, int window, int subjects = 1)
+    {
+        using var client = new BenchClient(server.Port);
+        client.Send("SUB _INBOX.bench.* 1\r\n");
+        var config = $"{{\"name\":\"BENCH\",\"subjects\":[\"bench.js.>\"],\"storage\":\"file\"{(streamOption.Length > 0 ? "," : "")}{streamOption}}}";
+        client.Send($"PUB $JS.API.STREAM.CREATE.BENCH _INBOX.bench.create {config.Length}\r\n{config}\r\n");
+        var created = client.ReadMsgPayload();
+        if (!created.Contains("\"created\"", StringComparison.Ordinal))
+        {
+            throw new InvalidOperationException($"the stream was not created: {created}");
+        }
+
+        var headers = $"NATS/1.0\r\n{header}\r\n\r\n";
+        string Frame(int i) => $"HPUB bench.js.{i % subjects} _INBOX.bench.ack {headers.Length} {headers.Length + size}\r\n{headers}{new string('x', size)}\r\n";
+
+        // One first, its PubAck read: an error would otherwise be counted as a publish.
+        client.Send(System.Text.Encoding.ASCII.GetBytes(Frame(0)));
+        var first = client.ReadMsgPayload();
+        if (!first.Contains("\"seq\"", StringComparison.Ordinal) || first.Contains("\"error\"", StringComparison.Ordinal))
+        {
+            throw new InvalidOperationException($"the first publish was refused: {first}");
+        }
+
+        var batch = System.Text.Encoding.ASCII.GetBytes(string.Concat(Enumerable.Range(0, window).Select(Frame)));
+        var cpu = server.CpuTime();
+        var sw = Stopwatch.StartNew();
+        var sent = 0;
+        while (sent < messages && sw.Elapsed < RunLimit)
+        {
+            client.Send(batch);
+            for (var i = 0; i < window; i++)
+            {
+                client.SkipMsg(); // the PubAck
+            }
+
+            sent += window;
+        }
+
+        return [new("msgs/s", sent / sw.Elapsed.TotalSeconds), ServerCpuPerMessage(server, cpu, sent)];
     }
 
     /// <summary>Publishes to <c>bench.js</c> a window at a time, reading the window's PubAcks before the next; how many went, in how long.</summary>

@@ -132,12 +132,13 @@ internal sealed partial class StreamActor
         var plain = !_config.Sealed && _republish is null && _ingest is null && !_config.AllowMsgCounter;
         for (var i = 0; i < batch.Count && plain; i++)
         {
-            plain = batch[i].HeadersLength == 0;
+            plain = batch[i].HeadersLength == 0 || NatsHeaders.InertForJetStream(batch.Headers(i).Span);
         }
 
         if (plain)
         {
-            // Fast path: no headers, so no dedupe or expectations: one batch append, straight from the read buffer.
+            // Fast path: no header JetStream acts on (none, or only an application's own: no Nats-*), so no dedupe,
+            // expectations, TTL or rollup: one batch append, straight from the read buffer.
             if (_storeScratch.Length < batch.Count)
             {
                 _storeScratch = new StoreMessage[Math.Max(batch.Count, _storeScratch.Length * 2)];
@@ -146,7 +147,7 @@ internal sealed partial class StreamActor
             var messages = _storeScratch.AsSpan(0, batch.Count);
             for (var i = 0; i < batch.Count; i++)
             {
-                messages[i] = new StoreMessage(batch.Subject(i), ReadOnlyMemory<byte>.Empty, batch.Payload(i));
+                messages[i] = new StoreMessage(batch.Subject(i), batch[i].HeadersLength == 0 ? ReadOnlyMemory<byte>.Empty : batch.Headers(i), batch.Payload(i));
             }
 
             try

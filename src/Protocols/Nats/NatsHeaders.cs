@@ -9,6 +9,10 @@ namespace Courier.Protocols.Nats;
 public static class NatsHeaders
 {
     /// <summary>The first value of <paramref name="name"/>, or null.</summary>
+    /// <remarks>
+    /// Lines are scanned as bytes and only the value found is decoded; a block with a byte outside ASCII in a
+    /// name, or a name outside ASCII, is decoded whole, so that Unicode whitespace trims as it does in text.
+    /// </remarks>
     public static string? Get(ReadOnlySpan<byte> block, string name)
     {
         if (block.IsEmpty)
@@ -16,6 +20,84 @@ public static class NatsHeaders
             return null;
         }
 
+        if (Ascii.IsValid(name))
+        {
+            var rest = block;
+            while (true)
+            {
+                var end = rest.IndexOf("\r\n"u8);
+                var line = end < 0 ? rest : rest[..end];
+                var colon = line.IndexOf((byte)':');
+                if (colon > 0)
+                {
+                    var key = line[..colon];
+                    if (!Ascii.IsValid(key))
+                    {
+                        return GetDecoded(block, name);
+                    }
+
+                    if (Ascii.EqualsIgnoreCase(key.Trim(AsciiWhitespace), name))
+                    {
+                        return Encoding.UTF8.GetString(line[(colon + 1)..]).Trim();
+                    }
+                }
+
+                if (end < 0)
+                {
+                    return null;
+                }
+
+                rest = rest[(end + 2)..];
+            }
+        }
+
+        return GetDecoded(block, name);
+    }
+
+    /// <summary>
+    /// True when <paramref name="block"/> names no header JetStream acts on: no name (trimmed, any case) starts with
+    /// <c>Nats-</c>, as <see cref="Get"/> would find them. A name with a byte outside ASCII counts as not inert.
+    /// Allocates nothing: JetStream's store path asks it per message.
+    /// </summary>
+    public static bool InertForJetStream(ReadOnlySpan<byte> block)
+    {
+        var rest = block;
+        while (!rest.IsEmpty)
+        {
+            var end = rest.IndexOf("\r\n"u8);
+            var line = end < 0 ? rest : rest[..end];
+            var colon = line.IndexOf((byte)':');
+            if (colon > 0)
+            {
+                var key = line[..colon];
+                if (!Ascii.IsValid(key))
+                {
+                    return false;
+                }
+
+                var trimmed = key.Trim(AsciiWhitespace);
+                if (trimmed.Length >= 5 && Ascii.EqualsIgnoreCase(trimmed[..5], "nats-"u8))
+                {
+                    return false;
+                }
+            }
+
+            if (end < 0)
+            {
+                break;
+            }
+
+            rest = rest[(end + 2)..];
+        }
+
+        return true;
+    }
+
+    // What string.Trim removes among ASCII (char.IsWhiteSpace: U+0009-U+000D and the space).
+    private static ReadOnlySpan<byte> AsciiWhitespace => " \t\r\n\v\f"u8;
+
+    private static string? GetDecoded(ReadOnlySpan<byte> block, string name)
+    {
         var text = Encoding.UTF8.GetString(block);
         foreach (var line in text.Split("\r\n"))
         {

@@ -306,6 +306,67 @@ public abstract class NatsNetJetStreamTests<TServer> : IClassFixture<TServer>
             Assert.Equal(3UL, consumer.Info.AckFloor.StreamSeq);
         });
 
+    /// <summary>
+    /// Publishes in flight together (so they reach the stream in batches) mixing an application's own headers, no
+    /// headers, and Nats-Msg-Id: each stored with its own headers and payload at its PubAck's sequence, and the
+    /// repeated ids acknowledged as duplicates (Courier stores a batch without Nats-* headers in one append).
+    /// </summary>
+    [Fact]
+    public Task Messages_with_an_applications_headers_keep_them_beside_msg_ids_and_plain_ones_in_one_burst() =>
+        WithJetStreamAsync(async (js, p, ct) =>
+        {
+            var stream = await js.CreateStreamAsync(new StreamConfig(NatsNetClient.NameFor(p), [$"{p}.>"]), ct);
+            var sent = new List<(ValueTask<PubAckResponse> Ack, int I, string Kind)>();
+            for (var i = 0; i < 300; i++)
+            {
+                var kind = (i % 3) switch { 0 => "app", 1 => "plain", _ => "id" };
+                var headers = kind switch
+                {
+                    "app" => new NATS.Client.Core.NatsHeaders { ["X-Trace"] = $"trace-{i}", ["Content-Type"] = "text/plain" },
+                    "id" => new NATS.Client.Core.NatsHeaders { ["X-Trace"] = $"trace-{i}" },
+                    _ => null,
+                };
+                var opts = kind == "id" ? new NatsJSPubOpts { MsgId = $"id-{i % 30}" } : null; // ids repeat: ten of each
+                sent.Add((js.PublishAsync($"{p}.m.{i % 7}", $"payload {i}", headers: headers, opts: opts, cancellationToken: ct), i, kind));
+            }
+
+            var firstOfId = new Dictionary<string, ulong>();
+            var stored = new Dictionary<ulong, (int I, string Kind)>();
+            foreach (var (pending, i, kind) in sent)
+            {
+                var ack = await pending;
+                Assert.Null(ack.Error); // EnsureSuccess would throw at a duplicate
+                if (kind == "id" && !firstOfId.TryAdd($"id-{i % 30}", ack.Seq))
+                {
+                    Assert.True(ack.Duplicate, $"message {i} repeats id-{i % 30}");
+                    Assert.Equal(firstOfId[$"id-{i % 30}"], ack.Seq);
+                    continue;
+                }
+
+                Assert.False(ack.Duplicate);
+                stored.Add(ack.Seq, (i, kind));
+            }
+
+            await stream.RefreshAsync(ct);
+            Assert.Equal(stored.Count, (int)stream.Info.State.Messages);
+            foreach (var (seq, (i, kind)) in stored)
+            {
+                var got = (await stream.GetAsync(new StreamMsgGetRequest { Seq = seq }, ct)).Message;
+                Assert.Equal($"payload {i}", System.Text.Encoding.UTF8.GetString(got.Data.Span));
+                Assert.Equal($"{p}.m.{i % 7}", got.Subject);
+                var headers = got.Hdrs is null ? "" : System.Text.Encoding.UTF8.GetString(Convert.FromBase64String(got.Hdrs));
+                if (kind == "plain")
+                {
+                    Assert.Equal("", headers);
+                    continue;
+                }
+
+                Assert.Contains($"X-Trace: trace-{i}\r\n", headers, StringComparison.Ordinal);
+                Assert.Equal(kind == "app", headers.Contains("Content-Type: text/plain\r\n", StringComparison.Ordinal));
+                Assert.Equal(kind == "id", headers.Contains($"Nats-Msg-Id: id-{i % 30}\r\n", StringComparison.Ordinal));
+            }
+        });
+
     private Task WithJetStreamAsync(Func<NatsJSContext, string, CancellationToken, Task> test) => NatsNetClient.WithJetStreamAsync(_server, test);
 }
 
