@@ -1,6 +1,4 @@
-using System.Text.Json;
 using Courier.Integration.Tests.Infrastructure;
-using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
 
@@ -34,7 +32,7 @@ public sealed class ConsumerPauseTests(CourierFixture fixture) : IClassFixture<C
             Assert.Equal(until.ToUnixTimeMilliseconds(), paused.PauseUntil.ToUnixTimeMilliseconds());
             Assert.InRange(paused.PauseRemaining ?? TimeSpan.Zero, TimeSpan.FromMinutes(59), TimeSpan.FromHours(1));
 
-            var advisory = await NextJsonAsync(advisories, ct);
+            var advisory = await NatsJson.NextAsync(advisories, ct);
             Assert.Equal("io.nats.jetstream.advisory.v1.consumer_pause", advisory.GetProperty("type").GetString());
             Assert.True(advisory.GetProperty("paused").GetBoolean());
             Assert.Equal((stream, "C"), (advisory.GetProperty("stream").GetString(), advisory.GetProperty("consumer").GetString()));
@@ -54,7 +52,7 @@ public sealed class ConsumerPauseTests(CourierFixture fixture) : IClassFixture<C
             Assert.Equal(0, fetched);
 
             Assert.True(await js.ResumeConsumerAsync(stream, "C", ct));
-            var resumed = await NextJsonAsync(advisories, ct);
+            var resumed = await NatsJson.NextAsync(advisories, ct);
             Assert.False(resumed.GetProperty("paused").GetBoolean());
             await consumer.RefreshAsync(ct);
             Assert.False(consumer.Info.IsPaused);
@@ -83,7 +81,7 @@ public sealed class ConsumerPauseTests(CourierFixture fixture) : IClassFixture<C
             var until = DateTimeOffset.UtcNow.AddSeconds(2);
             var consumer = await js.CreateOrUpdateConsumerAsync(stream, new ConsumerConfig("C") { AckPolicy = ConsumerConfigAckPolicy.Explicit, PauseUntil = until }, ct);
             Assert.True(consumer.Info.IsPaused);
-            Assert.True((await NextJsonAsync(advisories, ct)).GetProperty("paused").GetBoolean());
+            Assert.True((await NatsJson.NextAsync(advisories, ct)).GetProperty("paused").GetBoolean());
 
             // Created again with another pause_until: nats-server keeps the running one (only PAUSE changes it).
             var again = await js.CreateOrUpdateConsumerAsync(stream, new ConsumerConfig("C") { AckPolicy = ConsumerConfigAckPolicy.Explicit, PauseUntil = until.AddHours(5) }, ct);
@@ -98,7 +96,7 @@ public sealed class ConsumerPauseTests(CourierFixture fixture) : IClassFixture<C
 
             Assert.Equal([7], values);
             Assert.True(DateTimeOffset.UtcNow >= until);
-            Assert.False((await NextJsonAsync(advisories, ct)).GetProperty("paused").GetBoolean());
+            Assert.False((await NatsJson.NextAsync(advisories, ct)).GetProperty("paused").GetBoolean());
             await consumer.RefreshAsync(ct);
             Assert.False(consumer.Info.IsPaused);
         });
@@ -215,11 +213,5 @@ public sealed class ConsumerPauseTests(CourierFixture fixture) : IClassFixture<C
 
                 Assert.Equal(0, fetched);
             });
-    }
-
-    private static async Task<JsonElement> NextJsonAsync(INatsSub<byte[]> sub, CancellationToken ct)
-    {
-        var msg = await sub.Msgs.ReadAsync(ct);
-        return JsonDocument.Parse(msg.Data!).RootElement.Clone();
     }
 }

@@ -2,7 +2,6 @@ using System.Text;
 using System.Text.Json;
 using System.Threading.Channels;
 using Courier.Integration.Tests.Infrastructure;
-using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
 
@@ -104,7 +103,7 @@ public sealed class PriorityGroupTests(CourierFixture fixture) : IClassFixture<C
             Assert.All(first, m => Assert.Equal(pinId, PinOf(m)));
             Assert.Equal(Enumerable.Range(0, 10), first.ConvertAll(m => m.Data));
 
-            var advisory = await NextJsonAsync(pinnedAdvisories, ct);
+            var advisory = await NatsJson.NextAsync(pinnedAdvisories, ct);
             Assert.Equal("io.nats.jetstream.advisory.v1.consumer_group_pinned", advisory.GetProperty("type").GetString());
             Assert.Equal((stream, "C", Group, pinId), (advisory.GetProperty("stream").GetString(), advisory.GetProperty("consumer").GetString(), advisory.GetProperty("group").GetString(), advisory.GetProperty("pinned_id").GetString()));
 
@@ -115,7 +114,7 @@ public sealed class PriorityGroupTests(CourierFixture fixture) : IClassFixture<C
 
             // Unpinned through the API: the other client (whose request waited without an id) is pinned next.
             await clients[pinned].UnpinAsync(Group, ct);
-            var unpinned = await NextJsonAsync(unpinnedAdvisories, ct);
+            var unpinned = await NatsJson.NextAsync(unpinnedAdvisories, ct);
             Assert.Equal("io.nats.jetstream.advisory.v1.consumer_group_unpinned", unpinned.GetProperty("type").GetString());
             Assert.Equal((Group, "admin"), (unpinned.GetProperty("group").GetString(), unpinned.GetProperty("reason").GetString()));
 
@@ -130,7 +129,7 @@ public sealed class PriorityGroupTests(CourierFixture fixture) : IClassFixture<C
             var newPinId = PinOf(second[0]);
             Assert.False(string.IsNullOrEmpty(newPinId));
             Assert.NotEqual(pinId, newPinId);
-            Assert.Equal(newPinId, (await NextJsonAsync(pinnedAdvisories, ct)).GetProperty("pinned_id").GetString());
+            Assert.Equal(newPinId, (await NatsJson.NextAsync(pinnedAdvisories, ct)).GetProperty("pinned_id").GetString());
             Assert.Equal(newPinId, Assert.Single((await js.GetConsumerAsync(stream, "C", ct)).Info.PriorityGroups!).PinnedClientId);
 
             await stop.CancelAsync();
@@ -185,7 +184,7 @@ public sealed class PriorityGroupTests(CourierFixture fixture) : IClassFixture<C
             Assert.False(string.IsNullOrEmpty(secondPin));
             Assert.NotEqual(firstPin, secondPin);
 
-            var timeout = await NextJsonAsync(unpinnedAdvisories, ct);
+            var timeout = await NatsJson.NextAsync(unpinnedAdvisories, ct);
             Assert.Equal((Group, "timeout"), (timeout.GetProperty("group").GetString(), timeout.GetProperty("reason").GetString()));
         });
 
@@ -557,10 +556,4 @@ public sealed class PriorityGroupTests(CourierFixture fixture) : IClassFixture<C
     }
 
     private static async Task<WireMessage> NextAdvisoryAsync(WireClient events) => await events.ExpectMsgAsync();
-
-    private static async Task<JsonElement> NextJsonAsync(INatsSub<byte[]> sub, CancellationToken ct)
-    {
-        var msg = await sub.Msgs.ReadAsync(ct);
-        return JsonDocument.Parse(msg.Data!).RootElement.Clone();
-    }
 }

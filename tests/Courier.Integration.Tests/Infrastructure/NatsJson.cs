@@ -3,7 +3,7 @@ using NATS.Client.Core;
 
 namespace Courier.Integration.Tests.Infrastructure;
 
-/// <summary>Requests whose answer is one JSON document (system-account requests, monitoring over NATS).</summary>
+/// <summary>Requests and events whose payload is one JSON document (system-account requests, monitoring over NATS, advisories).</summary>
 public static class NatsJson
 {
     /// <summary>Sends <paramref name="body"/> to <paramref name="subject"/> and parses the reply.</summary>
@@ -11,5 +11,12 @@ public static class NatsJson
     {
         var reply = await nats.RequestAsync<string, string>(subject, body);
         return JsonDocument.Parse(reply.Data!).RootElement.Clone();
+    }
+
+    /// <summary>The next message of <paramref name="sub"/>, parsed.</summary>
+    public static async Task<JsonElement> NextAsync(INatsSub<byte[]> sub, CancellationToken ct)
+    {
+        var msg = await sub.Msgs.ReadAsync(ct);
+        return JsonDocument.Parse(msg.Data!).RootElement.Clone();
     }
 }
